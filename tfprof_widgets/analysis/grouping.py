@@ -1,0 +1,209 @@
+"""Step grouping: which training step each event belongs to (``group_id`` and ``step``).
+
+Converted and GPU captures carry a ``group_id`` stat, which is used as is. Raw TF captures
+carry none, so, like XProf's event grouping, it is derived:
+
+1. *Step markers* are host events with a ``step_num`` stat that are roots: ``_r=1`` (what
+   ``tf.profiler.experimental.Trace('train', step_num=s, _r=1)`` records), a name starting
+   with ``train``/``test``/``TraceContext`` and no ``/``, or Keras 3's ``Profiled batch``
+   (which carries ``step_num`` but not ``_r``, so XProf misses it). Each gets a group id, in
+   time order.
+2. Events on a marker's thread that lie inside it join its group.
+3. Flow links carry groups across threads: an event with ``_c``/``_ct`` (consumer id and
+   type) joins the group of the event with the same ``_p``/``_pt`` (producer), together with
+   everything nested under it on its thread. This repeats until nothing changes.
+
+Everything here is a function of the events/event_stats DataFrames, vectorised per line.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+_MARKER_NAME = re.compile(r"^(train|test|TraceContext)[^/]*$|^Profiled batch$")
+_MAX_FLOW_ROUNDS = 16
+
+
+def stat_values(event_stats: pd.DataFrame, name: str, n_events: int,
+                numeric: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """One stat as an array aligned with the events: (values, present mask).
+
+    Numeric stats come back as int64 (doubles are truncated); with ``numeric=False`` the
+    string value is returned (object array). When an event carries the stat twice, the last
+    one wins.
+    """
+    rows = event_stats[event_stats["stat"] == name] if len(event_stats) else event_stats
+    present = np.zeros(n_events, bool)
+    if numeric:
+        values = np.zeros(n_events, np.int64)
+        if len(rows):
+            kinds = rows["kind"].to_numpy()
+            v = np.where(kinds == "double", np.nan_to_num(rows["float_value"].to_numpy())
+                         .astype(np.int64), rows["int_value"].to_numpy())
+            if (kinds == "str").any():  # e.g. Chrome-trace args given as strings
+                s = pd.to_numeric(rows["str_value"].astype(object), errors="coerce").to_numpy()
+                ok = (kinds == "str") & ~np.isnan(s)
+                v = np.where(ok, np.nan_to_num(s).astype(np.int64), v)
+                keep = (kinds != "str") | ok
+                rows, v = rows[keep], v[keep]
+            owners = rows["event"].to_numpy()
+            values[owners] = v
+            present[owners] = True
+    else:
+        values = np.full(n_events, None, object)
+        if len(rows):
+            owners = rows["event"].to_numpy()
+            values[owners] = rows["str_value"].astype(object).to_numpy()
+            present[owners] = True
+    return values, present
+
+
+def line_segments(events: pd.DataFrame) -> list[tuple[int, int]]:
+    """(start, stop) row ranges of each line; events are sorted by host, plane, line, start."""
+    if not len(events):
+        return []
+    key = (events["host"].cat.codes.to_numpy().astype(np.int64) << 40) \
+        | (events["plane"].cat.codes.to_numpy().astype(np.int64) << 20) \
+        | events["line"].cat.codes.to_numpy().astype(np.int64)
+    cuts = np.flatnonzero(np.diff(key)) + 1
+    bounds = np.concatenate([[0], cuts, [len(events)]])
+    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+
+
+def nesting_roots(start: np.ndarray, end: np.ndarray, segments) -> np.ndarray:
+    """For each event, the row of the top-level event on its line that encloses it."""
+    roots = np.arange(len(start))
+    for a, b in segments:
+        s, e = start[a:b], end[a:b]
+        if b - a < 2:
+            continue
+        reach = np.maximum.accumulate(np.nan_to_num(e, nan=-np.inf))
+        is_root = np.ones(b - a, bool)
+        is_root[1:] = s[1:] >= reach[:-1]
+        idx = np.where(is_root, np.arange(b - a), 0)
+        roots[a:b] = a + np.maximum.accumulate(idx)
+    return roots
+
+
+def assign_groups(events: pd.DataFrame, event_stats: pd.DataFrame,
+                  host_planes: np.ndarray | None = None) -> tuple[pd.array, pd.array]:
+    """Return (group_id as Int32, step as Int64) arrays aligned with ``events``.
+
+    ``host_planes``: boolean mask of events on host planes (markers are only looked for
+    there); by default every plane whose name starts with '/host' or has no 'device:'.
+    """
+    n = len(events)
+    gid_stat, has_gid = stat_values(event_stats, "group_id", n)
+    step_num, has_step = stat_values(event_stats, "step_num", n)
+    if not has_step.any():
+        step_num, has_step = stat_values(event_stats, "iter_num", n)
+
+    if has_gid.any():
+        group = np.where(has_gid, gid_stat, -1)
+        step_of = _steps_for_groups(group, has_gid & has_step, step_num, event_stats, n)
+        return _finish(group, step_of)
+
+    if host_planes is None:
+        planes = events["plane"].astype(str)
+        host_planes = (planes.str.startswith("/host") | ~planes.str.contains("device:")).to_numpy()
+    r_val, has_r = stat_values(event_stats, "_r", n)
+    names = events["name"].astype(object).to_numpy()
+    named_marker = np.array([bool(_MARKER_NAME.match(x)) for x in names]) if n else \
+        np.zeros(0, bool)
+    start = events["start_us"].to_numpy()
+    end = events["end_us"].to_numpy()
+    is_marker = host_planes & has_step & ((has_r & (r_val == 1)) | named_marker) & \
+        ~np.isnan(start)
+    group = np.full(n, -1, np.int64)
+    if not is_marker.any():
+        return _finish(group, {})
+
+    marker_rows = np.flatnonzero(is_marker)
+    host_codes = events["host"].cat.codes.to_numpy()
+    marker_rows = marker_rows[np.lexsort((start[marker_rows], host_codes[marker_rows]))]
+    step_of = {}
+    for g, row in enumerate(marker_rows):
+        group[row] = g
+        step_of[g] = int(step_num[row])
+
+    # 2. Containment on each marker's own line.
+    segments = line_segments(events)
+    marker_lines = set()
+    for a, b in segments:
+        m = marker_rows[(marker_rows >= a) & (marker_rows < b)]
+        if not len(m):
+            continue
+        marker_lines.add(a)
+        m = m[np.argsort(start[m], kind="stable")]
+        ms, me = start[m], end[m]
+        k = np.searchsorted(ms, start[a:b], side="right") - 1
+        ok = (k >= 0)
+        kk = np.maximum(k, 0)
+        inside = ok & (end[a:b] <= me[kk]) & (group[a:b] < 0)
+        seg_group = group[a:b]
+        seg_group[inside] = group[m[kk[inside]]]
+
+    # 3. Flow links, consumer trees on threads without markers.
+    roots = nesting_roots(start, end, segments)
+    on_marker_line = np.zeros(n, bool)
+    for a, b in segments:
+        if a in marker_lines:
+            on_marker_line[a:b] = True
+    p_id, has_p = stat_values(event_stats, "_p", n)
+    p_ty, _ = stat_values(event_stats, "_pt", n)
+    c_id, has_c = stat_values(event_stats, "_c", n)
+    c_ty, _ = stat_values(event_stats, "_ct", n)
+    prod = np.flatnonzero(has_p)
+    cons = np.flatnonzero(has_c)
+    if len(prod) and len(cons):
+        cons_key = pd.MultiIndex.from_arrays([c_ty[cons], c_id[cons]])
+        for _ in range(_MAX_FLOW_ROUNDS):
+            gp = prod[group[prod] >= 0]
+            if not len(gp):
+                break
+            pmap = pd.Series(group[gp], index=pd.MultiIndex.from_arrays([p_ty[gp], p_id[gp]]))
+            pmap = pmap[~pmap.index.duplicated()]
+            got = pmap.reindex(cons_key).to_numpy()
+            todo = ~np.isnan(got) & (group[cons] < 0)
+            if not todo.any():
+                break
+            targets = cons[todo]
+            tgroups = got[todo].astype(np.int64)
+            # The consumer event itself, and its whole tree where its thread has no markers.
+            group[targets] = tgroups
+            tree = ~on_marker_line[targets]
+            root_group = pd.Series(tgroups[tree], index=roots[targets[tree]])
+            root_group = root_group[~root_group.index.duplicated()]
+            fill = pd.Series(roots).map(root_group).to_numpy()
+            newly = ~np.isnan(fill) & (group < 0) & ~on_marker_line
+            group[newly] = fill[newly].astype(np.int64)
+    return _finish(group, step_of)
+
+
+def _steps_for_groups(group, marks, step_num, event_stats, n) -> dict[int, int]:
+    """Step numbers of file-provided groups: a marker's step_num, else a 'Steps' line's
+    numeric step_name, else the group id itself (set in _finish)."""
+    step_of: dict[int, int] = {}
+    for g, s in zip(group[marks].tolist(), step_num[marks].tolist()):
+        step_of.setdefault(g, s)
+    names, has_name = stat_values(event_stats, "step_name", n, numeric=False)
+    for g, s in zip(group[has_name].tolist(), names[has_name].tolist()):
+        if g not in step_of and isinstance(s, str) and s.strip().isdigit():
+            step_of[g] = int(s)
+    return step_of
+
+
+def _finish(group: np.ndarray, step_of: dict[int, int]) -> tuple[pd.array, pd.array]:
+    valid = group >= 0
+    gid = pd.array(np.where(valid, group, 0).astype(np.int32), dtype="Int32")
+    gid[~valid] = pd.NA
+    steps = pd.Series(group).map(step_of).to_numpy(dtype=float, na_value=np.nan, copy=True)
+    # Groups the file gave without any step number fall back to the group id.
+    fallback = valid & np.isnan(steps)
+    steps[fallback] = group[fallback]
+    step = pd.array(np.nan_to_num(steps).astype(np.int64), dtype="Int64")
+    step[np.isnan(steps)] = pd.NA
+    return gid, step

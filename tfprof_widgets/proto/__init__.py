@@ -1,0 +1,1 @@
+"""Our wire-compatible XSpace schema (xplane.proto) and its generated Python module."""

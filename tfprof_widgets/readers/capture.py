@@ -1,0 +1,405 @@
+"""The columnar intermediate every reader produces, and its assembly into DataFrames.
+
+A reader turns one file into a :class:`HostCapture`: flat numpy arrays for events and stats
+plus small Python lists for planes, lines and metadata. :func:`assemble` merges the captures
+of all hosts of a run into the tables documented in :mod:`tfprof_widgets.schema`. Readers
+never build DataFrames themselves, so the column conventions live in this one place.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import re
+import zlib
+
+import numpy as np
+import pandas as pd
+
+from .. import schema
+from ..errors import CorruptProfileError
+
+# Stat value kinds, in the order of their int8 codes.
+KINDS = ("int", "uint", "double", "str", "bytes", "none")
+KIND_CODE = {k: i for i, k in enumerate(KINDS)}
+# Wire names (XStat oneof fields) -> kind. ref and compressed strings become "str" once resolved.
+WIRE_KIND = {
+    "int64_value": "int",
+    "uint64_value": "uint",
+    "double_value": "double",
+    "str_value": "str",
+    "bytes_value": "bytes",
+    "ref_value": "ref",
+    "compressed_str_value": "compressed",
+    None: "none",
+}
+
+_DEVICE_RE = re.compile(r"device:(GPU|TPU|CUSTOM|CPU):(\d+)")
+
+
+@dataclasses.dataclass
+class StatRows:
+    """Stats of many owners (events, planes or metadata), one entry per stat."""
+
+    owner: np.ndarray  # int64: index of the owning event / plane / metadata row
+    name: np.ndarray  # object: stat name
+    kind: np.ndarray  # int8 codes into KINDS
+    int_value: np.ndarray  # int64 (uint stored two's complement)
+    float_value: np.ndarray  # float64
+    str_value: np.ndarray  # object (str or bytes); None where not a string kind
+
+    @classmethod
+    def empty(cls) -> "StatRows":
+        return cls(
+            np.zeros(0, np.int64), np.zeros(0, object), np.zeros(0, np.int8),
+            np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, object),
+        )
+
+    def __len__(self) -> int:
+        return len(self.owner)
+
+    @classmethod
+    def from_tuples(cls, rows: list[tuple], names_by_id: dict[int, str] | None,
+                    path: str) -> "StatRows":
+        """Build from ``(owner, key, wire_kind, value)`` tuples.
+
+        ``key`` is a stat metadata id when ``names_by_id`` is given (XSpace), else the stat
+        name itself (Chrome trace args). Values are split by kind with numpy masks rather than
+        per-row branching.
+        """
+        if not rows:
+            return cls.empty()
+        owner, key, wire, value = zip(*rows)
+        n = len(owner)
+        owner_arr = np.fromiter(owner, np.int64, n)
+        value_arr = np.empty(n, object)
+        value_arr[:] = value
+        if names_by_id is not None:
+            key_arr = np.fromiter(key, np.int64, n)
+            uniq, inv = np.unique(key_arr, return_inverse=True)
+            uniq_names = np.array(
+                [names_by_id.get(int(k), f"<stat {int(k)}>") for k in uniq], dtype=object
+            )
+            name_arr = uniq_names[inv]
+        else:
+            name_arr = np.empty(n, object)
+            name_arr[:] = key
+        wire_arr = np.empty(n, object)
+        wire_arr[:] = wire
+        kinds = pd.Series(wire_arr).map(WIRE_KIND).to_numpy(object)
+
+        kind_codes = np.full(n, KIND_CODE["none"], np.int8)
+        ints = np.zeros(n, np.int64)
+        floats = np.full(n, np.nan)
+        strs = np.full(n, None, object)
+
+        m = kinds == "int"
+        if m.any():
+            ints[m] = np.array(value_arr[m].tolist(), dtype=np.int64)
+            kind_codes[m] = KIND_CODE["int"]
+        m = kinds == "uint"
+        if m.any():
+            ints[m] = np.array(value_arr[m].tolist(), dtype=np.uint64).view(np.int64)
+            kind_codes[m] = KIND_CODE["uint"]
+        m = kinds == "double"
+        if m.any():
+            floats[m] = np.array(value_arr[m].tolist(), dtype=np.float64)
+            kind_codes[m] = KIND_CODE["double"]
+        m = kinds == "str"
+        if m.any():
+            strs[m] = value_arr[m]
+            kind_codes[m] = KIND_CODE["str"]
+        m = kinds == "bytes"
+        if m.any():
+            strs[m] = value_arr[m]
+            kind_codes[m] = KIND_CODE["bytes"]
+        m = kinds == "ref"
+        if m.any():
+            refs = names_by_id or {}
+            strs[m] = [refs.get(int(v), f"<ref {int(v)}>") for v in value_arr[m]]
+            kind_codes[m] = KIND_CODE["str"]
+        m = kinds == "compressed"
+        if m.any():
+            strs[m] = [_gunzip_text(v, path) for v in value_arr[m]]
+            kind_codes[m] = KIND_CODE["str"]
+        return cls(owner_arr, name_arr, kind_codes, ints, floats, strs)
+
+    @classmethod
+    def concat(cls, parts: list["StatRows"], offsets: list[int]) -> "StatRows":
+        """Concatenate, shifting each part's owner indices by its offset."""
+        parts_offsets = [(p, o) for p, o in zip(parts, offsets) if len(p)]
+        if not parts_offsets:
+            return cls.empty()
+        return cls(
+            np.concatenate([p.owner + o for p, o in parts_offsets]),
+            np.concatenate([p.name for p, _ in parts_offsets]),
+            np.concatenate([p.kind for p, _ in parts_offsets]),
+            np.concatenate([p.int_value for p, _ in parts_offsets]),
+            np.concatenate([p.float_value for p, _ in parts_offsets]),
+            np.concatenate([p.str_value for p, _ in parts_offsets]),
+        )
+
+    def value_frame(self) -> pd.DataFrame:
+        """The value columns shared by every long stats table (schema.STAT_VALUE_COLUMNS)."""
+        return pd.DataFrame({
+            "stat": pd.Categorical(self.name),
+            "kind": pd.Categorical.from_codes(self.kind, categories=list(KINDS)),
+            "int_value": self.int_value,
+            "float_value": self.float_value,
+            "str_value": pd.Categorical(self.str_value),
+        })
+
+
+def _gunzip_text(value: bytes, path: str) -> str:
+    try:
+        return gzip.decompress(value).decode("utf-8", "replace")
+    except (OSError, EOFError, zlib.error) as exc:
+        raise CorruptProfileError(path, f"a compressed string stat does not decompress: {exc}")
+
+
+@dataclasses.dataclass
+class PlaneInfo:
+    name: str
+    plane_id: int
+    stats: StatRows  # owner is 0 for every row
+
+
+@dataclasses.dataclass
+class LineInfo:
+    plane: int  # index into HostCapture.planes
+    name: str
+    line_id: int
+    display_name: str
+    timestamp_ns: int  # as stored
+    duration_ps: int
+    base_ns: int  # absolute-as-far-as-known time of offset 0 on this line, ns
+
+
+@dataclasses.dataclass
+class HostCapture:
+    """Everything one capture file holds, column-wise. Produced by each reader."""
+
+    host: str
+    path: str
+    planes: list[PlaneInfo]
+    lines: list[LineInfo]
+    # Events, concatenated over lines in line order.
+    ev_line: np.ndarray  # int32 index into lines
+    ev_name: np.ndarray  # int32 index into names
+    ev_offset_ps: np.ndarray  # int64, from the line's base_ns
+    ev_dur_ps: np.ndarray  # int64
+    ev_occ: np.ndarray  # int32, 1 for timed events, N for aggregated ones
+    names: list[str]
+    event_stats: StatRows  # owner = event index in this capture
+    # Event metadata: one row each, plus their stats (owner = metadata row).
+    md_plane: list[int]
+    md_id: list[int]
+    md_name: list[str]
+    md_display: list[str | None]
+    md_children: list[int]
+    md_bytes: list[int]
+    metadata_stats: StatRows
+    errors: list[str] = dataclasses.field(default_factory=list)
+    warnings: list[str] = dataclasses.field(default_factory=list)
+    hostnames: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def n_events(self) -> int:
+        return len(self.ev_name)
+
+
+def unique_line_names(names: list[str], ids: list[int]) -> list[str]:
+    """Make line names unique within one plane by suffixing ' #<id>' to colliding ones."""
+    counts: dict[str, int] = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    return [n if counts[n] == 1 else f"{n} #{i}" for n, i in zip(names, ids)]
+
+
+def device_kind(plane_name: str, n_lines: int) -> tuple[str, int | None]:
+    """Classify a plane by its name: ('GPU', 0) for '/device:GPU:0', ('CPU', None) for host."""
+    if plane_name == "/host:CPU":
+        return "CPU", None
+    m = _DEVICE_RE.search(plane_name)
+    if m:
+        return m.group(1), int(m.group(2))
+    if plane_name.startswith("/host:"):
+        return "host", None
+    return ("metadata" if n_lines == 0 else "other"), None
+
+
+def _cat(values, categories=None) -> pd.Categorical:
+    return pd.Categorical(values, categories=categories)
+
+
+def assemble(captures: list[HostCapture]) -> dict[str, object]:
+    """Merge host captures into the run's DataFrames (see :mod:`tfprof_widgets.schema`).
+
+    Events are ordered host, plane, line, then start time, and ``start_us`` is measured from
+    the earliest timed event of the whole run.
+    """
+    hosts = [c.host for c in captures]
+    host_cat = pd.CategoricalDtype(hosts)
+
+    # Planes ---------------------------------------------------------------------------
+    plane_rows = []
+    plane_keys: list[tuple[int, int]] = []  # (capture index, plane index) in table order
+    for ci, cap in enumerate(captures):
+        line_counts = np.bincount([ln.plane for ln in cap.lines], minlength=len(cap.planes))
+        ev_per_line = np.bincount(cap.ev_line, minlength=len(cap.lines)) if cap.lines else []
+        ev_per_plane = np.zeros(len(cap.planes), np.int64)
+        for li, ln in enumerate(cap.lines):
+            ev_per_plane[ln.plane] += ev_per_line[li]
+        for pi, pl in enumerate(cap.planes):
+            kind, ordinal = device_kind(pl.name, int(line_counts[pi]))
+            row = {
+                "host": cap.host, "plane": pl.name, "plane_id": pl.plane_id,
+                "device_kind": kind, "device_ordinal": ordinal,
+                "n_lines": int(line_counts[pi]), "n_events": int(ev_per_plane[pi]),
+            }
+            st = pl.stats
+            for prop in schema.DEVICE_PROPERTIES:
+                hit = np.flatnonzero(st.name == prop)
+                row[prop] = (int(st.int_value[hit[0]]) if len(hit) and st.kind[hit[0]] in
+                             (KIND_CODE["int"], KIND_CODE["uint"]) else
+                             (int(st.float_value[hit[0]]) if len(hit) and
+                              st.kind[hit[0]] == KIND_CODE["double"] else None))
+            plane_rows.append(row)
+            plane_keys.append((ci, pi))
+    plane_names = list(dict.fromkeys(r["plane"] for r in plane_rows))
+    planes = pd.DataFrame(plane_rows, columns=list(schema.PLANES))
+    planes = _apply_dtypes(planes, schema.PLANES, {"host": host_cat,
+                                                   "plane": pd.CategoricalDtype(plane_names)})
+
+    # Lines ----------------------------------------------------------------------------
+    line_rows = []
+    line_offsets = []
+    for cap in captures:
+        line_offsets.append(len(line_rows))
+        by_plane: dict[int, list[int]] = {}
+        for li, ln in enumerate(cap.lines):
+            by_plane.setdefault(ln.plane, []).append(li)
+        unique = {}
+        for pi, lis in by_plane.items():
+            names = unique_line_names([cap.lines[i].name for i in lis],
+                                      [cap.lines[i].line_id for i in lis])
+            unique.update(zip(lis, names))
+        counts = np.bincount(cap.ev_line, minlength=len(cap.lines))
+        for li, ln in enumerate(cap.lines):
+            line_rows.append({
+                "host": cap.host, "plane": cap.planes[ln.plane].name, "line": unique[li],
+                "line_id": ln.line_id, "display_name": ln.display_name or ln.name,
+                "timestamp_ns": ln.timestamp_ns, "duration_ps": ln.duration_ps,
+                "n_events": int(counts[li]), "_base_ns": ln.base_ns,
+            })
+    line_names = list(dict.fromkeys(r["line"] for r in line_rows))
+    lines_full = pd.DataFrame(line_rows, columns=[*schema.LINES, "_base_ns"])
+    base_ns = lines_full.pop("_base_ns").to_numpy(np.int64)
+    lines = _apply_dtypes(lines_full, schema.LINES, {
+        "host": host_cat, "plane": pd.CategoricalDtype(plane_names),
+        "line": pd.CategoricalDtype(line_names)})
+
+    # Events ---------------------------------------------------------------------------
+    name_cats = list(dict.fromkeys(n for cap in captures for n in cap.names))
+    name_pos = {n: i for i, n in enumerate(name_cats)}
+    g_line = np.concatenate([c.ev_line.astype(np.int64) + off
+                             for c, off in zip(captures, line_offsets)] or [np.zeros(0, np.int64)])
+    g_name = np.concatenate([
+        np.array([name_pos[n] for n in c.names], np.int32)[c.ev_name] if c.names
+        else np.zeros(0, np.int32) for c in captures] or [np.zeros(0, np.int32)])
+    offset_ps = np.concatenate([c.ev_offset_ps for c in captures] or [np.zeros(0, np.int64)])
+    dur_ps = np.concatenate([c.ev_dur_ps for c in captures] or [np.zeros(0, np.int64)])
+    occ = np.concatenate([c.ev_occ for c in captures] or [np.zeros(0, np.int32)])
+    timed = occ == 1
+
+    used_bases = base_ns[np.unique(g_line)] if len(g_line) else np.zeros(1, np.int64)
+    ref_ns = int(used_bases.min()) if len(used_bases) else 0
+    # int64 ps relative to ref_ns: exact, and fits unless a run spans more than ~106 days.
+    rel_ps = (base_ns - ref_ns)[g_line] * 1000 + offset_ps if len(g_line) else offset_ps
+    t_min_ps = int(rel_ps[timed].min()) if timed.any() else 0
+    start_us = (rel_ps - t_min_ps) / 1e6
+    start_us[~timed] = np.nan
+    dur_us = dur_ps / 1e6
+    t0_ns = ref_ns + t_min_ps // 1000
+
+    line_plane = lines["plane"].cat.codes.to_numpy()
+    line_host = lines["host"].cat.codes.to_numpy()
+    line_code = lines["line"].cat.codes.to_numpy()
+    order = np.lexsort((np.nan_to_num(start_us, nan=np.inf), g_line))
+    events = pd.DataFrame({
+        "host": pd.Categorical.from_codes(line_host[g_line][order], dtype=host_cat),
+        "plane": pd.Categorical.from_codes(line_plane[g_line][order],
+                                           dtype=pd.CategoricalDtype(plane_names)),
+        "line": pd.Categorical.from_codes(line_code[g_line][order],
+                                          dtype=pd.CategoricalDtype(line_names)),
+        "name": pd.Categorical.from_codes(g_name[order], dtype=pd.CategoricalDtype(name_cats)),
+        "start_us": start_us[order],
+        "dur_us": dur_us[order],
+        "end_us": start_us[order] + dur_us[order],
+        "occurrences": occ[order].astype(np.int32),
+    })
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(len(order))
+
+    # Event stats: owners re-pointed at the sorted event rows.
+    ev_offsets = np.cumsum([0] + [c.n_events for c in captures[:-1]]).tolist()
+    stats = StatRows.concat([c.event_stats for c in captures], ev_offsets)
+    stat_owner = inverse[stats.owner] if len(stats) else stats.owner
+    event_stats = stats.value_frame()
+    event_stats.insert(0, "event", stat_owner)
+    if len(event_stats):
+        event_stats = event_stats.iloc[np.argsort(stat_owner, kind="stable")].reset_index(drop=True)
+
+    # Event metadata and its stats -------------------------------------------------------
+    md_frames, md_stat_parts, md_offsets = [], [], []
+    n_md = 0
+    for cap in captures:
+        md_offsets.append(n_md)
+        n_md += len(cap.md_id)
+        md_frames.append(pd.DataFrame({
+            "host": cap.host,
+            "plane": [cap.planes[p].name for p in cap.md_plane],
+            "metadata_id": np.array(cap.md_id, np.int64),
+            "name": cap.md_name,
+            "display_name": cap.md_display,
+            "n_stats": np.bincount(cap.metadata_stats.owner, minlength=len(cap.md_id))
+            .astype(np.int32) if len(cap.md_id) else np.zeros(0, np.int32),
+            "n_children": np.array(cap.md_children, np.int32),
+            "metadata_bytes": np.array(cap.md_bytes, np.int64),
+        }))
+        md_stat_parts.append(cap.metadata_stats)
+    event_metadata = (pd.concat(md_frames, ignore_index=True) if md_frames
+                      else pd.DataFrame(columns=list(schema.EVENT_METADATA)))
+    event_metadata = _apply_dtypes(event_metadata, schema.EVENT_METADATA, {
+        "host": host_cat, "plane": pd.CategoricalDtype(plane_names)})
+    md_stats = StatRows.concat(md_stat_parts, md_offsets)
+    metadata_stats = md_stats.value_frame()
+    md_owner = md_stats.owner
+    metadata_stats.insert(0, "host", pd.Categorical(
+        event_metadata["host"].to_numpy()[md_owner], dtype=host_cat))
+    metadata_stats.insert(1, "plane", pd.Categorical(
+        event_metadata["plane"].to_numpy()[md_owner], dtype=pd.CategoricalDtype(plane_names)))
+    metadata_stats.insert(2, "metadata_id", event_metadata["metadata_id"].to_numpy()[md_owner])
+
+    # Plane stats --------------------------------------------------------------------------
+    ps_parts = [captures[ci].planes[pi].stats for ci, pi in plane_keys]
+    ps = StatRows.concat(ps_parts, list(range(len(ps_parts))))
+    plane_stats = ps.value_frame()
+    plane_stats.insert(0, "host", pd.Categorical(planes["host"].to_numpy()[ps.owner],
+                                                 dtype=host_cat))
+    plane_stats.insert(1, "plane", pd.Categorical(planes["plane"].to_numpy()[ps.owner],
+                                                  dtype=pd.CategoricalDtype(plane_names)))
+
+    return {
+        "planes": planes, "lines": lines, "events": events, "event_stats": event_stats,
+        "event_metadata": event_metadata, "metadata_stats": metadata_stats,
+        "plane_stats": plane_stats, "t0_ns": t0_ns,
+    }
+
+
+def _apply_dtypes(df: pd.DataFrame, table: dict[str, tuple[str, str]],
+                  overrides: dict[str, object]) -> pd.DataFrame:
+    out = {}
+    for col, (dtype, _) in table.items():
+        out[col] = df[col].astype(overrides.get(col, dtype))
+    return pd.DataFrame(out, index=pd.RangeIndex(len(df)))

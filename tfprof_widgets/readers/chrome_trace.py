@@ -1,0 +1,236 @@
+"""Read Chrome trace-event JSON (``*.trace.json`` / ``*.trace.json.gz``).
+
+That is the legacy TF profiler's output, what TensorBoard's trace viewer and many other
+tools export. Processes (``pid``) become planes, threads (``tid``) lines, and ``args`` stats.
+Complete events (``ph: X``), begin/end pairs (``B``/``E``), async pairs (``b``/``e``),
+instants (``i``/``I``/``n``) and counters (``C``) are kept; metadata (``M``) names planes and
+lines. Flow events (``s``/``t``/``f``) carry no duration and are counted in the warnings.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import zlib
+
+import numpy as np
+
+from ..errors import CorruptProfileError, NoEventsError, WrongFormatError
+from .capture import HostCapture, LineInfo, PlaneInfo, StatRows
+
+try:  # orjson is 3-5x faster on big traces; the stdlib decoder is the fallback
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - depends on the environment
+    _orjson = None
+
+TRACE_SUFFIXES = (".trace.json.gz", ".trace.json", ".json.gz", ".json")
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def host_from_filename(path: str) -> str:
+    base = os.path.basename(path)
+    for suffix in TRACE_SUFFIXES:
+        if base.endswith(suffix):
+            return base[: -len(suffix)]
+    return base
+
+
+def decode_json(data: bytes, path: str):
+    """Gunzip when needed and decode JSON; every failure becomes a typed error."""
+    if not data:
+        raise CorruptProfileError(path, "the file is empty (0 bytes)")
+    if data[:2] == _GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise CorruptProfileError(path, f"the gzip stream is cut short or damaged ({exc})")
+    try:
+        if _orjson is not None:
+            return _orjson.loads(data)
+        return json.loads(data)
+    except RecursionError:
+        raise CorruptProfileError(path, "the JSON is nested too deeply to be a trace")
+    except (ValueError, UnicodeDecodeError) as exc:
+        # orjson.JSONDecodeError and json.JSONDecodeError are both ValueErrors.
+        where = f" at byte {exc.pos}" if getattr(exc, "pos", None) is not None else ""
+        raise CorruptProfileError(path, f"invalid JSON{where}: {exc}")
+
+
+def read_chrome_trace(path: str, data: bytes | None = None,
+                      host: str | None = None) -> HostCapture:
+    """Read one Chrome trace file into a :class:`HostCapture`. Times are µs in the file."""
+    if data is None:
+        with open(path, "rb") as f:
+            data = f.read()
+    doc = decode_json(data, path)
+    if isinstance(doc, dict):
+        if "traceEvents" not in doc:
+            raise WrongFormatError(path, "JSON object without 'traceEvents': not a Chrome trace")
+        raw = doc["traceEvents"]
+    elif isinstance(doc, list):
+        raw = doc
+    else:
+        raise WrongFormatError(path, f"JSON {type(doc).__name__}, not a Chrome trace")
+    if not isinstance(raw, list):
+        raise WrongFormatError(path, "'traceEvents' is not a list")
+    return _events_to_capture(raw, path, host or host_from_filename(path))
+
+
+def _events_to_capture(raw: list, path: str, host: str) -> HostCapture:
+    process_names: dict[object, str] = {}
+    thread_names: dict[tuple, str] = {}
+    # Timed events as (pid, tid, name, ts_us, dur_us, args) before planes/lines are known.
+    timed: list[tuple] = []
+    open_b: dict[tuple, list] = {}
+    open_async: dict[tuple, list] = {}
+    n_flow = 0
+    n_unclosed = 0
+
+    for j, ev in enumerate(raw):
+        if not isinstance(ev, dict):
+            raise WrongFormatError(path, f"traceEvents[{j}] is a {type(ev).__name__}, not an "
+                                         f"event object: not a Chrome trace")
+        ph = ev.get("ph")
+        if ph is None:
+            raise CorruptProfileError(path, f"traceEvents[{j}] has no 'ph' (event phase)")
+        if ph == "M":
+            args = ev.get("args") or {}
+            if ev.get("name") == "process_name":
+                process_names[ev.get("pid")] = str(args.get("name", ev.get("pid")))
+            elif ev.get("name") == "thread_name":
+                thread_names[(ev.get("pid"), ev.get("tid"))] = str(args.get("name", ev.get("tid")))
+            continue
+        if ph in ("s", "t", "f"):
+            n_flow += 1
+            continue
+        ts = _number(ev, "ts", j, path)
+        pid, tid, name = ev.get("pid"), ev.get("tid"), str(ev.get("name", ""))
+        args = ev.get("args")
+        if ph == "X":
+            dur = _number(ev, "dur", j, path) if "dur" in ev else 0.0
+            if dur < 0:
+                raise CorruptProfileError(path, f"traceEvents[{j}].dur is negative ({dur})")
+            timed.append((pid, tid, name, ts, dur, args))
+        elif ph == "B":
+            open_b.setdefault((pid, tid), []).append((name, ts, args))
+        elif ph == "E":
+            stack = open_b.get((pid, tid))
+            if stack:
+                bname, bts, bargs = stack.pop()
+                merged = {**(bargs or {}), **(args or {})} if args else bargs
+                timed.append((pid, tid, bname, bts, max(ts - bts, 0.0), merged))
+        elif ph in ("b", "e"):
+            key = (pid, ev.get("cat"), ev.get("id"), name)
+            if ph == "b":
+                open_async.setdefault(key, []).append((tid, ts, args))
+            elif open_async.get(key):
+                btid, bts, bargs = open_async[key].pop()
+                timed.append((pid, btid, name, bts, max(ts - bts, 0.0), bargs))
+        elif ph in ("i", "I", "n", "C", "P"):
+            timed.append((pid, tid, name, ts, 0.0, args))
+        # Other phases (object snapshots, marks, ...) are not timeline events.
+    n_unclosed = sum(len(v) for v in open_b.values()) + sum(len(v) for v in open_async.values())
+
+    if not timed:
+        raise NoEventsError(path, "the trace has no timed events (only metadata or nothing)")
+
+    # Planes per pid, lines per (pid, tid), in order of first appearance.
+    plane_of: dict[object, int] = {}
+    line_of: dict[tuple, int] = {}
+    planes: list[PlaneInfo] = []
+    lines: list[LineInfo] = []
+    names: list[str] = []
+    name_of: dict[str, int] = {}
+    n = len(timed)
+    ev_line = np.empty(n, np.int32)
+    ev_name = np.empty(n, np.int32)
+    ts_us = np.empty(n, np.float64)
+    dur_us = np.empty(n, np.float64)
+    stat_rows: list[tuple] = []
+    for i, (pid, tid, name, ts, dur, args) in enumerate(timed):
+        li = line_of.get((pid, tid))
+        if li is None:
+            pi = plane_of.get(pid)
+            if pi is None:
+                pi = plane_of[pid] = len(planes)
+                planes.append(PlaneInfo(process_names.get(pid, f"pid {pid}"),
+                                        _int_or_zero(pid), StatRows.empty()))
+            li = line_of[(pid, tid)] = len(lines)
+            tname = thread_names.get((pid, tid), f"tid {tid}")
+            lines.append(LineInfo(pi, tname, _int_or_zero(tid), tname, 0, 0, 0))
+        ni = name_of.get(name)
+        if ni is None:
+            ni = name_of[name] = len(names)
+            names.append(name)
+        ev_line[i] = li
+        ev_name[i] = ni
+        ts_us[i] = ts
+        dur_us[i] = dur
+        if args:
+            if not isinstance(args, dict):
+                args = {"args": args}
+            for k, v in args.items():
+                stat_rows.append((i, str(k), *_arg_kind(v)))
+
+    # Each line's base is its first event's whole microsecond, so that offsets in ps stay
+    # small even when ts are epoch microseconds.
+    base_us = np.full(len(lines), np.inf)
+    np.minimum.at(base_us, ev_line, np.floor(ts_us))
+    for li, ln in enumerate(lines):
+        ln.base_ns = int(base_us[li]) * 1000
+        ln.timestamp_ns = ln.base_ns
+    offset_ps = np.round((ts_us - base_us[ev_line]) * 1e6).astype(np.int64)
+    warnings = []
+    if n_flow:
+        warnings.append(f"{n_flow} flow events (ph s/t/f) carry no duration and were not loaded")
+    if n_unclosed:
+        warnings.append(f"{n_unclosed} begin events (ph B/b) had no matching end and were "
+                        f"not loaded")
+    return HostCapture(
+        host=host, path=path, planes=planes, lines=lines,
+        ev_line=ev_line, ev_name=ev_name, ev_offset_ps=offset_ps,
+        ev_dur_ps=np.round(dur_us * 1e6).astype(np.int64), ev_occ=np.ones(n, np.int32),
+        names=names, event_stats=StatRows.from_tuples(stat_rows, None, path),
+        md_plane=[], md_id=[], md_name=[], md_display=[], md_children=[], md_bytes=[],
+        metadata_stats=StatRows.empty(), warnings=warnings,
+    )
+
+
+def _number(ev: dict, key: str, j: int, path: str) -> float:
+    if key not in ev:
+        raise CorruptProfileError(path, f"traceEvents[{j}] (ph {ev.get('ph')!r}) has no {key!r}")
+    v = ev[key]
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        try:
+            v = float(v)
+        except (TypeError, ValueError):
+            raise CorruptProfileError(path, f"traceEvents[{j}].{key} is not a number: {v!r}")
+    if not math.isfinite(v):
+        raise CorruptProfileError(path, f"traceEvents[{j}].{key} is {v}, not a finite number")
+    return float(v)
+
+
+def _int_or_zero(v) -> int:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _arg_kind(v) -> tuple[str, object]:
+    """Map a JSON arg value to an XStat wire kind so both readers share one stats table."""
+    if isinstance(v, bool):
+        return "int64_value", int(v)
+    if isinstance(v, int):
+        if -(2**63) <= v < 2**63:
+            return "int64_value", v
+        if 0 <= v < 2**64:
+            return "uint64_value", v
+        return "str_value", str(v)
+    if isinstance(v, float):
+        return "double_value", v
+    if isinstance(v, str):
+        return "str_value", v
+    return "str_value", json.dumps(v, default=str)

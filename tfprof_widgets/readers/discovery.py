@@ -1,0 +1,151 @@
+"""Find captures on disk: TensorBoard logdirs, run directories and single files.
+
+Layout written by the TF profiler::
+
+    <logdir>/[train/]plugins/profile/<YYYY_MM_DD_HH_MM_SS>/<host>.xplane.pb
+
+A *run* is one such timestamped directory; it holds one capture file per host. The directory
+walk never follows symbolic links, so a link loop in a logdir cannot hang it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import pandas as pd
+
+from .. import schema
+from ..errors import EmptyProfileError, ProfileError, ProfileNotFoundError, WrongFormatError
+from .chrome_trace import TRACE_SUFFIXES
+from .xspace import XPLANE_SUFFIX
+
+CAPTURE_SUFFIXES = (XPLANE_SUFFIX, ".trace.json.gz", ".trace.json")
+_MAX_WALK_DEPTH = 12  # plugins/profile sits a few levels below a logdir; bound the walk
+
+
+@dataclasses.dataclass(frozen=True)
+class RunFiles:
+    """The capture files of one run, and what the run is called."""
+
+    name: str
+    path: str
+    files: tuple[str, ...]
+
+
+def is_capture_file(name: str) -> bool:
+    return name.endswith(CAPTURE_SUFFIXES)
+
+
+def capture_kind(path: str, head: bytes) -> str:
+    """'xspace' or 'chrome' for a file, by suffix, else by its first bytes."""
+    base = os.path.basename(path)
+    if base.endswith(XPLANE_SUFFIX) or base.endswith(".pb"):
+        return "xspace"
+    if base.endswith(TRACE_SUFFIXES):
+        return "chrome"
+    if head[:2] == b"\x1f\x8b" or head.lstrip()[:1] in (b"{", b"["):
+        return "chrome"
+    if head[:1] == b"\x0a":  # field 1 (planes), length-delimited: how every XSpace starts
+        return "xspace"
+    raise WrongFormatError(
+        path, "not a profile: expected a .xplane.pb capture or a Chrome .trace.json(.gz) "
+              "(the file's name and first bytes match neither)")
+
+
+def _capture_files_in(directory: str) -> list[str]:
+    try:
+        names = sorted(os.listdir(directory))
+    except PermissionError:
+        raise ProfileError(directory, "permission denied reading the directory")
+    files = [os.path.join(directory, n) for n in names if is_capture_file(n)]
+    xplanes = [f for f in files if f.endswith(XPLANE_SUFFIX)]
+    # A run dir may hold both host.xplane.pb and an older host.trace.json.gz of the same
+    # capture: the XSpace is the complete record, so prefer it.
+    return [f for f in files if os.path.isfile(f)] if not xplanes else \
+        [f for f in xplanes if os.path.isfile(f)]
+
+
+def find_runs(logdir: str) -> list[RunFiles]:
+    """Every run under ``logdir``, oldest first (run names are timestamps)."""
+    runs: list[RunFiles] = []
+    root_depth = logdir.rstrip(os.sep).count(os.sep)
+    for dirpath, dirnames, _ in os.walk(logdir, followlinks=False):
+        if dirpath.count(os.sep) - root_depth >= _MAX_WALK_DEPTH:
+            dirnames[:] = []
+            continue
+        dirnames.sort()
+        if os.path.basename(dirpath) == "profile" and \
+                os.path.basename(os.path.dirname(dirpath)) == "plugins":
+            for run in dirnames:
+                run_dir = os.path.join(dirpath, run)
+                files = _capture_files_in(run_dir)
+                if files:
+                    runs.append(RunFiles(run, run_dir, tuple(files)))
+            dirnames[:] = []  # nothing deeper inside plugins/profile
+    runs.sort(key=lambda r: (r.name, max(os.path.getmtime(f) for f in r.files)))
+    return runs
+
+
+def resolve(path: str | os.PathLike[str], run: str | None = None) -> RunFiles:
+    """Turn what a user passed to ``load()`` into the files of one run."""
+    path = os.fspath(path)
+    if not os.path.lexists(path):
+        raise ProfileNotFoundError(path, "no such file or directory")
+    if os.path.islink(path) and not os.path.exists(path):
+        raise ProfileNotFoundError(path, "a symbolic link whose target does not exist")
+    if os.path.isfile(path):
+        if run is not None:
+            raise ProfileError(path, "run= applies to a logdir, but this is a single file")
+        return RunFiles(os.path.basename(path), os.path.dirname(os.path.abspath(path)),
+                        (path,))
+    if not os.path.isdir(path):
+        raise WrongFormatError(path, "neither a regular file nor a directory")
+    direct = _capture_files_in(path)
+    if direct and run is None:
+        return RunFiles(os.path.basename(os.path.abspath(path)), os.path.abspath(path),
+                        tuple(direct))
+    runs = find_runs(path)
+    if not runs:
+        raise EmptyProfileError(
+            path, "no profile runs found: expected plugins/profile/<run>/<host>.xplane.pb "
+                  "below this directory (or capture files directly in it)")
+    if run is None:
+        return runs[-1]
+    matches = [r for r in runs if r.name == run or os.path.relpath(r.path, path) == run]
+    if not matches:
+        names = ", ".join(r.name for r in runs[-10:])
+        raise ProfileNotFoundError(path, f"no run named {run!r}; runs here: {names}")
+    return matches[-1]
+
+
+def list_runs(logdir: str | os.PathLike[str]) -> pd.DataFrame:
+    """One row per run under a TensorBoard logdir, oldest first.
+
+    Columns (see :data:`tfprof_widgets.schema.RUNS`): run, path, hosts, bytes, mtime.
+    """
+    logdir = os.fspath(logdir)
+    if not os.path.isdir(logdir):
+        if not os.path.lexists(logdir):
+            raise ProfileNotFoundError(logdir, "no such directory")
+        raise ProfileError(logdir, "list_runs() takes a logdir, not a file")
+    rows = []
+    for r in find_runs(logdir):
+        stats = [os.stat(f) for f in r.files]
+        rows.append({
+            "run": r.name,
+            "path": os.path.abspath(r.path),
+            "hosts": tuple(_host_of(f) for f in r.files),
+            "bytes": sum(s.st_size for s in stats),
+            "mtime": pd.Timestamp(max(s.st_mtime for s in stats), unit="s"),
+        })
+    df = pd.DataFrame(rows, columns=list(schema.RUNS))
+    return df.astype(schema.dtypes(schema.RUNS))
+
+
+def _host_of(path: str) -> str:
+    base = os.path.basename(path)
+    for suffix in CAPTURE_SUFFIXES:
+        if base.endswith(suffix):
+            return base[: -len(suffix)]
+    return base
