@@ -89,14 +89,14 @@ for _ in range(3):  # trace and warm up before the capture starts
 opts = {"host_tracer_level": 3, "python_tracer_level": 1, "device_tracer_level": 1}
 done = threading.Event()
 def capture():
-    _pywrap_profiler_plugin.trace(f"127.0.0.1:{port}", logdir, "", True, 1500, 3, opts)
+    _pywrap_profiler_plugin.trace(f"127.0.0.1:{port}", logdir, "", True, 150, 3, opts)
     done.set()
 t = threading.Thread(target=capture)
 t.start()
-time.sleep(0.3)  # let the capture session start on the server
+# Train until the capture is over, so that the capture window holds training steps only
+# (no sleep or thread join of this script's own).
 step = 0
-t_end = time.time() + 0.9
-while time.time() < t_end and step < 12:
+while not done.is_set() and step < 400:
     with tf.profiler.experimental.Trace("train", step_num=step, _r=1):
         a, b = next(it)
         train_step(a, b)

@@ -1,0 +1,32 @@
+import os
+import pathlib
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "sample_profiles"
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+SAMPLE_NAMES = ("keras_fit", "custom_loop", "input_bound")
+
+
+def sample_files(name: str) -> list[pathlib.Path]:
+    return sorted((SAMPLES / name).rglob("*.xplane.pb"))
+
+
+@pytest.fixture(params=SAMPLE_NAMES)
+def sample(request) -> pathlib.Path:
+    """A bundled real capture's logdir."""
+    return SAMPLES / request.param
+
+
+def tree_state(root: os.PathLike) -> dict[str, tuple[int, float]]:
+    """Every file under root with its size and mtime, to prove that loading writes nothing."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for n in filenames + dirnames:
+            p = os.path.join(dirpath, n)
+            st = os.lstat(p)
+            out[p] = (st.st_size, st.st_mtime_ns)
+    return out

@@ -1,0 +1,49 @@
+"""The command line main job and the load progress bar."""
+
+import subprocess
+import sys
+
+from conftest import ROOT, SAMPLES
+
+import tfprof_widgets as tw
+from tfprof_widgets import cli
+
+
+def test_summary_prints_shape_steps_and_heavy_events(capsys):
+    assert cli.main(["summary", str(SAMPLES / "input_bound")]) == 0
+    out = capsys.readouterr().out
+    assert "events: 9,466" in out
+    assert "steps: 10 (0..9)" in out
+    assert "Top 10 event names by total duration" in out
+    assert "tf_data_private_threadpool" in out
+
+
+def test_runs_lists_runs(capsys):
+    assert cli.main(["runs", str(SAMPLES)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 4  # header + 3 runs
+
+
+def test_bad_path_is_one_line_and_exit_2(capsys, tmp_path):
+    assert cli.main(["summary", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"tfprof-widgets: {tmp_path / 'missing'}: no such file or directory"
+
+
+def test_python_dash_m_entry_point():
+    out = subprocess.run([sys.executable, "-m", "tfprof_widgets", "summary",
+                          str(SAMPLES / "keras_fit")], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "steps: 4 (2..5)" in out.stdout
+
+
+def test_progress_bar_when_asked(capsys):
+    tw.load(SAMPLES / "input_bound", progress=True)
+    err = capsys.readouterr().err
+    assert "loading" in err and "B" in err
+
+
+def test_no_progress_bar_for_a_quick_load(capsys):
+    tw.load(SAMPLES / "input_bound")
+    assert "loading" not in capsys.readouterr().err

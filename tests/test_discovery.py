@@ -1,0 +1,83 @@
+"""Finding captures: logdirs, run directories, single files, list_runs()."""
+
+import os
+import time
+
+import pandas as pd
+import pytest
+from conftest import SAMPLES, sample_files, tree_state
+from xspace_builder import gpu_capture, write_multi_host_run
+
+import tfprof_widgets as tw
+from tfprof_widgets import schema
+
+
+def make_logdir(root, runs=("2026_01_01_00_00_00", "2026_01_02_00_00_00")):
+    for i, r in enumerate(runs):
+        gpu_capture("h", n_steps=i + 1).write(root / "plugins" / "profile" / r / "h.xplane.pb")
+    return root
+
+
+def test_newest_run_by_default_and_by_name(tmp_path):
+    logdir = make_logdir(tmp_path)
+    assert tw.load(logdir).name == "2026_01_02_00_00_00"
+    older = tw.load(logdir, run="2026_01_01_00_00_00")
+    assert older.name == "2026_01_01_00_00_00"
+    assert older.events["step"].nunique() == 1
+
+
+def test_unknown_run_name_lists_runs(tmp_path):
+    logdir = make_logdir(tmp_path)
+    with pytest.raises(tw.ProfileNotFoundError, match="no run named 'nope'.*2026_01_02"):
+        tw.load(logdir, run="nope")
+
+
+def test_keras_layout_with_train_subdir():
+    run = tw.load(SAMPLES / "keras_fit")  # <logdir>/train/plugins/profile/<run>/
+    assert run.path.endswith(os.path.join("train", "plugins", "profile", run.name))
+
+
+def test_run_directory_and_single_file(tmp_path):
+    run_dir = write_multi_host_run(tmp_path)
+    assert tw.load(run_dir).hosts == ["worker0", "worker1"]
+    single = tw.load(run_dir / "worker1.xplane.pb")
+    assert single.hosts == ["worker1"]
+    (sample,) = sample_files("input_bound")
+    assert len(tw.load(sample).events) == len(tw.load(SAMPLES / "input_bound").events)
+
+
+def test_list_runs(tmp_path):
+    logdir = make_logdir(tmp_path)
+    write_multi_host_run(tmp_path / "other")
+    df = tw.list_runs(tmp_path)
+    assert list(df.columns) == list(schema.RUNS)
+    assert df["run"].tolist() == ["2026_01_01_00_00_00", "2026_01_02_00_00_00",
+                                  "2026_01_02_03_04_05"]
+    assert df["hosts"].tolist() == [("h",), ("h",), ("worker0", "worker1")]
+    assert (df["bytes"] > 0).all()
+    assert df["mtime"].dtype == "datetime64[ns]"
+    assert all(os.path.isabs(p) for p in df["path"])
+
+
+def test_list_runs_on_a_sample():
+    df = tw.list_runs(SAMPLES)
+    assert len(df) == 3
+    expected = sorted(tuple(sorted(f.name[: -len(".xplane.pb")] for f in sample_files(n)))
+                      for n in ("keras_fit", "custom_loop", "input_bound"))
+    assert sorted(df["hosts"]) == expected
+
+
+def test_symlink_loop_does_not_hang(tmp_path):
+    logdir = make_logdir(tmp_path)
+    os.symlink(tmp_path, tmp_path / "loop")
+    os.symlink(tmp_path / "loop2", tmp_path / "loop2")  # a link to itself
+    t = time.perf_counter()
+    assert tw.load(logdir).name == "2026_01_02_00_00_00"
+    assert len(tw.list_runs(logdir)) == 2
+    assert time.perf_counter() - t < 30
+
+
+def test_xspace_preferred_over_trace_json_of_the_same_run(tmp_path):
+    run_dir = write_multi_host_run(tmp_path, hosts=("h",))
+    (run_dir / "h.trace.json.gz").write_bytes(b"not read")
+    assert tw.load(run_dir).files == [str(run_dir / "h.xplane.pb")]

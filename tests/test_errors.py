@@ -1,0 +1,161 @@
+"""Bad input: every case raises a typed ProfileError naming the file, and writes nothing."""
+
+import gzip
+import json
+import os
+
+import pytest
+from conftest import sample_files, tree_state
+from xspace_builder import XSpaceBuilder
+
+import tfprof_widgets as tw
+
+
+@pytest.fixture
+def good_bytes():
+    (path,) = sample_files("input_bound")
+    return path.read_bytes()
+
+
+def check(path, exc_type, pattern):
+    before = tree_state(os.path.dirname(path) if os.path.isfile(path) else path)
+    with pytest.raises(exc_type, match=pattern) as info:
+        tw.load(path)
+    assert isinstance(info.value, tw.ProfileError)
+    assert info.value.path == str(path)
+    assert str(path) in str(info.value)
+    assert "Traceback" not in str(info.value)
+    after = tree_state(os.path.dirname(path) if os.path.isfile(path) else path)
+    assert before == after
+    return info.value
+
+
+def test_missing_path(tmp_path):
+    check(tmp_path / "nope", tw.ProfileNotFoundError, "no such file or directory")
+
+
+def test_empty_logdir(tmp_path):
+    (tmp_path / "plugins" / "profile").mkdir(parents=True)
+    check(tmp_path, tw.EmptyProfileError, "no profile runs found")
+
+
+def test_empty_file(tmp_path):
+    p = tmp_path / "h.xplane.pb"
+    p.write_bytes(b"")
+    check(p, tw.CorruptProfileError, "empty")
+
+
+@pytest.mark.parametrize("fraction", [0.1, 0.5, 0.9, 0.999])
+def test_truncated_protobuf(tmp_path, good_bytes, fraction):
+    p = tmp_path / "h.xplane.pb"
+    p.write_bytes(good_bytes[: int(len(good_bytes) * fraction)])
+    check(p, tw.CorruptProfileError, "not a valid XSpace protobuf.*truncated or damaged")
+
+
+def test_corrupt_protobuf(tmp_path, good_bytes):
+    data = bytearray(good_bytes)
+    data[1:5] = b"\xff\xff\xff\xff"  # the first plane's length prefix becomes absurd
+    p = tmp_path / "h.xplane.pb"
+    p.write_bytes(bytes(data))
+    check(p, tw.CorruptProfileError, "not a valid XSpace protobuf")
+
+
+def test_text_mangled_binary(tmp_path, good_bytes):
+    p = tmp_path / "h.xplane.pb"
+    p.write_bytes(good_bytes.decode("utf-8", "replace").encode("utf-8"))
+    check(p, tw.CorruptProfileError, "re-saved as text.*U\\+FFFD.*binary mode")
+
+
+@pytest.mark.parametrize("name,content,pattern", [
+    ("img.png", b"\x89PNG\r\n\x1a\n" + bytes(200), "not a profile"),
+    ("x.xplane.pb", b"\x89PNG\r\n\x1a\n" + bytes(200), "not a valid XSpace|not an XSpace"),
+    ("x.xplane.pb", b'{"traceEvents": []}', "JSON or gzip, not an XSpace"),
+])
+def test_wrong_kind_of_file(tmp_path, name, content, pattern):
+    p = tmp_path / name
+    p.write_bytes(content)
+    err = check(p, tw.ProfileError, pattern)
+    assert isinstance(err, (tw.WrongFormatError, tw.CorruptProfileError))
+
+
+def test_protobuf_of_another_message(tmp_path):
+    # Valid protobuf wire data with only fields XSpace does not have (field 9, varint).
+    p = tmp_path / "h.xplane.pb"
+    p.write_bytes(b"\x48\x01\x48\x02")
+    check(p, tw.WrongFormatError, "not an XSpace capture")
+
+
+def test_capture_with_no_events(tmp_path):
+    b = XSpaceBuilder()
+    b.task_environment(1, 2)
+    b.plane("/host:CPU").line("python", 1)
+    check(b.write(tmp_path / "h.xplane.pb"), tw.NoEventsError, "no trace events")
+
+
+def test_event_metadata_pointing_nowhere(tmp_path):
+    b = XSpaceBuilder()
+    p = b.plane("/host:CPU")
+    ln = p.line("python", 1)
+    ln.event("ok", 0, 10)
+    ln.line.events.add(metadata_id=999, offset_ps=5, duration_ps=1)
+    check(b.write(tmp_path / "h.xplane.pb"), tw.CorruptProfileError,
+          "event metadata id 999, which the plane does not define")
+
+
+@pytest.mark.parametrize("doc,exc,pattern", [
+    ({}, tw.WrongFormatError, "without 'traceEvents'"),
+    ([1, 2, 3], tw.WrongFormatError, r"traceEvents\[0\] is a int"),
+    ({"traceEvents": [{"ph": "X", "name": "a", "dur": 1}]}, tw.CorruptProfileError,
+     r"traceEvents\[0\] \(ph 'X'\) has no 'ts'"),
+    ({"traceEvents": [{"name": "a", "ts": 1}]}, tw.CorruptProfileError, "has no 'ph'"),
+    ({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": -4}]}, tw.CorruptProfileError,
+     "dur is negative"),
+    ({"traceEvents": [{"ph": "M", "name": "process_name", "pid": 1}]}, tw.NoEventsError,
+     "no timed events"),
+    ("just a string", tw.WrongFormatError, "JSON str, not a Chrome trace"),
+])
+def test_bad_chrome_traces(tmp_path, doc, exc, pattern):
+    p = tmp_path / "h.trace.json"
+    p.write_text(json.dumps(doc))
+    check(p, exc, pattern)
+
+
+def test_nan_in_trace(tmp_path):
+    p = tmp_path / "h.trace.json"
+    p.write_text('{"traceEvents": [{"ph": "X", "name": "a", "ts": NaN, "dur": 1}]}')
+    check(p, tw.CorruptProfileError, "ts is nan|invalid JSON")
+
+
+def test_invalid_json_names_the_position(tmp_path):
+    p = tmp_path / "h.trace.json"
+    p.write_text('{"traceEvents": [{"ph": "X", ')
+    check(p, tw.CorruptProfileError, "invalid JSON at byte")
+
+
+def test_gzip_cut_short(tmp_path):
+    data = gzip.compress(json.dumps({"traceEvents": []}).encode() * 50)
+    p = tmp_path / "h.trace.json.gz"
+    p.write_bytes(data[: len(data) // 2])
+    check(p, tw.CorruptProfileError, "gzip stream is cut short")
+
+
+def test_run_argument_on_a_file(tmp_path, good_bytes):
+    p = tmp_path / "h.xplane.pb"
+    p.write_bytes(good_bytes)
+    with pytest.raises(tw.ProfileError, match="run= applies to a logdir"):
+        tw.load(p, run="x")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files regardless of permissions")
+def test_unreadable_file(tmp_path, good_bytes):
+    p = tmp_path / "h.xplane.pb"
+    p.write_bytes(good_bytes)
+    p.chmod(0)
+    check(p, tw.ProfileError, "permission denied")
+
+
+def test_errors_are_catchable_as_profile_error(tmp_path):
+    for exc in (tw.ProfileNotFoundError, tw.EmptyProfileError, tw.NoEventsError,
+                tw.CorruptProfileError, tw.WrongFormatError):
+        assert issubclass(exc, tw.ProfileError)
+    assert issubclass(tw.ProfileNotFoundError, FileNotFoundError)

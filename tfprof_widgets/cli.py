@@ -1,0 +1,61 @@
+"""Command line: ``tfprof-widgets summary PATH`` (also ``python -m tfprof_widgets``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import pandas as pd
+
+from .errors import ProfileError
+from .readers.discovery import list_runs
+from .run import Run, load
+
+
+def summary_text(run: Run, top: int = 10) -> str:
+    """What a person wants first from a capture: its shape, its steps and its heaviest events."""
+    ev = run.events
+    parts = [repr(run), ""]
+    planes = run.planes[["host", "plane", "device_kind", "n_lines", "n_events"]]
+    parts += ["Planes", planes.to_string(index=False), ""]
+    lines = run.line_summary()[["host", "plane", "line", "events", "total_dur_us"]]
+    parts += ["Lines", lines.to_string(index=False, float_format="{:,.1f}".format), ""]
+    stepped = ev[ev["step"].notna()]
+    if len(stepped):
+        steps = stepped.groupby(["host", "step"], observed=True).agg(
+            events=("name", "size"), start_us=("start_us", "min"), end_us=("end_us", "max"))
+        steps["span_ms"] = (steps["end_us"] - steps["start_us"]) / 1e3
+        parts += ["Steps (span of the events grouped into each step)",
+                  steps[["events", "span_ms"]].to_string(float_format="{:,.3f}".format), ""]
+    timed = ev[ev["occurrences"] == 1]
+    heavy = (timed.groupby("name", observed=True)["dur_us"].agg(["size", "sum", "mean"])
+             .nlargest(top, "sum").rename(columns={"size": "count", "sum": "total_us",
+                                                   "mean": "avg_us"}))
+    parts += [f"Top {top} event names by total duration (nested events overlap their parents)",
+              heavy.to_string(float_format="{:,.1f}".format)]
+    if run.warnings or run.errors:
+        parts += ["", "Profiler errors/warnings:", *run.errors, *run.warnings]
+    return "\n".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tfprof-widgets",
+                                     description="Read TensorFlow profiler captures.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_sum = sub.add_parser("summary", help="print what a capture holds")
+    p_sum.add_argument("path", help="logdir, run directory, .xplane.pb or .trace.json(.gz)")
+    p_sum.add_argument("--run", help="run name under a logdir (default: newest)")
+    p_sum.add_argument("--top", type=int, default=10, help="heaviest event names to list")
+    p_runs = sub.add_parser("runs", help="list the runs under a logdir")
+    p_runs.add_argument("logdir")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "summary":
+            with pd.option_context("display.width", 160, "display.max_colwidth", 60):
+                print(summary_text(load(args.path, args.run), args.top))
+        elif args.command == "runs":
+            print(list_runs(args.logdir).to_string(index=False))
+    except ProfileError as exc:
+        print(f"tfprof-widgets: {exc}", file=sys.stderr)
+        return 2
+    return 0
