@@ -30,3 +30,16 @@ def tree_state(root: os.PathLike) -> dict[str, tuple[int, float]]:
             st = os.lstat(p)
             out[p] = (st.st_size, st.st_mtime_ns)
     return out
+
+
+@pytest.fixture(params=["c_walker", "protobuf_walk"])
+def walker(request, monkeypatch):
+    """Run a test with the compiled wire walker and with the pure-protobuf fallback."""
+    from tfprof_widgets.readers import xspace
+
+    if request.param == "c_walker":
+        if xspace._wire is None:
+            pytest.skip("the C wire walker is not built here")
+    else:
+        monkeypatch.setattr(xspace, "_wire", None)
+    return request.param

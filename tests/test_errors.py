@@ -12,7 +12,8 @@ import tfprof_widgets as tw
 
 
 @pytest.fixture
-def good_bytes():
+def good_bytes(walker):
+    """A real capture's bytes; every test using it runs with both XSpace walkers."""
     (path,) = sample_files("input_bound")
     return path.read_bytes()
 
@@ -78,21 +79,21 @@ def test_wrong_kind_of_file(tmp_path, name, content, pattern):
     assert isinstance(err, (tw.WrongFormatError, tw.CorruptProfileError))
 
 
-def test_protobuf_of_another_message(tmp_path):
+def test_protobuf_of_another_message(tmp_path, walker):
     # Valid protobuf wire data with only fields XSpace does not have (field 9, varint).
     p = tmp_path / "h.xplane.pb"
     p.write_bytes(b"\x48\x01\x48\x02")
     check(p, tw.WrongFormatError, "not an XSpace capture")
 
 
-def test_capture_with_no_events(tmp_path):
+def test_capture_with_no_events(tmp_path, walker):
     b = XSpaceBuilder()
     b.task_environment(1, 2)
     b.plane("/host:CPU").line("python", 1)
     check(b.write(tmp_path / "h.xplane.pb"), tw.NoEventsError, "no trace events")
 
 
-def test_event_metadata_pointing_nowhere(tmp_path):
+def test_event_metadata_pointing_nowhere(tmp_path, walker):
     b = XSpaceBuilder()
     p = b.plane("/host:CPU")
     ln = p.line("python", 1)

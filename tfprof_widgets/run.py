@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .analysis.grouping import assign_groups, stat_values
+from .analysis.grouping import assign_groups, stat_categorical
 from .errors import ProfileError
 from .readers.capture import HostCapture, assemble
 from .readers.chrome_trace import read_chrome_trace
@@ -69,8 +69,7 @@ class Run:
         pairs = pd.MultiIndex.from_arrays([ev["host"], ev["plane"]])
         is_host = ~pairs.isin(list(device_planes)) if device_planes else np.ones(len(ev), bool)
         ev["group_id"], ev["step"] = assign_groups(ev, self.event_stats, is_host)
-        tf_op, has = stat_values(self.event_stats, "tf_op", len(ev), numeric=False)
-        ev["tf_op"] = pd.Categorical(np.where(has, tf_op, None))
+        ev["tf_op"] = stat_categorical(self.event_stats, "tf_op", len(ev))
 
     # -- stats ----------------------------------------------------------------------------
     def stat(self, name: str) -> pd.Series:

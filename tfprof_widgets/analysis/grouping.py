@@ -61,6 +61,19 @@ def stat_values(event_stats: pd.DataFrame, name: str, n_events: int,
     return values, present
 
 
+def stat_categorical(event_stats: pd.DataFrame, name: str, n_events: int) -> pd.Categorical:
+    """A string stat as a categorical aligned with the events, built from the stats table's
+    codes (no per-event Python objects). Missing where an event lacks the stat."""
+    sv = event_stats["str_value"]
+    rows = event_stats["stat"] == name
+    codes = np.full(n_events, -1, np.int64)
+    if rows.any():
+        codes[event_stats["event"].to_numpy()[rows.to_numpy()]] = \
+            sv.cat.codes.to_numpy()[rows.to_numpy()]
+    out = pd.Categorical.from_codes(codes, dtype=sv.dtype)
+    return out.remove_unused_categories()
+
+
 def line_segments(events: pd.DataFrame) -> list[tuple[int, int]]:
     """(start, stop) row ranges of each line; events are sorted by host, plane, line, start."""
     if not len(events):
@@ -110,9 +123,12 @@ def assign_groups(events: pd.DataFrame, event_stats: pd.DataFrame,
         planes = events["plane"].astype(str)
         host_planes = (planes.str.startswith("/host") | ~planes.str.contains("device:")).to_numpy()
     r_val, has_r = stat_values(event_stats, "_r", n)
-    names = events["name"].astype(object).to_numpy()
-    named_marker = np.array([bool(_MARKER_NAME.match(x)) for x in names]) if n else \
-        np.zeros(0, bool)
+    # Match the regex once per distinct name, not once per event.
+    cats = events["name"].cat.categories
+    cat_is_marker = np.array([bool(_MARKER_NAME.match(str(c))) for c in cats], bool)
+    codes = events["name"].cat.codes.to_numpy()
+    named_marker = (cat_is_marker[np.maximum(codes, 0)] & (codes >= 0)) if len(cats) else \
+        np.zeros(n, bool)
     start = events["start_us"].to_numpy()
     end = events["end_us"].to_numpy()
     is_marker = host_planes & has_step & ((has_r & (r_val == 1)) | named_marker) & \

@@ -22,17 +22,15 @@ from ..errors import CorruptProfileError
 # Stat value kinds, in the order of their int8 codes.
 KINDS = ("int", "uint", "double", "str", "bytes", "none")
 KIND_CODE = {k: i for i, k in enumerate(KINDS)}
-# Wire names (XStat oneof fields) -> kind. ref and compressed strings become "str" once resolved.
-WIRE_KIND = {
-    "int64_value": "int",
-    "uint64_value": "uint",
-    "double_value": "double",
-    "str_value": "str",
-    "bytes_value": "bytes",
-    "ref_value": "ref",
-    "compressed_str_value": "compressed",
-    None: "none",
+# XStat oneof field numbers (the wire walker's kind codes) and the proto field names.
+WIRE_FIELD = {
+    None: 0, "double_value": 2, "uint64_value": 3, "int64_value": 4, "str_value": 5,
+    "bytes_value": 6, "ref_value": 7, "compressed_str_value": 8,
 }
+# Field number -> our kind; ref values and compressed strings are resolved to "str".
+_FIELD_KIND = np.full(9, KIND_CODE["none"], np.int8)
+_FIELD_KIND[[2, 3, 4, 5, 6, 7, 8]] = [KIND_CODE[k] for k in
+                                      ("double", "uint", "int", "str", "bytes", "str", "str")]
 
 _DEVICE_RE = re.compile(r"device:(GPU|TPU|CUSTOM|CPU):(\d+)")
 
@@ -42,87 +40,89 @@ class StatRows:
     """Stats of many owners (events, planes or metadata), one entry per stat."""
 
     owner: np.ndarray  # int64: index of the owning event / plane / metadata row
-    name: np.ndarray  # object: stat name
+    name: pd.Categorical  # stat name
     kind: np.ndarray  # int8 codes into KINDS
     int_value: np.ndarray  # int64 (uint stored two's complement)
     float_value: np.ndarray  # float64
-    str_value: np.ndarray  # object (str or bytes); None where not a string kind
+    str_value: pd.Categorical  # str or bytes; missing where not a string kind
 
     @classmethod
     def empty(cls) -> "StatRows":
         return cls(
-            np.zeros(0, np.int64), np.zeros(0, object), np.zeros(0, np.int8),
-            np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, object),
+            np.zeros(0, np.int64), categorical_from_codes(np.zeros(0, np.int64), []),
+            np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros(0, np.float64),
+            categorical_from_codes(np.zeros(0, np.int64), []),
         )
 
     def __len__(self) -> int:
         return len(self.owner)
 
     @classmethod
+    def from_columns(cls, owner: np.ndarray, name: pd.Categorical, field: np.ndarray,
+                     raw: np.ndarray, obj: np.ndarray, ref_names: dict[int, str],
+                     path: str) -> "StatRows":
+        """Build from wire-level columns, split by kind with numpy masks.
+
+        ``field`` is the XStat oneof field number (0 = no value), ``raw`` the int64 payload
+        (the varint, or the double's IEEE bits), ``obj`` the str/bytes payload of fields 5, 6
+        and 8. Ref values (field 7) are resolved through ``ref_names`` (the plane's stat
+        metadata) and gzip-compressed strings (field 8) are decompressed. String values
+        become a categorical built from codes, never by hashing a million Python objects.
+        """
+        n = len(owner)
+        field = np.asarray(field, np.int8)
+        kind = _FIELD_KIND[field]
+        ints = np.where((field == 3) | (field == 4), raw, 0).astype(np.int64)
+        floats = np.full(n, np.nan)
+        m = field == 2
+        if m.any():
+            floats[m] = raw[m].view(np.float64)
+        codes = np.full(n, -1, np.int64)
+        values: list = []
+        m = field == 7
+        if m.any():
+            ids, inv = unique_inverse(raw[m])
+            codes[m] = inv
+            values = [ref_names.get(int(i), f"<ref {int(i)}>") for i in ids]
+        for f in (5, 6, 8):
+            m = field == f
+            if m.any():
+                vals = obj[m] if f != 8 else [_gunzip_text(v, path) for v in obj[m]]
+                local: dict = {}
+                local_codes = np.fromiter((local.setdefault(v, len(local)) for v in vals),
+                                          np.int64, int(m.sum()))
+                codes[m] = local_codes + len(values)
+                values.extend(local)
+        strs = categorical_from_codes(codes, values)
+        return cls(np.asarray(owner, np.int64), name, kind, ints, floats, strs)
+
+    @classmethod
     def from_tuples(cls, rows: list[tuple], names_by_id: dict[int, str] | None,
                     path: str) -> "StatRows":
-        """Build from ``(owner, key, wire_kind, value)`` tuples.
+        """Build from ``(owner, key, wire_field_name, value)`` tuples.
 
-        ``key`` is a stat metadata id when ``names_by_id`` is given (XSpace), else the stat
-        name itself (Chrome trace args). Values are split by kind with numpy masks rather than
-        per-row branching.
+        ``key`` is a stat metadata id when ``names_by_id`` is given (XSpace plane and
+        metadata stats), else the stat name itself (Chrome trace args).
         """
         if not rows:
             return cls.empty()
         owner, key, wire, value = zip(*rows)
         n = len(owner)
-        owner_arr = np.fromiter(owner, np.int64, n)
-        value_arr = np.empty(n, object)
-        value_arr[:] = value
+        field = np.fromiter((WIRE_FIELD[w] for w in wire), np.int8, n)
+        raw = np.zeros(n, np.int64)
+        obj = np.empty(n, object)
+        obj[:] = value
+        for f, dtype in ((4, np.int64), (7, np.int64), (3, np.uint64), (2, np.float64)):
+            m = field == f
+            if m.any():
+                raw[m] = np.array(obj[m].tolist(), dtype=dtype).view(np.int64)
         if names_by_id is not None:
-            key_arr = np.fromiter(key, np.int64, n)
-            uniq, inv = np.unique(key_arr, return_inverse=True)
-            uniq_names = np.array(
-                [names_by_id.get(int(k), f"<stat {int(k)}>") for k in uniq], dtype=object
-            )
-            name_arr = uniq_names[inv]
-        else:
-            name_arr = np.empty(n, object)
-            name_arr[:] = key
-        wire_arr = np.empty(n, object)
-        wire_arr[:] = wire
-        kinds = pd.Series(wire_arr).map(WIRE_KIND).to_numpy(object)
-
-        kind_codes = np.full(n, KIND_CODE["none"], np.int8)
-        ints = np.zeros(n, np.int64)
-        floats = np.full(n, np.nan)
-        strs = np.full(n, None, object)
-
-        m = kinds == "int"
-        if m.any():
-            ints[m] = np.array(value_arr[m].tolist(), dtype=np.int64)
-            kind_codes[m] = KIND_CODE["int"]
-        m = kinds == "uint"
-        if m.any():
-            ints[m] = np.array(value_arr[m].tolist(), dtype=np.uint64).view(np.int64)
-            kind_codes[m] = KIND_CODE["uint"]
-        m = kinds == "double"
-        if m.any():
-            floats[m] = np.array(value_arr[m].tolist(), dtype=np.float64)
-            kind_codes[m] = KIND_CODE["double"]
-        m = kinds == "str"
-        if m.any():
-            strs[m] = value_arr[m]
-            kind_codes[m] = KIND_CODE["str"]
-        m = kinds == "bytes"
-        if m.any():
-            strs[m] = value_arr[m]
-            kind_codes[m] = KIND_CODE["bytes"]
-        m = kinds == "ref"
-        if m.any():
-            refs = names_by_id or {}
-            strs[m] = [refs.get(int(v), f"<ref {int(v)}>") for v in value_arr[m]]
-            kind_codes[m] = KIND_CODE["str"]
-        m = kinds == "compressed"
-        if m.any():
-            strs[m] = [_gunzip_text(v, path) for v in value_arr[m]]
-            kind_codes[m] = KIND_CODE["str"]
-        return cls(owner_arr, name_arr, kind_codes, ints, floats, strs)
+            key = [names_by_id.get(k, f"<stat {k}>") for k in key]
+        local: dict = {}
+        codes = np.fromiter((local.setdefault(k, len(local)) for k in key), np.int64, n)
+        names = categorical_from_codes(codes, list(local))
+        return cls.from_columns(np.fromiter(owner, np.int64, n), names, field, raw, obj,
+                                names_by_id or {}, path)
 
     @classmethod
     def concat(cls, parts: list["StatRows"], offsets: list[int]) -> "StatRows":
@@ -132,22 +132,85 @@ class StatRows:
             return cls.empty()
         return cls(
             np.concatenate([p.owner + o for p, o in parts_offsets]),
-            np.concatenate([p.name for p, _ in parts_offsets]),
+            concat_categoricals([p.name for p, _ in parts_offsets]),
             np.concatenate([p.kind for p, _ in parts_offsets]),
             np.concatenate([p.int_value for p, _ in parts_offsets]),
             np.concatenate([p.float_value for p, _ in parts_offsets]),
-            np.concatenate([p.str_value for p, _ in parts_offsets]),
+            concat_categoricals([p.str_value for p, _ in parts_offsets]),
         )
+
+    def take(self, order: np.ndarray) -> "StatRows":
+        return StatRows(self.owner[order], self.name[order], self.kind[order],
+                        self.int_value[order], self.float_value[order], self.str_value[order])
 
     def value_frame(self) -> pd.DataFrame:
         """The value columns shared by every long stats table (schema.STAT_VALUE_COLUMNS)."""
         return pd.DataFrame({
-            "stat": pd.Categorical(self.name),
+            "stat": self.name,
             "kind": pd.Categorical.from_codes(self.kind, categories=list(KINDS)),
             "int_value": self.int_value,
             "float_value": self.float_value,
-            "str_value": pd.Categorical(self.str_value),
+            "str_value": self.str_value,
         })
+
+
+def positions(keys: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Index of each key in the sorted unique ``ids`` (-1 when absent).
+
+    Metadata ids are small dense integers in every profiler we know, so a lookup table
+    beats a binary search; absurd ids (a damaged file) fall back to searchsorted.
+    """
+    if not len(ids):
+        return np.full(len(keys), -1, np.int64)
+    lo, hi = int(ids[0]), int(ids[-1])
+    if hi - lo <= 4 * len(keys) + (1 << 20):
+        lut = np.full(hi - lo + 1, -1, np.int64)
+        lut[ids - lo] = np.arange(len(ids))
+        inside = (keys >= lo) & (keys <= hi)
+        out = np.full(len(keys), -1, np.int64)
+        out[inside] = lut[keys[inside] - lo]
+        return out
+    pos = np.minimum(np.searchsorted(ids, keys), len(ids) - 1)
+    return np.where(ids[pos] == keys, pos, -1)
+
+
+def unique_inverse(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(keys, return_inverse=True) without sorting all keys when they are small."""
+    if len(keys) and 0 <= keys.min() and keys.max() <= 4 * len(keys) + (1 << 20):
+        present = np.zeros(int(keys.max()) + 1, bool)
+        present[keys] = True
+        ids = np.flatnonzero(present)
+        return ids, positions(keys, ids)
+    return np.unique(keys, return_inverse=True)
+
+
+def categorical_from_codes(codes: np.ndarray, values: list) -> pd.Categorical:
+    """A categorical from codes into ``values`` (-1 = missing); repeated values are merged.
+
+    Categories are kept as plain Python objects so that str and bytes values can share one
+    column and categoricals from different files concatenate without dtype clashes.
+    """
+    first: dict = {}
+    remap = np.fromiter((first.setdefault(v, len(first)) for v in values), np.int64,
+                        len(values))
+    codes = np.asarray(codes, np.int64)
+    if len(first) != len(values) and len(codes):
+        codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
+    cats = pd.Index(np.array(list(first), dtype=object) if first else np.zeros(0, object),
+                    dtype=object)
+    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(cats))
+
+
+def concat_categoricals(parts: list[pd.Categorical]) -> pd.Categorical:
+    """Concatenate categoricals whose categories differ, by re-coding onto their union."""
+    values: list = []
+    codes = []
+    for p in parts:
+        c = np.asarray(p.codes, np.int64)
+        codes.append(np.where(c >= 0, c + len(values), -1))
+        values.extend(p.categories)
+    return categorical_from_codes(np.concatenate(codes) if codes else np.zeros(0, np.int64),
+                                  values)
 
 
 def _gunzip_text(value: bytes, path: str) -> str:

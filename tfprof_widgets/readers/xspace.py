@@ -1,12 +1,19 @@
 """Read XSpace captures (``*.xplane.pb``, what TF/TSL/XProf and JAX profilers write).
 
-Decoding uses our own wire-compatible schema (:mod:`tfprof_widgets.proto.xplane_pb2`), never
-TensorFlow. Protobuf's C (upb) parser does the bytes; one pass per line pulls the event
-fields and stats into flat lists that become numpy arrays. Nothing is written anywhere.
+Decoding never imports TensorFlow. Two walks produce the same columns (:class:`_Walk`):
+
+* the C wire walker (:mod:`._wire`, built with the package where a compiler exists) reads
+  events and stats straight into flat arrays, and hands plane/line headers (names, metadata,
+  plane stats) to protobuf's parser;
+* the fallback parses the whole file with protobuf (upb) and loops over events in Python,
+  about 10x slower.
+
+Either way the file is only read; nothing is written anywhere.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Callable
 
@@ -15,7 +22,13 @@ from google.protobuf.message import DecodeError
 
 from ..errors import CorruptProfileError, NoEventsError, WrongFormatError
 from ..proto import xplane_pb2
-from .capture import HostCapture, LineInfo, PlaneInfo, StatRows
+from .capture import (WIRE_FIELD, HostCapture, LineInfo, PlaneInfo, StatRows,
+                      categorical_from_codes, positions, unique_inverse)
+
+try:
+    from . import _wire
+except ImportError:  # pragma: no cover - built where a C compiler was available
+    _wire = None
 
 XPLANE_SUFFIX = ".xplane.pb"
 _REPLACEMENT = "\ufffd".encode()  # what a binary file re-saved as UTF-8 text is full of
@@ -27,87 +40,183 @@ def host_from_filename(path: str) -> str:
     return base[: -len(XPLANE_SUFFIX)] if base.endswith(XPLANE_SUFFIX) else base
 
 
-def parse_xspace(data: bytes, path: str) -> xplane_pb2.XSpace:
-    """Decode bytes into an XSpace message, turning every failure into a typed error."""
+def fast_reader_available() -> bool:
+    """True when the compiled wire walker is in use."""
+    return _wire is not None
+
+
+@dataclasses.dataclass
+class _Walk:
+    """What a walk over one XSpace yields, before names and stats are resolved."""
+
+    space: xplane_pb2.XSpace  # errors, warnings, hostnames (planes may be absent)
+    planes: list  # XPlane messages; only their non-line fields are read
+    lines: list  # (plane index, XLine message); only non-event fields are read
+    ev_line: np.ndarray  # int32
+    ev_md: np.ndarray  # int64 metadata ids
+    ev_off: np.ndarray  # int64 offset_ps
+    ev_dur: np.ndarray  # int64 duration_ps
+    ev_occ: np.ndarray  # int64 num_occurrences, 0 for timed events
+    st_owner: np.ndarray  # int64 event index
+    st_md: np.ndarray  # int64 stat metadata id
+    st_field: np.ndarray  # int8 XStat oneof field number
+    st_raw: np.ndarray  # int64 payload
+    st_obj: np.ndarray  # object: str/bytes payload of fields 5, 6, 8
+
+
+def _parse(message, data: bytes, path: str, what: str):
+    try:
+        message.ParseFromString(data)
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        raise CorruptProfileError(path, f"{what}: not a valid XSpace protobuf ({exc}); "
+                                        f"the file is truncated or damaged")
+    return message
+
+
+def _check_bytes(data: bytes, path: str) -> None:
     if not data:
         raise CorruptProfileError(path, "the file is empty (0 bytes); the capture was not written")
-    space = xplane_pb2.XSpace()
-    try:
-        space.ParseFromString(data)
-    except (DecodeError, RuntimeError, ValueError) as exc:
-        raise CorruptProfileError(path, _diagnose(data, f"not a valid XSpace protobuf ({exc})"))
-    if _unknown_field_count(space) and not space.planes:
-        raise WrongFormatError(
-            path, "not an XSpace capture: it decodes as protobuf but holds none of XSpace's "
-                  "fields (is it another kind of file?)")
-    return space
-
-
-def _diagnose(data: bytes, fallback: str) -> str:
     if data.count(_REPLACEMENT) >= 4:
-        return ("the binary capture was re-saved as text: it is full of U+FFFD replacement "
-                "characters, so bytes were lost; copy the .xplane.pb in binary mode")
+        # Checked first: such a file can still decode, with its strings and numbers wrong.
+        try:
+            xplane_pb2.XSpace().ParseFromString(data)
+            decodes = True
+        except (DecodeError, RuntimeError, ValueError):
+            decodes = False
+        if not decodes:
+            raise CorruptProfileError(
+                path, "the binary capture was re-saved as text: it is full of U+FFFD "
+                      "replacement characters, so bytes were lost; copy the .xplane.pb in "
+                      "binary mode")
     if data[:1] in (b"{", b"[") or data[:2] == b"\x1f\x8b":
-        return "this is JSON or gzip, not an XSpace protobuf; is it a trace.json(.gz)?"
-    return fallback + "; the file is truncated or damaged"
+        raise WrongFormatError(path, "this is JSON or gzip, not an XSpace protobuf; is it a "
+                                     "trace.json(.gz)?")
 
 
-def _unknown_field_count(msg) -> int:
-    from google.protobuf.unknown_fields import UnknownFieldSet
+def _walk_fast(data: bytes, path: str) -> _Walk:
+    try:
+        cols = _wire.walk(data)
+    except ValueError as exc:
+        raise CorruptProfileError(path, f"not a valid XSpace protobuf: {exc}; the file is "
+                                        f"truncated or damaged")
+    space = _parse(xplane_pb2.XSpace(), cols["space"], path, "XSpace fields")
+    planes = [_parse(xplane_pb2.XPlane(), b, path, f"plane {i}")
+              for i, b in enumerate(cols["planes"])]
+    lines = [(pi, _parse(xplane_pb2.XLine(), b, path, f"line {li}"))
+             for li, (pi, b) in enumerate(cols["lines"])]
+    soff = np.frombuffer(cols["st_soff"], np.int64)
+    slen = np.frombuffer(cols["st_slen"], np.int64)
+    field = np.frombuffer(cols["st_kind"], np.int8)
+    obj = np.full(len(field), None, object)
+    for f in (5, 6, 8):
+        idx = np.flatnonzero(field == f)
+        if len(idx):
+            chunks = [data[o:o + n] for o, n in zip(soff[idx].tolist(), slen[idx].tolist())]
+            obj[idx] = [c.decode("utf-8", "replace") for c in chunks] if f == 5 else chunks
+    return _Walk(
+        space, planes, lines,
+        np.frombuffer(cols["ev_line"], np.int32), np.frombuffer(cols["ev_md"], np.int64),
+        np.frombuffer(cols["ev_off"], np.int64), np.frombuffer(cols["ev_dur"], np.int64),
+        np.frombuffer(cols["ev_occ"], np.int64), np.frombuffer(cols["st_owner"], np.int64),
+        np.frombuffer(cols["st_md"], np.int64), field,
+        np.frombuffer(cols["st_val"], np.int64), obj)
 
-    return len(UnknownFieldSet(msg))
+
+def _walk_python(data: bytes, path: str,
+                 on_fraction: Callable[[float], None] | None) -> _Walk:
+    space = _parse(xplane_pb2.XSpace(), data, path, "XSpace")
+    total = sum(len(ln.events) for p in space.planes for ln in p.lines) or 1
+    lines, core, stats = [], [], []
+    add_core, add_stat = core.append, stats.append
+    line_of_event: list[int] = []
+    n = 0
+    for pi, plane in enumerate(space.planes):
+        for line in plane.lines:
+            li = len(lines)
+            lines.append((pi, line))
+            events = line.events
+            for i, e in enumerate(events, n):
+                add_core((e.metadata_id, e.offset_ps, e.duration_ps, e.num_occurrences))
+                st = e.stats
+                if st:
+                    for s in st:
+                        k = s.WhichOneof("value")
+                        add_stat((i, s.metadata_id, WIRE_FIELD[k], getattr(s, k) if k else None))
+            line_of_event.extend([li] * len(events))
+            n += len(events)
+            if on_fraction is not None and len(events):
+                on_fraction(n / total)
+    ev = np.array(core, dtype=np.int64).reshape(len(core), 4)
+    if stats:
+        owner, md, field, value = zip(*stats)
+        field_arr = np.array(field, np.int8)
+        obj = np.empty(len(value), object)
+        obj[:] = value
+        raw = np.zeros(len(value), np.int64)
+        for f, dtype in ((3, np.uint64), (4, np.int64), (7, np.uint64), (2, np.float64)):
+            m = field_arr == f
+            if m.any():
+                raw[m] = np.array(obj[m].tolist(), dtype=dtype).view(np.int64)
+        st_cols = (np.array(owner, np.int64), np.array(md, np.int64), field_arr, raw, obj)
+    else:
+        st_cols = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int8),
+                   np.zeros(0, np.int64), np.zeros(0, object))
+    return _Walk(space, list(space.planes), lines, np.array(line_of_event, np.int32),
+                 ev[:, 0], ev[:, 1], ev[:, 2], ev[:, 3], *st_cols)
 
 
 def read_xspace(path: str, data: bytes | None = None, host: str | None = None,
-                on_fraction: Callable[[float], None] | None = None) -> HostCapture:
+                on_fraction: Callable[[float], None] | None = None,
+                fast: bool | None = None) -> HostCapture:
     """Read one ``.xplane.pb`` into a :class:`HostCapture`.
 
-    Line ``timestamp_ns`` plus event ``offset_ps`` give an event's time. TF writes line
-    timestamps relative to the ``profile_start_time`` stat of its 'Task Environment' plane;
-    when that stat exists and every line timestamp is smaller than it, it is added so that
-    captures of several hosts share one clock.
+    ``fast``: None uses the C walker when it is built; False forces the protobuf fallback
+    (tests compare the two). ``on_fraction(f)`` reports progress from 0 to 1.
     """
     if data is None:
         with open(path, "rb") as f:
             data = f.read()
-    space = parse_xspace(data, path)
-    return space_to_capture(space, path, host or host_from_filename(path), on_fraction)
+    _check_bytes(data, path)
+    use_fast = _wire is not None if fast is None else fast
+    walk = _walk_fast(data, path) if use_fast else _walk_python(data, path, on_fraction)
+    return _to_capture(walk, path, host or host_from_filename(path))
 
 
-def space_to_capture(space: xplane_pb2.XSpace, path: str, host: str,
-                     on_fraction: Callable[[float], None] | None = None) -> HostCapture:
-    """Walk a decoded XSpace into columns. ``on_fraction(f)`` reports progress (0..1)."""
+def _to_capture(w: _Walk, path: str, host: str) -> HostCapture:
+    """Resolve names, stats and times of a walk. Line ``timestamp_ns`` + event ``offset_ps``
+    give an event's time; TF writes line timestamps relative to the 'Task Environment'
+    plane's ``profile_start_time`` stat, which is added (when every line timestamp is below
+    it) so that captures of several hosts share one clock."""
+    if not w.planes:
+        if _has_unknown_fields(w.space):
+            raise WrongFormatError(
+                path, "not an XSpace capture: it decodes as protobuf but holds none of "
+                      "XSpace's fields (is it another kind of file?)")
+        raise NoEventsError(path, "the capture holds no planes (nothing was traced)")
+    if not len(w.ev_md):
+        raise NoEventsError(
+            path, f"the capture has {len(w.planes)} plane(s) but no trace events; the "
+                  f"profiler ran while nothing executed, or stopped before any work")
+
     planes: list[PlaneInfo] = []
-    lines: list[LineInfo] = []
     names: list[str] = []
-    ev_chunks: list[np.ndarray] = []
-    line_idx_chunks: list[np.ndarray] = []
-    stat_parts: list[StatRows] = []
-    stat_offsets: list[int] = []
     md_plane, md_id, md_name, md_display, md_children, md_bytes = [], [], [], [], [], []
     md_stat_parts: list[StatRows] = []
-    md_stat_offsets: list[int] = []
-    n_events = 0
-
-    total_events = sum(len(ln.events) for p in space.planes for ln in p.lines) or 1
-    start_ns = _profile_start_ns(space)
-    max_ts = max((ln.timestamp_ns for p in space.planes for ln in p.lines), default=0)
-    base_shift = start_ns if start_ns and max_ts < start_ns // 2 else 0
-
-    for pi, plane in enumerate(space.planes):
-        stat_names = {k: m.name for k, m in plane.stat_metadata.items()}
+    stat_names: list[dict[int, str]] = []
+    # Per plane: sorted event metadata ids and the global name index of each.
+    md_lookup: list[tuple[np.ndarray, np.ndarray]] = []
+    for pi, plane in enumerate(w.planes):
+        snames = {k: m.name for k, m in plane.stat_metadata.items()}
+        stat_names.append(snames)
         pstats = [(0, s.metadata_id, s.WhichOneof("value"), _value(s)) for s in plane.stats]
-        planes.append(PlaneInfo(plane.name, plane.id,
-                                StatRows.from_tuples(pstats, stat_names, path)))
-
-        # Event metadata of this plane -> global name index, looked up by sorted id.
-        md_items = sorted(plane.event_metadata.items())
-        md_ids = np.array([k for k, _ in md_items], np.int64)
-        md_name_idx = np.arange(len(names), len(names) + len(md_items), dtype=np.int32)
+        planes.append(PlaneInfo(plane.name, plane.id, StatRows.from_tuples(pstats, snames, path)))
+        items = sorted(plane.event_metadata.items())
+        md_lookup.append((np.array([k for k, _ in items], np.int64),
+                          np.arange(len(names), len(names) + len(items), dtype=np.int32)))
         md_rows = []
-        for k, m in md_items:
-            names.append(m.name)
+        for k, m in items:
             row = len(md_id)
+            names.append(m.name)
             md_plane.append(pi)
             md_id.append(k)
             md_name.append(m.name)
@@ -116,77 +225,69 @@ def space_to_capture(space: xplane_pb2.XSpace, path: str, host: str,
             md_bytes.append(len(m.metadata))
             md_rows.extend((row, s.metadata_id, s.WhichOneof("value"), _value(s))
                            for s in m.stats)
-        if md_rows:
-            md_stat_parts.append(StatRows.from_tuples(md_rows, stat_names, path))
-            md_stat_offsets.append(0)
+        md_stat_parts.append(StatRows.from_tuples(md_rows, snames, path))
 
-        for line in plane.lines:
-            li = len(lines)
-            lines.append(LineInfo(
-                plane=pi, name=line.name, line_id=line.id,
-                display_name=line.display_name, timestamp_ns=line.timestamp_ns,
-                duration_ps=line.duration_ps, base_ns=line.timestamp_ns + base_shift))
-            events = line.events
-            n = len(events)
-            if not n:
-                continue
-            core: list[tuple[int, int, int, int]] = []
-            stats: list[tuple] = []
-            add_core = core.append
-            add_stat = stats.append
-            for i, e in enumerate(events, n_events):
-                add_core((e.metadata_id, e.offset_ps, e.duration_ps, e.num_occurrences))
-                st = e.stats
-                if st:
-                    for s in st:
-                        k = s.WhichOneof("value")
-                        add_stat((i, s.metadata_id, k, getattr(s, k) if k else None))
-            arr = np.array(core, dtype=np.int64).reshape(n, 4)
-            pos = np.searchsorted(md_ids, arr[:, 0])
-            pos_clip = np.minimum(pos, max(len(md_ids) - 1, 0))
-            bad = (pos >= len(md_ids)) | (md_ids[pos_clip] != arr[:, 0]) if len(md_ids) else \
-                np.ones(n, bool)
-            if bad.any():
-                j = int(np.flatnonzero(bad)[0])
-                raise CorruptProfileError(
-                    path, f"plane {plane.name!r}, line {line.name!r}: event {j} refers to event "
-                          f"metadata id {int(arr[j, 0])}, which the plane does not define "
-                          f"({int(bad.sum())} such events)")
-            arr[:, 0] = md_name_idx[pos_clip]
-            ev_chunks.append(arr)
-            line_idx_chunks.append(np.full(n, li, np.int32))
-            if stats:
-                stat_parts.append(StatRows.from_tuples(stats, stat_names, path))
-                stat_offsets.append(0)
-            n_events += n
-            if on_fraction is not None:
-                on_fraction(n_events / total_events)
+    start_ns = _profile_start_ns(w.planes, stat_names)
+    max_ts = max((ln.timestamp_ns for _, ln in w.lines), default=0)
+    shift = start_ns if start_ns and max_ts < start_ns // 2 else 0
+    lines = [LineInfo(plane=pi, name=ln.name, line_id=ln.id, display_name=ln.display_name,
+                      timestamp_ns=ln.timestamp_ns, duration_ps=ln.duration_ps,
+                      base_ns=ln.timestamp_ns + shift) for pi, ln in w.lines]
 
-    if not space.planes:
-        raise NoEventsError(path, "the capture holds no planes (nothing was traced)")
-    if n_events == 0:
-        raise NoEventsError(
-            path, f"the capture has {len(space.planes)} plane(s) but no trace events; the "
-                  f"profiler ran while nothing executed, or stopped before any work")
+    # Event names: metadata ids are per plane, looked up by binary search.
+    line_plane = np.array([pi for pi, _ in w.lines], np.int32)
+    ev_plane = line_plane[w.ev_line]
+    ev_name = np.empty(len(w.ev_md), np.int32)
+    for pi, (ids, gidx) in enumerate(md_lookup):
+        m = ev_plane == pi
+        if not m.any():
+            continue
+        pos = positions(w.ev_md[m], ids)
+        bad = pos < 0
+        if bad.any():
+            j = int(np.flatnonzero(m)[np.flatnonzero(bad)[0]])
+            li = int(w.ev_line[j])
+            raise CorruptProfileError(
+                path, f"plane {w.planes[pi].name!r}, line {w.lines[li][1].name!r}: an event "
+                      f"refers to event metadata id {int(w.ev_md[j])}, which the plane does "
+                      f"not define ({int(bad.sum())} such events)")
+        ev_name[m] = gidx[pos]
 
-    ev = np.concatenate(ev_chunks)
-    occ = ev[:, 3]
-    aggregated = occ > 0
+    # Event stats: names and ref values resolve through their own plane's stat metadata.
+    stat_plane = ev_plane[w.st_owner] if len(w.st_owner) else np.zeros(0, np.int32)
+    parts = []
+    for pi, snames in enumerate(stat_names):
+        m = stat_plane == pi
+        if not m.any():
+            continue
+        ids, inv = unique_inverse(w.st_md[m])
+        sname = categorical_from_codes(inv, [snames.get(int(i), f"<stat {int(i)}>")
+                                             for i in ids])
+        parts.append(StatRows.from_columns(w.st_owner[m], sname, w.st_field[m], w.st_raw[m],
+                                           w.st_obj[m], snames, path))
+    event_stats = StatRows.concat(parts, [0] * len(parts))
+    if len(parts) > 1:  # keep owner order, as a single-plane capture has it
+        event_stats = event_stats.take(np.argsort(event_stats.owner, kind="stable"))
+
+    aggregated = w.ev_occ > 0
     return HostCapture(
         host=host, path=path, planes=planes, lines=lines,
-        ev_line=np.concatenate(line_idx_chunks),
-        ev_name=ev[:, 0].astype(np.int32),
-        ev_offset_ps=np.where(aggregated, 0, ev[:, 1]),
-        ev_dur_ps=ev[:, 2].copy(),
-        ev_occ=np.where(aggregated, occ, 1).astype(np.int32),
-        names=names,
-        event_stats=StatRows.concat(stat_parts, stat_offsets),
+        ev_line=np.asarray(w.ev_line, np.int32), ev_name=ev_name,
+        ev_offset_ps=np.where(aggregated, 0, w.ev_off), ev_dur_ps=np.array(w.ev_dur),
+        ev_occ=np.where(aggregated, w.ev_occ, 1).astype(np.int32),
+        names=names, event_stats=event_stats,
         md_plane=md_plane, md_id=md_id, md_name=md_name, md_display=md_display,
         md_children=md_children, md_bytes=md_bytes,
-        metadata_stats=StatRows.concat(md_stat_parts, md_stat_offsets),
-        errors=list(space.errors), warnings=list(space.warnings),
-        hostnames=list(space.hostnames),
+        metadata_stats=StatRows.concat(md_stat_parts, [0] * len(md_stat_parts)),
+        errors=list(w.space.errors), warnings=list(w.space.warnings),
+        hostnames=list(w.space.hostnames),
     )
+
+
+def _has_unknown_fields(msg) -> bool:
+    from google.protobuf.unknown_fields import UnknownFieldSet
+
+    return len(UnknownFieldSet(msg)) > 0
 
 
 def _value(stat):
@@ -194,13 +295,10 @@ def _value(stat):
     return getattr(stat, k) if k else None
 
 
-def _profile_start_ns(space: xplane_pb2.XSpace) -> int:
-    for plane in space.planes:
-        if not plane.stats:
-            continue
-        ids = {k for k, m in plane.stat_metadata.items() if m.name == "profile_start_time"}
+def _profile_start_ns(planes, stat_names: list[dict[int, str]]) -> int:
+    for plane, names in zip(planes, stat_names):
         for s in plane.stats:
-            if s.metadata_id in ids:
+            if names.get(s.metadata_id) == "profile_start_time":
                 v = _value(s)
                 if isinstance(v, int) and v > 0:
                     return v
