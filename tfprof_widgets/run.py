@@ -23,6 +23,10 @@ from .readers.xspace import read_xspace
 __all__ = ["Run", "load"]
 
 _SHOW_PROGRESS_AFTER_S = 1.0
+# Loading speed seen here on one core (benchmarks/bench_load.py: 30 MB in 0.45 s). A bar is
+# shown from the start when the files' size says loading will take over a second, because a
+# big file is walked in a single C call that cannot report until it is done.
+_BYTES_PER_SECOND = 60e6
 
 
 class Run:
@@ -194,8 +198,9 @@ class _Progress:
             from tqdm.auto import tqdm
         except ImportError:  # tqdm is a dependency, but a missing bar must never fail a load
             return
+        slow = total_bytes / _BYTES_PER_SECOND > _SHOW_PROGRESS_AFTER_S
         self._bar = tqdm(total=total_bytes, unit="B", unit_scale=True, desc=desc,
-                         delay=0 if enabled else _SHOW_PROGRESS_AFTER_S, leave=False)
+                         delay=0 if enabled or slow else _SHOW_PROGRESS_AFTER_S, leave=False)
 
     def update(self, n: int) -> None:
         if self._bar is not None:
