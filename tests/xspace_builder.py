@@ -217,3 +217,7 @@ def protobuf_walk_stat_count(path: str | os.PathLike) -> int:
     space = xplane_pb2.XSpace()
     space.ParseFromString(pathlib.Path(path).read_bytes())
     return sum(len(e.stats) for p in space.planes for ln in p.lines for e in ln.events)
+
+
+# The synthetic GPU capture that scripts/make_golden.py runs xprof on (tests rebuild it).
+SYNTHETIC_GPU_ARGS = {"host": "gpuhost", "n_steps": 6, "n_gpus": 1}

@@ -142,6 +142,14 @@ class Run:
                     last_us=("end_us", "max"), total_dur_us=("dur_us", "sum"))
         return out.reset_index()
 
+    # -- analyses (computed on first use, then cached) ------------------------------------
+    @property
+    def ops(self) -> pd.DataFrame:
+        """TF op statistics, host and device, with IDLE rows (see analysis.op_stats)."""
+        from .analysis.op_stats import op_stats
+
+        return self.cached("ops", lambda: op_stats(self))
+
     def cached(self, key: str, compute: Callable[[], object]) -> object:
         """Memoise an analysis result on this run (analyses call this)."""
         if key not in self._cache:

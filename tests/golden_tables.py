@@ -1,0 +1,32 @@
+"""Read xprof's golden outputs (tests/golden/<sample>/<tool>.json) into DataFrames."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+import tempfile
+
+import pandas as pd
+
+GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
+
+
+def golden(sample: str, tool: str):
+    return json.loads((GOLDEN / sample / f"{tool}.json").read_text())
+
+
+def data_table(table: dict) -> pd.DataFrame:
+    """A Google DataTable ({cols, rows, p}) as a DataFrame."""
+    cols = [c["id"] for c in table["cols"]]
+    return pd.DataFrame([[c.get("v") if c else None for c in row["c"]] for row in table["rows"]],
+                        columns=cols)
+
+
+def synthetic_gpu_path() -> pathlib.Path:
+    """The synthetic GPU capture that the synthetic_gpu golden files were made from."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    from xspace_builder import SYNTHETIC_GPU_ARGS, gpu_capture
+
+    d = pathlib.Path(tempfile.mkdtemp(prefix="tfprof_gpu_"))
+    return gpu_capture(**SYNTHETIC_GPU_ARGS).write(d / "gpu.xplane.pb")

@@ -1,0 +1,186 @@
+"""TF op statistics: TensorBoard's "TensorFlow Stats" as a DataFrame (``run.ops``).
+
+Host ops are events whose name is an op (see :mod:`.tf_ops`) on host threads; their self
+time excludes directly nested ops on the same thread. Device ops are GPU/TPU kernels
+carrying a ``tf_op`` stat, attributed to that TF op (kernels do not nest, so self = total).
+An ``IDLE`` row per host and side holds the time each thread (or device) spent between its
+first and last op without running one, as XProf reports it.
+
+Where we differ from XProf on purpose: XProf also counts allocator events that carry a
+``tf_op`` stat (``MemoryAllocation`` inside an op) as extra occurrences of that op, which
+doubles their count and adds the allocator's time to the op's total; each op event counts
+once here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .nesting import children_sum, direct_parents, to_ps
+from .tf_ops import is_derived_line, name_table, parse_tf_op
+
+OP_STATS_COLUMNS = {
+    "host": "Host the op ran on (or launched from, for device ops).",
+    "host_or_device": "'Host' for ops on host threads, 'Device' for kernels on accelerators.",
+    "type": "Op type ('MatMul', '_MklNativeFusedConv2D', 'Dataset' for tf.data, 'IDLE').",
+    "operation": "Op name ('dense/MatMul'); the full iterator name for tf.data.",
+    "occurrences": "Number of executions (events).",
+    "total_time_us": "Sum of durations, microseconds.",
+    "avg_time_us": "total_time_us / occurrences.",
+    "total_self_time_us": "Total minus the time of ops nested directly inside, microseconds.",
+    "avg_self_time_us": "total_self_time_us / occurrences.",
+    "self_time_percent": "Share of all self time of this host on this side (host/device), %.",
+    "cumulative_self_time_percent": "Running sum of self_time_percent in table order, %.",
+    "is_eager": "True when the op ran eagerly (the 'is_eager' stat), else inside a tf.function.",
+}
+
+
+def _line_ids(run) -> np.ndarray:
+    """The XLine id of each event's line."""
+    lines = run.lines
+    key = pd.MultiIndex.from_arrays([lines["host"], lines["plane"], lines["line"]])
+    ids = pd.Series(lines["line_id"].to_numpy(), index=key)
+    ev = run.events
+    return ids.reindex(pd.MultiIndex.from_arrays([ev["host"], ev["plane"], ev["line"]])) \
+        .to_numpy()
+
+
+def _device_mask(run) -> np.ndarray:
+    ev = run.events
+    dev = run.planes[run.planes["device_kind"].isin(["GPU", "TPU", "CUSTOM"])]
+    if not len(dev):
+        return np.zeros(len(ev), bool)
+    pairs = pd.MultiIndex.from_arrays([ev["host"], ev["plane"]])
+    return pairs.isin(list(zip(dev["host"], dev["plane"])))
+
+
+def host_op_events(run) -> pd.DataFrame:
+    """Host op events with their parsed name/type, self time and line id (one row each)."""
+    ev = run.events
+    table = name_table(ev["name"])
+    codes = ev["name"].cat.codes.to_numpy()
+    category = table["category"].to_numpy()[codes]
+    line_id = _line_ids(run)
+    keep = (category != "unknown") & ~_device_mask(run) & (ev["occurrences"].to_numpy() == 1) \
+        & ~is_derived_line(line_id)
+    rows = np.flatnonzero(keep)
+    sub = ev.iloc[rows]
+    start, end = to_ps(sub["start_us"].to_numpy()), to_ps(sub["end_us"].to_numpy())
+    dur = end - start
+    self_ps = dur.astype(np.float64)
+    line_codes = (sub["host"].cat.codes.to_numpy().astype(np.int64) << 40) | \
+        (sub["plane"].cat.codes.to_numpy().astype(np.int64) << 20) | \
+        sub["line"].cat.codes.to_numpy().astype(np.int64)
+    # Events are sorted by line, so each line is one contiguous block.
+    cuts = np.flatnonzero(np.diff(line_codes)) + 1
+    for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(rows)]):
+        parent = direct_parents(start[a:b], end[a:b])
+        self_ps[a:b] -= children_sum(parent, dur[a:b].astype(np.float64))
+    eager = run.stat("is_eager").to_numpy(dtype=float, na_value=0)[rows] \
+        if "is_eager" in run.stat_names else np.zeros(len(rows))
+    return pd.DataFrame({
+        "row": rows, "host": sub["host"].to_numpy(), "line_key": line_codes,
+        "category": category[rows],
+        "operation": table["op_name"].to_numpy()[codes[rows]],
+        "type": table["op_type"].to_numpy()[codes[rows]],
+        "start_ps": start, "end_ps": end, "dur_ps": dur, "self_ps": self_ps,
+        "is_eager": eager.astype(bool),
+    })
+
+
+def device_op_events(run) -> pd.DataFrame:
+    """Device kernels with a tf_op stat, attributed to that op (one row per kernel)."""
+    ev = run.events
+    dev = _device_mask(run) & ~is_derived_line(_line_ids(run)) & \
+        ev["tf_op"].notna().to_numpy()
+    rows = np.flatnonzero(dev)
+    sub = ev.iloc[rows]
+    ops = sub["tf_op"].cat.remove_unused_categories()
+    parsed = pd.DataFrame([parse_tf_op(str(c)) for c in ops.cat.categories],
+                          columns=["category", "op_name", "op_type"])
+    codes = ops.cat.codes.to_numpy()
+    start, end = to_ps(sub["start_us"].to_numpy()), to_ps(sub["end_us"].to_numpy())
+    eager = run.stat("is_eager").to_numpy(dtype=float, na_value=0)[rows] \
+        if "is_eager" in run.stat_names else np.zeros(len(rows))
+    return pd.DataFrame({
+        "row": rows, "host": sub["host"].to_numpy(), "plane": sub["plane"].to_numpy(),
+        "operation": parsed["op_name"].to_numpy()[codes],
+        "type": parsed["op_type"].to_numpy()[codes],
+        "start_ps": start, "end_ps": end, "dur_ps": end - start,
+        "self_ps": (end - start).astype(np.float64), "is_eager": eager.astype(bool),
+    })
+
+
+def _device_spans(run) -> pd.DataFrame:
+    """First start and last end of all events on each device's own (non-derived) lines:
+    kernels and memcpys alike, as XProf measures a device's total time."""
+    ev = run.events
+    keep = _device_mask(run) & ~is_derived_line(_line_ids(run)) & \
+        (ev["occurrences"].to_numpy() == 1)
+    sub = ev[keep]
+    return pd.DataFrame({"host": sub["host"].to_numpy(), "plane": sub["plane"].to_numpy(),
+                         "start_ps": to_ps(sub["start_us"].to_numpy()),
+                         "end_ps": to_ps(sub["end_us"].to_numpy())})
+
+
+def _idle_rows(side: str, ops: pd.DataFrame, spans: pd.DataFrame, key: str) -> pd.DataFrame:
+    """IDLE per host: each thread's (or device's) span minus the self time of its ops. A
+    host thread's span runs from its first op to its last; a device's covers all its
+    events."""
+    if not len(ops):
+        return pd.DataFrame()
+    span = spans.groupby(["host", key], observed=True, sort=False).agg(
+        first=("start_ps", "min"), last=("end_ps", "max"))
+    busy = ops.groupby(["host", key], observed=True, sort=False)["self_ps"].sum()
+    per = span.join(busy.rename("busy"), how="inner")
+    per["idle"] = (per["last"] - per["first"]) - per["busy"]
+    idle = per.groupby(level="host", observed=True)["idle"].sum()
+    return pd.DataFrame({
+        "host": idle.index.astype(object), "host_or_device": side, "type": "IDLE",
+        "operation": "IDLE", "occurrences": 0, "total_ps": idle.to_numpy(),
+        "self_ps": idle.to_numpy(), "is_eager": False})
+
+
+def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
+    """One row per (host, host/device, op type, op name, eager): see OP_STATS_COLUMNS."""
+    host = host_op_events(run)
+    device = device_op_events(run)
+    parts = []
+    for side, frame in (("Host", host), ("Device", device)):
+        if not len(frame):
+            continue
+        agg = frame.groupby(["host", "type", "operation", "is_eager"], observed=True,
+                            sort=False).agg(occurrences=("dur_ps", "size"),
+                                            total_ps=("dur_ps", "sum"),
+                                            self_ps=("self_ps", "sum")).reset_index()
+        agg.insert(1, "host_or_device", side)
+        parts.append(agg)
+        if include_idle:
+            if side == "Host":
+                parts.append(_idle_rows(side, frame, frame, "line_key"))
+            else:
+                parts.append(_idle_rows(side, frame, _device_spans(run), "plane"))
+    if not parts:
+        return pd.DataFrame({c: [] for c in OP_STATS_COLUMNS})
+    df = pd.concat([p for p in parts if len(p)], ignore_index=True)
+    df["total_time_us"] = df["total_ps"] / 1e6
+    df["total_self_time_us"] = df["self_ps"] / 1e6
+    occ = df["occurrences"].where(df["occurrences"] > 0)
+    df["avg_time_us"] = (df["total_time_us"] / occ).fillna(0.0)
+    df["avg_self_time_us"] = (df["total_self_time_us"] / occ).fillna(0.0)
+    df = df.sort_values(["host", "host_or_device", "total_self_time_us"],
+                        ascending=[True, False, False], kind="stable", ignore_index=True)
+    side_total = df.groupby(["host", "host_or_device"], sort=False)["total_self_time_us"] \
+        .transform("sum")
+    df["self_time_percent"] = 100 * df["total_self_time_us"] / side_total
+    df["cumulative_self_time_percent"] = df.groupby(["host", "host_or_device"], sort=False)[
+        "self_time_percent"].cumsum()
+    df["occurrences"] = df["occurrences"].astype(np.int64)
+    out = df[list(OP_STATS_COLUMNS)]
+    for col in ("host", "host_or_device", "type", "operation"):
+        out[col] = out[col].astype("category")
+    return out
+
+
+__all__ = ["OP_STATS_COLUMNS", "device_op_events", "host_op_events", "op_stats"]

@@ -1,0 +1,78 @@
+"""What an event name says about the op it traces.
+
+TensorFlow names op events ``op_name:OpType`` (``dense/MatMul:MatMul``); tf.data iterators
+``Iterator::Root::Prefetch::Map``; GPU copies ``MemcpyHToD`` .... The rules are the ones
+XProf applies (``ParseTfOpFullname`` in TSL's tf_op_utils), so that our op tables group
+events the way TensorBoard's do. Everything is computed once per distinct name (the
+categories of ``events['name']``), never per event.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+TF_OP_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_./>-]*")
+TF_OP_TYPE = re.compile(r"[A-Z_][a-zA-Z0-9_]*")
+JAX_OP_TYPE = re.compile(r"[a-z_][a-z0-9_]*(\[.*\])?")
+_MEMCPY = (("memcpyhtod", "MemcpyHToD"), ("memcpydtoh", "MemcpyDToH"),
+           ("memcpydtod", "MemcpyDToD"), ("memcpyhtoh", "MemcpyHToH"))
+# XProf's derived lines (Steps, TF Ops, HLO Ops, ...) have ids from 0xdeadbeef as a C++
+# int, i.e. -559038737, with a few dozen ids above it reserved.
+_DERIVED_MIN = 0xDEADBEEF - (1 << 32)
+_DERIVED_SLOTS = 64
+
+# Categories, as XProf names them.
+UNKNOWN, TENSORFLOW, TF_DATA, JAX, MEMCPY = "unknown", "tensorflow", "tf_data", "jax", "memcpy"
+
+
+def _derive_op_type(full_name: str) -> str:
+    op = full_name.split("/")[-1]
+    head, _, suffix = op.rpartition("_")
+    return head if head and suffix.lstrip("-").isdigit() else op
+
+
+def parse_tf_op(full_name: str) -> tuple[str, str, str]:
+    """(category, op_name, op_type) of one event name, by XProf's rules."""
+    if ":" not in full_name:
+        low = full_name.lower()
+        for prefix, op_type in _MEMCPY:
+            if low.startswith(prefix):
+                return MEMCPY, full_name, op_type
+        return UNKNOWN, full_name, ""
+    name, op_type = full_name.split(":", 1)
+    if name == "Iterator":
+        return TF_DATA, full_name, "Dataset"
+    if TF_OP_NAME.fullmatch(name) and TF_OP_TYPE.fullmatch(op_type):
+        return TENSORFLOW, name, op_type
+    derived = op_type or _derive_op_type(name)
+    if JAX_OP_TYPE.fullmatch(derived):
+        return JAX, name, derived.split("[", 1)[0]
+    if not op_type:
+        return TENSORFLOW, name, derived
+    return UNKNOWN, full_name, ""
+
+
+def name_table(names: pd.Categorical | pd.Series) -> pd.DataFrame:
+    """One row per category of an event-name column: category, op_name, op_type.
+
+    Index the result with the name codes to get per-event values without per-event work.
+    """
+    cats = names.cat.categories if isinstance(names, pd.Series) else names.categories
+    parsed = [parse_tf_op(str(c)) for c in cats]
+    return pd.DataFrame(parsed, columns=["category", "op_name", "op_type"])
+
+
+def is_derived_line(line_ids: np.ndarray) -> np.ndarray:
+    """True for XProf's derived lines. Ids are compared as 32-bit ints, as XProf does, so
+    both -559038737 and 0xdeadbeef stored in an int64 count; 64-bit thread ids do not."""
+    low = np.asarray(line_ids, np.int64) & 0xFFFFFFFF
+    signed = np.where(low >= 1 << 31, low - (1 << 32), low)
+    return (signed >= _DERIVED_MIN) & (signed <= _DERIVED_MIN + _DERIVED_SLOTS)
+
+
+def is_op_category(category: np.ndarray) -> np.ndarray:
+    """TF-stats rows are made of events whose name is a TF, tf.data, JAX or memcpy op."""
+    return category != UNKNOWN
