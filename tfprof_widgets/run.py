@@ -150,6 +150,13 @@ class Run:
 
         return self.cached("ops", lambda: op_stats(self))
 
+    @property
+    def steps(self) -> pd.DataFrame:
+        """One row per (host, step): step time and its breakdown (see analysis.steps)."""
+        from .analysis.steps import step_breakdown
+
+        return self.cached("steps", lambda: step_breakdown(self))
+
     def cached(self, key: str, compute: Callable[[], object]) -> object:
         """Memoise an analysis result on this run (analyses call this)."""
         if key not in self._cache:

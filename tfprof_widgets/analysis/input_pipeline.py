@@ -1,0 +1,148 @@
+"""Input-pipeline analysis, as TensorBoard's input-pipeline analyzer shows it.
+
+Device side: per step, how long the step waited for input (see :mod:`.steps`). Host side:
+where input time goes, by XProf's classification of input ops (tf.data ``Dataset`` ops,
+host-to-device copies and infeed enqueues): enqueue, reading files on demand, reading files
+in advance (cache, prefetch, interleave, parallel map), preprocessing, and the input-op
+table with each op's share of input time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+
+from .steps import overview_steps
+
+_FILE_READERS = ("::TFRecord", "::TextLine", "::FixedLengthRecord", "::SSTable", "::RecordIO",
+                 "::ArrayRecord")
+_IN_ADVANCE = ("::MemoryReader", "::MemoryWriter", "::Interleave", "::Prefetch",
+               "::ParallelMap")
+_ENQUEUE_TYPES = ("InfeedEnqueue", "InfeedEnqueueTuple", "InfeedEnqueueTupleOp", "MemcpyHToD")
+
+RECOMMENDATIONS = [
+    "Enqueuing data: you may want to combine small input data chunks into fewer but larger "
+    "chunks.",
+    "Data preprocessing: you may increase num_parallel_calls in Dataset map() or preprocess "
+    "the data OFFLINE.",
+    "Reading data from files in advance: you may tune parameters in the following tf.data API "
+    "(prefetch size, interleave cycle_length, reader buffer_size)",
+    "Reading data from files on demand: you should read data IN ADVANCE using the following "
+    "tf.data API (prefetch, interleave, reader buffer)",
+    "Other data reading or processing: you may consider using the tf.data API (if you are "
+    "not using it now)",
+]
+
+
+def input_op_category(name: str, op_type: str) -> str:
+    """XProf's class of a host input op: Enqueue, Demanded file read, Advanced file read or
+    Preprocessing."""
+    if op_type in _ENQUEUE_TYPES:
+        return "Enqueue"
+    if name.endswith(_FILE_READERS):
+        return "Advanced file read" if any(s in name for s in _IN_ADVANCE) else \
+            "Demanded file read"
+    return "Preprocessing"
+
+
+def input_ops(ops: pd.DataFrame) -> pd.DataFrame:
+    """Host input ops (tf.data, host-to-device copies, infeed) with their share of input time.
+
+    Columns: host, op_name, count, time_us, self_time_us, time_percent, self_time_percent
+    (percent of all input ops' self time on that host), category.
+    """
+    host = ops[(ops["host_or_device"] == "Host") &
+               ops["type"].astype(str).isin(["Dataset", *_ENQUEUE_TYPES])]
+    if not len(host):
+        return pd.DataFrame(columns=["host", "op_name", "count", "time_us", "self_time_us",
+                                     "time_percent", "self_time_percent", "category"])
+    total = host.groupby("host", observed=True)["total_self_time_us"].transform("sum")
+    out = pd.DataFrame({
+        "host": host["host"].astype(str).to_numpy(),
+        "op_name": host["operation"].astype(str).to_numpy(),
+        "count": host["occurrences"].to_numpy(),
+        "time_us": host["total_time_us"].to_numpy(),
+        "self_time_us": host["total_self_time_us"].to_numpy(),
+        "time_percent": (100 * host["total_time_us"] / total).to_numpy(),
+        "self_time_percent": (100 * host["total_self_time_us"] / total).to_numpy(),
+        "category": [input_op_category(n, t) for n, t in
+                     zip(host["operation"].astype(str), host["type"].astype(str))],
+    })
+    return out.sort_values(["host", "self_time_us"], ascending=[True, False],
+                           ignore_index=True)
+
+
+def tf_data_in_use(ops: pd.DataFrame) -> bool:
+    """True when tf.data ops ran on some host (enqueue ops alone do not count)."""
+    return bool(((ops["host_or_device"] == "Host") & (ops["type"] == "Dataset")).any())
+
+
+@dataclasses.dataclass
+class InputPipelineAnalysis:
+    """Device-side waits per step and the host-side split of input time (microseconds)."""
+
+    steps: pd.DataFrame  # host, step, group_id, step_time_us, input_us, ... input_percent
+    input_percent_avg: float
+    input_percent_std: float
+    enqueue_us: float
+    demanded_file_read_us: float
+    advanced_file_read_us: float
+    preprocessing_us: float
+    unclassified_non_enqueue_us: float
+    input_ops: pd.DataFrame
+    tf_data_used: bool
+    recommendations: list[str]
+
+    def host_breakdown(self) -> pd.Series:
+        """Where host input time goes, µs."""
+        return pd.Series({
+            "enqueue": self.enqueue_us, "demanded_file_read": self.demanded_file_read_us,
+            "advanced_file_read": self.advanced_file_read_us,
+            "preprocessing": self.preprocessing_us,
+            "unclassified_non_enqueue": self.unclassified_non_enqueue_us}, name="us")
+
+
+def input_pipeline(run, steps: pd.DataFrame | None = None,
+                   ops: pd.DataFrame | None = None) -> InputPipelineAnalysis:
+    """The input-pipeline analysis of a run (``steps``/``ops`` default to the run's)."""
+    steps = run.steps if steps is None else steps
+    ops = run.ops if ops is None else ops
+    kept = overview_steps(steps)
+    per_step = kept[["host", "step", "group_id", "step_time_us", "input_us",
+                     "host_wait_input_us", "host_to_device_us"]].copy()
+    per_step["input_percent"] = np.where(per_step["step_time_us"] > 0,
+                                         100 * per_step["input_us"] / per_step["step_time_us"],
+                                         0.0)
+    table = input_ops(ops)
+    by_cat = table.groupby("category")["self_time_us"].sum()
+    enqueue = float(by_cat.get("Enqueue", 0.0))
+    reading = {c: float(by_cat.get(c, 0.0)) for c in
+               ("Demanded file read", "Advanced file read", "Preprocessing")}
+    total_input = sum(reading.values())
+    # XProf scales the non-enqueue parts so that enqueue keeps the share of step time that
+    # host-to-device copies take on the device side.
+    avg_step = float(kept["step_time_us"].mean()) if len(kept) else 0.0
+    ratio = min(1.0, float(kept["host_to_device_us"].mean()) / avg_step) if avg_step else 0.0
+    non_enqueue = enqueue * (1 - ratio) / ratio if ratio else total_input
+    scaled = {c: (non_enqueue * v / total_input if total_input else 0.0)
+              for c, v in reading.items()}
+    unclassified = max(0.0, non_enqueue - sum(scaled.values()))
+    pct = per_step["input_percent"]
+    return InputPipelineAnalysis(
+        steps=per_step.reset_index(drop=True),
+        input_percent_avg=float(pct.mean()) if len(pct) else 0.0,
+        input_percent_std=float(pct.std(ddof=1)) if len(pct) > 1 else 0.0,
+        enqueue_us=enqueue,
+        demanded_file_read_us=scaled["Demanded file read"],
+        advanced_file_read_us=scaled["Advanced file read"],
+        preprocessing_us=scaled["Preprocessing"],
+        unclassified_non_enqueue_us=unclassified,
+        input_ops=table, tf_data_used=tf_data_in_use(ops),
+        recommendations=list(RECOMMENDATIONS),
+    )
+
+
+__all__ = ["InputPipelineAnalysis", "input_op_category", "input_ops", "input_pipeline",
+           "tf_data_in_use"]

@@ -1,0 +1,305 @@
+"""Step time and its breakdown, as TensorBoard's overview page and pod viewer show them.
+
+For each step (a ``group_id``) the events grouped into it are classified into XProf's event
+types (host compute, waiting for input, kernel launch, device compute, copies, ...). Where
+events overlap, on any thread or device, the instant counts once, for the highest-priority
+type active then (XProf's priorities: device waiting for host beats compute beats host work).
+Time inside the step that no event covers is "all others". Everything is clipped to the
+step's time, which is its longest host step marker (or its device step, for GPU runs whose
+host marker does not contain the device step).
+
+``step_breakdown(run)`` keeps every step; XProf's overview and input-pipeline pages drop the
+first and the last step of a capture (they are usually cut by the capture window), and
+``overview_steps(run)`` does the same.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .grouping import stat_values
+from .nesting import to_ps
+from .tf_ops import is_derived_line, name_table
+
+# XProf's EventType values: a higher number wins where events overlap.
+UNKNOWN_TIME = 0
+HOST_COMPUTE = 10
+HOST_PREPROCESS = 20
+HOST_POSTPROCESS = 30
+HOST_BATCH_FORMATION = 40
+HOST_RUNTIME = 50
+HOST_COMPILE = 60
+HOST_TO_HOST = 70
+HOST_TO_DEVICE = 80
+HOST_PREPARE = 90
+DEVICE_COLLECTIVES = 100
+HOST_WAIT_INPUT = 110
+DEVICE_TO_DEVICE = 120
+DEVICE_TO_HOST = 130
+DEVICE_COMPUTE_32 = 140
+DEVICE_COMPUTE_16 = 150
+DEVICE_WAIT_DEVICE = 160
+DEVICE_WAIT_HOST = 170
+EVENT_TYPES = {
+    UNKNOWN_TIME: "unknown", HOST_COMPUTE: "host_compute", HOST_PREPROCESS: "host_preprocess",
+    HOST_POSTPROCESS: "host_postprocess", HOST_BATCH_FORMATION: "host_batch_formation",
+    HOST_RUNTIME: "host_runtime", HOST_COMPILE: "host_compile", HOST_TO_HOST: "host_to_host",
+    HOST_TO_DEVICE: "host_to_device", HOST_PREPARE: "host_prepare",
+    DEVICE_COLLECTIVES: "device_collectives", HOST_WAIT_INPUT: "host_wait_input",
+    DEVICE_TO_DEVICE: "device_to_device", DEVICE_TO_HOST: "device_to_host",
+    DEVICE_COMPUTE_32: "device_compute_32", DEVICE_COMPUTE_16: "device_compute_16",
+    DEVICE_WAIT_DEVICE: "device_wait_device", DEVICE_WAIT_HOST: "device_wait_host",
+}
+
+# The categories TensorBoard shows (step-time graph and overview), from the event types.
+CATEGORIES = {
+    "device_compute_us": (DEVICE_COMPUTE_16, DEVICE_COMPUTE_32),
+    "device_to_device_us": (DEVICE_TO_DEVICE, DEVICE_WAIT_DEVICE),
+    "device_collectives_us": (DEVICE_COLLECTIVES,),
+    "host_compute_us": (HOST_COMPUTE,),
+    "kernel_launch_us": (HOST_PREPARE,),
+    "input_us": (HOST_WAIT_INPUT, HOST_TO_DEVICE, DEVICE_WAIT_HOST),
+    "output_us": (DEVICE_TO_HOST,),
+    "compile_us": (HOST_COMPILE,),
+    "all_others_us": (UNKNOWN_TIME,),
+}
+
+STEP_COLUMNS = {
+    "host": "Host.",
+    "step": "Step number (the step marker's step_num).",
+    "group_id": "The step's group id (see Run.events).",
+    "start_us": "Start of the step's time span, µs on the run's clock.",
+    "step_time_us": "Step time: the longest host step marker (or the device step), µs.",
+    **{c: f"Time in the step spent on '{c[:-3].replace('_', ' ')}' (events of types "
+          f"{', '.join(EVENT_TYPES[t] for t in ts)}), µs; overlaps counted once." for c, ts in
+       CATEGORIES.items()},
+    "device_compute_16_us": "Part of device compute in 16-bit kernels, µs.",
+    "device_compute_32_us": "Part of device compute in 32-bit kernels, µs.",
+    "host_wait_input_us": "Part of input: host waiting for tf.data (IteratorGetNext), µs.",
+    "host_to_device_us": "Part of input: copies to the device and the device waiting for "
+                         "the host, µs.",
+}
+
+_NOT_REAL_CPU = ("EagerExecute", "EagerLocalExecute", "EagerKernelExecute", "FunctionRun")
+_INFEED_TYPES = ("InfeedEnqueue", "InfeedEnqueueTuple", "InfeedEnqueueTupleOp")
+
+
+def _is_explicit_marker(names: pd.Series) -> np.ndarray:
+    """XProf's explicit host step markers, plus Keras 3's 'Profiled batch' (which XProf 2.24
+    does not recognise, so it finds no steps in captures made by the TensorBoard callback)."""
+    cats = pd.Series(names.cat.categories.astype(str))
+    is_marker = ((cats.str.startswith(("train", "test", "TraceContext")) &
+                  ~cats.str.contains("/")) | (cats == "Profiled batch")).to_numpy()
+    codes = names.cat.codes.to_numpy()
+    return is_marker[np.maximum(codes, 0)] & (codes >= 0)
+
+
+def step_events(run) -> pd.DataFrame:
+    """Every event that counts toward some step: host, group, type, span in ps; plus markers.
+
+    Columns: host, group_id, kind ('host_marker', 'device_marker' or 'event'), type (the
+    XProf event type), start_ps, end_ps.
+    """
+    ev = run.events
+    n = len(ev)
+    group = ev["group_id"].to_numpy(dtype=float, na_value=np.nan)
+    planes = run.planes.set_index(["host", "plane"])["device_kind"]
+    kind = pd.MultiIndex.from_arrays([ev["host"], ev["plane"]]).map(planes)
+    on_device = np.isin(np.asarray(kind, dtype=object), ["GPU", "TPU", "CUSTOM"])
+    lines = run.lines.set_index(["host", "plane", "line"])["line_id"]
+    line_id = pd.MultiIndex.from_arrays([ev["host"], ev["plane"], ev["line"]]).map(lines) \
+        .to_numpy(dtype=np.int64)
+    derived = is_derived_line(line_id)
+    names = ev["name"]
+    table = name_table(names)
+    codes = names.cat.codes.to_numpy()
+    cat_str = pd.Series(names.cat.categories.astype(str))
+    op_type = table["op_type"].to_numpy()[codes]
+    grouped = ~np.isnan(group) & (ev["occurrences"].to_numpy() == 1)
+
+    _, has_corr = stat_values(run.event_stats, "correlation_id", n)
+    step_name, has_step_name = stat_values(run.event_stats, "step_name", n, numeric=False)
+    shapes, has_shapes = stat_values(run.event_stats, "tensor_shapes", n, numeric=False)
+
+    # Device step markers: events on a device's 'Steps' line.
+    dev_marker = grouped & on_device & (ev["line"].astype(str).to_numpy() == "Steps")
+    # Device events: on a device's own lines, with a correlation id and a group.
+    dev_event = grouped & on_device & ~derived & has_corr
+    has_device = bool(dev_marker.any() or dev_event.any())
+    device_groups = set(group[dev_marker | dev_event].astype(np.int64).tolist())
+
+    host = grouped & ~on_device
+    if has_device:  # on GPU runs only host events of steps the device ran count
+        host &= np.isin(group, list(device_groups))
+    explicit = _is_explicit_marker(names) & host
+    implicit = host & has_step_name & ~explicit
+    cat_not_real = cat_str.str.startswith(_NOT_REAL_CPU).to_numpy()
+    real = host & ~explicit & ~implicit & ~cat_not_real[codes] & ~_is_explicit_marker(names)
+
+    types = np.full(n, HOST_COMPUTE, np.int16)
+    cat_lower = cat_str.str.lower()
+    getnext = cat_lower.str.startswith("iteratorgetnext").to_numpy()[codes]
+    process = cat_lower.str.startswith("executorstate::process").to_numpy()[codes]
+    types[getnext] = HOST_WAIT_INPUT
+    if has_device:
+        types[has_corr | process] = HOST_PREPARE
+    types[op_type == "MemcpyHToH"] = HOST_TO_HOST
+    types[np.isin(op_type, ["MemcpyHToD", *_INFEED_TYPES])] = HOST_TO_DEVICE
+
+    dtypes = np.full(n, DEVICE_COMPUTE_32, np.int16)
+    half = cat_lower.str.contains("half|fp16").to_numpy()[codes]
+    shape_half = np.array(["half" in str(s) for s in shapes]) if has_shapes.any() else \
+        np.zeros(n, bool)
+    dtypes[np.where(has_shapes, shape_half, half)] = DEVICE_COMPUTE_16
+    dtypes[cat_lower.str.startswith("nccl").to_numpy()[codes]] = DEVICE_COLLECTIVES
+    dtypes[op_type == "MemcpyDToD"] = DEVICE_TO_DEVICE
+    dtypes[op_type == "MemcpyDToH"] = DEVICE_TO_HOST
+    dtypes[op_type == "MemcpyHToD"] = HOST_TO_DEVICE
+
+    start = to_ps(ev["start_us"].to_numpy())
+    end = to_ps(ev["end_us"].to_numpy())
+    parts = []
+    for mask, kind_name, typ in ((explicit | implicit, "host_marker", types),
+                                 (dev_marker, "device_marker", dtypes),
+                                 (real, "event", types), (dev_event, "event", dtypes)):
+        rows = np.flatnonzero(mask)
+        parts.append(pd.DataFrame({
+            "host": ev["host"].to_numpy()[rows], "group_id": group[rows].astype(np.int64),
+            "kind": kind_name, "type": typ[rows], "start_ps": start[rows],
+            "end_ps": end[rows], "step": ev["step"].to_numpy(dtype=float, na_value=np.nan)[rows]}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def _step_spans(se: pd.DataFrame) -> pd.DataFrame:
+    """Per (host, group): the step's time span, by XProf's StepTime rule."""
+    def longest(kind):
+        m = se[se["kind"] == kind]
+        if not len(m):
+            return pd.DataFrame({"host": pd.Series(dtype=object),
+                                 "group_id": pd.Series(dtype=np.int64),
+                                 **{f"{kind}_{c}": pd.Series(dtype=float)
+                                    for c in ("s", "e", "step")}})
+        m = m.assign(d=m["end_ps"] - m["start_ps"]).sort_values("d", kind="stable")
+        m = m.drop_duplicates(["host", "group_id"], keep="last")
+        return m[["host", "group_id", "start_ps", "end_ps", "step"]].rename(
+            columns={"start_ps": f"{kind}_s", "end_ps": f"{kind}_e", "step": f"{kind}_step"})
+
+    h, d = longest("host_marker"), longest("device_marker")
+    spans = h.merge(d, on=["host", "group_id"], how="outer")
+    hs = spans["host_marker_s"].to_numpy(dtype=float)
+    he = spans["host_marker_e"].to_numpy(dtype=float)
+    ds = spans["device_marker_s"].to_numpy(dtype=float)
+    de = spans["device_marker_e"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):  # NaN where a step has no marker of one kind
+        use_host = np.isnan(ds) | (~np.isnan(hs) & (hs <= ds) & (he >= de))
+    spans["start_ps"] = np.where(use_host, hs, ds)
+    spans["end_ps"] = np.where(use_host, he, de)
+    spans["step"] = spans["host_marker_step"].fillna(spans["device_marker_step"]) \
+        .fillna(spans["group_id"])
+    spans = spans.dropna(subset=["start_ps"])
+    spans["start_ps"] = spans["start_ps"].astype(np.int64)
+    spans["end_ps"] = spans["end_ps"].astype(np.int64)
+    return spans[["host", "group_id", "step", "start_ps", "end_ps"]]
+
+
+def _non_overlapped(ev: pd.DataFrame, n_steps: int) -> np.ndarray:
+    """Time per (step index, event type) where that type was the highest active one.
+
+    ``ev`` has step index ``k``, ``type`` and clipped ``start_ps``/``end_ps``. A sweep over
+    all boundaries at once: per-type active counts are running sums within each step."""
+    type_codes = np.array(sorted(EVENT_TYPES))
+    out = np.zeros((n_steps, len(type_codes)), np.int64)
+    if not len(ev):
+        return out
+    t_idx = np.searchsorted(type_codes, ev["type"].to_numpy())
+    k = ev["k"].to_numpy()
+    times = np.concatenate([ev["start_ps"].to_numpy(), ev["end_ps"].to_numpy()])
+    steps = np.concatenate([k, k])
+    tcol = np.concatenate([t_idx, t_idx])
+    delta = np.concatenate([np.ones(len(ev), np.int64), -np.ones(len(ev), np.int64)])
+    order = np.lexsort((delta, times, steps))  # ends before starts at equal times
+    times, steps, tcol, delta = times[order], steps[order], tcol[order], delta[order]
+    counts = np.zeros((len(times), len(type_codes)), np.int32)
+    counts[np.arange(len(times)), tcol] = delta
+    np.cumsum(counts, axis=0, out=counts)
+    # Highest active type after each boundary, held until the next boundary of that step.
+    active = counts > 0
+    top = np.where(active.any(axis=1), len(type_codes) - 1 - np.argmax(active[:, ::-1], axis=1),
+                   0)
+    seg = np.diff(times)
+    same_step = steps[1:] == steps[:-1]
+    np.add.at(out, (steps[:-1][same_step], top[:-1][same_step]), seg[same_step])
+    return out
+
+
+def step_breakdown(run) -> pd.DataFrame:
+    """One row per (host, step) with the step time and its breakdown: see STEP_COLUMNS."""
+    se = step_events(run)
+    spans = _step_spans(se)
+    spans = spans.sort_values(["host", "start_ps"], kind="stable").reset_index(drop=True)
+    if not len(spans):
+        return pd.DataFrame({c: [] for c in STEP_COLUMNS})
+    spans["k"] = np.arange(len(spans))
+    ev = se[se["kind"] == "event"].merge(
+        spans[["host", "group_id", "k", "start_ps", "end_ps"]], on=["host", "group_id"],
+        suffixes=("", "_step"))
+    ev["start_ps"] = np.maximum(ev["start_ps"], ev["start_ps_step"])
+    ev["end_ps"] = np.minimum(ev["end_ps"], ev["end_ps_step"])
+    ev = ev[ev["end_ps"] > ev["start_ps"]]
+    by_type = _non_overlapped(ev, len(spans))
+    type_codes = sorted(EVENT_TYPES)
+    step_ps = (spans["end_ps"] - spans["start_ps"]).to_numpy()
+    covered = by_type.sum(axis=1) - by_type[:, 0]
+    by_type[:, 0] = np.maximum(step_ps - covered, 0)  # time no event covers: all others
+    col = {t: by_type[:, i] for i, t in enumerate(type_codes)}
+    out = pd.DataFrame({
+        "host": spans["host"].astype("category"),
+        "step": spans["step"].astype("Int64"),
+        "group_id": spans["group_id"].astype("Int32"),
+        "start_us": spans["start_ps"] / 1e6,
+        "step_time_us": step_ps / 1e6,
+    })
+    for name, types in CATEGORIES.items():
+        out[name] = sum(col[t] for t in types) / 1e6
+    out["device_compute_16_us"] = col[DEVICE_COMPUTE_16] / 1e6
+    out["device_compute_32_us"] = col[DEVICE_COMPUTE_32] / 1e6
+    out["host_wait_input_us"] = col[HOST_WAIT_INPUT] / 1e6
+    out["host_to_device_us"] = (col[HOST_TO_DEVICE] + col[DEVICE_WAIT_HOST]) / 1e6
+    return out[list(STEP_COLUMNS)]
+
+
+def overview_steps(steps: pd.DataFrame) -> pd.DataFrame:
+    """The steps XProf's overview averages over: per host, all but the first and the last
+    (when a host has three or more steps)."""
+    keep = []
+    for _, g in steps.groupby("host", observed=True, sort=False):
+        keep.append(g.iloc[1:-1] if len(g) >= 3 else g)
+    return pd.concat(keep) if keep else steps
+
+
+def per_host_steps(steps: pd.DataFrame) -> pd.DataFrame:
+    """Step time per host side by side (like XProf's pod viewer), one row per step number.
+
+    Columns: one per host (step time, µs), ``slowest_host``, ``spread_us`` (slowest minus
+    fastest host) and ``bottleneck`` (the largest category of the slowest host's step).
+    """
+    if not len(steps):
+        return pd.DataFrame(columns=["slowest_host", "spread_us", "bottleneck"])
+    wide = steps.pivot_table(index="step", columns="host", values="step_time_us",
+                             observed=True, aggfunc="max")
+    wide.columns = [str(c) for c in wide.columns]
+    hosts = list(wide.columns)
+    wide["slowest_host"] = wide[hosts].idxmax(axis=1)
+    wide["spread_us"] = wide[hosts].max(axis=1) - wide[hosts].min(axis=1)
+    cats = list(CATEGORIES)
+    top = steps.set_index(["step", steps["host"].astype(str)])[cats].idxmax(axis=1)
+    wide["bottleneck"] = [top.get((s, h), "").removesuffix("_us").replace("_", " ")
+                          for s, h in zip(wide.index, wide["slowest_host"])]
+    wide.index = wide.index.astype("Int64")
+    wide.index.name = "step"
+    return wide
+
+
+__all__ = ["CATEGORIES", "EVENT_TYPES", "STEP_COLUMNS", "overview_steps", "per_host_steps", "step_breakdown",
+           "step_events"]
