@@ -77,7 +77,7 @@ def test_kernel_and_memory_stats_are_typed(multi_host):
     assert set(details.dropna().astype(str)) == {k[1] for k in KERNELS}
     assert set(kernels["tf_op"].astype(str)) == {k[2] for k in KERNELS}
     addr = run.stat("addr")
-    assert str(addr.dtype) == "UInt64"
+    assert str(addr.dtype) == "Int64"
     assert int(addr.dropna().min()) == 0x7F0000000000
     frag = run.stat("fragmentation")
     assert frag.dtype == np.float64 and frag.dropna().eq(0.125).all()

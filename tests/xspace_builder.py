@@ -160,12 +160,12 @@ def gpu_capture(host: str = "worker0", n_steps: int = 3, n_gpus: int = 2,
                     "bytes_allocated": alloc_total, "bytes_available": 2**30 - alloc_total,
                     "fragmentation": 0.125, "peak_bytes_in_use": alloc_total,
                     "requested_bytes": 4000 * (k + 1), "allocation_bytes": 4096 * (k + 1),
-                    "addr": np.uint64(0x7F0000000000 + 4096 * (s * 2 + k)),
+                    "addr": 0x7F0000000000 + 4096 * (s * 2 + k),  # int64, as TF writes it
                     "tf_op": ("ref", KERNELS[k][2]), "region_type": "output",
                     "data_type": 1, "shape": ("ref", "(32,128)"), "group_id": s})
             ex.event("MemoryDeallocation", t0 + 600 * US, 1 * US, {
                 "allocator_name": ("ref", "GPU_0_bfc"), "bytes_allocated": alloc_total - 4096,
-                "addr": np.uint64(0x7F0000000000 + 4096 * (s * 2))})
+                "addr": 0x7F0000000000 + 4096 * (s * 2)})
     for g in range(n_gpus):
         dev = b.plane(f"/device:GPU:{g}", g + 1)
         for k, v in {"clock_rate": 1_530_000, "core_count": 80, "memory_size": 16 * 2**30,

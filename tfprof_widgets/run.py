@@ -157,6 +157,13 @@ class Run:
 
         return self.cached("steps", lambda: step_breakdown(self))
 
+    @property
+    def memory(self) -> pd.DataFrame:
+        """Allocator activity, one row per allocation/free (see analysis.memory)."""
+        from .analysis.memory import memory_events
+
+        return self.cached("memory", lambda: memory_events(self))
+
     def cached(self, key: str, compute: Callable[[], object]) -> object:
         """Memoise an analysis result on this run (analyses call this)."""
         if key not in self._cache:

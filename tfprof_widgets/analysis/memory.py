@@ -1,0 +1,255 @@
+"""The memory profile: allocator activity over time, its peak, and what was live at the peak.
+
+TensorFlow's allocators emit a ``MemoryAllocation``/``MemoryDeallocation`` event for every
+allocation and free, with the allocator's state after it: ``bytes_reserved`` (stack),
+``bytes_allocated`` (heap), ``bytes_available`` (free), ``fragmentation``,
+``peak_bytes_in_use``, and the allocation itself (``requested_bytes``, ``allocation_bytes``,
+``addr``, ``tf_op``, ``region_type``, ``data_type``, ``shape``). These functions follow
+XProf's memory-profile tool: the peak is the last event at which stack + heap reached its
+maximum, and the breakdown at the peak lists the peak step's live allocations plus the
+heap that no allocation of that step accounts for ("unused preallocated device memory").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .grouping import stat_categorical, stat_values
+
+# TensorFlow DataType enum -> the name XProf shows (DataTypeString).
+DATA_TYPES = ["INVALID", "float", "double", "int32", "uint8", "int16", "int8", "string",
+              "complex64", "int64", "bool", "qint8", "quint8", "qint32", "bfloat16", "qint16",
+              "quint16", "uint16", "complex128", "half", "resource", "variant", "uint32",
+              "uint64", "float8_e5m2", "float8_e4m3fn", "int4", "uint4"]
+
+MEMORY_COLUMNS = {
+    "host": "Host.",
+    "allocator": "Allocator (memory id): 'mklcpu', 'GPU_0_bfc', ...",
+    "time_us": "When the allocation or free happened, µs on the run's clock.",
+    "activity": "'ALLOCATION' or 'DEALLOCATION'.",
+    "stack_reserved_bytes": "Allocator's reserved (stack) bytes after the event.",
+    "heap_allocated_bytes": "Allocator's allocated (heap) bytes after the event.",
+    "free_memory_bytes": "Allocator's available bytes after the event.",
+    "in_use_bytes": "stack_reserved_bytes + heap_allocated_bytes: memory in use.",
+    "fragmentation": "Allocator fragmentation after the event (0..1): share of free memory "
+                     "not in the largest free chunk.",
+    "peak_bytes_in_use": "The allocator's own lifetime peak so far.",
+    "requested_bytes": "Bytes the op asked for.",
+    "allocation_bytes": "Bytes the allocator gave (requested, rounded up).",
+    "address": "Address of the chunk (deallocations are matched to allocations by it).",
+    "tf_op": "TF op that allocated (deallocations inherit their allocation's).",
+    "step_id": "Step (group id) of the event; events outside steps take the previous + 1.",
+    "region_type": "'output', 'temp', 'persist', ... as the allocator records it.",
+    "data_type": "Tensor data type ('float', 'half', ...).",
+    "tensor_shape": "Tensor shape, e.g. '[32,26,26,8]'.",
+    "event": "Row of the event in Run.events.",
+}
+
+
+def memory_events(run) -> pd.DataFrame:
+    """One row per allocator event, ordered by host, allocator and time: MEMORY_COLUMNS."""
+    ev = run.events
+    names = ev["name"].astype(str)
+    is_alloc = (names == "MemoryAllocation").to_numpy()
+    is_free = (names == "MemoryDeallocation").to_numpy()
+    rows = np.flatnonzero(is_alloc | is_free)
+    n = len(ev)
+    stats = run.event_stats
+
+    def num(name):
+        v, has = stat_values(stats, name, n)
+        return np.where(has, v, 0)[rows]
+
+    def cat(name):
+        return np.asarray(stat_categorical(stats, name, n), dtype=object)[rows]
+
+    frag_rows = stats[stats["stat"] == "fragmentation"]
+    frag = np.zeros(n)
+    if len(frag_rows):  # recorded as double or as int64, depending on the allocator
+        f = np.where(frag_rows["kind"] == "double", frag_rows["float_value"],
+                     frag_rows["int_value"].astype(float))
+        frag[frag_rows["event"].to_numpy()] = f
+    dtype_num = num("data_type")
+    step, has_step = stat_values(stats, "group_id", n)
+    group = ev["group_id"].to_numpy(dtype=float, na_value=np.nan)
+    step_id = np.where(has_step, step, np.where(np.isnan(group), -1, group))[rows]
+    allocator = cat("allocator_name")
+    df = pd.DataFrame({
+        "host": ev["host"].to_numpy()[rows],
+        "allocator": np.where(pd.isna(allocator), "unknown", allocator),
+        "time_us": ev["start_us"].to_numpy()[rows],
+        "activity": np.where(is_alloc[rows], "ALLOCATION", "DEALLOCATION"),
+        "stack_reserved_bytes": num("bytes_reserved"),
+        "heap_allocated_bytes": num("bytes_allocated"),
+        "free_memory_bytes": num("bytes_available"),
+        "fragmentation": frag[rows],
+        "peak_bytes_in_use": num("peak_bytes_in_use"),
+        "requested_bytes": num("requested_bytes"),
+        "allocation_bytes": num("allocation_bytes"),
+        "address": num("addr"),
+        "tf_op": cat("tf_op"),
+        "step_id": step_id.astype(np.int64),
+        "region_type": cat("region_type"),
+        "data_type": [DATA_TYPES[d] if 0 <= d < len(DATA_TYPES) else str(d)
+                      for d in dtype_num],
+        "tensor_shape": cat("shape"),
+        "event": rows,
+    })
+    df["in_use_bytes"] = df["stack_reserved_bytes"] + df["heap_allocated_bytes"]
+    df = df.sort_values(["host", "allocator", "time_us"], kind="stable", ignore_index=True)
+    parts = [_fix_metadata(g) for _, g in df.groupby(["host", "allocator"], sort=False)]
+    df = pd.concat(parts, ignore_index=True) if parts else df
+    out = df[list(MEMORY_COLUMNS)]
+    for c in ("host", "allocator", "activity", "tf_op", "region_type", "data_type",
+              "tensor_shape"):
+        out[c] = out[c].astype("category")
+    return out
+
+
+def _fix_metadata(g: pd.DataFrame) -> pd.DataFrame:
+    """Per allocator: step ids outside steps become previous + 1; deallocations take the
+    op, region, type and shape of the allocation at the same address."""
+    g = g.copy()
+    steps = g["step_id"].to_numpy().copy()
+    last = -1
+    for i, s in enumerate(steps):
+        if s < 0:
+            steps[i] = last + 1
+        else:
+            last = s
+    g["step_id"] = steps
+    cols = ["tf_op", "region_type", "data_type", "tensor_shape"]
+    values = {c: g[c].to_numpy(dtype=object).copy() for c in cols}
+    open_alloc: dict[int, int] = {}
+    for i, (act, addr) in enumerate(zip(g["activity"].to_numpy(), g["address"].to_numpy())):
+        if act == "ALLOCATION":
+            open_alloc.setdefault(addr, i)
+        elif addr in open_alloc:
+            j = open_alloc.pop(addr)
+            for c in cols:
+                values[c][i] = values[c][j]
+    for c in cols:
+        g[c] = values[c]
+    return g
+
+
+def _peak_index(g: pd.DataFrame) -> int:
+    """Position (in ``g``) of the peak: the event with the most stack + heap in use. Among
+    equal peaks the last one in file order (line by line, then time) wins, as in XProf,
+    which updates its peak while walking each line in turn; ``event`` has that order."""
+    in_use = g["in_use_bytes"].to_numpy()
+    tied = np.flatnonzero(in_use == in_use.max())
+    return int(tied[np.argmax(g["event"].to_numpy()[tied])])
+
+
+def _peak_step(g: pd.DataFrame) -> int:
+    """Step of the peak: that of the latest event (in time) at the peak usage, as XProf
+    picks it (which can differ from the peak event's own step when the peak is reached
+    more than once)."""
+    in_use = g["in_use_bytes"].to_numpy()
+    return int(g["step_id"].to_numpy()[np.flatnonzero(in_use == in_use.max())[-1]])
+
+
+def memory_summary(run, memory: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per (host, allocator): activity counts, capacity, peaks and when they happened.
+
+    ``peak_in_use_bytes`` is stack + heap at the profile's peak (``peak_time_us``, in step
+    ``peak_step_id``); ``peak_bytes_lifetime`` is the allocator's own lifetime peak, which
+    can predate the capture.
+    """
+    memory = run.memory if memory is None else memory
+    rows = []
+    for (host, alloc), g in memory.groupby(["host", "allocator"], observed=True, sort=False):
+        p = g.iloc[_peak_index(g)]
+        rows.append({
+            "host": host, "allocator": alloc,
+            "num_allocations": int((g["activity"] == "ALLOCATION").sum()),
+            "num_deallocations": int((g["activity"] == "DEALLOCATION").sum()),
+            "memory_capacity_bytes": int(p["stack_reserved_bytes"] + p["heap_allocated_bytes"]
+                                         + p["free_memory_bytes"]),
+            "peak_bytes_lifetime": int(g["peak_bytes_in_use"].max()),
+            "peak_in_use_bytes": int(p["in_use_bytes"]),
+            "peak_heap_bytes": int(p["heap_allocated_bytes"]),
+            "peak_stack_bytes": int(p["stack_reserved_bytes"]),
+            "peak_free_bytes": int(p["free_memory_bytes"]),
+            "peak_fragmentation": float(p["fragmentation"]),
+            "peak_time_us": float(p["time_us"]),
+            "peak_step_id": _peak_step(g),
+        })
+    return pd.DataFrame(rows)
+
+
+def memory_breakdown(run, allocator: str | None = None, host: str | None = None,
+                     memory: pd.DataFrame | None = None) -> pd.DataFrame:
+    """What was live at the peak of one allocator (default: the one with the largest peak).
+
+    Rows, largest first: allocations of the peak step made before the peak and not freed
+    by then (identical ones merged, ``occurrences``), plus 'unused preallocated device
+    memory' (heap no such allocation accounts for) and 'stack' (reserved bytes).
+    """
+    memory = run.memory if memory is None else memory
+    summary = memory_summary(run, memory)
+    if not len(summary):
+        return pd.DataFrame(columns=["occurrences", "allocation_bytes", "requested_bytes",
+                                     "tf_op", "region_type", "data_type", "tensor_shape",
+                                     "step_id"])
+    if allocator is None:
+        pick = summary.sort_values("peak_in_use_bytes", ascending=False).iloc[0]
+        host, allocator = pick["host"], pick["allocator"]
+    sel = summary[(summary["allocator"] == allocator) &
+                  ((summary["host"] == host) if host is not None else True)]
+    if not len(sel):
+        raise KeyError(f"no allocator {allocator!r}" + (f" on host {host!r}" if host else ""))
+    s = sel.iloc[0]
+    g = memory[(memory["host"] == s["host"]) & (memory["allocator"] == allocator)]
+    g = g.reset_index(drop=True)
+    peak_i = _peak_index(g)
+    peak_t = g["time_us"].iloc[peak_i]
+    step = s["peak_step_id"]
+    unmapped = int(s["peak_heap_bytes"])
+    unmapped_free = 0
+    live: dict[int, int] = {}
+    for i in range(len(g)):
+        r = g.iloc[i]
+        if r["time_us"] > peak_t:
+            break
+        if r["step_id"] != step:
+            continue
+        if r["activity"] == "ALLOCATION":
+            live[r["address"]] = i
+            unmapped -= r["allocation_bytes"]
+        else:
+            if r["address"] in live:
+                del live[r["address"]]
+            else:
+                unmapped_free += r["allocation_bytes"]
+            unmapped += r["allocation_bytes"]
+    unmapped -= unmapped_free
+    cols = ["allocation_bytes", "requested_bytes", "tf_op", "region_type", "data_type",
+            "tensor_shape"]
+    items = [{c: (g[c].iloc[i] if not pd.isna(g[c].iloc[i]) else "") for c in cols}
+             for i in live.values()]
+    if unmapped > 0:
+        items.append({"allocation_bytes": unmapped, "requested_bytes": unmapped,
+                      "tf_op": "unused preallocated device memory",
+                      "region_type": "persist/dynamic", "data_type": "INVALID",
+                      "tensor_shape": "unknown"})
+    if s["peak_stack_bytes"] > 0:
+        items.append({"allocation_bytes": int(s["peak_stack_bytes"]),
+                      "requested_bytes": int(s["peak_stack_bytes"]), "tf_op": "stack",
+                      "region_type": "stack", "data_type": "INVALID",
+                      "tensor_shape": "unknown"})
+    df = pd.DataFrame(items, columns=cols)
+    for c in cols[2:]:
+        df[c] = df[c].astype(str)
+    out = df.groupby(cols, sort=False).size().rename("occurrences").reset_index()
+    out = out.sort_values(["allocation_bytes", "requested_bytes", "tf_op", "region_type",
+                           "data_type", "tensor_shape"],
+                          ascending=[False, False, True, True, True, True], ignore_index=True)
+    out["step_id"] = int(step)
+    return out[["occurrences", *cols, "step_id"]]
+
+
+__all__ = ["DATA_TYPES", "MEMORY_COLUMNS", "memory_breakdown", "memory_events",
+           "memory_summary"]
