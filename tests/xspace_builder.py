@@ -170,7 +170,7 @@ def gpu_capture(host: str = "worker0", n_steps: int = 3, n_gpus: int = 2,
         dev = b.plane(f"/device:GPU:{g}", g + 1)
         for k, v in {"clock_rate": 1_530_000, "core_count": 80, "memory_size": 16 * 2**30,
                      "memory_bandwidth": 900 * 10**9, "compute_cap_major": 7,
-                     "compute_cap_minor": 0}.items():
+                     "compute_cap_minor": 0, "device_vendor": "Nvidia"}.items():
             dev.add_plane_stat(k, v)
         stream = dev.line("Stream #14(Compute)", 14, timestamp_ns=0)
         ops = dev.line("TensorFlow Ops", 0xDEADBEEF + 2, timestamp_ns=0)

@@ -164,6 +164,13 @@ class Run:
 
         return self.cached("memory", lambda: memory_events(self))
 
+    @property
+    def kernels(self) -> pd.DataFrame:
+        """GPU kernel statistics (see analysis.kernels); empty for CPU-only runs."""
+        from .analysis.kernels import kernel_stats
+
+        return self.cached("kernels", lambda: kernel_stats(self))
+
     def cached(self, key: str, compute: Callable[[], object]) -> object:
         """Memoise an analysis result on this run (analyses call this)."""
         if key not in self._cache:

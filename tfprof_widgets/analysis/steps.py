@@ -153,9 +153,13 @@ def step_events(run) -> pd.DataFrame:
         np.zeros(n, bool)
     dtypes[np.where(has_shapes, shape_half, half)] = DEVICE_COMPUTE_16
     dtypes[cat_lower.str.startswith("nccl").to_numpy()[codes]] = DEVICE_COLLECTIVES
-    dtypes[op_type == "MemcpyDToD"] = DEVICE_TO_DEVICE
-    dtypes[op_type == "MemcpyDToH"] = DEVICE_TO_HOST
-    dtypes[op_type == "MemcpyHToD"] = HOST_TO_DEVICE
+    # Copies: XProf only knows the 'MemcpyHToD' spelling, but GPU captures name them
+    # 'MemcpyH2D'/'MemcpyD2H'/'MemcpyD2D' (and 'MemcpyP2P'); both spellings count here.
+    for direction, typ in (("dtod", DEVICE_TO_DEVICE), ("d2d", DEVICE_TO_DEVICE),
+                           ("p2p", DEVICE_TO_DEVICE), ("dtoh", DEVICE_TO_HOST),
+                           ("d2h", DEVICE_TO_HOST), ("htod", HOST_TO_DEVICE),
+                           ("h2d", HOST_TO_DEVICE)):
+        dtypes[cat_lower.str.startswith(f"memcpy{direction}").to_numpy()[codes]] = typ
 
     start = to_ps(ev["start_us"].to_numpy())
     end = to_ps(ev["end_us"].to_numpy())
