@@ -14,8 +14,9 @@ Samples:
                  TF 2.21's ``start()`` ignores ProfilerOptions, so the capture is requested
                  through a profiler server in this process and xprof's capture client, which
                  does apply the options (see shared/reference/tf-2.21-capture-facts.md).
-  input_bound    A loop whose ``tf.data`` pipeline has a deliberately slow ``map`` and no
-                 prefetch: the device waits for input most of each step.
+  input_bound    A loop whose ``tf.data`` pipeline has a deliberately slow, sequential
+                 ``map`` and no prefetch (none injected either, no map+batch fusion): each
+                 step waits for its batch, and the Map iterator is the bottleneck.
 """
 
 from __future__ import annotations
@@ -118,6 +119,14 @@ def slow_preprocess(a, b):
     return a, b
 
 ds = tf.data.Dataset.from_tensor_slices((x, y)).map(slow_preprocess).batch(32)
+# Keep the map synchronous and visible: no automatically injected prefetch, no map+batch
+# fusion and no automatic parallelization, so each step's GetNext runs the slow map itself
+# (the input-bound case of the TF profiler guide) and the Map iterator is the bottleneck.
+opts = tf.data.Options()
+opts.experimental_optimization.inject_prefetch = False
+opts.experimental_optimization.map_and_batch_fusion = False
+opts.experimental_optimization.map_parallelization = False
+ds = ds.with_options(opts)
 
 @tf.function
 def train_step(a, b):

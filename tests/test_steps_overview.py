@@ -77,8 +77,9 @@ def test_overview_matches_xprof(sample):
 
 def test_input_bound_sample_is_diagnosed():
     o = overview_summary(tw.load(SAMPLES / "input_bound"))
-    assert o.input_classification == "both"
-    assert "POTENTIALLY input-bound" in o.input_statement
+    assert o.input_classification == "host"
+    assert o.input_statement.startswith("Your program is HIGHLY input-bound because ")
+    assert o.input_percent > 20
     assert o.n_steps == 8 and "input_pipeline_view" in o.tools
 
 
