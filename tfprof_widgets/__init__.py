@@ -3,6 +3,8 @@
     run = tfprof_widgets.load("logs/")     # newest capture under a logdir, or one file
     run.events                             # one row per trace event
     tfprof_widgets.list_runs("logs/")      # every capture under a logdir
+    run.steps, run.ops, run.kernels, run.memory       # analyses, as DataFrames
+    tfprof_widgets.overview_summary(run)   # TensorBoard's overview page, as an object
 """
 
 from .errors import (
@@ -13,6 +15,13 @@ from .errors import (
     ProfileNotFoundError,
     WrongFormatError,
 )
+from .analysis.input_pipeline import input_pipeline
+from .analysis.kernels import kernel_stats
+from .analysis.memory import memory_breakdown, memory_summary
+from .analysis.op_stats import op_stats
+from .analysis.overview import overview_summary
+from .analysis.steps import per_host_steps, step_breakdown
+from .analysis.tf_data import tf_data, tf_data_bottleneck
 from .readers.discovery import list_runs
 from .run import Run, load
 
@@ -26,7 +35,17 @@ __all__ = [
     "ProfileNotFoundError",
     "Run",
     "WrongFormatError",
+    "input_pipeline",
+    "kernel_stats",
     "list_runs",
     "load",
+    "memory_breakdown",
+    "memory_summary",
+    "op_stats",
+    "overview_summary",
+    "per_host_steps",
+    "step_breakdown",
+    "tf_data",
+    "tf_data_bottleneck",
     "__version__",
 ]
