@@ -63,16 +63,14 @@ class Run:
         self.t0_ns: int = int(tables["t0_ns"])
         self.errors = [f"{c.host}: {e}" for c in captures for e in c.errors]
         self.warnings = [f"{c.host}: {w}" for c in captures for w in c.warnings]
-        self._fill_typed_columns()
         self._cache: dict[str, object] = {}
+        self._fill_typed_columns()
 
     def _fill_typed_columns(self) -> None:
+        from .analysis.event_index import on_device
+
         ev = self.events
-        device = self.planes["device_kind"].isin(["GPU", "TPU", "CUSTOM"])
-        device_planes = set(zip(self.planes["host"][device], self.planes["plane"][device]))
-        pairs = pd.MultiIndex.from_arrays([ev["host"], ev["plane"]])
-        is_host = ~pairs.isin(list(device_planes)) if device_planes else np.ones(len(ev), bool)
-        ev["group_id"], ev["step"] = assign_groups(ev, self.event_stats, is_host)
+        ev["group_id"], ev["step"] = assign_groups(ev, self.event_stats, ~on_device(self))
         ev["tf_op"] = stat_categorical(self.event_stats, "tf_op", len(ev))
 
     # -- stats ----------------------------------------------------------------------------

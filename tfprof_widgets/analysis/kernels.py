@@ -14,6 +14,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from .event_index import event_line_ids, on_device
 from .grouping import stat_values
 from .tf_ops import is_derived_line, parse_tf_op
 
@@ -93,16 +94,9 @@ def kernel_stats(run) -> pd.DataFrame:
     n = len(ev)
     details, has_details = stat_values(run.event_stats, "kernel_details", n, numeric=False)
     equation, _ = stat_values(run.event_stats, "equation", n, numeric=False)
-    planes = run.planes.set_index(["host", "plane"])
-    pair = pd.MultiIndex.from_arrays([ev["host"], ev["plane"]])
-    kind = np.asarray(pair.map(planes["device_kind"]), dtype=object)
-    lines = run.lines.set_index(["host", "plane", "line"])["line_id"]
-    line_id = pd.MultiIndex.from_arrays([ev["host"], ev["plane"], ev["line"]]).map(lines) \
-        .to_numpy(dtype=np.int64)
     vendor = _plane_vendors(run)
-    keep = np.isin(kind, ["GPU", "TPU", "CUSTOM"]) & has_details & \
-        (ev["dur_us"].to_numpy() > 0) & ~is_derived_line(line_id) & \
-        (ev["occurrences"].to_numpy() == 1)
+    keep = on_device(run) & has_details & (ev["dur_us"].to_numpy() > 0) & \
+        ~is_derived_line(event_line_ids(run)) & (ev["occurrences"].to_numpy() == 1)
     rows = np.flatnonzero(keep)
     if not len(rows):
         return pd.DataFrame({c: [] for c in KERNEL_COLUMNS})
@@ -110,11 +104,15 @@ def kernel_stats(run) -> pd.DataFrame:
     names = sub["name"].astype(str).to_numpy()
     tf_op = sub["tf_op"].astype(object).to_numpy()
     op_names = np.array(["" if pd.isna(t) else parse_tf_op(str(t))[1] for t in tf_op], object)
-    params = pd.DataFrame([parse_kernel_details(d) for d in details[rows]])
+    uniq, inv = np.unique(details[rows].astype(str), return_inverse=True)
+    params = pd.DataFrame([parse_kernel_details(d) for d in uniq]).iloc[inv] \
+        .reset_index(drop=True)
     non_nvidia = np.array([v not in ("", "nvidia") for v in
                            (vendor.get((h, p), "") for h, p in
                             zip(sub["host"].astype(str), sub["plane"].astype(str)))])
-    uses_tc = np.array([bool(_TC_RE.search(k)) for k in names]) & ~non_nvidia
+    uniq_names, name_inv = np.unique(names, return_inverse=True)
+    uses_tc = np.array([bool(_TC_RE.search(k)) for k in uniq_names], bool)[name_inv] & \
+        ~non_nvidia
     eligible = np.array([einsum_eligible(e) or is_op_tensor_core_eligible(o)
                          for e, o in zip(equation[rows], op_names)]) | (uses_tc & (op_names != ""))
     df = pd.DataFrame({

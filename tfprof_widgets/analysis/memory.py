@@ -108,29 +108,24 @@ def memory_events(run) -> pd.DataFrame:
 
 
 def _fix_metadata(g: pd.DataFrame) -> pd.DataFrame:
-    """Per allocator: step ids outside steps become previous + 1; deallocations take the
-    op, region, type and shape of the allocation at the same address."""
+    """Per allocator (rows in time order): step ids outside steps become previous + 1;
+    a deallocation takes the op, region, type and shape of the allocation it frees (the
+    latest earlier event at its address, when that is an allocation)."""
     g = g.copy()
-    steps = g["step_id"].to_numpy().copy()
-    last = -1
-    for i, s in enumerate(steps):
-        if s < 0:
-            steps[i] = last + 1
-        else:
-            last = s
-    g["step_id"] = steps
-    cols = ["tf_op", "region_type", "data_type", "tensor_shape"]
-    values = {c: g[c].to_numpy(dtype=object).copy() for c in cols}
-    open_alloc: dict[int, int] = {}
-    for i, (act, addr) in enumerate(zip(g["activity"].to_numpy(), g["address"].to_numpy())):
-        if act == "ALLOCATION":
-            open_alloc.setdefault(addr, i)
-        elif addr in open_alloc:
-            j = open_alloc.pop(addr)
-            for c in cols:
-                values[c][i] = values[c][j]
-    for c in cols:
-        g[c] = values[c]
+    steps = g["step_id"].to_numpy()
+    valid = steps >= 0
+    last = pd.Series(np.where(valid, steps, np.nan)).ffill().fillna(-1).to_numpy()
+    g["step_id"] = np.where(valid, steps, last + 1).astype(np.int64)
+    order = np.lexsort((np.arange(len(g)), g["address"].to_numpy()))
+    addr = g["address"].to_numpy()[order]
+    is_alloc = (g["activity"].to_numpy() == "ALLOCATION")[order]
+    prev_same = np.r_[False, addr[1:] == addr[:-1]]
+    frees = ~is_alloc & prev_same & np.r_[False, is_alloc[:-1]]
+    targets, sources = order[frees], order[np.flatnonzero(frees) - 1]
+    for c in ("tf_op", "region_type", "data_type", "tensor_shape"):
+        values = g[c].to_numpy(dtype=object).copy()
+        values[targets] = values[sources]
+        g[c] = values
     return g
 
 
@@ -204,32 +199,32 @@ def memory_breakdown(run, allocator: str | None = None, host: str | None = None,
     s = sel.iloc[0]
     g = memory[(memory["host"] == s["host"]) & (memory["allocator"] == allocator)]
     g = g.reset_index(drop=True)
-    peak_i = _peak_index(g)
-    peak_t = g["time_us"].iloc[peak_i]
+    peak_t = g["time_us"].iloc[_peak_index(g)]
     step = s["peak_step_id"]
+    # The peak step's activity up to the peak, in time order (XProf's accounting).
+    upto = g.iloc[: int(np.searchsorted(g["time_us"].to_numpy(), peak_t, side="right"))]
+    upto = upto[upto["step_id"].to_numpy() == step]
     unmapped = int(s["peak_heap_bytes"])
     unmapped_free = 0
     live: dict[int, int] = {}
-    for i in range(len(g)):
-        r = g.iloc[i]
-        if r["time_us"] > peak_t:
-            break
-        if r["step_id"] != step:
-            continue
-        if r["activity"] == "ALLOCATION":
-            live[r["address"]] = i
-            unmapped -= r["allocation_bytes"]
+    for i, act, addr, nbytes in zip(upto.index, upto["activity"].to_numpy(),
+                                    upto["address"].to_numpy(),
+                                    upto["allocation_bytes"].to_numpy()):
+        if act == "ALLOCATION":
+            live[addr] = i
+            unmapped -= nbytes
         else:
-            if r["address"] in live:
-                del live[r["address"]]
+            if addr in live:
+                del live[addr]
             else:
-                unmapped_free += r["allocation_bytes"]
-            unmapped += r["allocation_bytes"]
+                unmapped_free += nbytes
+            unmapped += nbytes
     unmapped -= unmapped_free
     cols = ["allocation_bytes", "requested_bytes", "tf_op", "region_type", "data_type",
             "tensor_shape"]
-    items = [{c: (g[c].iloc[i] if not pd.isna(g[c].iloc[i]) else "") for c in cols}
-             for i in live.values()]
+    picked = g.loc[list(live.values()), cols]
+    items = [{c: ("" if pd.isna(v) else v) for c, v in zip(cols, row)}
+             for row in picked.itertuples(index=False)]
     if unmapped > 0:
         items.append({"allocation_bytes": unmapped, "requested_bytes": unmapped,
                       "tf_op": "unused preallocated device memory",

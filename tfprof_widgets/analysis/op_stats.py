@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .event_index import event_line_ids, on_device
 from .nesting import children_sum, direct_parents, to_ps
 from .tf_ops import is_derived_line, name_table, parse_tf_op
 
@@ -37,22 +38,11 @@ OP_STATS_COLUMNS = {
 
 
 def _line_ids(run) -> np.ndarray:
-    """The XLine id of each event's line."""
-    lines = run.lines
-    key = pd.MultiIndex.from_arrays([lines["host"], lines["plane"], lines["line"]])
-    ids = pd.Series(lines["line_id"].to_numpy(), index=key)
-    ev = run.events
-    return ids.reindex(pd.MultiIndex.from_arrays([ev["host"], ev["plane"], ev["line"]])) \
-        .to_numpy()
+    return event_line_ids(run)
 
 
 def _device_mask(run) -> np.ndarray:
-    ev = run.events
-    dev = run.planes[run.planes["device_kind"].isin(["GPU", "TPU", "CUSTOM"])]
-    if not len(dev):
-        return np.zeros(len(ev), bool)
-    pairs = pd.MultiIndex.from_arrays([ev["host"], ev["plane"]])
-    return pairs.isin(list(zip(dev["host"], dev["plane"])))
+    return on_device(run)
 
 
 def host_op_events(run) -> pd.DataFrame:

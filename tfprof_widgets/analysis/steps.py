@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .event_index import event_line_ids, on_device
 from .grouping import stat_values
 from .nesting import to_ps
 from .tf_ops import is_derived_line, name_table
@@ -104,13 +105,8 @@ def step_events(run) -> pd.DataFrame:
     ev = run.events
     n = len(ev)
     group = ev["group_id"].to_numpy(dtype=float, na_value=np.nan)
-    planes = run.planes.set_index(["host", "plane"])["device_kind"]
-    kind = pd.MultiIndex.from_arrays([ev["host"], ev["plane"]]).map(planes)
-    on_device = np.isin(np.asarray(kind, dtype=object), ["GPU", "TPU", "CUSTOM"])
-    lines = run.lines.set_index(["host", "plane", "line"])["line_id"]
-    line_id = pd.MultiIndex.from_arrays([ev["host"], ev["plane"], ev["line"]]).map(lines) \
-        .to_numpy(dtype=np.int64)
-    derived = is_derived_line(line_id)
+    device = on_device(run)
+    derived = is_derived_line(event_line_ids(run))
     names = ev["name"]
     table = name_table(names)
     codes = names.cat.codes.to_numpy()
@@ -123,13 +119,13 @@ def step_events(run) -> pd.DataFrame:
     shapes, has_shapes = stat_values(run.event_stats, "tensor_shapes", n, numeric=False)
 
     # Device step markers: events on a device's 'Steps' line.
-    dev_marker = grouped & on_device & (ev["line"].astype(str).to_numpy() == "Steps")
+    dev_marker = grouped & device & (ev["line"].astype(str).to_numpy() == "Steps")
     # Device events: on a device's own lines, with a correlation id and a group.
-    dev_event = grouped & on_device & ~derived & has_corr
+    dev_event = grouped & device & ~derived & has_corr
     has_device = bool(dev_marker.any() or dev_event.any())
     device_groups = set(group[dev_marker | dev_event].astype(np.int64).tolist())
 
-    host = grouped & ~on_device
+    host = grouped & ~device
     if has_device:  # on GPU runs only host events of steps the device ran count
         host &= np.isin(group, list(device_groups))
     explicit = _is_explicit_marker(names) & host
