@@ -130,6 +130,8 @@ class StatRows:
         parts_offsets = [(p, o) for p, o in zip(parts, offsets) if len(p)]
         if not parts_offsets:
             return cls.empty()
+        if len(parts_offsets) == 1 and parts_offsets[0][1] == 0:
+            return parts_offsets[0][0]
         return cls(
             np.concatenate([p.owner + o for p, o in parts_offsets]),
             concat_categoricals([p.name for p, _ in parts_offsets]),
@@ -203,6 +205,8 @@ def categorical_from_codes(codes: np.ndarray, values: list) -> pd.Categorical:
 
 def concat_categoricals(parts: list[pd.Categorical]) -> pd.Categorical:
     """Concatenate categoricals whose categories differ, by re-coding onto their union."""
+    if len(parts) == 1:
+        return parts[0]
     values: list = []
     codes = []
     for p in parts:
