@@ -181,3 +181,21 @@ def test_columns():
     steps = tw.load(SAMPLES / "input_bound").steps
     assert list(steps.columns) == list(STEP_COLUMNS)
     assert len(overview_steps(steps)) == len(steps) - 2
+
+
+def test_every_table_has_host_on_a_multi_host_run(tmp_path):
+    from xspace_builder import write_multi_host_run
+
+    write_multi_host_run(tmp_path, hosts=("a", "b"), n_steps=3)
+    run = tw.load(tmp_path)
+    for name, table in [("steps", run.steps), ("ops", run.ops), ("kernels", run.kernels),
+                        ("memory", run.memory), ("memory_summary", tw.memory_summary(run))]:
+        assert set(table["host"].astype(str)) == {"a", "b"}, name
+    ops = run.ops
+    # Each host's percentages add up on its own.
+    for _, g in ops.groupby(["host", "host_or_device"], observed=True):
+        assert g["self_time_percent"].sum() == pytest.approx(100)
+    # The two hosts ran the same program: identical per-host op tables.
+    a = ops[ops["host"] == "a"].drop(columns="host").reset_index(drop=True)
+    b = ops[ops["host"] == "b"].drop(columns="host").reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b)

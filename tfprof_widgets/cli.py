@@ -7,6 +7,8 @@ import sys
 
 import pandas as pd
 
+from .analysis.overview import overview_summary
+from .analysis.tf_data import tf_data_bottleneck
 from .errors import ProfileError
 from .readers.discovery import list_runs
 from .run import Run, load
@@ -32,7 +34,26 @@ def summary_text(run: Run, top: int = 10) -> str:
              .nlargest(top, "sum").rename(columns={"size": "count", "sum": "total_us",
                                                    "mean": "avg_us"}))
     parts += [f"Top {top} event names by total duration (nested events overlap their parents)",
-              heavy.to_string(float_format="{:,.1f}".format)]
+              heavy.to_string(float_format="{:,.1f}".format), ""]
+    o = overview_summary(run)
+    parts += ["Overview (steps XProf would average: all but the first and last)",
+              *o._repr_lines()]
+    if o.n_steps:
+        avg = pd.Series(o.breakdown_ms_avg).rename(lambda c: c.removesuffix("_us"))
+        parts += ["Average step-time breakdown, ms:",
+                  avg[avg > 0].to_string(float_format="{:,.3f}".format)]
+    ops = o.top_ops[["host_or_device", "type", "operation", "occurrences",
+                     "total_self_time_us", "self_time_percent"]]
+    if len(ops):
+        parts += ["", f"Top {len(ops)} TF ops by self time",
+                  ops.to_string(index=False, float_format="{:,.1f}".format)]
+    bottleneck = tf_data_bottleneck(run)
+    if len(bottleneck):
+        b = bottleneck.iloc[0]
+        parts += ["", f"tf.data: slowest pipeline call {b['max_latency_us']:,.1f} us; "
+                      f"bottleneck {b['iterator_long_name']} "
+                      f"({b['iterator_latency_us']:,.1f} us self time)",
+                  f"  {b['suggestion']}"]
     if run.warnings or run.errors:
         parts += ["", "Profiler errors/warnings:", *run.errors, *run.warnings]
     return "\n".join(parts)
