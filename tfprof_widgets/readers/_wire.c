@@ -192,10 +192,12 @@ static int walk_event(walk_t *w, const uint8_t *p, const uint8_t *end, int32_t l
     return 0;
 }
 
-/* A line's events (field 4) are walked; every other field's raw bytes go to its header. */
-static int walk_line(walk_t *w, const uint8_t *p, const uint8_t *end, int32_t plane) {
-    buf_t hdr = {0};
-    int32_t me = w->n_lines++;
+typedef int (*child_fn)(walk_t *, const uint8_t *, const uint8_t *, int32_t);
+
+/* Walks one message: each length-delimited field `child_field` is handed to `child` (with
+ * `child_arg`); every other field's raw bytes are appended to `hdr`. */
+static int walk_split(walk_t *w, const uint8_t *p, const uint8_t *end, int child_field,
+                      child_fn child, int32_t child_arg, buf_t *hdr) {
     int rc = 0;
     while (p < end && !rc) {
         const uint8_t *start = p;
@@ -203,15 +205,22 @@ static int walk_line(walk_t *w, const uint8_t *p, const uint8_t *end, int32_t pl
         const uint8_t *sub_end;
         if ((rc = read_varint(w, &p, end, &tag))) break;
         int field = (int)(tag >> 3), wt = (int)(tag & 7);
-        if (field == 4 && wt == 2) {
+        if (field == child_field && wt == 2) {
             if ((rc = read_len(w, &p, end, &sub_end))) break;
-            rc = walk_event(w, p, sub_end, me);
+            rc = child(w, p, sub_end, child_arg);
             p = sub_end;
         } else {
             if ((rc = skip_field(w, &p, end, wt))) break;
-            if (buf_put(&hdr, start, (size_t)(p - start))) { PyErr_NoMemory(); rc = -2; }
+            if (buf_put(hdr, start, (size_t)(p - start))) { PyErr_NoMemory(); rc = -2; }
         }
     }
+    return rc;
+}
+
+/* A line: its events (field 4) become columns, the rest its header (plane index, bytes). */
+static int walk_line(walk_t *w, const uint8_t *p, const uint8_t *end, int32_t plane) {
+    buf_t hdr = {0};
+    int rc = walk_split(w, p, end, 4, walk_event, w->n_lines++, &hdr);
     if (!rc) {
         PyObject *item = Py_BuildValue("(iy#)", plane, hdr.data ? hdr.data : "", (Py_ssize_t)hdr.len);
         if (!item || PyList_Append(w->lines, item)) rc = -2;
@@ -221,25 +230,10 @@ static int walk_line(walk_t *w, const uint8_t *p, const uint8_t *end, int32_t pl
     return rc;
 }
 
-/* A plane's lines (field 3) are walked; every other field's raw bytes go to its header. */
+/* A plane: its lines (field 3) are walked, the rest becomes its header. */
 static int walk_plane(walk_t *w, const uint8_t *p, const uint8_t *end, int32_t me) {
     buf_t hdr = {0};
-    int rc = 0;
-    while (p < end && !rc) {
-        const uint8_t *start = p;
-        uint64_t tag;
-        const uint8_t *sub_end;
-        if ((rc = read_varint(w, &p, end, &tag))) break;
-        int field = (int)(tag >> 3), wt = (int)(tag & 7);
-        if (field == 3 && wt == 2) {
-            if ((rc = read_len(w, &p, end, &sub_end))) break;
-            rc = walk_line(w, p, sub_end, me);
-            p = sub_end;
-        } else {
-            if ((rc = skip_field(w, &p, end, wt))) break;
-            if (buf_put(&hdr, start, (size_t)(p - start))) { PyErr_NoMemory(); rc = -2; }
-        }
-    }
+    int rc = walk_split(w, p, end, 3, walk_line, me, &hdr);
     if (!rc) {
         PyObject *item = PyBytes_FromStringAndSize(hdr.data ? hdr.data : "", (Py_ssize_t)hdr.len);
         if (!item || PyList_Append(w->planes, item)) rc = -2;
