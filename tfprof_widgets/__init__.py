@@ -16,14 +16,14 @@ from .errors import (
     WrongFormatError,
 )
 from .analysis.input_pipeline import input_pipeline
-from .analysis.kernels import kernel_stats
 from .analysis.memory import memory_breakdown, memory_summary
-from .analysis.op_stats import op_stats
 from .analysis.overview import overview_summary
 from .analysis.steps import per_host_steps, step_breakdown
 from .analysis.tf_data import tf_data, tf_data_bottleneck
 from .readers.discovery import list_runs
 from .run import Run, load
+from .widgets import (compare, input_pipeline_view, kernel_stats, memory_timeline, op_stats,
+                      overview, tf_data_graph, timeline)
 
 __version__ = "0.1.0"
 
@@ -35,17 +35,23 @@ __all__ = [
     "ProfileNotFoundError",
     "Run",
     "WrongFormatError",
+    "compare",
     "input_pipeline",
+    "input_pipeline_view",
     "kernel_stats",
     "list_runs",
     "load",
     "memory_breakdown",
     "memory_summary",
+    "memory_timeline",
     "op_stats",
+    "overview",
     "overview_summary",
     "per_host_steps",
     "step_breakdown",
     "tf_data",
     "tf_data_bottleneck",
+    "tf_data_graph",
+    "timeline",
     "__version__",
 ]

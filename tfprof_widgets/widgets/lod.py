@@ -1,0 +1,184 @@
+"""Level of detail for the trace timeline: what to draw for a time window.
+
+A browser stays smooth with a few thousand marks, not millions, so a view never holds more
+than ``budget`` (5,000) marks. Events are laid out in lanes, one per (thread/stream, nesting
+depth), sorted by start. For a window:
+
+* if it holds at most ``budget`` events, they are all returned as they are;
+* otherwise events at least one pixel column wide are kept, and the rest are counted per
+  (lane, column) and returned as "n events" blocks; columns are widened until the total
+  fits the budget.
+
+Counting uses binary searches on each lane's sorted starts, so a zoomed-out view of ten
+million events costs a few milliseconds of searching, not a pass over all events.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+
+MAX_MARKS = 5000
+
+
+@dataclasses.dataclass
+class Marks:
+    """What one view draws. Raw events and merged blocks share the columns; ``count`` is 1
+    for a raw event and N for a block of N small events."""
+
+    lane: np.ndarray  # int: index into TimelineModel.lane_labels
+    start_us: np.ndarray
+    end_us: np.ndarray
+    count: np.ndarray
+    row: np.ndarray  # row in Run.events for raw events, -1 for blocks
+    name: np.ndarray  # object: event name, or "N events"
+    x0: float
+    x1: float
+
+    def __len__(self) -> int:
+        return len(self.lane)
+
+    @property
+    def raw(self) -> np.ndarray:
+        return self.count == 1
+
+
+class TimelineModel:
+    """Events arranged in lanes with the indexes needed to cut any window quickly.
+
+    Built from a ``Run.events``-shaped frame (host, plane, line, name, start_us, end_us,
+    occurrences); aggregated events (no start time) are left out.
+    """
+
+    def __init__(self, events: pd.DataFrame, max_depth: int = 6) -> None:
+        timed = np.flatnonzero((events["occurrences"].to_numpy() == 1) &
+                               ~np.isnan(events["start_us"].to_numpy()))
+        start = events["start_us"].to_numpy()[timed]
+        end = np.maximum(events["end_us"].to_numpy()[timed], start)
+        line_key = (events["host"].cat.codes.to_numpy()[timed].astype(np.int64) << 42) | \
+            (events["plane"].cat.codes.to_numpy()[timed].astype(np.int64) << 21) | \
+            events["line"].cat.codes.to_numpy()[timed].astype(np.int64)
+        depth = np.zeros(len(timed), np.int64)
+        # Events arrive sorted by line then start; depth = events open at each start.
+        cuts = np.flatnonzero(np.diff(line_key)) + 1
+        bounds = np.r_[0, cuts, len(timed)]
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            ends_sorted = np.sort(end[a:b])
+            closed = np.searchsorted(ends_sorted, start[a:b], side="right")
+            depth[a:b] = np.arange(b - a) - closed
+        depth = np.clip(depth, 0, max_depth)
+        # Lanes: one per (line, depth) that occurs, in line order then depth.
+        lane_key = line_key * (max_depth + 1) + depth
+        uniq, lane = np.unique(lane_key, return_inverse=True)
+        order = np.lexsort((start, lane))
+        self.lane = lane[order].astype(np.int32)
+        self.start = start[order]
+        self.end = end[order]
+        self.row = timed[order]
+        self.names = events["name"]
+        self.name_codes = events["name"].cat.codes.to_numpy()[self.row]
+        self.n_lanes = len(uniq)
+        lane_lines = uniq // (max_depth + 1)
+        lane_depth = uniq % (max_depth + 1)
+        hosts = events["host"].cat.categories
+        planes = events["plane"].cat.categories
+        lines = events["line"].cat.categories
+        multi_host = len(hosts) > 1
+        self.lane_labels = [
+            (f"{hosts[k >> 42]} · " if multi_host else "") +
+            f"{planes[(k >> 21) & ((1 << 21) - 1)]} · {lines[k & ((1 << 21) - 1)]}" +
+            (f" [{d}]" if d else "")
+            for k, d in zip(lane_lines.tolist(), lane_depth.tolist())]
+        self.lane_offsets = np.searchsorted(self.lane, np.arange(self.n_lanes + 1))
+        # Within a lane, the running maximum of end times is sorted even where nesting was
+        # imperfect, so it can be binary-searched for "ends after x0".
+        reach = self.end.copy()
+        for a, b in zip(self.lane_offsets[:-1], self.lane_offsets[1:]):
+            np.maximum.accumulate(reach[a:b], out=reach[a:b])
+        self.reach = reach
+        self.t_min = float(self.start.min()) if len(self.start) else 0.0
+        self.t_max = float(self.end.max()) if len(self.end) else 0.0
+        self._dur_order = np.argsort(-(self.end - self.start), kind="stable")
+        self._dur_sorted = (self.end - self.start)[self._dur_order]
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def _window_ranges(self, x0: float, x1: float) -> tuple[np.ndarray, np.ndarray]:
+        """Per lane, the index range of events overlapping [x0, x1]."""
+        lo, hi = self.lane_offsets[:-1], self.lane_offsets[1:]
+        i0 = np.empty(self.n_lanes, np.int64)
+        i1 = np.empty(self.n_lanes, np.int64)
+        for k in range(self.n_lanes):
+            a, b = lo[k], hi[k]
+            i0[k] = a + np.searchsorted(self.reach[a:b], x0, side="right")
+            i1[k] = a + np.searchsorted(self.start[a:b], x1, side="left")
+        return i0, np.maximum(i1, i0)
+
+    def view(self, x0: float | None = None, x1: float | None = None, px: int = 1200,
+             budget: int = MAX_MARKS) -> Marks:
+        """The marks to draw for the window [x0, x1] (µs) at ``px`` pixels of width."""
+        x0 = self.t_min if x0 is None else float(x0)
+        x1 = self.t_max if x1 is None else float(x1)
+        if x1 <= x0:
+            x1 = x0 + 1e-3
+        i0, i1 = self._window_ranges(x0, x1)
+        n = int((i1 - i0).sum())
+        if n <= budget:
+            idx = np.concatenate([np.arange(a, b) for a, b in zip(i0, i1)]) if n else \
+                np.zeros(0, np.int64)
+            return self._raw(idx, x0, x1)
+        cols = max(1, px)
+        while True:
+            width = (x1 - x0) / cols
+            big = self._big_events(x0, x1, width, i0, i1)
+            counts, edges = self._column_counts(x0, x1, cols, i0)
+            n_blocks = int((counts > 0).sum())
+            if len(big) + n_blocks <= budget or cols == 1:
+                break
+            cols = max(1, cols // 2)
+        lanes_b, cols_b = np.nonzero(counts)
+        blocks = Marks(lane=lanes_b.astype(np.int32), start_us=edges[cols_b],
+                       end_us=edges[cols_b + 1], count=counts[lanes_b, cols_b],
+                       row=np.full(len(lanes_b), -1, np.int64),
+                       name=np.array([f"{c:,} events" for c in counts[lanes_b, cols_b]],
+                                     dtype=object), x0=x0, x1=x1)
+        raw = self._raw(big, x0, x1)
+        return Marks(*(np.concatenate([getattr(blocks, f), getattr(raw, f)])
+                       for f in ("lane", "start_us", "end_us", "count", "row", "name")),
+                     x0=x0, x1=x1)
+
+    def _raw(self, idx: np.ndarray, x0: float, x1: float) -> Marks:
+        names = self.names.cat.categories.to_numpy(dtype=object)[self.name_codes[idx]] \
+            if len(idx) else np.zeros(0, object)
+        return Marks(self.lane[idx], self.start[idx], self.end[idx],
+                     np.ones(len(idx), np.int64), self.row[idx], names, x0, x1)
+
+    def _big_events(self, x0, x1, width, i0, i1) -> np.ndarray:
+        """Indexes of events in the window at least ``width`` long."""
+        n_big_total = int(np.searchsorted(-self._dur_sorted, -width, side="right"))
+        n_window = int((i1 - i0).sum())
+        if n_big_total <= n_window:
+            cand = self._dur_order[:n_big_total]
+            keep = (self.start[cand] < x1) & (self.end[cand] > x0)
+            return np.sort(cand[keep])
+        idx = np.concatenate([np.arange(a, b) for a, b in zip(i0, i1)])
+        return idx[(self.end[idx] - self.start[idx]) >= width]
+
+    def _column_counts(self, x0, x1, cols, i0) -> tuple[np.ndarray, np.ndarray]:
+        """Events starting in each (lane, column), plus those already running at x0 counted
+        in the first column."""
+        edges = np.linspace(x0, x1, cols + 1)
+        counts = np.zeros((self.n_lanes, cols), np.int64)
+        lo, hi = self.lane_offsets[:-1], self.lane_offsets[1:]
+        for k in range(self.n_lanes):
+            a, b = lo[k], hi[k]
+            if a == b:
+                continue
+            pos = np.searchsorted(self.start[a:b], edges, side="left")
+            c = np.diff(pos)
+            c[0] += max(0, pos[0] - (i0[k] - a))  # started before x0, still running
+            counts[k] = c
+        return counts, edges
