@@ -25,7 +25,10 @@ def op_diff(ops_a: pd.DataFrame, ops_b: pd.DataFrame) -> pd.DataFrame:
         return g.agg(self_time_us=("total_self_time_us", "sum"),
                      occurrences=("occurrences", "sum"))
 
-    m = prep(ops_a).join(prep(ops_b), how="outer", lsuffix="_a", rsuffix="_b").fillna(0)
+    m = prep(ops_a).merge(prep(ops_b), how="outer", left_index=True, right_index=True,
+                          suffixes=("_a", "_b")).fillna(0)
+    m[["occurrences_a", "occurrences_b"]] = m[["occurrences_a", "occurrences_b"]].astype(
+        "int64")
     m = m.rename(columns={"self_time_us_a": "self_time_a_us",
                           "self_time_us_b": "self_time_b_us"})
     m["delta_us"] = m["self_time_b_us"] - m["self_time_a_us"]
@@ -68,7 +71,7 @@ class CompareView(View):
     def html_body(self, plot) -> str:
         return (f"<p style='font:13px sans-serif'>{esc(self.headline())}</p>" +
                 "".join(plot(f) for f in self.figures().values()) +
-                csv_link(self.diff, "op_diff.csv") +
+                f"<div>{csv_link(self.diff, 'op_diff.csv')}</div>" +
                 html_table(self.diff, max_rows=25, title="Ops that changed most (self time)"))
 
     def widget(self):

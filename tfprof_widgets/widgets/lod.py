@@ -129,12 +129,16 @@ class TimelineModel:
         if n <= budget:
             idx = np.concatenate([np.arange(a, b) for a, b in zip(i0, i1)]) if n else \
                 np.zeros(0, np.int64)
-            return self._raw(idx, x0, x1)
+            # The running maximum of ends over-includes events that end before x0.
+            return self._raw(idx[self.end[idx] > x0], x0, x1)
         cols = max(1, px)
         while True:
             width = (x1 - x0) / cols
             big = self._big_events(x0, x1, width, i0, i1)
             counts, edges = self._column_counts(x0, x1, cols, i0)
+            # Events drawn as they are leave the count of the column where they start.
+            big_col = np.clip(((self.start[big] - x0) / width).astype(np.int64), 0, cols - 1)
+            np.subtract.at(counts, (self.lane[big], big_col), 1)
             n_blocks = int((counts > 0).sum())
             if len(big) + n_blocks <= budget or cols == 1:
                 break

@@ -58,8 +58,9 @@ class TimelineView(View):
                     for r in m.row]
         text = [f"{esc(n)}<br>{d:,.3f} µs{s}" for n, d, s in zip(m.name, dur, step_txt)]
         colors = [(_color(n) if r else BLOCK_COLOR) for n, r in zip(m.name, raw)]
+        label = np.where(raw, m.name, "")  # names inside the bars, where they fit
         return {"y": labels, "base": m.start_us, "x": np.maximum(dur, 0.0), "text": text,
-                "customdata": m.row, "colors": colors}
+                "label": label, "customdata": m.row, "colors": colors}
 
     def payload_bytes(self, marks: Marks | None = None) -> int:
         d = self.trace_data(marks)
@@ -70,15 +71,16 @@ class TimelineView(View):
         d = self.trace_data()
         fig = go.Figure(go.Bar(
             orientation="h", y=d["y"], base=d["base"], x=d["x"], customdata=d["customdata"],
-            hovertext=d["text"], hoverinfo="text", marker=dict(color=d["colors"],
-                                                               line=dict(width=0)),
-            uid="timeline-events"))
+            hovertext=d["text"], hoverinfo="text", text=d["label"], textposition="inside",
+            insidetextanchor="start", textfont=dict(size=10, color="white"),
+            marker=dict(color=d["colors"], line=dict(width=0)), uid="timeline-events"))
         lanes = self.model.lane_labels
         x0, x1 = self.marks.x0, self.marks.x1
         shapes, notes = self._step_bands(x0, x1)
         fig.update_layout(
-            title=f"{self.title} ({len(self.marks):,} marks for "
-                  f"{int(self.marks.count.sum()):,} events)",
+            title=f"{len(self.marks):,} marks for {int(self.marks.count.sum()):,} events "
+                  f"(drag to zoom, double-click to reset)",
+            uniformtext=dict(minsize=8, mode="hide"),
             barmode="overlay", bargap=0.15, height=max(260, 26 * len(lanes) + 90),
             margin=dict(l=10, r=10, t=40, b=30), template="plotly_white",
             xaxis=dict(title="µs", range=[x0, x1]), shapes=shapes, annotations=notes,
@@ -91,14 +93,16 @@ class TimelineView(View):
         steps = steps[(steps["start_us"] < x1) &
                       (steps["start_us"] + steps["step_time_us"] > x0)].head(200)
         shapes, notes = [], []
+        min_label_width = (x1 - x0) / 40  # narrower bands stay unlabelled
         for i, (s, t, n) in enumerate(zip(steps["start_us"], steps["step_time_us"],
                                           steps["step"])):
             shapes.append(dict(type="rect", xref="x", yref="paper", x0=s, x1=s + t, y0=0,
                                y1=1, fillcolor="#888" if i % 2 else "#bbb", opacity=0.12,
                                line_width=0, layer="below"))
-            notes.append(dict(x=s, y=1, xref="x", yref="paper", text=f"step {n}",
-                              showarrow=False, xanchor="left", yanchor="bottom",
-                              font=dict(size=10, color="#555")))
+            if t >= min_label_width:
+                notes.append(dict(x=max(s, x0), y=1, xref="x", yref="paper",
+                                  text=f"step {n}", showarrow=False, xanchor="left",
+                                  yanchor="bottom", font=dict(size=10, color="#555")))
         return shapes, notes
 
     def figures(self):
@@ -136,7 +140,7 @@ class TimelineView(View):
             with fw.batch_update():
                 bar = fw.data[0]
                 bar.y, bar.base, bar.x = d["y"], d["base"], d["x"]
-                bar.customdata, bar.hovertext = d["customdata"], d["text"]
+                bar.customdata, bar.hovertext, bar.text = d["customdata"], d["text"], d["label"]
                 bar.marker.color = d["colors"]
                 shapes, notes = self._step_bands(marks.x0, marks.x1)
                 fw.layout.shapes, fw.layout.annotations = shapes, notes

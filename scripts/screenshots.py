@@ -1,0 +1,75 @@
+"""Render every widget's static HTML in headless Chromium, offline, and screenshot it.
+
+    python scripts/screenshots.py [OUT_DIR]
+
+Uses Debian's Chromium (apt-get install chromium) through Playwright, with every request
+that is not a local file aborted: what shows up is what an offline reader of an exported
+notebook or report sees. Prints each PNG's path and how many plotly plots rendered.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+def pages() -> dict[str, str]:
+    import tfprof_widgets as tw
+    from golden_tables import synthetic_gpu_path
+    from tfprof_widgets.widgets._display import reset_plotlyjs
+
+    samples = ROOT / "sample_profiles"
+    ib, cl = tw.load(samples / "input_bound"), tw.load(samples / "custom_loop")
+    gpu = tw.load(synthetic_gpu_path())
+    views = {
+        "overview": tw.overview(ib), "op_stats_cpu": tw.op_stats(cl),
+        "op_stats_gpu": tw.op_stats(gpu), "timeline": tw.timeline(cl),
+        "timeline_zoomed": tw.timeline(cl, window=(20000.0, 21000.0)),
+        "memory_timeline": tw.memory_timeline(ib), "tf_data_graph": tw.tf_data_graph(ib),
+        "kernel_stats": tw.kernel_stats(gpu), "input_pipeline": tw.input_pipeline_view(ib),
+        "compare": tw.compare(ib, cl, names=("input_bound", "custom_loop")),
+    }
+    out = {}
+    for name, view in views.items():
+        reset_plotlyjs()
+        out[name] = ("<!doctype html><html><head><meta charset='utf-8'></head>"
+                     f"<body style='margin:12px;width:1250px'>{view.html()}</body></html>")
+    return out
+
+
+def shoot(out_dir: pathlib.Path) -> dict[str, int]:
+    from playwright.sync_api import sync_playwright
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    counts = {}
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(
+            "file:") else route.abort())
+        for name, html in pages().items():
+            f = pathlib.Path(tmp) / f"{name}.html"
+            f.write_text(html, encoding="utf-8")
+            page.goto(f.as_uri())
+            page.wait_for_load_state("load")
+            page.wait_for_timeout(300)
+            counts[name] = page.locator(".js-plotly-plot").count()
+            png = out_dir / f"{name}.png"
+            page.screenshot(path=str(png), full_page=True)
+            print(f"{png}  plots: {counts[name]}")
+        browser.close()
+    return counts
+
+
+if __name__ == "__main__":
+    shoot(pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "screenshots"))
