@@ -85,11 +85,12 @@ class TimelineModel:
         hosts = events["host"].cat.categories
         planes = events["plane"].cat.categories
         lines = events["line"].cat.categories
-        multi_host = len(hosts) > 1
+        multi_host = len(set((lane_lines >> 42).tolist())) > 1
+        multi_plane = len(set((lane_lines >> 21).tolist())) > 1
         self.lane_labels = [
             (f"{hosts[k >> 42]} · " if multi_host else "") +
-            f"{planes[(k >> 21) & ((1 << 21) - 1)]} · {lines[k & ((1 << 21) - 1)]}" +
-            (f" [{d}]" if d else "")
+            (f"{planes[(k >> 21) & ((1 << 21) - 1)]} · " if multi_plane else "") +
+            f"{lines[k & ((1 << 21) - 1)]}" + (f" [{d}]" if d else "")
             for k, d in zip(lane_lines.tolist(), lane_depth.tolist())]
         self.lane_offsets = np.searchsorted(self.lane, np.arange(self.n_lanes + 1))
         # Within a lane, the running maximum of end times is sorted even where nesting was
