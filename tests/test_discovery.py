@@ -3,9 +3,8 @@
 import os
 import time
 
-import pandas as pd
 import pytest
-from conftest import SAMPLES, sample_files, tree_state
+from conftest import SAMPLES, sample_files
 from xspace_builder import gpu_capture, write_multi_host_run
 
 import tfprof_widgets as tw
@@ -47,7 +46,7 @@ def test_run_directory_and_single_file(tmp_path):
 
 
 def test_list_runs(tmp_path):
-    logdir = make_logdir(tmp_path)
+    make_logdir(tmp_path)
     write_multi_host_run(tmp_path / "other")
     df = tw.list_runs(tmp_path)
     assert list(df.columns) == list(schema.RUNS)

@@ -1,6 +1,5 @@
 """Memory profile (run.memory, memory_summary, memory_breakdown) against xprof."""
 
-import numpy as np
 import pandas as pd
 import pytest
 from conftest import SAMPLES

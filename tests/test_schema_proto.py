@@ -1,7 +1,6 @@
 """Our wire-compatible schema matches TF's xplane.proto field numbers; regeneration is exact."""
 
 import importlib.util
-import pathlib
 import shutil
 import subprocess
 import sys

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import SAMPLES
-from golden_tables import golden, synthetic_gpu_path
+from golden_tables import golden
 from xspace_builder import US, XSpaceBuilder
 
 import tfprof_widgets as tw
@@ -199,3 +199,12 @@ def test_every_table_has_host_on_a_multi_host_run(tmp_path):
     a = ops[ops["host"] == "a"].drop(columns="host").reset_index(drop=True)
     b = ops[ops["host"] == "b"].drop(columns="host").reset_index(drop=True)
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_overview_summary_as_a_table():
+    o = overview_summary(tw.load(SAMPLES / "input_bound"))
+    table = o.to_frame().set_index("name")["value"]
+    assert table["input_classification"] == "host"
+    assert table["n_steps"] == 8
+    assert table["avg_input_us"] == pytest.approx(o.breakdown_ms_avg["input_us"])
+    assert "HIGHLY input-bound" in repr(o)

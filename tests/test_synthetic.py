@@ -1,9 +1,7 @@
 """Synthetic XSpaces for what CPU TensorFlow cannot produce: GPUs, kernels, allocators, hosts."""
 
-import gzip
 
 import numpy as np
-import pandas as pd
 import pytest
 from xspace_builder import (KERNELS, US, XSpaceBuilder, gpu_capture, protobuf_walk_counts,
                             write_multi_host_run)

@@ -1,7 +1,6 @@
 """tf.data bottleneck analysis. xprof 2.24 no longer ships this tool, so the answers are
 stated here from how the pipelines were built (see sample_profiles/make_samples.py)."""
 
-import numpy as np
 import pytest
 from conftest import SAMPLES
 from xspace_builder import US, XSpaceBuilder

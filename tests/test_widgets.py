@@ -1,11 +1,9 @@
 """Widgets: figure data equals the analyses, filters work, the timeline stays within budget,
 and every view carries a live view plus static HTML."""
 
-import pathlib
 import sys
 
 import numpy as np
-import pandas as pd
 import pytest
 from conftest import ROOT, SAMPLES
 from golden_tables import synthetic_gpu_path

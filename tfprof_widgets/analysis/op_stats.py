@@ -37,22 +37,14 @@ OP_STATS_COLUMNS = {
 }
 
 
-def _line_ids(run) -> np.ndarray:
-    return event_line_ids(run)
-
-
-def _device_mask(run) -> np.ndarray:
-    return on_device(run)
-
-
 def host_op_events(run) -> pd.DataFrame:
     """Host op events with their parsed name/type, self time and line id (one row each)."""
     ev = run.events
     table = name_table(ev["name"])
     codes = ev["name"].cat.codes.to_numpy()
     category = table["category"].to_numpy()[codes]
-    line_id = _line_ids(run)
-    keep = (category != "unknown") & ~_device_mask(run) & (ev["occurrences"].to_numpy() == 1) \
+    line_id = event_line_ids(run)
+    keep = (category != "unknown") & ~on_device(run) & (ev["occurrences"].to_numpy() == 1) \
         & ~is_derived_line(line_id)
     rows = np.flatnonzero(keep)
     sub = ev.iloc[rows]
@@ -82,7 +74,7 @@ def host_op_events(run) -> pd.DataFrame:
 def device_op_events(run) -> pd.DataFrame:
     """Device kernels with a tf_op stat, attributed to that op (one row per kernel)."""
     ev = run.events
-    dev = _device_mask(run) & ~is_derived_line(_line_ids(run)) & \
+    dev = on_device(run) & ~is_derived_line(event_line_ids(run)) & \
         ev["tf_op"].notna().to_numpy()
     rows = np.flatnonzero(dev)
     sub = ev.iloc[rows]
@@ -106,7 +98,7 @@ def _device_spans(run) -> pd.DataFrame:
     """First start and last end of all events on each device's own (non-derived) lines:
     kernels and memcpys alike, as XProf measures a device's total time."""
     ev = run.events
-    keep = _device_mask(run) & ~is_derived_line(_line_ids(run)) & \
+    keep = on_device(run) & ~is_derived_line(event_line_ids(run)) & \
         (ev["occurrences"].to_numpy() == 1)
     sub = ev[keep]
     return pd.DataFrame({"host": sub["host"].to_numpy(), "plane": sub["plane"].to_numpy(),

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 import pandas as pd
 
 from .steps import CATEGORIES, overview_steps

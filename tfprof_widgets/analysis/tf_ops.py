@@ -71,8 +71,3 @@ def is_derived_line(line_ids: np.ndarray) -> np.ndarray:
     low = np.asarray(line_ids, np.int64) & 0xFFFFFFFF
     signed = np.where(low >= 1 << 31, low - (1 << 32), low)
     return (signed >= _DERIVED_MIN) & (signed <= _DERIVED_MIN + _DERIVED_SLOTS)
-
-
-def is_op_category(category: np.ndarray) -> np.ndarray:
-    """TF-stats rows are made of events whose name is a TF, tf.data, JAX or memcpy op."""
-    return category != UNKNOWN

@@ -295,10 +295,6 @@ def device_kind(plane_name: str, n_lines: int) -> tuple[str, int | None]:
     return ("metadata" if n_lines == 0 else "other"), None
 
 
-def _cat(values, categories=None) -> pd.Categorical:
-    return pd.Categorical(values, categories=categories)
-
-
 def assemble(captures: list[HostCapture]) -> dict[str, object]:
     """Merge host captures into the run's DataFrames (see :mod:`tfprof_widgets.schema`).
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..analysis.memory import memory_breakdown, memory_summary
