@@ -185,3 +185,25 @@ def test_live_widgets_render_and_zoom_in_jupyterlab(tmp_path, jupyterlab, shots_
         browser.close()
     assert n >= EXPECTED_PLOTS
     assert after != before  # the Python side re-sampled the zoomed window
+
+
+def test_report_shows_every_plot_offline(tmp_path, shots_dir):
+    from playwright.sync_api import sync_playwright
+
+    from tfprof_widgets import cli
+
+    out = tmp_path / "report.html"
+    assert cli.main(["report", str(ROOT / "sample_profiles" / "input_bound"), "-o",
+                     str(out)]) == 0
+    assert out.stat().st_size < 10 * 2**20
+    assert out.read_text().count("plotly.js v") == 1  # embedded exactly once
+    with sync_playwright() as p:
+        browser, page = offline_page(p)
+        page.goto(out.as_uri())
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(500)
+        n = page.locator(".js-plotly-plot").count()
+        page.screenshot(path=str(shots_dir / "report.png"), full_page=True)
+        browser.close()
+    # overview 1, slowest-step timeline 1, op pies 2, input pipeline 2, memory 1, tf.data 1
+    assert n == 8

@@ -60,3 +60,23 @@ def test_bar_shown_from_the_start_for_a_big_capture(capsys, monkeypatch):
     monkeypatch.setattr(run_mod, "_BYTES_PER_SECOND", 1e3)  # pretend loading is slow
     tw.load(SAMPLES / "input_bound")
     assert "loading" in capsys.readouterr().err
+
+
+def test_report_never_overwrites(tmp_path, capsys):
+    out = tmp_path / "r.html"
+    out.write_text("my notes")
+    assert cli.main(["report", str(SAMPLES / "keras_fit"), "-o", str(out)]) == 2
+    assert out.read_text() == "my notes"
+    assert "exists" in capsys.readouterr().err
+    assert cli.main(["report", str(SAMPLES / "keras_fit"), "-o", str(out), "--force"]) == 0
+    text = out.read_text()
+    assert text.startswith("<!doctype html>") and "Overview" in text
+
+
+def test_report_timeline_shows_the_slowest_step():
+    from tfprof_widgets.report import slowest_step_window
+
+    run = tw.load(SAMPLES / "input_bound")
+    x0, x1 = slowest_step_window(run)
+    slowest = run.steps.loc[run.steps["step_time_us"].idxmax()]
+    assert x0 < slowest["start_us"] < slowest["start_us"] + slowest["step_time_us"] < x1

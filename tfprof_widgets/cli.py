@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import pandas as pd
@@ -67,6 +68,12 @@ def main(argv: list[str] | None = None) -> int:
     p_sum.add_argument("path", help="logdir, run directory, .xplane.pb or .trace.json(.gz)")
     p_sum.add_argument("--run", help="run name under a logdir (default: newest)")
     p_sum.add_argument("--top", type=int, default=10, help="heaviest event names to list")
+    p_rep = sub.add_parser("report", help="write a self-contained HTML report (offline)")
+    p_rep.add_argument("path", help="logdir, run directory, .xplane.pb or .trace.json(.gz)")
+    p_rep.add_argument("-o", "--output", default=None,
+                       help="output file (default: <run>.report.html here)")
+    p_rep.add_argument("--run", help="run name under a logdir (default: newest)")
+    p_rep.add_argument("--force", action="store_true", help="replace an existing output file")
     p_runs = sub.add_parser("runs", help="list the runs under a logdir")
     p_runs.add_argument("logdir")
     args = parser.parse_args(argv)
@@ -74,6 +81,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "summary":
             with pd.option_context("display.width", 160, "display.max_colwidth", 60):
                 print(summary_text(load(args.path, args.run), args.top))
+        elif args.command == "report":
+            from .report import write_report
+
+            run = load(args.path, args.run)
+            out = args.output or f"{run.name}.report.html"
+            try:
+                write_report(run, out, overwrite=args.force)
+            except FileExistsError as exc:
+                print(f"tfprof-widgets: {exc}", file=sys.stderr)
+                return 2
+            print(f"wrote {out} ({os.path.getsize(out) / 1e6:.1f} MB)")
         elif args.command == "runs":
             print(list_runs(args.logdir).to_string(index=False))
     except ProfileError as exc:

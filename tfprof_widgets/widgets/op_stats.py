@@ -74,9 +74,11 @@ class OpStatsView(View):
                                        uid=f"pie-{side}-{by}",
                                        hovertemplate="%{label}<br>%{value:,.1f} µs "
                                                      "(%{percent})<extra></extra>"))
-                fig.update_layout(title=f"{side} self time by {label}", height=340, width=480,
+                # Legend below the pie: long op names would otherwise squeeze the pie.
+                fig.update_layout(title=f"{side} self time by {label}", height=520, width=520,
                                   margin=dict(t=40, b=10, l=10, r=10),
-                                  legend=dict(font=dict(size=9)))
+                                  legend=dict(font=dict(size=9), orientation="h", y=-0.05,
+                                              yanchor="top"))
                 figs[f"{side.lower()}_{by}"] = fig
         return figs
 
