@@ -13,6 +13,7 @@ from .errors import (
     NoEventsError,
     ProfileError,
     ProfileNotFoundError,
+    ProfileTooLargeError,
     WrongFormatError,
 )
 from .analysis.input_pipeline import input_pipeline
@@ -33,6 +34,7 @@ __all__ = [
     "NoEventsError",
     "ProfileError",
     "ProfileNotFoundError",
+    "ProfileTooLargeError",
     "Run",
     "WrongFormatError",
     "compare",

@@ -17,6 +17,7 @@ __all__ = [
     "NoEventsError",
     "CorruptProfileError",
     "WrongFormatError",
+    "ProfileTooLargeError",
 ]
 
 
@@ -47,3 +48,7 @@ class CorruptProfileError(ProfileError, ValueError):
 
 class WrongFormatError(ProfileError, ValueError):
     """The file is not a profile of any kind we read (an image, a checkpoint, random JSON)."""
+
+
+class ProfileTooLargeError(ProfileError, MemoryError):
+    """Loading the capture would need more memory than is available; load part of it."""

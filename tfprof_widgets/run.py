@@ -238,8 +238,34 @@ class _Progress:
             self._bar.close()
 
 
+# Peak memory of a load, per byte of capture file: ~12x measured on a 30 MB, 1 M-event
+# capture (benchmarks/bench_load.py); Chrome JSON needs about as much again for its parse.
+MEMORY_PER_FILE_BYTE = {"xspace": 12.0, "chrome": 25.0}
+
+
+def available_memory_bytes() -> int | None:
+    """MemAvailable from /proc/meminfo (Linux), else None (the check is then skipped)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n < 1024 or unit == "TB":
+            return f"{n:,.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n:,.1f} TB"
+
+
 def load(path: str | os.PathLike[str], run: str | None = None, *,
-         progress: bool | None = None) -> Run:
+         hosts: list[str] | None = None, planes: list[str] | None = None,
+         progress: bool | None = None, max_memory_bytes: int | None = None) -> Run:
     """Load a capture into a :class:`Run`.
 
     ``path`` may be a TensorBoard logdir (the newest run under any
@@ -247,16 +273,58 @@ def load(path: str | os.PathLike[str], run: str | None = None, *,
     host's ``*.xplane.pb`` merged, one ``host`` value each), a single ``.xplane.pb``, or a
     Chrome trace ``*.trace.json`` / ``*.trace.json.gz``.
 
+    Loading part of a capture: ``hosts=[...]`` reads only those hosts' files;
+    ``planes=[...]`` keeps only planes whose name matches one of the (glob) patterns, e.g.
+    ``["/host:CPU", "/device:GPU:*"]``.
+
+    A capture whose files predict more memory than is available (or than
+    ``max_memory_bytes``) is refused with :class:`~tfprof_widgets.ProfileTooLargeError`
+    before anything is read. In a run directory still being written, hosts whose file is
+    incomplete are left out with a warning (``run.warnings``); only if no host loads is the
+    error raised.
+
     ``progress``: None shows a progress bar only if loading takes over a second; True
     always; False never. Raises :class:`~tfprof_widgets.ProfileError` subclasses for
     anything wrong with the input. Nothing is ever written.
     """
+    import fnmatch
+    import warnings
+
+    from .errors import ProfileNotFoundError, ProfileTooLargeError
+    from .readers.discovery import host_of
+
     files: RunFiles = resolve(path, run)
-    sizes = [os.path.getsize(f) for f in files.files]
+    selected = list(files.files)
+    if hosts is not None:
+        wanted = set(hosts)
+        selected = [f for f in selected if host_of(f) in wanted]
+        if not selected:
+            raise ProfileNotFoundError(
+                path, f"no host named {', '.join(sorted(wanted))}; hosts here: "
+                      f"{', '.join(host_of(f) for f in files.files)}")
+    sizes = [os.path.getsize(f) for f in selected]
+    need = sum(size * MEMORY_PER_FILE_BYTE["chrome" if f.endswith(
+        (".json", ".json.gz")) else "xspace"] for f, size in zip(selected, sizes))
+    budget = max_memory_bytes if max_memory_bytes is not None else available_memory_bytes()
+    if budget is not None and need > budget:
+        all_hosts = ", ".join(host_of(f) for f in files.files)
+        raise ProfileTooLargeError(
+            path, f"the capture is {_fmt_bytes(sum(sizes))} in {len(selected)} file(s); "
+                  f"loading it needs about {_fmt_bytes(need)} of memory but "
+                  f"{_fmt_bytes(budget)} is available. Load part of it: "
+                  f"tfprof_widgets.load(path, hosts=[...]) (hosts: {all_hosts}) or "
+                  f"planes=[\"/device:GPU:0\"]")
+    keep_plane = None
+    if planes is not None:
+        patterns = list(planes)
+
+        def keep_plane(name: str) -> bool:
+            return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
     bar = _Progress(sum(sizes), f"loading {files.name}", progress)
-    captures = []
+    captures, failed = [], []
     try:
-        for f, size in zip(files.files, sizes):
+        for f, size in zip(selected, sizes):
             done = [0]
 
             def advance(fraction: float, size: int = size, done: list = done) -> None:
@@ -264,8 +332,29 @@ def load(path: str | os.PathLike[str], run: str | None = None, *,
                 done[0] += n
                 bar.update(n)
 
-            captures.append(_read_one(f, advance))
+            try:
+                cap = _read_one(f, advance)
+            except ProfileError as exc:
+                if len(selected) == 1:
+                    raise
+                failed.append(exc)  # a host still being written: load the others
+                continue
+            if keep_plane is not None:
+                cap = cap.select_planes(keep_plane)
+                if not cap.n_events:
+                    continue
+            captures.append(cap)
             advance(1.0)
     finally:
         bar.close()
-    return Run(captures, files.name, files.path)
+    if not captures:
+        if failed:
+            raise failed[0]
+        raise ProfileNotFoundError(path, f"no plane matches {', '.join(planes or [])}")
+    loaded = Run(captures, files.name, files.path)
+    notes = [f"{exc.path}: not loaded ({exc.problem})" for exc in failed]
+    notes += [f"{p}: named like a capture but not a file; skipped" for p in files.skipped]
+    for note in notes:
+        loaded.warnings.append(note)
+        warnings.warn(note, stacklevel=2)
+    return loaded

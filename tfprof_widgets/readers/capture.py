@@ -274,6 +274,44 @@ class HostCapture:
     def n_events(self) -> int:
         return len(self.ev_name)
 
+    def select_planes(self, keep) -> "HostCapture":
+        """A copy holding only the planes for which ``keep(plane_name)`` is true."""
+        kept = [i for i, p in enumerate(self.planes) if keep(p.name)]
+        plane_map = np.full(len(self.planes), -1, np.int64)
+        plane_map[kept] = np.arange(len(kept))
+        line_keep = np.array([plane_map[ln.plane] >= 0 for ln in self.lines], bool)
+        line_map = np.full(len(self.lines), -1, np.int64)
+        line_map[line_keep] = np.arange(int(line_keep.sum()))
+        ev_keep = line_keep[self.ev_line] if len(self.ev_line) else np.zeros(0, bool)
+        ev_map = np.full(len(self.ev_line), -1, np.int64)
+        ev_map[ev_keep] = np.arange(int(ev_keep.sum()))
+        st = self.event_stats
+        st_keep = ev_keep[st.owner] if len(st) else np.zeros(0, bool)
+        stats = st.take(np.flatnonzero(st_keep))
+        stats.owner = ev_map[stats.owner]
+        md_keep = np.array([plane_map[p] >= 0 for p in self.md_plane], bool)
+        md_map = np.full(len(self.md_plane), -1, np.int64)
+        md_map[md_keep] = np.arange(int(md_keep.sum()))
+        ms = self.metadata_stats
+        ms_keep = md_keep[ms.owner] if len(ms) else np.zeros(0, bool)
+        mstats = ms.take(np.flatnonzero(ms_keep))
+        mstats.owner = md_map[mstats.owner]
+        lines = [dataclasses.replace(ln, plane=int(plane_map[ln.plane]))
+                 for ln, k in zip(self.lines, line_keep) if k]
+
+        def pick(values):
+            return [v for v, k in zip(values, md_keep) if k]
+
+        return dataclasses.replace(
+            self, planes=[self.planes[i] for i in kept], lines=lines,
+            ev_line=line_map[self.ev_line[ev_keep]].astype(np.int32),
+            ev_name=self.ev_name[ev_keep], ev_offset_ps=self.ev_offset_ps[ev_keep],
+            ev_dur_ps=self.ev_dur_ps[ev_keep], ev_occ=self.ev_occ[ev_keep],
+            event_stats=stats, md_plane=[int(plane_map[p]) for p in pick(self.md_plane)],
+            md_id=pick(self.md_id), md_name=pick(self.md_name),
+            md_display=pick(self.md_display), md_children=pick(self.md_children),
+            md_bytes=pick(self.md_bytes), metadata_stats=mstats)
+
 
 def unique_line_names(names: list[str], ids: list[int]) -> list[str]:
     """Make line names unique within one plane by suffixing ' #<id>' to colliding ones."""

@@ -31,6 +31,7 @@ class RunFiles:
     name: str
     path: str
     files: tuple[str, ...]
+    skipped: tuple[str, ...] = ()  # entries named like captures that are not files
 
 
 def is_capture_file(name: str) -> bool:
@@ -53,17 +54,23 @@ def capture_kind(path: str, head: bytes) -> str:
               "(the file's name and first bytes match neither)")
 
 
-def _capture_files_in(directory: str) -> list[str]:
+def _capture_entries(directory: str) -> tuple[list[str], list[str]]:
+    """(capture files, entries named like captures that are not regular files)."""
     try:
         names = sorted(os.listdir(directory))
     except PermissionError:
         raise ProfileError(directory, "permission denied reading the directory")
-    files = [os.path.join(directory, n) for n in names if is_capture_file(n)]
+    entries = [os.path.join(directory, n) for n in names if is_capture_file(n)]
+    files = [f for f in entries if os.path.isfile(f)]
+    odd = [f for f in entries if not os.path.isfile(f)]
     xplanes = [f for f in files if f.endswith(XPLANE_SUFFIX)]
     # A run dir may hold both host.xplane.pb and an older host.trace.json.gz of the same
     # capture: the XSpace is the complete record, so prefer it.
-    return [f for f in files if os.path.isfile(f)] if not xplanes else \
-        [f for f in xplanes if os.path.isfile(f)]
+    return (xplanes or files), odd
+
+
+def _capture_files_in(directory: str) -> list[str]:
+    return _capture_entries(directory)[0]
 
 
 def find_runs(logdir: str) -> list[RunFiles]:
@@ -79,9 +86,9 @@ def find_runs(logdir: str) -> list[RunFiles]:
                 os.path.basename(os.path.dirname(dirpath)) == "plugins":
             for run in dirnames:
                 run_dir = os.path.join(dirpath, run)
-                files = _capture_files_in(run_dir)
+                files, odd = _capture_entries(run_dir)
                 if files:
-                    runs.append(RunFiles(run, run_dir, tuple(files)))
+                    runs.append(RunFiles(run, run_dir, tuple(files), tuple(odd)))
             dirnames[:] = []  # nothing deeper inside plugins/profile
     runs.sort(key=lambda r: (r.name, max(os.path.getmtime(f) for f in r.files)))
     return runs
@@ -101,10 +108,10 @@ def resolve(path: str | os.PathLike[str], run: str | None = None) -> RunFiles:
                         (path,))
     if not os.path.isdir(path):
         raise WrongFormatError(path, "neither a regular file nor a directory")
-    direct = _capture_files_in(path)
+    direct, odd = _capture_entries(path)
     if direct and run is None:
         return RunFiles(os.path.basename(os.path.abspath(path)), os.path.abspath(path),
-                        tuple(direct))
+                        tuple(direct), tuple(odd))
     runs = find_runs(path)
     if not runs:
         raise EmptyProfileError(
@@ -141,6 +148,11 @@ def list_runs(logdir: str | os.PathLike[str]) -> pd.DataFrame:
         })
     df = pd.DataFrame(rows, columns=list(schema.RUNS))
     return df.astype(schema.dtypes(schema.RUNS))
+
+
+def host_of(path: str) -> str:
+    """The host a capture file belongs to: its name without the capture suffix."""
+    return _host_of(path)
 
 
 def _host_of(path: str) -> str:

@@ -195,6 +195,12 @@ def _to_capture(w: _Walk, path: str, host: str) -> HostCapture:
                 path, "not an XSpace capture: it decodes as protobuf but holds none of "
                       "XSpace's fields (is it another kind of file?)")
         raise NoEventsError(path, "the capture holds no planes (nothing was traced)")
+    seen: set[str] = set()
+    for plane in w.planes:
+        if plane.name in seen:
+            raise CorruptProfileError(
+                path, f"plane {plane.name!r} appears more than once in the capture")
+        seen.add(plane.name)
     if not len(w.ev_md):
         raise NoEventsError(
             path, f"the capture has {len(w.planes)} plane(s) but no trace events; the "
