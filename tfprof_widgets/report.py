@@ -12,6 +12,7 @@ import os
 
 from .widgets import (input_pipeline_view, kernel_stats, memory_timeline, op_stats, overview,
                       tf_data_graph, timeline)
+from .widgets._display import plotter
 
 SECTIONS = ("overview", "timeline", "op_stats", "input_pipeline", "memory", "tf_data",
             "kernels")
@@ -40,11 +41,9 @@ def report_html(run) -> str:
     }
     if not len(run.kernels):
         views.pop("kernels")
-    parts = []
-    for i, (key, view) in enumerate(views.items()):
-        # plotly.js goes into the first section that has a figure, and nowhere else.
-        embed = i == 0 or not any(v.figures() for v in list(views.values())[:i])
-        parts.append(f'<section id="{key}">{view.html(include_plotlyjs=embed)}</section>')
+    plot = plotter(True)  # one plotly.js for the whole file, in its first figure
+    parts = [f'<section id="{key}">{view.html(plot=plot)}</section>'
+             for key, view in views.items()]
     nav = " · ".join(f'<a href="#{k}">{k.replace("_", " ")}</a>' for k in views)
     when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     title = html.escape(f"TensorFlow profile report: {run.name}")

@@ -58,6 +58,20 @@ def figure_html(fig: go.Figure, include_plotlyjs: bool | None = None) -> str:
                        div_id=div_id, config=PLOT_CONFIG)
 
 
+def plotter(include_plotlyjs: bool | None = None) -> Callable[[go.Figure], str]:
+    """A figure-to-HTML function whose first figure gets ``include_plotlyjs`` and the rest
+    none (None: follow the process-wide rule of :func:`figure_html`)."""
+    first = [include_plotlyjs]
+
+    def plot(fig: go.Figure) -> str:
+        out = figure_html(fig, first[0])
+        if first[0] is not None:
+            first[0] = False
+        return out
+
+    return plot
+
+
 def esc(s: object) -> str:
     return html.escape(str(s))
 
@@ -79,15 +93,12 @@ class View:
         """Static HTML; ``plot(fig)`` turns a figure into an embeddable fragment."""
         return "".join(plot(f) for f in self.figures().values())
 
-    def html(self, include_plotlyjs: bool | None = None) -> str:
-        first = [include_plotlyjs]
-
-        def plot(fig: go.Figure) -> str:
-            out = figure_html(fig, first[0])
-            if first[0] is not None:
-                first[0] = False  # the caller's choice applies to the first figure only
-            return out
-
+    def html(self, include_plotlyjs: bool | None = None,
+             plot: Callable[[go.Figure], str] | None = None) -> str:
+        """Static HTML. ``plot`` (see :func:`plotter`) lets several views share one
+        plotly.js embedding, as a report does; otherwise ``include_plotlyjs`` applies to
+        this view's first figure (None: the process-wide once-only rule)."""
+        plot = plot or plotter(include_plotlyjs)
         return (f'<div class="tfprof-view"><h3 style="margin:4px 0">{esc(self.title)}</h3>'
                 f"{self.html_body(plot)}</div>")
 
