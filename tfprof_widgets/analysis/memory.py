@@ -176,15 +176,17 @@ def memory_summary(run, memory: pd.DataFrame | None = None) -> pd.DataFrame:
 
 
 def memory_breakdown(run, allocator: str | None = None, host: str | None = None,
-                     memory: pd.DataFrame | None = None) -> pd.DataFrame:
+                     memory: pd.DataFrame | None = None,
+                     summary: pd.DataFrame | None = None) -> pd.DataFrame:
     """What was live at the peak of one allocator (default: the one with the largest peak).
 
     Rows, largest first: allocations of the peak step made before the peak and not freed
     by then (identical ones merged, ``occurrences``), plus 'unused preallocated device
     memory' (heap no such allocation accounts for) and 'stack' (reserved bytes).
+    ``summary`` is the run's memory_summary, when the caller has it already.
     """
     memory = run.memory if memory is None else memory
-    summary = memory_summary(run, memory)
+    summary = memory_summary(run, memory) if summary is None else summary
     if not len(summary):
         return pd.DataFrame(columns=["occurrences", "allocation_bytes", "requested_bytes",
                                      "tf_op", "region_type", "data_type", "tensor_shape",

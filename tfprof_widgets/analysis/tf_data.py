@@ -233,7 +233,8 @@ def _self_and_blocking(events: pd.DataFrame) -> pd.DataFrame:
 def tf_data_bottleneck(run, stats: TfDataStats | None = None) -> pd.DataFrame:
     """One row per host input pipeline, slowest first: its slowest call's latency and the
     bottleneck iterator (blocking, largest self time) with a suggestion."""
-    stats = tf_data(run) if stats is None else stats
+    if stats is None:
+        stats = run.cached("tf_data", lambda: tf_data(run))
     rows = []
     for _, p in stats.pipelines.iterrows():
         its = stats.iterator_stats(host=p["host"], pipeline=p["pipeline"])

@@ -45,16 +45,22 @@ class InputPipelineView(View):
             figs["host_side"] = fig
         return figs
 
-    def html_body(self, plot) -> str:
+    def head_html(self) -> str:
         a = self.analysis
-        head = (f"<div style='font:13px/1.4 system-ui,sans-serif'><p>"
+        return (f"<div style='font:13px/1.4 system-ui,sans-serif'><p>"
                 f"{esc(self.summary.input_statement)}</p><p>Input takes "
                 f"{a.input_percent_avg:.1f} % (σ {a.input_percent_std:.1f}) of step time on "
                 f"average. {esc(self.summary.summary_next_step)}</p></div>")
+
+    def tail_html(self) -> str:
+        a = self.analysis
         recs = "".join(f"<li>{esc(r)}</li>" for r in a.recommendations)
-        return (head + "".join(plot(f) for f in self.figures().values()) +
-                html_table(a.input_ops, title="Input ops (host)") +
+        return (html_table(a.input_ops, title="Input ops (host)") +
                 f"<div style='font:13px sans-serif'><b>What can be done</b><ul>{recs}</ul></div>")
+
+    def html_body(self, plot) -> str:
+        return (self.head_html() + "".join(plot(f) for f in self.figures().values()) +
+                self.tail_html())
 
     def text(self) -> str:
         return f"Input pipeline: {self.summary.input_statement}"
@@ -64,10 +70,9 @@ class InputPipelineView(View):
 
         from ._live import figure_widget
 
-        figs = self.figures()
-        html = self.html_body(lambda f: "")  # the text parts; figures go live below
-        return w.VBox([w.HTML(f"<h3>{self.title}</h3>")] +
-                      [figure_widget(f) for f in figs.values()] + [w.HTML(html)])
+        return w.VBox([w.HTML(f"<h3>{self.title}</h3>"), w.HTML(self.head_html())] +
+                      [figure_widget(f) for f in self.figures().values()] +
+                      [w.HTML(self.tail_html())])
 
 
 def input_pipeline_view(run) -> InputPipelineView:

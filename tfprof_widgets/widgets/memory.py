@@ -100,7 +100,8 @@ class MemoryView(View):
     def breakdown_html(self) -> str:
         if self.allocator is None:
             return ""
-        b = memory_breakdown(self.run, allocator=self.allocator, host=self.host)
+        b = memory_breakdown(self.run, allocator=self.allocator, host=self.host,
+                             summary=self.summary)
         return html_table(b, title="Memory breakdown at the peak")
 
     def html_body(self, plot) -> str:

@@ -16,8 +16,8 @@ class TfDataGraphView(View):
     def __init__(self, run, host: str | None = None, pipeline: int | None = None,
                  rank: int = 0) -> None:
         self.run = run
+        self.bottlenecks = tf_data_bottleneck(run)  # computes and caches run's tf_data
         self.stats = run.cached("tf_data", lambda: tf_data(run))
-        self.bottlenecks = tf_data_bottleneck(run, self.stats)
         if host is None and len(self.bottlenecks):
             first = self.bottlenecks.iloc[0]
             host = first["host"]
