@@ -64,9 +64,22 @@ def offline_page(p):
     return browser, page
 
 
-def test_exported_notebook_shows_every_plot_offline(tmp_path, shots_dir):
+def count_plots_offline(html: pathlib.Path, screenshot: pathlib.Path) -> int:
+    """Open a local HTML file with every non-file request blocked; count plotly plots."""
     from playwright.sync_api import sync_playwright
 
+    with sync_playwright() as p:
+        browser, page = offline_page(p)
+        page.goto(html.as_uri())
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(500)
+        n = page.locator(".js-plotly-plot").count()
+        page.screenshot(path=str(screenshot), full_page=True)
+        browser.close()
+    return n
+
+
+def test_exported_notebook_shows_every_plot_offline(tmp_path, shots_dir):
     nb = tmp_path / "widgets.ipynb"
     make_notebook(nb)
     subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook",
@@ -77,15 +90,7 @@ def test_exported_notebook_shows_every_plot_offline(tmp_path, shots_dir):
                    check=True, capture_output=True, timeout=300)
     html = tmp_path / "widgets.html"
     assert html.stat().st_size < 20 * 2**20
-    with sync_playwright() as p:
-        browser, page = offline_page(p)
-        page.goto(html.as_uri())
-        page.wait_for_load_state("load")
-        page.wait_for_timeout(500)
-        n = page.locator(".js-plotly-plot").count()
-        page.screenshot(path=str(shots_dir / "exported_notebook.png"), full_page=True)
-        browser.close()
-    assert n == EXPECTED_PLOTS
+    assert count_plots_offline(html, shots_dir / "exported_notebook.png") == EXPECTED_PLOTS
 
 
 def free_port() -> int:
@@ -188,8 +193,6 @@ def test_live_widgets_render_and_zoom_in_jupyterlab(tmp_path, jupyterlab, shots_
 
 
 def test_report_shows_every_plot_offline(tmp_path, shots_dir):
-    from playwright.sync_api import sync_playwright
-
     from tfprof_widgets import cli
 
     out = tmp_path / "report.html"
@@ -197,13 +200,5 @@ def test_report_shows_every_plot_offline(tmp_path, shots_dir):
                      str(out)]) == 0
     assert out.stat().st_size < 10 * 2**20
     assert out.read_text().count("plotly.js v") == 1  # embedded exactly once
-    with sync_playwright() as p:
-        browser, page = offline_page(p)
-        page.goto(out.as_uri())
-        page.wait_for_load_state("load")
-        page.wait_for_timeout(500)
-        n = page.locator(".js-plotly-plot").count()
-        page.screenshot(path=str(shots_dir / "report.png"), full_page=True)
-        browser.close()
     # overview 1, slowest-step timeline 1, op pies 2, input pipeline 2, memory 1, tf.data 1
-    assert n == 8
+    assert count_plots_offline(out, shots_dir / "report.png") == 8

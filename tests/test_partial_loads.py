@@ -1,6 +1,5 @@
 """Loading part of a capture, and captures that are only partly there."""
 
-import numpy as np
 import pandas as pd
 import pytest
 from conftest import tree_state

@@ -276,26 +276,27 @@ class HostCapture:
 
     def select_planes(self, keep) -> "HostCapture":
         """A copy holding only the planes for which ``keep(plane_name)`` is true."""
-        kept = [i for i, p in enumerate(self.planes) if keep(p.name)]
-        plane_map = np.full(len(self.planes), -1, np.int64)
-        plane_map[kept] = np.arange(len(kept))
-        line_keep = np.array([plane_map[ln.plane] >= 0 for ln in self.lines], bool)
-        line_map = np.full(len(self.lines), -1, np.int64)
-        line_map[line_keep] = np.arange(int(line_keep.sum()))
+        def index_map(mask: np.ndarray) -> np.ndarray:
+            """Old position -> new position of the kept items (-1 for dropped ones)."""
+            out = np.full(len(mask), -1, np.int64)
+            out[mask] = np.arange(int(mask.sum()))
+            return out
+
+        def kept_stats(stats: StatRows, owner_keep: np.ndarray,
+                       owner_map: np.ndarray) -> StatRows:
+            picked = stats.take(np.flatnonzero(owner_keep[stats.owner]))
+            picked.owner = owner_map[picked.owner]
+            return picked
+
+        plane_keep = np.array([keep(p.name) for p in self.planes], bool)
+        kept = np.flatnonzero(plane_keep).tolist()
+        plane_map = index_map(plane_keep)
+        line_keep = np.array([plane_keep[ln.plane] for ln in self.lines], bool)
+        line_map = index_map(line_keep)
         ev_keep = line_keep[self.ev_line] if len(self.ev_line) else np.zeros(0, bool)
-        ev_map = np.full(len(self.ev_line), -1, np.int64)
-        ev_map[ev_keep] = np.arange(int(ev_keep.sum()))
-        st = self.event_stats
-        st_keep = ev_keep[st.owner] if len(st) else np.zeros(0, bool)
-        stats = st.take(np.flatnonzero(st_keep))
-        stats.owner = ev_map[stats.owner]
-        md_keep = np.array([plane_map[p] >= 0 for p in self.md_plane], bool)
-        md_map = np.full(len(self.md_plane), -1, np.int64)
-        md_map[md_keep] = np.arange(int(md_keep.sum()))
-        ms = self.metadata_stats
-        ms_keep = md_keep[ms.owner] if len(ms) else np.zeros(0, bool)
-        mstats = ms.take(np.flatnonzero(ms_keep))
-        mstats.owner = md_map[mstats.owner]
+        stats = kept_stats(self.event_stats, ev_keep, index_map(ev_keep))
+        md_keep = np.array([plane_keep[p] for p in self.md_plane], bool)
+        mstats = kept_stats(self.metadata_stats, md_keep, index_map(md_keep))
         lines = [dataclasses.replace(ln, plane=int(plane_map[ln.plane]))
                  for ln, k in zip(self.lines, line_keep) if k]
 
