@@ -40,8 +40,10 @@ def main() -> None:
             ("ops (op_stats)", lambda r: r.ops),
             ("kernels", lambda r: r.kernels),
             ("memory timeline", lambda r: r.memory),
-            ("memory_summary + breakdown", lambda r: (tw.memory_summary(r),
-                                                      tw.memory_breakdown(r))),
+            (
+                "memory_summary + breakdown",
+                lambda r: (tw.memory_summary(r), tw.memory_breakdown(r)),
+            ),
             ("tf_data + bottleneck", lambda r: tw.tf_data_bottleneck(r)),
             ("overview_summary", lambda r: tw.overview_summary(r)),
             ("input_pipeline", lambda r: tw.input_pipeline(r)),

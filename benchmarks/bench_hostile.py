@@ -56,7 +56,7 @@ def mutations(data: bytes, rng: np.random.Generator, n: int):
         a, c = sorted(rng.integers(0, size, 2))
         yield "splice", data[:a] + data[c:] + data[a:c]
         yield "insert", data[:cut] + rng.bytes(int(rng.integers(1, 64))) + data[cut:]
-        yield "zero run", data[:cut] + b"\0" * int(rng.integers(1, 4096)) + data[cut + 4096:]
+        yield "zero run", data[:cut] + b"\0" * int(rng.integers(1, 4096)) + data[cut + 4096 :]
         yield "re-encode", data.decode("utf-8", "replace").encode("utf-8")
 
 
@@ -76,9 +76,21 @@ def crafted(xspace: bytes):
 
 def chrome_trace_of(run) -> bytes:
     ev = run.events.dropna(subset=["start_us"]).head(3000)
-    return json.dumps({"traceEvents": [
-        {"ph": "X", "name": str(n), "ts": float(t), "dur": float(d), "pid": 1, "tid": str(ln)}
-        for n, t, d, ln in zip(ev["name"], ev["start_us"], ev["dur_us"], ev["line"])]}).encode()
+    return json.dumps(
+        {
+            "traceEvents": [
+                {
+                    "ph": "X",
+                    "name": str(n),
+                    "ts": float(t),
+                    "dur": float(d),
+                    "pid": 1,
+                    "tid": str(ln),
+                }
+                for n, t, d, ln in zip(ev["name"], ev["start_us"], ev["dur_us"], ev["line"])
+            ]
+        }
+    ).encode()
 
 
 def main() -> None:
@@ -90,17 +102,39 @@ def main() -> None:
 
     sample = next((ROOT / "sample_profiles" / "keras_fit").rglob("*.xplane.pb")).read_bytes()
     trace = chrome_trace_of(tw.load(ROOT / "sample_profiles" / "keras_fit"))
-    sources = [(".xplane.pb", sample), (".trace.json", trace),
-               (".trace.json.gz", gzip.compress(trace))]
+    sources = [
+        (".xplane.pb", sample),
+        (".trace.json", trace),
+        (".trace.json.gz", gzip.compress(trace)),
+    ]
     rng = np.random.default_rng(args.seed)
-    rows = collections.defaultdict(lambda: {"n": 0, "outcomes": collections.Counter(),
-                                            "peak_kb": 0, "per_byte": 0.0, "secs": 0.0})
+    rows = collections.defaultdict(
+        lambda: {
+            "n": 0,
+            "outcomes": collections.Counter(),
+            "peak_kb": 0,
+            "per_byte": 0.0,
+            "secs": 0.0,
+        }
+    )
     with tempfile.TemporaryDirectory() as tmp:
-        inputs = [(f"{kind} ({suffix})", suffix, data) for suffix, src in sources
-                  for kind, data in mutations(src, rng, args.per_kind)]
-        inputs += [(kind, ".trace.json.gz" if kind == "gzip bomb" else
-                    ".trace.json" if "JSON" in kind else ".xplane.pb", data)
-                   for kind, data in crafted(sample)]
+        inputs = [
+            (f"{kind} ({suffix})", suffix, data)
+            for suffix, src in sources
+            for kind, data in mutations(src, rng, args.per_kind)
+        ]
+        inputs += [
+            (
+                kind,
+                ".trace.json.gz"
+                if kind == "gzip bomb"
+                else ".trace.json"
+                if "JSON" in kind
+                else ".xplane.pb",
+                data,
+            )
+            for kind, data in crafted(sample)
+        ]
         for i, (kind, suffix, data) in enumerate(inputs):
             path = pathlib.Path(tmp) / f"in{i}{suffix}"
             path.write_bytes(data)
@@ -121,16 +155,22 @@ def main() -> None:
             r["peak_kb"] = max(r["peak_kb"], peak)
             r["per_byte"] = max(r["per_byte"], peak * 1024 / max(len(data), 1))
             r["secs"] = max(r["secs"], secs)
-    print(f"{'damage kind':28} {'inputs':>6} {'slowest s':>9} {'peak MB':>8} "
-          f"{'peak/byte':>9}  outcomes")
+    print(
+        f"{'damage kind':28} {'inputs':>6} {'slowest s':>9} {'peak MB':>8} "
+        f"{'peak/byte':>9}  outcomes"
+    )
     for kind, r in rows.items():
         outs = ", ".join(f"{k} {v}" for k, v in r["outcomes"].most_common())
-        print(f"{kind:28} {r['n']:6d} {r['secs']:9.3f} {r['peak_kb'] / 1024:8.1f} "
-              f"{r['per_byte']:9.1f}  {outs}")
+        print(
+            f"{kind:28} {r['n']:6d} {r['secs']:9.3f} {r['peak_kb'] / 1024:8.1f} "
+            f"{r['per_byte']:9.1f}  {outs}"
+        )
     total = sum(r["n"] for r in rows.values())
     worst = max(rows.items(), key=lambda kv: kv[1]["peak_kb"])
-    print(f"\n{total} inputs; largest peak above baseline: {worst[1]['peak_kb'] / 1024:.1f} MB "
-          f"({worst[0]})")
+    print(
+        f"\n{total} inputs; largest peak above baseline: {worst[1]['peak_kb'] / 1024:.1f} MB "
+        f"({worst[0]})"
+    )
 
 
 if __name__ == "__main__":

@@ -41,8 +41,10 @@ class _StubRun:
 def main() -> None:
     from tfprof_widgets.widgets.timeline import TimelineView
 
-    print(f"{'events':>11} {'first render s':>15} {'zoom':>12} {'marks':>6} {'zoom ms':>8} "
-          f"{'payload KB':>11}")
+    print(
+        f"{'events':>11} {'first render s':>15} {'zoom':>12} {'marks':>6} {'zoom ms':>8} "
+        f"{'payload KB':>11}"
+    )
     for n in (1_000_000, 10_000_000):
         run = _StubRun(synthetic_events(n))
         t = time.perf_counter()
@@ -51,8 +53,13 @@ def main() -> None:
         view.figure()
         first = time.perf_counter() - t
         span = model.t_max - model.t_min
-        for label, frac in (("full", 1.0), ("10 %", 0.1), ("1 %", 0.01), ("0.01 %", 1e-4),
-                            ("1 ms", None)):
+        for label, frac in (
+            ("full", 1.0),
+            ("10 %", 0.1),
+            ("1 %", 0.01),
+            ("0.01 %", 1e-4),
+            ("1 ms", None),
+        ):
             x0 = model.t_min + 0.4 * span
             x1 = x0 + (1000.0 if frac is None else span * frac)
             if frac == 1.0:
@@ -64,8 +71,10 @@ def main() -> None:
                 view.trace_data(marks)
                 times.append(time.perf_counter() - t)
             kb = view.payload_bytes(marks) / 1024
-            print(f"{n:>11,} {first:>15.2f} {label:>12} {len(marks):>6} "
-                  f"{1000 * min(times):>8.1f} {kb:>11,.0f}")
+            print(
+                f"{n:>11,} {first:>15.2f} {label:>12} {len(marks):>6} "
+                f"{1000 * min(times):>8.1f} {kb:>11,.0f}"
+            )
 
 
 if __name__ == "__main__":

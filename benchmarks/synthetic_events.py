@@ -24,17 +24,28 @@ def synthetic_events(n: int, n_lines: int = 8, seed: int = 0) -> pd.DataFrame:
         dur = np.concatenate([pdur, cdur])
         names = np.concatenate([rng.integers(0, 50, parents), rng.integers(50, 400, 3 * parents)])
         order = np.argsort(start, kind="stable")
-        frames.append(pd.DataFrame({"line": f"tf_Compute/{li}", "start_us": start[order],
-                                    "dur_us": dur[order], "name_code": names[order]}))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "line": f"tf_Compute/{li}",
+                    "start_us": start[order],
+                    "dur_us": dur[order],
+                    "name_code": names[order],
+                }
+            )
+        )
     df = pd.concat(frames, ignore_index=True)
     df["start_us"] -= df["start_us"].min()
     cats = [f"op_{i}/MatMul:MatMul" for i in range(400)]
-    return pd.DataFrame({
-        "host": pd.Categorical(["bench"] * len(df)),
-        "plane": pd.Categorical(["/host:CPU"] * len(df)),
-        "line": pd.Categorical(df["line"]),
-        "name": pd.Categorical.from_codes(df["name_code"].to_numpy(), categories=cats),
-        "start_us": df["start_us"].to_numpy(), "dur_us": df["dur_us"].to_numpy(),
-        "end_us": (df["start_us"] + df["dur_us"]).to_numpy(),
-        "occurrences": np.ones(len(df), np.int32),
-    })
+    return pd.DataFrame(
+        {
+            "host": pd.Categorical(["bench"] * len(df)),
+            "plane": pd.Categorical(["/host:CPU"] * len(df)),
+            "line": pd.Categorical(df["line"]),
+            "name": pd.Categorical.from_codes(df["name_code"].to_numpy(), categories=cats),
+            "start_us": df["start_us"].to_numpy(),
+            "dur_us": df["dur_us"].to_numpy(),
+            "end_us": (df["start_us"] + df["dur_us"]).to_numpy(),
+            "occurrences": np.ones(len(df), np.int32),
+        }
+    )

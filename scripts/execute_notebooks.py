@@ -20,10 +20,23 @@ def main(names: list[str]) -> int:
     paths = [NOTEBOOKS / n for n in names] if names else sorted(NOTEBOOKS.glob("*.ipynb"))
     for path in paths:
         print(f"executing {path.name}", flush=True)
-        subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook",
-                        "--execute", "--inplace", "--ExecutePreprocessor.timeout=600",
-                        "--ExecutePreprocessor.store_widget_state=False", str(path)],
-                       cwd=NOTEBOOKS, check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "jupyter",
+                "nbconvert",
+                "--to",
+                "notebook",
+                "--execute",
+                "--inplace",
+                "--ExecutePreprocessor.timeout=600",
+                "--ExecutePreprocessor.store_widget_state=False",
+                str(path),
+            ],
+            cwd=NOTEBOOKS,
+            check=True,
+        )
         print(f"  {path.stat().st_size / 2**20:.1f} MiB", flush=True)
     return 0
 

@@ -18,8 +18,14 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden"
-TOOLS = ("overview_page", "input_pipeline_analyzer", "framework_op_stats", "memory_profile",
-         "pod_viewer", "kernel_stats")
+TOOLS = (
+    "overview_page",
+    "input_pipeline_analyzer",
+    "framework_op_stats",
+    "memory_profile",
+    "pod_viewer",
+    "kernel_stats",
+)
 
 
 def run_tools(xplane: pathlib.Path, out_dir: pathlib.Path) -> None:

@@ -18,9 +18,15 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def pages() -> dict[str, str]:
@@ -32,18 +38,24 @@ def pages() -> dict[str, str]:
     ib, cl = tw.load(samples / "input_bound"), tw.load(samples / "custom_loop")
     gpu = tw.load(synthetic_gpu_path())
     views = {
-        "overview": tw.overview(ib), "op_stats_cpu": tw.op_stats(cl),
-        "op_stats_gpu": tw.op_stats(gpu), "timeline": tw.timeline(cl),
+        "overview": tw.overview(ib),
+        "op_stats_cpu": tw.op_stats(cl),
+        "op_stats_gpu": tw.op_stats(gpu),
+        "timeline": tw.timeline(cl),
         "timeline_zoomed": tw.timeline(cl, window=(20000.0, 21000.0)),
-        "memory_timeline": tw.memory_timeline(ib), "tf_data_graph": tw.tf_data_graph(ib),
-        "kernel_stats": tw.kernel_stats(gpu), "input_pipeline": tw.input_pipeline_view(ib),
+        "memory_timeline": tw.memory_timeline(ib),
+        "tf_data_graph": tw.tf_data_graph(ib),
+        "kernel_stats": tw.kernel_stats(gpu),
+        "input_pipeline": tw.input_pipeline_view(ib),
         "compare": tw.compare(ib, cl, names=("input_bound", "custom_loop")),
     }
     out = {}
     for name, view in views.items():
         reset_plotlyjs()
-        out[name] = ("<!doctype html><html><head><meta charset='utf-8'></head>"
-                     f"<body style='margin:12px;width:1250px'>{view.html()}</body></html>")
+        out[name] = (
+            "<!doctype html><html><head><meta charset='utf-8'></head>"
+            f"<body style='margin:12px;width:1250px'>{view.html()}</body></html>"
+        )
     return out
 
 
@@ -55,8 +67,12 @@ def shoot(out_dir: pathlib.Path) -> dict[str, int]:
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(
-            "file:") else route.abort())
+        page.route(
+            "**/*",
+            lambda route: (
+                route.continue_() if route.request.url.startswith("file:") else route.abort()
+            ),
+        )
         for name, html in pages().items():
             f = pathlib.Path(tmp) / f"{name}.html"
             f.write_text(html, encoding="utf-8")

@@ -19,8 +19,9 @@ def golden(sample: str, tool: str):
 def data_table(table: dict) -> pd.DataFrame:
     """A Google DataTable ({cols, rows, p}) as a DataFrame."""
     cols = [c["id"] for c in table["cols"]]
-    return pd.DataFrame([[c.get("v") if c else None for c in row["c"]] for row in table["rows"]],
-                        columns=cols)
+    return pd.DataFrame(
+        [[c.get("v") if c else None for c in row["c"]] for row in table["rows"]], columns=cols
+    )
 
 
 def synthetic_gpu_path() -> pathlib.Path:

@@ -23,12 +23,16 @@ def free_port() -> int:
 
 def summary(run) -> dict:
     opts = run.profile_options
-    return {"hosts": list(run.hosts), "events": int(len(run.events)),
-            "steps": int(len(run.steps)), "path": run.path,
-            "python_events": int(run.events["name"].astype(str).str.startswith("$").sum()),
-            "host_tracer_level": opts["host_tracer_level"].astype(int).tolist(),
-            "python_tracer_level": opts["python_tracer_level"].astype(int).tolist(),
-            "files": sorted(os.listdir(run.path))}
+    return {
+        "hosts": list(run.hosts),
+        "events": int(len(run.events)),
+        "steps": int(len(run.steps)),
+        "path": run.path,
+        "python_events": int(run.events["name"].astype(str).str.startswith("$").sum()),
+        "host_tracer_level": opts["host_tracer_level"].astype(int).tolist(),
+        "python_tracer_level": opts["python_tracer_level"].astype(int).tolist(),
+        "files": sorted(os.listdir(run.path)),
+    }
 
 
 def main() -> None:
@@ -44,17 +48,22 @@ def main() -> None:
     out = {}
 
     # 1. Tracer options on a cell: the in-process server route, options really recorded.
-    ip.run_cell("import tensorflow as tf\n"
-                "w = tf.Variable(tf.ones((32, 32)))\n"
-                "@tf.function\n"
-                "def step(x):\n"
-                "    return tf.reduce_sum(tf.matmul(x, w))\n")
+    ip.run_cell(
+        "import tensorflow as tf\n"
+        "w = tf.Variable(tf.ones((32, 32)))\n"
+        "@tf.function\n"
+        "def step(x):\n"
+        "    return tf.reduce_sum(tf.matmul(x, w))\n"
+    )
     with warnings.catch_warnings(record=True) as caught, capture_output() as cap:
         warnings.simplefilter("always")
-        ip.run_cell_magic("tfprof", "--host-tracer-level 3 --python-tracer --name opt_run",
-                          "for i in range(6):\n"
-                          "    with tf.profiler.experimental.Trace('train', step_num=i, _r=1):\n"
-                          "        step(tf.ones((8, 32)))\n")
+        ip.run_cell_magic(
+            "tfprof",
+            "--host-tracer-level 3 --python-tracer --name opt_run",
+            "for i in range(6):\n"
+            "    with tf.profiler.experimental.Trace('train', step_num=i, _r=1):\n"
+            "        step(tf.ones((8, 32)))\n",
+        )
     out["options"] = summary(ip.user_ns["opt_run"])
     out["options"]["warnings"] = [str(w.message) for w in caught]
     out["options"]["displayed"] = [sorted(o.data) for o in cap.outputs]
@@ -64,30 +73,38 @@ def main() -> None:
     ip.run_cell_magic("tfprof", "--no-display", "step(tf.ones((8, 32)))")
     out["default_after_server"] = summary(ip.user_ns["_tfprof_run"])
     # --delay-ms: tracing starts that long after the cell does; the capture records it.
-    ip.run_cell_magic("tfprof", "--delay-ms 400 --no-display",
-                      "import time\nt_cell = time.time_ns()\n"
-                      "for i in range(30):\n    step(tf.ones((8, 32)))\n    time.sleep(0.03)\n")
+    ip.run_cell_magic(
+        "tfprof",
+        "--delay-ms 400 --no-display",
+        "import time\nt_cell = time.time_ns()\n"
+        "for i in range(30):\n    step(tf.ones((8, 32)))\n    time.sleep(0.03)\n",
+    )
     run = ip.user_ns["_tfprof_run"]
     first_ns = run.t0_ns
-    out["delayed"] = {**summary(run), "first_event_after_cell_ms":
-                      (first_ns - ip.user_ns["t_cell"]) / 1e6,
-                      "requested_start_after_cell_ms":
-                      (int(run.profile_options["start_timestamp_ns"].iloc[0])
-                       - ip.user_ns["t_cell"]) / 1e6}
+    out["delayed"] = {
+        **summary(run),
+        "first_event_after_cell_ms": (first_ns - ip.user_ns["t_cell"]) / 1e6,
+        "requested_start_after_cell_ms": (
+            int(run.profile_options["start_timestamp_ns"].iloc[0]) - ip.user_ns["t_cell"]
+        )
+        / 1e6,
+    }
     # The cell raises while the server traces: stopped, saved, loadable.
     try:
-        ip.run_cell_magic("tfprof", "--python-tracer --no-display",
-                          "step(tf.ones((8, 32)))\n1/0")
+        ip.run_cell_magic("tfprof", "--python-tracer --no-display", "step(tf.ones((8, 32)))\n1/0")
         out["raised"] = None
     except ZeroDivisionError:
         out["raised"] = summary(ip.user_ns["_tfprof_run"])
     from tfprof_widgets.capture.tf_runtime import profiler_running
+
     out["running_after"] = profiler_running()
 
     # 2. Remote capture from programs serving the profiler.
     ports = [free_port(), free_port()]
-    procs = [subprocess.Popen([sys.executable, program, str(p), "60"], stdout=subprocess.PIPE,
-                              text=True) for p in ports]
+    procs = [
+        subprocess.Popen([sys.executable, program, str(p), "60"], stdout=subprocess.PIPE, text=True)
+        for p in ports
+    ]
     try:
         for proc in procs:
             assert proc.stdout.readline().strip() == "serving"
@@ -96,8 +113,11 @@ def main() -> None:
             ip.run_line_magic("tfprof", f"remote {a} --duration-ms 1500 --name remote_one")
         out["remote_one"] = summary(ip.user_ns["remote_one"])
         out["remote_one"]["displayed"] = [sorted(o.data) for o in cap.outputs]
-        ip.run_line_magic("tfprof", f"remote {a},{b} --duration-ms 1500 --host-tracer-level 3 "
-                                    f"--logdir {workdir}/multi --no-display")
+        ip.run_line_magic(
+            "tfprof",
+            f"remote {a},{b} --duration-ms 1500 --host-tracer-level 3 "
+            f"--logdir {workdir}/multi --no-display",
+        )
         out["remote_two"] = summary(ip.user_ns["_tfprof_run"])
         t0 = time.monotonic()
         try:

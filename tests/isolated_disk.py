@@ -23,8 +23,11 @@ def mount_tmpfs(target: str, size: str, flags: int = 0) -> None:
 
 
 def listing(root: str) -> list[str]:
-    return sorted(os.path.relpath(os.path.join(d, n), root)
-                  for d, dirs, files in os.walk(root) for n in dirs + files)
+    return sorted(
+        os.path.relpath(os.path.join(d, n), root)
+        for d, dirs, files in os.walk(root)
+        for n in dirs + files
+    )
 
 
 def main() -> None:
@@ -50,8 +53,11 @@ def main() -> None:
             ip.run_cell_magic("tfprof", f"--logdir {logdir} --no-display", busy_cell)
             out[case] = {"error": None}
         except tw.ProfileError as exc:
-            out[case] = {"error": type(exc).__name__, "message": str(exc),
-                         "rendered": exc._render_traceback_()}
+            out[case] = {
+                "error": type(exc).__name__,
+                "message": str(exc),
+                "rendered": exc._render_traceback_(),
+            }
         out[case]["cell_ran"] = bool(ip.user_ns["ran"])
         out[case]["left"] = listing(logdir) if os.path.isdir(logdir) else None
 

@@ -35,20 +35,36 @@ def _unshare_works(flags: str) -> bool:
     return probe.returncode == 0
 
 
-def run_isolated(script: str, args: list[str], *, mount: bool = False, timeout: int = 300,
-                 env: dict[str, str] | None = None) -> dict:
+def run_isolated(
+    script: str,
+    args: list[str],
+    *,
+    mount: bool = False,
+    timeout: int = 300,
+    env: dict[str, str] | None = None,
+) -> dict:
     """Run ``script`` (a path) in fresh namespaces; it must print one JSON line last."""
     flags = "-rnm" if mount else "-rn"
     if not _unshare_works(flags):
-        pytest.skip(f"`unshare {flags}` is not permitted here: cannot keep the TF profiler "
-                    "server off the network")
-    code = _LOOPBACK_UP + f"\nimport runpy, sys\nsys.argv = {[script, *args]!r}\n" \
-                          f"runpy.run_path({script!r}, run_name='__main__')\n"
-    proc = subprocess.run([shutil.which("unshare"), flags, sys.executable, "-c", code],
-                          capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", **(env or {})})
+        pytest.skip(
+            f"`unshare {flags}` is not permitted here: cannot keep the TF profiler "
+            "server off the network"
+        )
+    code = (
+        _LOOPBACK_UP + f"\nimport runpy, sys\nsys.argv = {[script, *args]!r}\n"
+        f"runpy.run_path({script!r}, run_name='__main__')\n"
+    )
+    proc = subprocess.run(
+        [shutil.which("unshare"), flags, sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", **(env or {})},
+    )
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
-        raise AssertionError(f"isolated script failed (rc {proc.returncode}):\n"
-                             f"{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
+        raise AssertionError(
+            f"isolated script failed (rc {proc.returncode}):\n"
+            f"{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+        )
     return json.loads(lines[-1])

@@ -73,8 +73,9 @@ def xplanes(root) -> list[pathlib.Path]:
 
 def test_keras_fit_cell(ip, tmp_path):
     with capture_output() as out:
-        ip.run_cell_magic("tfprof", "--name fit_run",
-                          "model.fit(x, y, batch_size=16, epochs=1, verbose=0)")
+        ip.run_cell_magic(
+            "tfprof", "--name fit_run", "model.fit(x, y, batch_size=16, epochs=1, verbose=0)"
+        )
     run = ip.user_ns["_tfprof_run"]
     assert ip.user_ns["fit_run"] is run and isinstance(run, tw.Run)
     files = xplanes(tmp_path / "tfprof_logs")
@@ -92,10 +93,13 @@ def test_keras_fit_cell(ip, tmp_path):
 
 
 def test_custom_loop_cell_has_its_marked_steps(ip, tmp_path):
-    ip.run_cell_magic("tfprof", f"--logdir {tmp_path}/loop --no-display",
-                      "for s in range(5):\n"
-                      "    with tf.profiler.experimental.Trace('train', step_num=s, _r=1):\n"
-                      "        train_step(tf.ones((8, 32)))\n")
+    ip.run_cell_magic(
+        "tfprof",
+        f"--logdir {tmp_path}/loop --no-display",
+        "for s in range(5):\n"
+        "    with tf.profiler.experimental.Trace('train', step_num=s, _r=1):\n"
+        "        train_step(tf.ones((8, 32)))\n",
+    )
     run = ip.user_ns["_tfprof_run"]
     assert run.path.startswith(str(tmp_path / "loop" / "plugins" / "profile"))
     assert run.steps["step"].tolist() == [0, 1, 2, 3, 4]
@@ -120,8 +124,9 @@ def test_raising_cell_stops_profiler_keeps_data(ip, tmp_path):
 def test_interrupted_cell_stops_profiler(ip):
     with pytest.raises(KeyboardInterrupt):
         with capture_output():
-            ip.run_cell_magic("tfprof", "--no-display",
-                              "train_step(tf.ones((8, 32)))\nraise KeyboardInterrupt")
+            ip.run_cell_magic(
+                "tfprof", "--no-display", "train_step(tf.ones((8, 32)))\nraise KeyboardInterrupt"
+            )
     assert not tf_runtime.profiler_running()
     assert len(ip.user_ns["_tfprof_run"].events) > 0
 
@@ -139,9 +144,11 @@ def test_second_capture_while_one_records_is_a_clear_error(ip, tmp_path):
     # %%tfprof inside %%tfprof: the inner one refuses, the outer one still saves.
     with pytest.raises(tw.ProfilerBusyError) as info:
         with capture_output():
-            ip.run_cell_magic("tfprof", "--no-display",
-                              "tf.add(1, 2)\n"
-                              "get_ipython().run_cell_magic('tfprof', '', 'pass')")
+            ip.run_cell_magic(
+                "tfprof",
+                "--no-display",
+                "tf.add(1, 2)\nget_ipython().run_cell_magic('tfprof', '', 'pass')",
+            )
     assert "still recording" in str(info.value)
     assert len(ip.user_ns["_tfprof_run"].events) > 0
 
@@ -174,8 +181,7 @@ def test_capture_api_and_keras_callback(ip, tmp_path):
     assert cap2.run is not None and not tf_runtime.profiler_running()
 
     cb = tw.keras_callback(profile_batch=(2, 4))
-    model.fit(ip.user_ns["x"], ip.user_ns["y"], batch_size=16, epochs=1, verbose=0,
-              callbacks=[cb])
+    model.fit(ip.user_ns["x"], ip.user_ns["y"], batch_size=16, epochs=1, verbose=0, callbacks=[cb])
     assert cb.run is not None and cb.run.path.startswith(cb.logdir)
     # profile_batch counts batches from 1; Keras's step_num counts them from 0.
     assert cb.run.steps["step"].tolist() == [1, 2, 3]
@@ -192,7 +198,8 @@ def test_line_magics(ip, tmp_path):
     with pytest.raises(tw.ProfileNotFoundError) as info:
         ip.run_line_magic("tfprof", f"load {tmp_path / 'nothing'}")
     assert info.value._render_traceback_() == [
-        f"ProfileNotFoundError: {tmp_path / 'nothing'}: no such file or directory"]
+        f"ProfileNotFoundError: {tmp_path / 'nothing'}: no such file or directory"
+    ]
     with pytest.raises(ValueError, match="usage"):
         ip.run_line_magic("tfprof", "frobnicate")
     with pytest.raises(tw.CaptureError, match="not a profiler server address"):
@@ -200,10 +207,20 @@ def test_line_magics(ip, tmp_path):
 
 
 def test_help_lists_every_flag():
-    doc = tw.load_ipython_extension.__module__ and \
-        __import__("tfprof_widgets.magic", fromlist=["x"]).TfprofMagics.tfprof.__doc__
-    for flag in ("--logdir", "--name", "--host-tracer-level", "--python-tracer",
-                 "--device-tracer-level", "--delay-ms", "--no-display", "%tfprof remote"):
+    doc = (
+        tw.load_ipython_extension.__module__
+        and __import__("tfprof_widgets.magic", fromlist=["x"]).TfprofMagics.tfprof.__doc__
+    )
+    for flag in (
+        "--logdir",
+        "--name",
+        "--host-tracer-level",
+        "--python-tracer",
+        "--device-tracer-level",
+        "--delay-ms",
+        "--no-display",
+        "%tfprof remote",
+    ):
         assert flag in doc
 
 
@@ -225,8 +242,9 @@ with capture_output() as out:
     ip.run_line_magic('tfprof', 'load {SAMPLES / "custom_loop"}')
 print('LOADED', sorted(out.outputs[-1].data))
 """
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     assert "REFUSED CaptureUnavailableError" in proc.stdout
     assert "pip install 'tfprof_widgets[capture]'" in proc.stdout
@@ -237,8 +255,11 @@ print('LOADED', sorted(out.outputs[-1].data))
 @pytest.fixture(scope="module")
 def isolated(tmp_path_factory):
     work = tmp_path_factory.mktemp("isolated")
-    return run_isolated(str(ROOT / "tests" / "isolated_capture.py"),
-                        [str(work), str(ROOT / "tests" / "profiled_program.py")], timeout=600)
+    return run_isolated(
+        str(ROOT / "tests" / "isolated_capture.py"),
+        [str(work), str(ROOT / "tests" / "profiled_program.py")],
+        timeout=600,
+    )
 
 
 def test_tracer_options_are_really_applied(isolated):
@@ -247,8 +268,10 @@ def test_tracer_options_are_really_applied(isolated):
     assert got["python_events"] > 1000  # the Python tracer really ran
     assert got["steps"] == 6
     assert "listens on every network interface" in got["warnings"][0]
-    assert sorted(["application/vnd.jupyter.widget-view+json", "text/html", "text/plain"]) \
+    assert (
+        sorted(["application/vnd.jupyter.widget-view+json", "text/html", "text/plain"])
         in got["displayed"]
+    )
     assert isolated["level1"]["host_tracer_level"] == [1]
     assert isolated["default_after_server"]["host_tracer_level"] == [2]
     delayed = isolated["delayed"]

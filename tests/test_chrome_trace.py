@@ -13,12 +13,30 @@ TRACE = {
     "traceEvents": [
         {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/host:CPU"}},
         {"ph": "M", "pid": 1, "tid": 7, "name": "thread_name", "args": {"name": "python"}},
-        {"ph": "M", "pid": 2, "name": "process_name",
-         "args": {"name": "/job:localhost/replica:0/task:0/device:GPU:0 Compute"}},
-        {"ph": "X", "pid": 1, "tid": 7, "name": "train", "ts": 1000.0, "dur": 500.0,
-         "args": {"step_num": 0, "_r": 1}},
-        {"ph": "X", "pid": 1, "tid": 7, "name": "MatMul", "ts": 1100.5, "dur": 100.25,
-         "args": {"op": "dense/MatMul", "flops": 1.5e9}},
+        {
+            "ph": "M",
+            "pid": 2,
+            "name": "process_name",
+            "args": {"name": "/job:localhost/replica:0/task:0/device:GPU:0 Compute"},
+        },
+        {
+            "ph": "X",
+            "pid": 1,
+            "tid": 7,
+            "name": "train",
+            "ts": 1000.0,
+            "dur": 500.0,
+            "args": {"step_num": 0, "_r": 1},
+        },
+        {
+            "ph": "X",
+            "pid": 1,
+            "tid": 7,
+            "name": "MatMul",
+            "ts": 1100.5,
+            "dur": 100.25,
+            "args": {"op": "dense/MatMul", "flops": 1.5e9},
+        },
         {"ph": "B", "pid": 1, "tid": 7, "name": "outer", "ts": 1600.0},
         {"ph": "E", "pid": 1, "tid": 7, "ts": 1650.0},
         {"ph": "i", "pid": 1, "tid": 7, "name": "marker", "ts": 1700.0, "s": "t"},
@@ -50,7 +68,9 @@ def test_events_planes_and_lines(trace_file):
     assert run.hosts == ["host1"]
     assert len(ev) == 6  # X x3, B/E pair, instant, counter; flows are not events
     assert set(run.planes["plane"].astype(str)) == {
-        "/host:CPU", "/job:localhost/replica:0/task:0/device:GPU:0 Compute"}
+        "/host:CPU",
+        "/job:localhost/replica:0/task:0/device:GPU:0 Compute",
+    }
     kinds = dict(zip(run.planes["plane"].astype(str), run.planes["device_kind"].astype(str)))
     assert kinds["/job:localhost/replica:0/task:0/device:GPU:0 Compute"] == "GPU"
     e = ev.set_index("name")
@@ -77,9 +97,12 @@ def test_args_become_stats_and_steps(trace_file):
 
 def test_epoch_microsecond_timestamps_keep_precision(tmp_path):
     base = 1_700_000_000_000_000.0  # epoch µs
-    tr = {"traceEvents": [
-        {"ph": "X", "pid": 1, "tid": 1, "name": "a", "ts": base + 0.001, "dur": 0.002},
-        {"ph": "X", "pid": 1, "tid": 1, "name": "b", "ts": base + 5.5, "dur": 1.0}]}
+    tr = {
+        "traceEvents": [
+            {"ph": "X", "pid": 1, "tid": 1, "name": "a", "ts": base + 0.001, "dur": 0.002},
+            {"ph": "X", "pid": 1, "tid": 1, "name": "b", "ts": base + 5.5, "dur": 1.0},
+        ]
+    }
     p = tmp_path / "t.trace.json"
     p.write_text(json.dumps(tr))
     ev = tw.load(p).events.set_index("name")

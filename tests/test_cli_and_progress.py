@@ -36,9 +36,13 @@ def test_bad_path_is_one_line_and_exit_2(capsys, tmp_path):
 
 
 def test_python_dash_m_entry_point():
-    out = subprocess.run([sys.executable, "-m", "tfprof_widgets", "summary",
-                          str(SAMPLES / "keras_fit")], capture_output=True, text=True,
-                         cwd=ROOT, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "tfprof_widgets", "summary", str(SAMPLES / "keras_fit")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert "steps: 4 (2..5)" in out.stdout
 
@@ -96,9 +100,14 @@ def test_readme_main_job(tmp_path):
     argv = job.split()[1:]
     argv[1] = str(ROOT / argv[1])  # the sample, named relative to the repository root
     for _ in range(2):
-        proc = subprocess.run([sys.executable, "-m", "tfprof_widgets", *argv], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=300,
-                              env={**os.environ})
+        proc = subprocess.run(
+            [sys.executable, "-m", "tfprof_widgets", *argv],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ},
+        )
         assert proc.returncode == 0, proc.stderr
     assert "HIGHLY input-bound" in proc.stdout and "Map" in proc.stdout
     assert (tmp_path / argv[argv.index("-o") + 1]).stat().st_size > 1e6

@@ -50,8 +50,11 @@ def test_list_runs(tmp_path):
     write_multi_host_run(tmp_path / "other")
     df = tw.list_runs(tmp_path)
     assert list(df.columns) == list(schema.RUNS)
-    assert df["run"].tolist() == ["2026_01_01_00_00_00", "2026_01_02_00_00_00",
-                                  "2026_01_02_03_04_05"]
+    assert df["run"].tolist() == [
+        "2026_01_01_00_00_00",
+        "2026_01_02_00_00_00",
+        "2026_01_02_03_04_05",
+    ]
     assert df["hosts"].tolist() == [("h",), ("h",), ("worker0", "worker1")]
     assert (df["bytes"] > 0).all()
     assert df["mtime"].dtype == "datetime64[ns]"
@@ -62,8 +65,9 @@ def test_list_runs_on_a_sample():
     df = tw.list_runs(SAMPLES)
     names = ("keras_fit", "custom_loop", "input_bound", "gpu_shaped")
     assert len(df) == len(names)
-    expected = sorted(tuple(sorted(f.name[: -len(".xplane.pb")] for f in sample_files(n)))
-                      for n in names)
+    expected = sorted(
+        tuple(sorted(f.name[: -len(".xplane.pb")] for f in sample_files(n))) for n in names
+    )
     assert sorted(df["hosts"]) == expected
 
 

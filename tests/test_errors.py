@@ -67,11 +67,14 @@ def test_text_mangled_binary(tmp_path, good_bytes):
     check(p, tw.CorruptProfileError, "re-saved as text.*U\\+FFFD.*binary mode")
 
 
-@pytest.mark.parametrize("name,content,pattern", [
-    ("img.png", b"\x89PNG\r\n\x1a\n" + bytes(200), "not a profile"),
-    ("x.xplane.pb", b"\x89PNG\r\n\x1a\n" + bytes(200), "not a valid XSpace|not an XSpace"),
-    ("x.xplane.pb", b'{"traceEvents": []}', "JSON or gzip, not an XSpace"),
-])
+@pytest.mark.parametrize(
+    "name,content,pattern",
+    [
+        ("img.png", b"\x89PNG\r\n\x1a\n" + bytes(200), "not a profile"),
+        ("x.xplane.pb", b"\x89PNG\r\n\x1a\n" + bytes(200), "not a valid XSpace|not an XSpace"),
+        ("x.xplane.pb", b'{"traceEvents": []}', "JSON or gzip, not an XSpace"),
+    ],
+)
 def test_wrong_kind_of_file(tmp_path, name, content, pattern):
     p = tmp_path / name
     p.write_bytes(content)
@@ -99,22 +102,37 @@ def test_event_metadata_pointing_nowhere(tmp_path, walker):
     ln = p.line("python", 1)
     ln.event("ok", 0, 10)
     ln.line.events.add(metadata_id=999, offset_ps=5, duration_ps=1)
-    check(b.write(tmp_path / "h.xplane.pb"), tw.CorruptProfileError,
-          "event metadata id 999, which the plane does not define")
+    check(
+        b.write(tmp_path / "h.xplane.pb"),
+        tw.CorruptProfileError,
+        "event metadata id 999, which the plane does not define",
+    )
 
 
-@pytest.mark.parametrize("doc,exc,pattern", [
-    ({}, tw.WrongFormatError, "without 'traceEvents'"),
-    ([1, 2, 3], tw.WrongFormatError, r"traceEvents\[0\] is a int"),
-    ({"traceEvents": [{"ph": "X", "name": "a", "dur": 1}]}, tw.CorruptProfileError,
-     r"traceEvents\[0\] \(ph 'X'\) has no 'ts'"),
-    ({"traceEvents": [{"name": "a", "ts": 1}]}, tw.CorruptProfileError, "has no 'ph'"),
-    ({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": -4}]}, tw.CorruptProfileError,
-     "dur is negative"),
-    ({"traceEvents": [{"ph": "M", "name": "process_name", "pid": 1}]}, tw.NoEventsError,
-     "no timed events"),
-    ("just a string", tw.WrongFormatError, "JSON str, not a Chrome trace"),
-])
+@pytest.mark.parametrize(
+    "doc,exc,pattern",
+    [
+        ({}, tw.WrongFormatError, "without 'traceEvents'"),
+        ([1, 2, 3], tw.WrongFormatError, r"traceEvents\[0\] is a int"),
+        (
+            {"traceEvents": [{"ph": "X", "name": "a", "dur": 1}]},
+            tw.CorruptProfileError,
+            r"traceEvents\[0\] \(ph 'X'\) has no 'ts'",
+        ),
+        ({"traceEvents": [{"name": "a", "ts": 1}]}, tw.CorruptProfileError, "has no 'ph'"),
+        (
+            {"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": -4}]},
+            tw.CorruptProfileError,
+            "dur is negative",
+        ),
+        (
+            {"traceEvents": [{"ph": "M", "name": "process_name", "pid": 1}]},
+            tw.NoEventsError,
+            "no timed events",
+        ),
+        ("just a string", tw.WrongFormatError, "JSON str, not a Chrome trace"),
+    ],
+)
 def test_bad_chrome_traces(tmp_path, doc, exc, pattern):
     p = tmp_path / "h.trace.json"
     p.write_text(json.dumps(doc))
@@ -156,8 +174,13 @@ def test_unreadable_file(tmp_path, good_bytes):
 
 
 def test_errors_are_catchable_as_profile_error(tmp_path):
-    for exc in (tw.ProfileNotFoundError, tw.EmptyProfileError, tw.NoEventsError,
-                tw.CorruptProfileError, tw.WrongFormatError):
+    for exc in (
+        tw.ProfileNotFoundError,
+        tw.EmptyProfileError,
+        tw.NoEventsError,
+        tw.CorruptProfileError,
+        tw.WrongFormatError,
+    ):
         assert issubclass(exc, tw.ProfileError)
     assert issubclass(tw.ProfileNotFoundError, FileNotFoundError)
 
@@ -195,6 +218,9 @@ def test_gzip_bomb_is_refused_while_inflating(tmp_path, monkeypatch):
     assert tree_state(tmp_path) == before
     # An honest gzip trace still loads.
     ok = tmp_path / "ok.trace.json.gz"
-    ok.write_bytes(gzip.compress(b'{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, '
-                                 b'"dur": 2, "pid": 1, "tid": 1}]}'))
+    ok.write_bytes(
+        gzip.compress(
+            b'{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2, "pid": 1, "tid": 1}]}'
+        )
+    )
     assert len(tw.load(ok).events) == 1

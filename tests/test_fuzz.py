@@ -20,16 +20,18 @@ import tfprof_widgets as tw
 from tfprof_widgets.readers import xspace
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "150"))
-SETTINGS = settings(max_examples=EXAMPLES, deadline=5000, derandomize=True,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                           HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=5000,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 SAMPLE = sample_files("keras_fit")[0].read_bytes()  # the smallest real capture (~80 KB)
 
 
 @st.composite
 def mutated(draw, data: bytes = SAMPLE):
-    kind = draw(st.sampled_from(["truncate", "flip", "splice", "insert", "reencode",
-                                 "zero_run"]))
+    kind = draw(st.sampled_from(["truncate", "flip", "splice", "insert", "reencode", "zero_run"]))
     n = len(data)
     if kind == "truncate":
         return data[: draw(st.integers(0, n - 1))]
@@ -47,7 +49,7 @@ def mutated(draw, data: bytes = SAMPLE):
         return data[:pos] + draw(st.binary(min_size=1, max_size=32)) + data[pos:]
     if kind == "zero_run":
         pos = draw(st.integers(0, n - 1))
-        return data[:pos] + bytes(draw(st.integers(1, 64))) + data[pos + 64:]
+        return data[:pos] + bytes(draw(st.integers(1, 64))) + data[pos + 64 :]
     return data.decode("utf-8", "replace").encode("utf-8")
 
 
@@ -77,12 +79,28 @@ def test_xspace_mutations(tmp_path, monkeypatch, walker_on):
     check()
 
 
-TRACE = json.dumps({"traceEvents": [
-    {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/host:CPU"}},
-    *[{"ph": "X", "pid": 1, "tid": t, "name": f"op{i}", "ts": 10.0 * i, "dur": 5.0,
-       "args": {"k": i}} for t in range(2) for i in range(20)],
-    {"ph": "B", "pid": 1, "tid": 3, "name": "b", "ts": 1.0},
-    {"ph": "E", "pid": 1, "tid": 3, "ts": 2.0}]}).encode()
+TRACE = json.dumps(
+    {
+        "traceEvents": [
+            {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/host:CPU"}},
+            *[
+                {
+                    "ph": "X",
+                    "pid": 1,
+                    "tid": t,
+                    "name": f"op{i}",
+                    "ts": 10.0 * i,
+                    "dur": 5.0,
+                    "args": {"k": i},
+                }
+                for t in range(2)
+                for i in range(20)
+            ],
+            {"ph": "B", "pid": 1, "tid": 3, "name": "b", "ts": 1.0},
+            {"ph": "E", "pid": 1, "tid": 3, "ts": 2.0},
+        ]
+    }
+).encode()
 
 
 @pytest.mark.parametrize("compress", [False, True], ids=["json", "json_gz"])
@@ -123,10 +141,14 @@ def test_length_prefix_larger_than_the_file(tmp_path):
 TF1 = ROOT / "sample_profiles" / "tf1_graph"
 
 
-@pytest.mark.parametrize("name,source", [
-    ("h.tfprof", TF1 / "model.tfprof"),
-    ("h.run_metadata.pb", TF1 / "steps" / "step_0.run_metadata.pb")],
-    ids=["tfprof_profile", "run_metadata"])
+@pytest.mark.parametrize(
+    "name,source",
+    [
+        ("h.tfprof", TF1 / "model.tfprof"),
+        ("h.run_metadata.pb", TF1 / "steps" / "step_0.run_metadata.pb"),
+    ],
+    ids=["tfprof_profile", "run_metadata"],
+)
 def test_tf1_profile_mutations(tmp_path, name, source):
     path = tmp_path / name
 

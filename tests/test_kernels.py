@@ -14,23 +14,56 @@ def test_kernels_match_xprof():
     gold = data_table(golden("synthetic_gpu", "kernel_stats"))
     assert list(ours.columns) == list(KERNEL_COLUMNS)
     assert len(ours) == len(gold) == 3
-    for col in ["kernel_name", "block_dim", "grid_dim", "op_name",
-                "is_op_tensor_core_eligible", "is_kernel_using_tensor_core"]:
+    for col in [
+        "kernel_name",
+        "block_dim",
+        "grid_dim",
+        "op_name",
+        "is_op_tensor_core_eligible",
+        "is_kernel_using_tensor_core",
+    ]:
         assert ours[col].tolist() == gold[col].tolist(), col
-    for col in ["registers_per_thread", "shmem_bytes", "occupancy_pct", "occurrences",
-                "total_duration_us", "avg_duration_us", "min_duration_us", "max_duration_us"]:
+    for col in [
+        "registers_per_thread",
+        "shmem_bytes",
+        "occupancy_pct",
+        "occurrences",
+        "total_duration_us",
+        "avg_duration_us",
+        "min_duration_us",
+        "max_duration_us",
+    ]:
         np.testing.assert_allclose(ours[col].astype(float), gold[col].astype(float), err_msg=col)
 
 
-@pytest.mark.parametrize("details,expected", [
-    ("regs:128 static_shared:16384 dynamic_shared:256 grid:8,4,1 block:256,1,1 occ_pct:25.5",
-     {"registers_per_thread": 128, "static_shmem": 16384, "dynamic_shmem": 256,
-      "grid_dim": "8,4,1", "block_dim": "256,1,1", "occupancy_pct": 25.5}),
-    ("regs:16 shm:512 grid:64,1,1 block:1024,1,1",  # the TF 2.4-era format
-     {"registers_per_thread": 16, "static_shmem": 512, "dynamic_shmem": 0,
-      "grid_dim": "64,1,1", "block_dim": "1024,1,1", "occupancy_pct": 0.0}),
-    ("regs:x grid:1,2 block:garbage", {"registers_per_thread": 0, "grid_dim": "1,1,1"}),
-])
+@pytest.mark.parametrize(
+    "details,expected",
+    [
+        (
+            "regs:128 static_shared:16384 dynamic_shared:256 grid:8,4,1 block:256,1,1 occ_pct:25.5",
+            {
+                "registers_per_thread": 128,
+                "static_shmem": 16384,
+                "dynamic_shmem": 256,
+                "grid_dim": "8,4,1",
+                "block_dim": "256,1,1",
+                "occupancy_pct": 25.5,
+            },
+        ),
+        (
+            "regs:16 shm:512 grid:64,1,1 block:1024,1,1",  # the TF 2.4-era format
+            {
+                "registers_per_thread": 16,
+                "static_shmem": 512,
+                "dynamic_shmem": 0,
+                "grid_dim": "64,1,1",
+                "block_dim": "1024,1,1",
+                "occupancy_pct": 0.0,
+            },
+        ),
+        ("regs:x grid:1,2 block:garbage", {"registers_per_thread": 0, "grid_dim": "1,1,1"}),
+    ],
+)
 def test_kernel_details_formats(details, expected):
     got = parse_kernel_details(details)
     for k, v in expected.items():

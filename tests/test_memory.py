@@ -21,11 +21,29 @@ def gold_breakdown(per_alloc) -> pd.DataFrame:
     for a in per_alloc["activeAllocations"]:
         si, sp = int(a["snapshotIndex"]), int(a["specialIndex"])
         md = snaps[si]["activityMetadata"] if si >= 0 else special[sp]
-        rows.append((int(a["numOccurrences"]), int(md.get("allocationBytes", 0)),
-                     md.get("tfOpName", ""), md.get("regionType", ""), md.get("dataType", ""),
-                     md.get("tensorShape", ""), int(md.get("stepId", 0))))
-    return pd.DataFrame(rows, columns=["occurrences", "allocation_bytes", "tf_op",
-                                       "region_type", "data_type", "tensor_shape", "step_id"])
+        rows.append(
+            (
+                int(a["numOccurrences"]),
+                int(md.get("allocationBytes", 0)),
+                md.get("tfOpName", ""),
+                md.get("regionType", ""),
+                md.get("dataType", ""),
+                md.get("tensorShape", ""),
+                int(md.get("stepId", 0)),
+            )
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "occurrences",
+            "allocation_bytes",
+            "tf_op",
+            "region_type",
+            "data_type",
+            "tensor_shape",
+            "step_id",
+        ],
+    )
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -52,8 +70,7 @@ def test_summary_matches_xprof(case):
         else:
             assert s["peak_bytes_lifetime"] == int(ps.get("peakBytesUsageLifetime", 0))
         # Every allocator event is a snapshot (xprof samples down only past 1000).
-        assert s["num_allocations"] + s["num_deallocations"] == \
-            len(per["sampledTimelineSnapshots"])
+        assert s["num_allocations"] + s["num_deallocations"] == len(per["sampledTimelineSnapshots"])
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -65,7 +82,9 @@ def test_breakdown_at_peak_matches_xprof(case):
         cols = list(theirs.columns)
         pd.testing.assert_frame_equal(
             ours[cols].sort_values(cols, ignore_index=True).astype(theirs.dtypes.to_dict()),
-            theirs.sort_values(cols, ignore_index=True), check_dtype=False)
+            theirs.sort_values(cols, ignore_index=True),
+            check_dtype=False,
+        )
 
 
 def test_timeline_columns_and_hover_details():
@@ -76,8 +95,11 @@ def test_timeline_columns_and_hover_details():
     # Deallocations carry their allocation's op and shape (matched by address).
     assert frees["tf_op"].notna().mean() > 0.9
     assert set(mem["data_type"].astype(str)) <= {"float", "int64", "INVALID", "int32", "bool"}
-    assert mem.groupby("allocator", observed=True)["time_us"].apply(
-        lambda t: t.is_monotonic_increasing).all()
+    assert (
+        mem.groupby("allocator", observed=True)["time_us"]
+        .apply(lambda t: t.is_monotonic_increasing)
+        .all()
+    )
 
 
 def test_gpu_allocator_by_construction():

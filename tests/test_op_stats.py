@@ -32,7 +32,10 @@ def allocator_ops(run) -> pd.Series:
 def test_host_ops_match_xprof(sample):
     run = tw.load(SAMPLES / sample)
     m = compare(run.ops, data_table(golden(sample, "framework_op_stats")[0]))
-    for ours, theirs in (("total_time_us", "total_time"), ("total_self_time_us", "total_self_time")):
+    for ours, theirs in (
+        ("total_time_us", "total_time"),
+        ("total_self_time_us", "total_self_time"),
+    ):
         np.testing.assert_allclose(m[ours], m[theirs], rtol=0.005, atol=1e-3)
     # Occurrences agree except for xprof's double count of allocator events with tf_op.
     extra = m["operation"].astype(str).map(allocator_ops(run)).fillna(0)
@@ -48,8 +51,9 @@ def test_percentages_match_xprof():
     for table, include_idle in ((0, True), (1, False)):
         gold = data_table(golden("input_bound", "framework_op_stats")[table])
         m = compare(op_stats(run, include_idle=include_idle), gold)
-        np.testing.assert_allclose(m["self_time_percent"] / 100,
-                                   m["host_total_self_time_percent"], atol=1e-6)
+        np.testing.assert_allclose(
+            m["self_time_percent"] / 100, m["host_total_self_time_percent"], atol=1e-6
+        )
 
 
 def test_device_ops_match_xprof_on_a_gpu_capture():
@@ -80,17 +84,31 @@ def test_columns_and_order():
 
 def test_parse_tf_op_rules():
     assert parse_tf_op("dense/MatMul:MatMul") == ("tensorflow", "dense/MatMul", "MatMul")
-    assert parse_tf_op("Iterator::Root::Prefetch") == ("tf_data", "Iterator::Root::Prefetch",
-                                                       "Dataset")
+    assert parse_tf_op("Iterator::Root::Prefetch") == (
+        "tf_data",
+        "Iterator::Root::Prefetch",
+        "Dataset",
+    )
     assert parse_tf_op("MemcpyHToD") == ("memcpy", "MemcpyHToD", "MemcpyHToD")
     assert parse_tf_op("ExecutorState::Process")[0] == "unknown"
     assert parse_tf_op("$inspect.py:2751 kind")[0] == "unknown"
-    assert parse_tf_op("jit_f/dot_general:dot_general") == ("jax", "jit_f/dot_general",
-                                                            "dot_general")
+    assert parse_tf_op("jit_f/dot_general:dot_general") == (
+        "jax",
+        "jit_f/dot_general",
+        "dot_general",
+    )
     assert parse_tf_op("model/conv_3:") == ("jax", "model/conv_3", "conv")
 
 
 def test_derived_line_ids():
-    ids = np.array([0xDEADBEEF, 0xDEADBEEF - (1 << 32), 0xDEADBEEF + 3,
-                    -2712749244048203223, 7672985115908706199, 14])
+    ids = np.array(
+        [
+            0xDEADBEEF,
+            0xDEADBEEF - (1 << 32),
+            0xDEADBEEF + 3,
+            -2712749244048203223,
+            7672985115908706199,
+            14,
+        ]
+    )
     assert is_derived_line(ids).tolist() == [True, True, True, False, False, False]

@@ -63,12 +63,12 @@ def test_planes_selects_planes_and_keeps_stats_consistent(tmp_path):
     cols = ["plane", "line", "name", "dur_us", "group_id"]
     pd.testing.assert_frame_equal(
         part.events[cols].astype({"plane": str, "line": str, "name": str}).reset_index(drop=True),
-        expected[cols].astype({"plane": str, "line": str, "name": str}).reset_index(drop=True))
+        expected[cols].astype({"plane": str, "line": str, "name": str}).reset_index(drop=True),
+    )
     # Every stat still points at the right event.
     details = part.stat("kernel_details")
     assert details.notna().sum() == full.stat("kernel_details").notna().sum()
-    assert (part.events.loc[details.notna(), "line"].astype(str)
-            .str.startswith("Stream")).all()
+    assert (part.events.loc[details.notna(), "line"].astype(str).str.startswith("Stream")).all()
     with pytest.raises(tw.ProfileNotFoundError, match="no event in planes /device:TPU:\\*"):
         tw.load(path, planes=["/device:TPU:*"])
 
@@ -97,19 +97,22 @@ def test_window_keeps_exactly_the_events_that_overlap_it():
 
     path = SAMPLES / "input_bound"
     full = tw.load(path)
-    start_ns = int(full.plane_stats.loc[full.plane_stats["stat"] == "profile_start_time",
-                                        "int_value"].iloc[0])
+    start_ns = int(
+        full.plane_stats.loc[full.plane_stats["stat"] == "profile_start_time", "int_value"].iloc[0]
+    )
     lo, hi = 0.05, 0.08
     begin = full.t0_ns + (full.events["start_us"] * 1e3).round().astype("int64")
     end = begin + (full.events["dur_us"] * 1e3).round().astype("int64")
     overlap = (end >= start_ns + lo * 1e9) & (begin <= start_ns + hi * 1e9)
     part = tw.load(path, window_s=(lo, hi))
     assert 0 < len(part.events) == int(overlap.sum()) < len(full.events)
-    assert sorted(part.events["name"].astype(str)) == \
-        sorted(full.events.loc[overlap, "name"].astype(str))
+    assert sorted(part.events["name"].astype(str)) == sorted(
+        full.events.loc[overlap, "name"].astype(str)
+    )
     # Stats follow their events: every kept op keeps its tf_op-carrying memory events.
-    assert len(part.event_stats) == int(full.event_stats["event"].isin(
-        np.flatnonzero(overlap.to_numpy())).sum())
+    assert len(part.event_stats) == int(
+        full.event_stats["event"].isin(np.flatnonzero(overlap.to_numpy())).sum()
+    )
     with pytest.raises(tw.ProfileNotFoundError, match="no event in window 100-200 s"):
         tw.load(path, window_s=(100, 200))
     with pytest.raises(ValueError, match="start <= end"):

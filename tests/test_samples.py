@@ -21,10 +21,14 @@ def test_counts_equal_protobuf_walk(sample):
     run = tw.load(sample)
     (path,) = sample_files(sample.name)
     expected = protobuf_walk_counts(path)
-    got = run.events.merge(run.lines[["plane", "line", "line_id"]], on=["plane", "line"]) \
-        .groupby(["plane", "line_id"], observed=True).size()
-    assert {(str(p), int(i)): int(n) for (p, i), n in got.items()} == \
-        {(p, int(i)): n for (p, i), n in expected.items()}
+    got = (
+        run.events.merge(run.lines[["plane", "line", "line_id"]], on=["plane", "line"])
+        .groupby(["plane", "line_id"], observed=True)
+        .size()
+    )
+    assert {(str(p), int(i)): int(n) for (p, i), n in got.items()} == {
+        (p, int(i)): n for (p, i), n in expected.items()
+    }
     assert len(run.event_stats) == protobuf_walk_stat_count(path)
     assert run.lines["n_events"].sum() == len(run.events)
     assert run.planes["n_events"].sum() == len(run.events)
@@ -32,15 +36,20 @@ def test_counts_equal_protobuf_walk(sample):
 
 def test_tables_follow_the_schema(sample):
     run = tw.load(sample)
-    for table, spec in [(run.events, schema.EVENTS), (run.event_stats, schema.EVENT_STATS),
-                        (run.planes, schema.PLANES), (run.lines, schema.LINES),
-                        (run.event_metadata, schema.EVENT_METADATA),
-                        (run.plane_stats, schema.PLANE_STATS),
-                        (run.metadata_stats, schema.METADATA_STATS)]:
+    for table, spec in [
+        (run.events, schema.EVENTS),
+        (run.event_stats, schema.EVENT_STATS),
+        (run.planes, schema.PLANES),
+        (run.lines, schema.LINES),
+        (run.event_metadata, schema.EVENT_METADATA),
+        (run.plane_stats, schema.PLANE_STATS),
+        (run.metadata_stats, schema.METADATA_STATS),
+    ]:
         assert list(table.columns) == list(spec)
         for col, (dtype, _) in spec.items():
             assert str(table[col].dtype) == dtype or (
-                dtype == "category" and isinstance(table[col].dtype, pd.CategoricalDtype)), col
+                dtype == "category" and isinstance(table[col].dtype, pd.CategoricalDtype)
+            ), col
 
 
 def test_times_are_relative_and_consistent(sample):
@@ -119,8 +128,9 @@ def test_profile_options_record_what_the_profiler_did():
     import tfprof_widgets as tw
 
     loop = tw.load(SAMPLES / "custom_loop").profile_options
-    assert loop[["host_tracer_level", "python_tracer_level", "device_tracer_level"]] \
-        .iloc[0].tolist() == [3, 1, 1]
+    assert loop[["host_tracer_level", "python_tracer_level", "device_tracer_level"]].iloc[
+        0
+    ].tolist() == [3, 1, 1]
     fit = tw.load(SAMPLES / "keras_fit").profile_options
     assert fit[["host_tracer_level", "python_tracer_level"]].iloc[0].tolist() == [2, 0]
     assert bool(fit["include_dataset_ops"].iloc[0])

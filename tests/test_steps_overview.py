@@ -13,9 +13,17 @@ from tfprof_widgets.analysis.overview import input_verdict, overview_summary
 from tfprof_widgets.analysis.steps import STEP_COLUMNS, overview_steps
 
 # xprof's pod viewer step breakdown ids -> our columns.
-POD_IDS = {"1": "device_compute_us", "2": "device_to_device_us",
-           "3": "device_collectives_us", "4": "host_compute_us", "5": "kernel_launch_us",
-           "6": "input_us", "7": "output_us", "8": "compile_us", "9": "all_others_us"}
+POD_IDS = {
+    "1": "device_compute_us",
+    "2": "device_to_device_us",
+    "3": "device_collectives_us",
+    "4": "host_compute_us",
+    "5": "kernel_launch_us",
+    "6": "input_us",
+    "7": "output_us",
+    "8": "compile_us",
+    "9": "all_others_us",
+}
 
 
 def pod_viewer_steps(sample: str) -> pd.DataFrame:
@@ -41,7 +49,8 @@ def test_step_breakdown_matches_xprof(sample):
         err = (m[f"{col}_xprof"] - m[col]).abs() / m["step_time_us_xprof"]
         assert err.max() < 0.01, (col, err.max())
     np.testing.assert_allclose(
-        steps[list(POD_IDS.values())].sum(axis=1), steps["step_time_us"], rtol=1e-9)
+        steps[list(POD_IDS.values())].sum(axis=1), steps["step_time_us"], rtol=1e-9
+    )
 
 
 def test_keras_callback_steps_found_where_xprof_finds_none():
@@ -60,19 +69,25 @@ def test_overview_matches_xprof(sample):
     p = golden(sample, "input_pipeline_analyzer")[1]["p"]
     assert o.input_statement == p["input_conclusion"]
     assert o.summary_next_step == p["summary_nextstep"]
-    for ours, key in [(o.step_time_ms_avg, "steptime_ms_average"),
-                      (o.step_time_ms_std, "steptime_ms_standard_deviation"),
-                      (o.step_time_ms_min, "steptime_ms_minimum"),
-                      (o.step_time_ms_max, "steptime_ms_maximum"),
-                      (o.breakdown_ms_avg["host_compute_us"], "host_compute_time_ms_avg"),
-                      (o.breakdown_ms_avg["input_us"], "infeed_time_ms_avg"),
-                      (o.breakdown_ms_avg["all_others_us"], "other_time_ms_avg")]:
+    for ours, key in [
+        (o.step_time_ms_avg, "steptime_ms_average"),
+        (o.step_time_ms_std, "steptime_ms_standard_deviation"),
+        (o.step_time_ms_min, "steptime_ms_minimum"),
+        (o.step_time_ms_max, "steptime_ms_maximum"),
+        (o.breakdown_ms_avg["host_compute_us"], "host_compute_time_ms_avg"),
+        (o.breakdown_ms_avg["input_us"], "infeed_time_ms_avg"),
+        (o.breakdown_ms_avg["all_others_us"], "other_time_ms_avg"),
+    ]:
         assert f"{ours:.1f}" == p[key], key
     env = golden(sample, "overview_page")[2]["p"]
-    assert (o.device_type, str(o.device_core_count)) == (env["device_type"],
-                                                         env["device_core_count"])
-    assert f"{o.host_op_time_percent:.1f}%" == golden(sample, "overview_page")[0]["p"][
-        "host_tf_op_percent"]
+    assert (o.device_type, str(o.device_core_count)) == (
+        env["device_type"],
+        env["device_core_count"],
+    )
+    assert (
+        f"{o.host_op_time_percent:.1f}%"
+        == golden(sample, "overview_page")[0]["p"]["host_tf_op_percent"]
+    )
 
 
 def test_input_bound_sample_is_diagnosed():
@@ -87,11 +102,13 @@ def test_input_bound_sample_is_diagnosed():
 def test_input_pipeline_host_side_matches_xprof(sample):
     ip = input_pipeline(tw.load(SAMPLES / sample))
     gold = golden(sample, "input_pipeline_analyzer")[2]
-    for ours, key in [(ip.enqueue_us, "enqueue_us"),
-                      (ip.demanded_file_read_us, "demanded_file_read_us"),
-                      (ip.advanced_file_read_us, "advanced_file_read_us"),
-                      (ip.preprocessing_us, "preprocessing_us"),
-                      (ip.unclassified_non_enqueue_us, "unclassified_nonequeue_us")]:
+    for ours, key in [
+        (ip.enqueue_us, "enqueue_us"),
+        (ip.demanded_file_read_us, "demanded_file_read_us"),
+        (ip.advanced_file_read_us, "advanced_file_read_us"),
+        (ip.preprocessing_us, "preprocessing_us"),
+        (ip.unclassified_non_enqueue_us, "unclassified_nonequeue_us"),
+    ]:
         assert f"{ours:.3f}" == gold["p"][key], key
     from golden_tables import data_table
 
@@ -126,13 +143,15 @@ def gpu_step_capture(tmp_path, half=False, wait_input=False):
         py.event("train", t0, 1000 * US, {"step_num": s, "group_id": s})
         if wait_input:
             py.event("IteratorGetNext", t0 + 10 * US, 100 * US, {"group_id": s})
-        ex.event("dense/MatMul:MatMul", t0 + 200 * US, 50 * US, {"group_id": s,
-                                                                   "correlation_id": s})
+        ex.event(
+            "dense/MatMul:MatMul", t0 + 200 * US, 50 * US, {"group_id": s, "correlation_id": s}
+        )
         steps_line.event(str(s), t0 + 100 * US, 800 * US, {"group_id": s})
         kname = "volta_h884gemm_fp16" if half else "volta_sgemm"
         stream.event(kname, t0 + 300 * US, 400 * US, {"group_id": s, "correlation_id": s})
-        stream.event("MemcpyHToD", t0 + 150 * US, 100 * US, {"group_id": s,
-                                                             "correlation_id": 100 + s})
+        stream.event(
+            "MemcpyHToD", t0 + 150 * US, 100 * US, {"group_id": s, "correlation_id": 100 + s}
+        )
     return tw.load(b.write(tmp_path / "g.xplane.pb"))
 
 
@@ -169,8 +188,7 @@ def test_multi_host_steps_and_comparison(tmp_path):
     run = tw.load(tmp_path)
     assert set(run.steps["host"]) == {"w0", "w1", "w2"}
     table = per_host_steps(run.steps)
-    assert list(table.columns) == ["w0", "w1", "w2", "slowest_host", "spread_us",
-                                   "bottleneck"]
+    assert list(table.columns) == ["w0", "w1", "w2", "slowest_host", "spread_us", "bottleneck"]
     assert len(table) == 4 and table.index.name == "step"
     # The synthetic hosts run identical steps: no spread, any host is "slowest".
     assert (table["spread_us"] == 0).all()
@@ -188,8 +206,13 @@ def test_every_table_has_host_on_a_multi_host_run(tmp_path):
 
     write_multi_host_run(tmp_path, hosts=("a", "b"), n_steps=3)
     run = tw.load(tmp_path)
-    for name, table in [("steps", run.steps), ("ops", run.ops), ("kernels", run.kernels),
-                        ("memory", run.memory), ("memory_summary", tw.memory_summary(run))]:
+    for name, table in [
+        ("steps", run.steps),
+        ("ops", run.ops),
+        ("kernels", run.kernels),
+        ("memory", run.memory),
+        ("memory_summary", tw.memory_summary(run)),
+    ]:
         assert set(table["host"].astype(str)) == {"a", "b"}, name
     ops = run.ops
     # Each host's percentages add up on its own.

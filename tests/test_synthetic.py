@@ -1,10 +1,15 @@
 """Synthetic XSpaces for what CPU TensorFlow cannot produce: GPUs, kernels, allocators, hosts."""
 
-
 import numpy as np
 import pytest
-from xspace_builder import (KERNELS, US, XSpaceBuilder, gpu_capture, protobuf_walk_counts,
-                            write_multi_host_run)
+from xspace_builder import (
+    KERNELS,
+    US,
+    XSpaceBuilder,
+    gpu_capture,
+    protobuf_walk_counts,
+    write_multi_host_run,
+)
 
 import tfprof_widgets as tw
 
@@ -23,10 +28,17 @@ def test_multi_host_counts_equal_protobuf_walk(multi_host):
     for host in run.hosts:
         expected = protobuf_walk_counts(run_dir / f"{host}.xplane.pb")
         ev = run.events[run.events["host"] == host]
-        got = ev.merge(run.lines[run.lines["host"] == host][["plane", "line", "line_id"]],
-                       on=["plane", "line"]).groupby(["plane", "line_id"], observed=True).size()
-        assert {(str(p), int(i)): int(n) for (p, i), n in got.items()} == \
-            {(p, int(i)): n for (p, i), n in expected.items()}
+        got = (
+            ev.merge(
+                run.lines[run.lines["host"] == host][["plane", "line", "line_id"]],
+                on=["plane", "line"],
+            )
+            .groupby(["plane", "line_id"], observed=True)
+            .size()
+        )
+        assert {(str(p), int(i)): int(n) for (p, i), n in got.items()} == {
+            (p, int(i)): n for (p, i), n in expected.items()
+        }
 
 
 def test_device_planes_and_properties(multi_host):
@@ -94,8 +106,9 @@ def test_kernel_and_memory_stats_are_typed(multi_host):
 def test_derived_steps_from_markers_and_flows(tmp_path):
     """No group_id stats: markers (_r=1) group their thread; _p/_c flows carry the group to
     the executor thread, and everything nested under the consumer follows."""
-    run = tw.load(gpu_capture(n_gpus=0, allocations=False, n_steps=4)
-                  .write(tmp_path / "h.xplane.pb"))
+    run = tw.load(
+        gpu_capture(n_gpus=0, allocations=False, n_steps=4).write(tmp_path / "h.xplane.pb")
+    )
     ev = run.events
     exec_line = ev[ev["line"] == "tf_Compute/202"]
     assert exec_line["group_id"].notna().all()
@@ -127,8 +140,20 @@ def test_stat_kinds_round_trip(tmp_path):
     p = b.plane("/host:CPU")
     ln = p.line("t", 1)
     big = np.uint64(2**64 - 5)
-    ln.event("e", 0, 10, {"i": -3, "u": big, "d": 2.5, "s": "hello", "b": b"\x00\x01",
-                          "r": ("ref", "interned"), "z": ("gz", "compressed text")})
+    ln.event(
+        "e",
+        0,
+        10,
+        {
+            "i": -3,
+            "u": big,
+            "d": 2.5,
+            "s": "hello",
+            "b": b"\x00\x01",
+            "r": ("ref", "interned"),
+            "z": ("gz", "compressed text"),
+        },
+    )
     run = tw.load(b.write(tmp_path / "k.xplane.pb"))
     assert run.stat("i").iloc[0] == -3
     assert run.stat("u").iloc[0] == 2**64 - 5
@@ -138,8 +163,15 @@ def test_stat_kinds_round_trip(tmp_path):
     assert run.stat("r").iloc[0] == "interned"
     assert run.stat("z").iloc[0] == "compressed text"
     kinds = dict(zip(run.event_stats["stat"].astype(str), run.event_stats["kind"].astype(str)))
-    assert kinds == {"i": "int", "u": "uint", "d": "double", "s": "str", "b": "bytes",
-                     "r": "str", "z": "str"}
+    assert kinds == {
+        "i": "int",
+        "u": "uint",
+        "d": "double",
+        "s": "str",
+        "b": "bytes",
+        "r": "str",
+        "z": "str",
+    }
 
 
 def test_metadata_and_plane_stats_are_kept(tmp_path):
@@ -168,8 +200,11 @@ def test_colliding_line_names_are_made_unique(tmp_path):
     p.line("solo", 3).event("c", 0, 10)
     run = tw.load(b.write(tmp_path / "c.xplane.pb"))
     assert sorted(run.lines["line"].astype(str)) == ["solo", "worker #1", "worker #2"]
-    assert run.events.groupby("line", observed=True).size().to_dict() == \
-        {"worker #1": 1, "worker #2": 1, "solo": 1}
+    assert run.events.groupby("line", observed=True).size().to_dict() == {
+        "worker #1": 1,
+        "worker #2": 1,
+        "solo": 1,
+    }
 
 
 def test_absolute_line_timestamps_are_kept(tmp_path):

@@ -6,8 +6,12 @@ from conftest import SAMPLES
 from xspace_builder import US, XSpaceBuilder
 
 import tfprof_widgets as tw
-from tfprof_widgets.analysis.tf_data import (SUGGESTIONS, tf_data, tf_data_bottleneck,
-                                             tf_data_summary)
+from tfprof_widgets.analysis.tf_data import (
+    SUGGESTIONS,
+    tf_data,
+    tf_data_bottleneck,
+    tf_data_summary,
+)
 
 
 def test_slow_map_is_the_bottleneck_of_the_input_bound_sample():
@@ -67,5 +71,11 @@ def test_no_tf_data():
 
 
 def test_every_suggestion_kind_is_worded():
-    assert set(SUGGESTIONS) == {"slow_source", "slow_data_service", "slow_remote_source",
-                                "parallel_version", "sequential", "other"}
+    assert set(SUGGESTIONS) == {
+        "slow_source",
+        "slow_data_service",
+        "slow_remote_source",
+        "parallel_version",
+        "sequential",
+        "other",
+    }

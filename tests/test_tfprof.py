@@ -27,8 +27,12 @@ if os.environ.get("CI") != "true":
 @pytest.fixture(scope="module")
 def ref(tmp_path_factory):
     out = tmp_path_factory.mktemp("tf1")
-    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "tf1_reference.py"), str(out)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "tf1_reference.py"), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out, json.loads((out / "reference.json").read_text())
 
@@ -38,24 +42,41 @@ def test_flops_and_parameters_match_tensorflow(ref):
     run = tw.load(out / "model.tfprof")
     assert tw.total_float_ops(run) == want["total_float_ops"] > 0
     assert tw.total_parameters(run) == want["total_parameters"] == 62_810
-    scopes = tw.tfprof_view(run, "scope", account_type_regexes=["_trainable_variables"],
-                            select=["params"], max_depth=0)
+    scopes = tw.tfprof_view(
+        run, "scope", account_type_regexes=["_trainable_variables"], select=["params"], max_depth=0
+    )
     assert dict(zip(scopes["name"], scopes["total_parameters"])) == want["scope_parameters"]
 
 
 @pytest.mark.parametrize("step,key", [(-1, "op_view_avg"), (0, "op_view_step0")])
 def test_op_view_times_and_memory_match_tensorflow(ref, step, key):
     out, want = ref
-    view = tw.tfprof_view(tw.load(out / "model.tfprof"), "op", step=step,
-                          select=["micros", "bytes", "peak_bytes", "residual_bytes",
-                                  "output_bytes", "float_ops"]).set_index("name")
+    view = tw.tfprof_view(
+        tw.load(out / "model.tfprof"),
+        "op",
+        step=step,
+        select=["micros", "bytes", "peak_bytes", "residual_bytes", "output_bytes", "float_ops"],
+    ).set_index("name")
     assert sorted(view.index) == sorted(want[key])
     for op, w in want[key].items():
         got = view.loc[op]
-        assert (got["exec_us"], got["requested_bytes"], got["peak_bytes"],
-                got["residual_bytes"], got["output_bytes"], got["float_ops"], got["nodes"]) == \
-            (w["exec_micros"], w["requested_bytes"], w["peak_bytes"], w["residual_bytes"],
-             w["output_bytes"], w["float_ops"], w["nodes"]), op
+        assert (
+            got["exec_us"],
+            got["requested_bytes"],
+            got["peak_bytes"],
+            got["residual_bytes"],
+            got["output_bytes"],
+            got["float_ops"],
+            got["nodes"],
+        ) == (
+            w["exec_micros"],
+            w["requested_bytes"],
+            w["peak_bytes"],
+            w["residual_bytes"],
+            w["output_bytes"],
+            w["float_ops"],
+            w["nodes"],
+        ), op
     assert view["exec_us"].sum() > 0
 
 
@@ -77,8 +98,17 @@ def test_tree_views_match_tensorflow(ref, view):
     names = got["name"]
     if view == "code":
         names = names.str.replace(r"^.*/", "", regex=True)
-    ours = [[n, int(r.depth), int(r.exec_us), int(r.total_exec_us), int(r.requested_bytes),
-             int(r.total_requested_bytes)] for n, r in zip(names, got.itertuples())]
+    ours = [
+        [
+            n,
+            int(r.depth),
+            int(r.exec_us),
+            int(r.total_exec_us),
+            int(r.requested_bytes),
+            int(r.total_requested_bytes),
+        ]
+        for n, r in zip(names, got.itertuples())
+    ]
     theirs = want[f"{view}_view"]
     if view == "code":  # tfprof cuts function names of 20+ characters to 17 and '...'
         ours = [[_tfprof_frame_name(n), *rest] for n, *rest in ours]
@@ -95,8 +125,15 @@ def test_run_metadata_steps_follow_tfprofs_rules(ref):
     prof = tw.load(out / "model.tfprof")
     steps = tw.load(out / "steps")  # both step files: one run, two steps
     assert steps.hosts == ["localhost"] and steps.steps["step"].tolist() == [0, 1]
-    cols = ["exec_us", "cpu_exec_us", "run_count", "requested_bytes", "peak_bytes",
-            "residual_bytes", "output_bytes"]
+    cols = [
+        "exec_us",
+        "cpu_exec_us",
+        "run_count",
+        "requested_bytes",
+        "peak_bytes",
+        "residual_bytes",
+        "output_bytes",
+    ]
     for step in (0, 1, -1):
         a = tfprof_node_stats(prof, step).set_index("node")[cols]
         b = tfprof_node_stats(steps, step).set_index("node")[cols]
@@ -134,8 +171,10 @@ def test_views_options(ref):
     started = tw.tfprof_view(run, "scope", start_name_regexes=["dense"], select=["micros"])
     assert set(started["name"].str.split("/").str[0]) == {"dense"}
     trimmed = tw.tfprof_view(run, "scope", trim_name_regexes=["gradients"], select=["micros"])
-    assert "gradients" in set(trimmed["name"]) and \
-        not trimmed["name"].str.startswith("gradients/").any()
+    assert (
+        "gradients" in set(trimmed["name"])
+        and not trimmed["name"].str.startswith("gradients/").any()
+    )
     # The graph view's total covers a node and everything it depends on.
     graph = tw.tfprof_view(run, "graph", select=["micros"]).drop_duplicates("name")
     row = graph.set_index("name").loc["dense/add"]
@@ -160,14 +199,17 @@ def test_nhwc_on_gpu_is_flagged(tmp_path):
         n.attrs["data_format"] = b"\x12" + bytes([len(fmt)]) + fmt
         ex = n.execs[0]
         ex.accelerator_execs[n.canonical_device + "/stream:all"].times.add(
-            int64_values=[1_700_000_000_000_000 + 100 * nid, 50])
+            int64_values=[1_700_000_000_000_000 + 100 * nid, 50]
+        )
     path = tmp_path / "gpu.tfprof"
     path.write_bytes(prof.SerializeToString())
     run = tw.load(path)
     advice = tw.tfprof_advice(run)
     ops = advice[advice["checker"] == "OperationChecker"]["finding"].tolist()
-    assert ops == ["1 op(s) on GPU use the NHWC data_format (e.g. conv/Conv2D); NCHW is "
-                   "usually faster for GPU convolutions."]
+    assert ops == [
+        "1 op(s) on GPU use the NHWC data_format (e.g. conv/Conv2D); NCHW is "
+        "usually faster for GPU convolutions."
+    ]
     util = advice[advice["checker"] == "AcceleratorUtilizationChecker"]["finding"].iloc[0]
     assert util.startswith("/device:GPU:0: 66.7% utilization")
     assert set(run.planes["plane"].astype(str)) == {"/host:CPU", "/device:GPU:0"}
@@ -180,11 +222,17 @@ def test_bad_tfprof_and_run_metadata_files(tmp_path, ref):
         "empty.tfprof": (b"", tw.CorruptProfileError, "empty"),
         "cut.tfprof": (good[: len(good) // 2], tw.CorruptProfileError, "truncated or damaged"),
         "text.tfprof": (good.decode("utf-8", "replace").encode(), tw.ProfileError, ""),
-        "xspace.tfprof": (next((ROOT / "sample_profiles" / "keras_fit").rglob(
-            "*.xplane.pb")).read_bytes(), tw.ProfileError, ""),
+        "xspace.tfprof": (
+            next((ROOT / "sample_profiles" / "keras_fit").rglob("*.xplane.pb")).read_bytes(),
+            tw.ProfileError,
+            "",
+        ),
         "nostats.run_metadata.pb": (b"", tw.CorruptProfileError, "empty"),
-        "other.run_metadata.pb": (tfprof_pb2.RunMetadata().SerializeToString() + b"\x12\x00",
-                                  tw.ProfileError, ""),
+        "other.run_metadata.pb": (
+            tfprof_pb2.RunMetadata().SerializeToString() + b"\x12\x00",
+            tw.ProfileError,
+            "",
+        ),
     }
     for name, (data, err, words) in cases.items():
         path = tmp_path / name
@@ -212,12 +260,16 @@ def test_field_numbers_match_tensorflows_protos():
         "ProfileProto": "tensorflow.tfprof.ProfileProto",
         "ProfileNode": "tensorflow.tfprof.ProfileNode",
         "ExecProfile": "tensorflow.tfprof.ExecProfile",
-        "ExecMemory": "tensorflow.tfprof.ExecMemory", "ExecTime": "tensorflow.tfprof.ExecTime",
-        "CodeDef": "tensorflow.tfprof.CodeDef", "Tuple": "tensorflow.tfprof.Tuple",
-        "StepStats": "tensorflow.StepStats", "DeviceStepStats": "tensorflow.DeviceStepStats",
+        "ExecMemory": "tensorflow.tfprof.ExecMemory",
+        "ExecTime": "tensorflow.tfprof.ExecTime",
+        "CodeDef": "tensorflow.tfprof.CodeDef",
+        "Tuple": "tensorflow.tfprof.Tuple",
+        "StepStats": "tensorflow.StepStats",
+        "DeviceStepStats": "tensorflow.DeviceStepStats",
         "NodeExecStats": "tensorflow.NodeExecStats",
         "AllocatorMemoryUsed": "tensorflow.AllocatorMemoryUsed",
-        "NodeOutput": "tensorflow.NodeOutput", "MemoryStats": "tensorflow.MemoryStats",
+        "NodeOutput": "tensorflow.NodeOutput",
+        "MemoryStats": "tensorflow.MemoryStats",
         "TensorDescription": "tensorflow.TensorDescription",
         "AllocationDescription": "tensorflow.AllocationDescription",
     }

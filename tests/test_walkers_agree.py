@@ -8,8 +8,15 @@ from xspace_builder import XSpaceBuilder, gpu_capture, write_multi_host_run
 import tfprof_widgets as tw
 from tfprof_widgets.readers import xspace
 
-TABLES = ("planes", "lines", "events", "event_stats", "event_metadata", "metadata_stats",
-          "plane_stats")
+TABLES = (
+    "planes",
+    "lines",
+    "events",
+    "event_stats",
+    "event_metadata",
+    "metadata_stats",
+    "plane_stats",
+)
 
 
 def load_both(path, monkeypatch):
@@ -48,8 +55,20 @@ def test_every_stat_kind_and_aggregated_events(tmp_path, monkeypatch):
     p.add_plane_stat("core_count", 2)
     p.event_id("m", display_name="M", stats={"flops": 10, "note": ("ref", "x")})
     ln = p.line("XLA Ops", 1, timestamp_ns=10)
-    ln.event("m", 5, 3, {"i": -(2**62), "u": np.uint64(2**64 - 1), "d": -0.5, "s": "é",
-                         "b": b"\xff", "r": ("ref", "y"), "z": ("gz", "zz")})
+    ln.event(
+        "m",
+        5,
+        3,
+        {
+            "i": -(2**62),
+            "u": np.uint64(2**64 - 1),
+            "d": -0.5,
+            "s": "é",
+            "b": b"\xff",
+            "r": ("ref", "y"),
+            "z": ("gz", "zz"),
+        },
+    )
     ln.aggregated("agg", 4, 100)
     ln.line.events.add(metadata_id=p.event_id("m"), offset_ps=9).stats.add(metadata_id=1)
     fast, slow = load_both(b.write(tmp_path / "t.xplane.pb"), monkeypatch)

@@ -47,7 +47,8 @@ def test_pies_equal_run_ops(gpu):
     pie = figs["device_operation"].data[0]
     expected = dev.groupby("operation", observed=True)["total_self_time_us"].sum()
     assert dict(zip(pie.labels, pie.values)) == pytest.approx(
-        {str(k): v for k, v in expected.items()})
+        {str(k): v for k, v in expected.items()}
+    )
     # IDLE is a slice only when asked for.
     assert "IDLE" not in pie.labels
     with_idle = tw.op_stats(gpu, include_idle=True).figures()["device_operation"].data[0]
@@ -165,16 +166,23 @@ def test_compare(ib):
     assert row["self_time_b_us"] == 0 and row["delta_us"] < 0
 
 
-@pytest.mark.parametrize("make", [
-    lambda r, g: tw.overview(r), lambda r, g: tw.op_stats(r), lambda r, g: tw.timeline(r),
-    lambda r, g: tw.memory_timeline(r), lambda r, g: tw.tf_data_graph(r),
-    lambda r, g: tw.kernel_stats(g), lambda r, g: tw.input_pipeline_view(r),
-    lambda r, g: tw.compare(r, g)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda r, g: tw.overview(r),
+        lambda r, g: tw.op_stats(r),
+        lambda r, g: tw.timeline(r),
+        lambda r, g: tw.memory_timeline(r),
+        lambda r, g: tw.tf_data_graph(r),
+        lambda r, g: tw.kernel_stats(g),
+        lambda r, g: tw.input_pipeline_view(r),
+        lambda r, g: tw.compare(r, g),
+    ],
+)
 def test_every_view_has_live_and_static_forms(make, ib, gpu):
     view = make(ib, gpu)
     bundle = view._repr_mimebundle_()
-    assert {"text/plain", "text/html", "application/vnd.jupyter.widget-view+json"} <= \
-        set(bundle)
+    assert {"text/plain", "text/html", "application/vnd.jupyter.widget-view+json"} <= set(bundle)
     assert bundle["text/plain"] == repr(view)
 
 

@@ -41,10 +41,12 @@ def build():
             w2 = v1.get_variable("w", (28 * 28 * 8, 10))
             b2 = v1.get_variable("b", (10,), initializer=v1.zeros_initializer())
             logits = tf.matmul(tf.reshape(h, (32, -1)), w2) + b2
-        step = v1.get_variable("global_step", (), tf.int64, trainable=False,
-                               initializer=v1.zeros_initializer())
+        step = v1.get_variable(
+            "global_step", (), tf.int64, trainable=False, initializer=v1.zeros_initializer()
+        )
         loss = tf.reduce_mean(
-            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
+        )
         train = v1.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=step)
         init = v1.global_variables_initializer()
     return g, x, y, train, init
@@ -52,15 +54,24 @@ def build():
 
 def op_view(prof, step: int) -> dict:
     opts = v1.profiler.ProfileOptionBuilder
-    o = opts(opts.time_and_memory(min_micros=0, min_bytes=0)).with_step(step) \
-        .with_empty_output().build()
+    o = (
+        opts(opts.time_and_memory(min_micros=0, min_bytes=0))
+        .with_step(step)
+        .with_empty_output()
+        .build()
+    )
     rows, todo = {}, list(prof.profile_operations(o).children)
     while todo:  # the op view nests each row under the previous one
         c = todo.pop()
-        rows[c.name] = {"exec_micros": c.exec_micros, "requested_bytes": c.requested_bytes,
-                        "peak_bytes": c.peak_bytes, "output_bytes": c.output_bytes,
-                        "residual_bytes": c.residual_bytes, "float_ops": c.float_ops,
-                        "nodes": len(c.graph_nodes)}
+        rows[c.name] = {
+            "exec_micros": c.exec_micros,
+            "requested_bytes": c.requested_bytes,
+            "peak_bytes": c.peak_bytes,
+            "output_bytes": c.output_bytes,
+            "residual_bytes": c.residual_bytes,
+            "float_ops": c.float_ops,
+            "nodes": len(c.graph_nodes),
+        }
         todo.extend(c.children)
     return rows
 
@@ -68,15 +79,31 @@ def op_view(prof, step: int) -> dict:
 def tree_view(prof, cmd: str) -> list:
     """(name, depth, exec, total exec, requested, total requested) rows of a tree view."""
     opts = v1.profiler.ProfileOptionBuilder
-    o = opts(opts.time_and_memory(min_micros=0, min_bytes=0)).order_by("name") \
-        .with_max_depth(1000).with_empty_output().build()
-    root = {"scope": prof.profile_name_scope, "graph": prof.profile_graph,
-            "code": prof.profile_python}[cmd](o)
+    o = (
+        opts(opts.time_and_memory(min_micros=0, min_bytes=0))
+        .order_by("name")
+        .with_max_depth(1000)
+        .with_empty_output()
+        .build()
+    )
+    root = {
+        "scope": prof.profile_name_scope,
+        "graph": prof.profile_graph,
+        "code": prof.profile_python,
+    }[cmd](o)
     rows, todo = [], [(c, 0) for c in reversed(root.children)]
     while todo:
         n, depth = todo.pop()
-        rows.append([n.name, depth, n.exec_micros, n.total_exec_micros, n.requested_bytes,
-                     n.total_requested_bytes])
+        rows.append(
+            [
+                n.name,
+                depth,
+                n.exec_micros,
+                n.total_exec_micros,
+                n.requested_bytes,
+                n.total_requested_bytes,
+            ]
+        )
         todo.extend((c, depth + 1) for c in reversed(n.children))
     return rows
 
@@ -94,18 +121,24 @@ def main() -> None:
         prof = v1.profiler.Profiler(g)
         for s in range(2):
             rm = v1.RunMetadata()
-            sess.run(train, feed, options=v1.RunOptions(trace_level=v1.RunOptions.FULL_TRACE),
-                     run_metadata=rm)
+            sess.run(
+                train,
+                feed,
+                options=v1.RunOptions(trace_level=v1.RunOptions.FULL_TRACE),
+                run_metadata=rm,
+            )
             prof.add_step(s, rm)
             with open(os.path.join(out, "steps", f"step_{s}.run_metadata.pb"), "wb") as f:
                 f.write(rm.SerializeToString())
         with open(os.path.join(out, "model.tfprof"), "wb") as f:
             f.write(prof.serialize_to_string())
         quiet = {"output": "none"}
-        flops = v1.profiler.profile(g, run_meta=rm, cmd="scope",
-                                    options={**opts.float_operation(), **quiet})
-        params = v1.profiler.profile(g, cmd="scope",
-                                     options={**opts.trainable_variables_parameter(), **quiet})
+        flops = v1.profiler.profile(
+            g, run_meta=rm, cmd="scope", options={**opts.float_operation(), **quiet}
+        )
+        params = v1.profiler.profile(
+            g, cmd="scope", options={**opts.trainable_variables_parameter(), **quiet}
+        )
         ref = {
             "total_float_ops": flops.total_float_ops,
             "total_parameters": params.total_parameters,

@@ -77,8 +77,14 @@ class LineBuilder:
     def __init__(self, plane: PlaneBuilder, line: xplane_pb2.XLine) -> None:
         self.plane, self.line = plane, line
 
-    def event(self, name: str, offset_ps: int, duration_ps: int, stats: dict | None = None,
-              display_name: str = "") -> xplane_pb2.XEvent:
+    def event(
+        self,
+        name: str,
+        offset_ps: int,
+        duration_ps: int,
+        stats: dict | None = None,
+        display_name: str = "",
+    ) -> xplane_pb2.XEvent:
         ev = self.line.events.add()
         ev.metadata_id = self.plane.event_id(name, display_name)
         ev.offset_ps = offset_ps
@@ -123,18 +129,35 @@ class XSpaceBuilder:
 US = 1_000_000  # picoseconds per microsecond
 
 KERNELS = [
-    ("volta_sgemm_128x64_nn", "regs:128 static_shared:16384 dynamic_shared:0 grid:8,4,1 "
-                              "block:256,1,1 occ_pct:25.0", "dense/MatMul:MatMul", 120),
-    ("void Eigen::internal::EigenMetaKernel<relu>", "regs:16 shm:0 grid:64,1,1 block:1024,1,1",
-     "dense/Relu:Relu", 15),
-    ("volta_h884gemm_64x64_nn", "regs:96 static_shared:8192 dynamic_shared:0 grid:4,4,1 "
-                                "block:128,1,1 occ_pct:50.0", "dense_1/MatMul:MatMul", 40),
+    (
+        "volta_sgemm_128x64_nn",
+        "regs:128 static_shared:16384 dynamic_shared:0 grid:8,4,1 block:256,1,1 occ_pct:25.0",
+        "dense/MatMul:MatMul",
+        120,
+    ),
+    (
+        "void Eigen::internal::EigenMetaKernel<relu>",
+        "regs:16 shm:0 grid:64,1,1 block:1024,1,1",
+        "dense/Relu:Relu",
+        15,
+    ),
+    (
+        "volta_h884gemm_64x64_nn",
+        "regs:96 static_shared:8192 dynamic_shared:0 grid:4,4,1 block:128,1,1 occ_pct:50.0",
+        "dense_1/MatMul:MatMul",
+        40,
+    ),
 ]
 
 
-def gpu_capture(host: str = "worker0", n_steps: int = 3, n_gpus: int = 2,
-                start_ns: int = 1_700_000_000_000_000_000, step_us: int = 1000,
-                allocations: bool = True) -> XSpaceBuilder:
+def gpu_capture(
+    host: str = "worker0",
+    n_steps: int = 3,
+    n_gpus: int = 2,
+    start_ns: int = 1_700_000_000_000_000_000,
+    step_us: int = 1000,
+    allocations: bool = True,
+) -> XSpaceBuilder:
     """A GPU training capture: host markers, launches, kernels, derived lines, allocator."""
     b = XSpaceBuilder(host)
     b.task_environment(start_ns, start_ns + (n_steps + 1) * step_us * 1000)
@@ -144,33 +167,68 @@ def gpu_capture(host: str = "worker0", n_steps: int = 3, n_gpus: int = 2,
     alloc_total = 0
     for s in range(n_steps):
         t0 = s * step_us * US
-        py.event("train", t0, (step_us - 50) * US, {"step_num": s, "_r": 1, "_p": 1000 + s,
-                                                    "_pt": 3})
-        ex.event("ExecutorState::Process", t0 + 10 * US, (step_us - 100) * US,
-                 {"_c": 1000 + s, "_ct": 3, "iter_num": s})
+        py.event(
+            "train", t0, (step_us - 50) * US, {"step_num": s, "_r": 1, "_p": 1000 + s, "_pt": 3}
+        )
+        ex.event(
+            "ExecutorState::Process",
+            t0 + 10 * US,
+            (step_us - 100) * US,
+            {"_c": 1000 + s, "_ct": 3, "iter_num": s},
+        )
         for k, (kname, _, op, dur) in enumerate(KERNELS):
             ex.event(f"{op}", t0 + (20 + 100 * k) * US, 30 * US)
-            ex.event("cuLaunchKernel", t0 + (25 + 100 * k) * US, 5 * US,
-                     {"correlation_id": s * 100 + k, "kernel_name": ("ref", kname)})
+            ex.event(
+                "cuLaunchKernel",
+                t0 + (25 + 100 * k) * US,
+                5 * US,
+                {"correlation_id": s * 100 + k, "kernel_name": ("ref", kname)},
+            )
         if allocations:
             for k in range(2):
                 alloc_total += 4096 * (k + 1)
-                ex.event("MemoryAllocation", t0 + (30 + 200 * k) * US, 1 * US, {
-                    "allocator_name": ("ref", "GPU_0_bfc"), "bytes_reserved": 0,
-                    "bytes_allocated": alloc_total, "bytes_available": 2**30 - alloc_total,
-                    "fragmentation": 0.125, "peak_bytes_in_use": alloc_total,
-                    "requested_bytes": 4000 * (k + 1), "allocation_bytes": 4096 * (k + 1),
-                    "addr": 0x7F0000000000 + 4096 * (s * 2 + k),  # int64, as TF writes it
-                    "tf_op": ("ref", KERNELS[k][2]), "region_type": "output",
-                    "data_type": 1, "shape": ("ref", "(32,128)"), "group_id": s})
-            ex.event("MemoryDeallocation", t0 + 600 * US, 1 * US, {
-                "allocator_name": ("ref", "GPU_0_bfc"), "bytes_allocated": alloc_total - 4096,
-                "addr": 0x7F0000000000 + 4096 * (s * 2)})
+                ex.event(
+                    "MemoryAllocation",
+                    t0 + (30 + 200 * k) * US,
+                    1 * US,
+                    {
+                        "allocator_name": ("ref", "GPU_0_bfc"),
+                        "bytes_reserved": 0,
+                        "bytes_allocated": alloc_total,
+                        "bytes_available": 2**30 - alloc_total,
+                        "fragmentation": 0.125,
+                        "peak_bytes_in_use": alloc_total,
+                        "requested_bytes": 4000 * (k + 1),
+                        "allocation_bytes": 4096 * (k + 1),
+                        "addr": 0x7F0000000000 + 4096 * (s * 2 + k),  # int64, as TF writes it
+                        "tf_op": ("ref", KERNELS[k][2]),
+                        "region_type": "output",
+                        "data_type": 1,
+                        "shape": ("ref", "(32,128)"),
+                        "group_id": s,
+                    },
+                )
+            ex.event(
+                "MemoryDeallocation",
+                t0 + 600 * US,
+                1 * US,
+                {
+                    "allocator_name": ("ref", "GPU_0_bfc"),
+                    "bytes_allocated": alloc_total - 4096,
+                    "addr": 0x7F0000000000 + 4096 * (s * 2),
+                },
+            )
     for g in range(n_gpus):
         dev = b.plane(f"/device:GPU:{g}", g + 1)
-        for k, v in {"clock_rate": 1_530_000, "core_count": 80, "memory_size": 16 * 2**30,
-                     "memory_bandwidth": 900 * 10**9, "compute_cap_major": 7,
-                     "compute_cap_minor": 0, "device_vendor": "Nvidia"}.items():
+        for k, v in {
+            "clock_rate": 1_530_000,
+            "core_count": 80,
+            "memory_size": 16 * 2**30,
+            "memory_bandwidth": 900 * 10**9,
+            "compute_cap_major": 7,
+            "compute_cap_minor": 0,
+            "device_vendor": "Nvidia",
+        }.items():
             dev.add_plane_stat(k, v)
         stream = dev.line("Stream #14(Compute)", 14, timestamp_ns=0)
         ops = dev.line("TensorFlow Ops", 0xDEADBEEF + 2, timestamp_ns=0)
@@ -180,24 +238,41 @@ def gpu_capture(host: str = "worker0", n_steps: int = 3, n_gpus: int = 2,
             steps.event(f"{s}", t0, (step_us - 200) * US, {"group_id": s, "step_name": f"{s}"})
             for k, (kname, details, op, dur) in enumerate(KERNELS):
                 st = t0 + 150 * k * US
-                stream.event(kname, st, dur * US, {
-                    "kernel_details": details, "correlation_id": s * 100 + k,
-                    "group_id": s, "tf_op": ("ref", op), "context_id": 1})
-                ops.event(op, st, dur * US, {"group_id": s},
-                          display_name=op.split(":")[-1])
-            stream.event("MemcpyH2D", t0 + 500 * US, 20 * US,
-                         {"memcpy_details": "kind_src:pageable size:65536", "group_id": s,
-                          "correlation_id": s * 100 + 9})
+                stream.event(
+                    kname,
+                    st,
+                    dur * US,
+                    {
+                        "kernel_details": details,
+                        "correlation_id": s * 100 + k,
+                        "group_id": s,
+                        "tf_op": ("ref", op),
+                        "context_id": 1,
+                    },
+                )
+                ops.event(op, st, dur * US, {"group_id": s}, display_name=op.split(":")[-1])
+            stream.event(
+                "MemcpyH2D",
+                t0 + 500 * US,
+                20 * US,
+                {
+                    "memcpy_details": "kind_src:pageable size:65536",
+                    "group_id": s,
+                    "correlation_id": s * 100 + 9,
+                },
+            )
     return b
 
 
-def write_multi_host_run(root: str | os.PathLike, hosts=("worker0", "worker1"),
-                         n_steps: int = 3) -> pathlib.Path:
+def write_multi_host_run(
+    root: str | os.PathLike, hosts=("worker0", "worker1"), n_steps: int = 3
+) -> pathlib.Path:
     """A TensorBoard-style logdir with one run holding one GPU capture per host."""
     run_dir = pathlib.Path(root) / "plugins" / "profile" / "2026_01_02_03_04_05"
     for i, host in enumerate(hosts):
-        gpu_capture(host, n_steps=n_steps, start_ns=1_700_000_000_000_000_000 + i * 250_000) \
-            .write(run_dir / f"{host}.xplane.pb")
+        gpu_capture(host, n_steps=n_steps, start_ns=1_700_000_000_000_000_000 + i * 250_000).write(
+            run_dir / f"{host}.xplane.pb"
+        )
     return run_dir
 
 

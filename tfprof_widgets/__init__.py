@@ -1,14 +1,14 @@
 """tfprof_widgets: TensorFlow profiles as pandas DataFrames and Jupyter widgets.
 
-    run = tfprof_widgets.load("logs/")     # newest capture under a logdir, or one file
-    run.events                             # one row per trace event
-    tfprof_widgets.list_runs("logs/")      # every capture under a logdir
-    run.steps, run.ops, run.kernels, run.memory       # analyses, as DataFrames
-    tfprof_widgets.overview_summary(run)   # TensorBoard's overview page, as an object
+run = tfprof_widgets.load("logs/")     # newest capture under a logdir, or one file
+run.events                             # one row per trace event
+tfprof_widgets.list_runs("logs/")      # every capture under a logdir
+run.steps, run.ops, run.kernels, run.memory       # analyses, as DataFrames
+tfprof_widgets.overview_summary(run)   # TensorBoard's overview page, as an object
 
-    %load_ext tfprof_widgets               # then %%tfprof on a cell captures and shows it
-    with tfprof_widgets.capture() as cap:  # or from a script; cap.run afterwards
-        ...
+%load_ext tfprof_widgets               # then %%tfprof on a cell captures and shows it
+with tfprof_widgets.capture() as cap:  # or from a script; cap.run afterwards
+    ...
 """
 
 from .errors import (
@@ -23,8 +23,7 @@ from .errors import (
     ProfilerBusyError,
     WrongFormatError,
 )
-from .capture import (Capture, CaptureOptions, capture, keras_callback, remote_capture,
-                      stop_capture)
+from .capture import Capture, CaptureOptions, capture, keras_callback, remote_capture, stop_capture
 from .analysis.input_pipeline import input_pipeline
 from .analysis.memory import memory_breakdown, memory_summary
 from .analysis.overview import overview_summary
@@ -34,8 +33,16 @@ from .analysis.tfprof_advice import tfprof_advice
 from .analysis.tfprof_views import tfprof_view, total_float_ops, total_parameters
 from .readers.discovery import list_runs
 from .run import Run, load
-from .widgets import (compare, input_pipeline_view, kernel_stats, memory_timeline, op_stats,
-                      overview, tf_data_graph, timeline)
+from .widgets import (
+    compare,
+    input_pipeline_view,
+    kernel_stats,
+    memory_timeline,
+    op_stats,
+    overview,
+    tf_data_graph,
+    timeline,
+)
 
 __version__ = "0.1.0"
 
@@ -48,6 +55,7 @@ def load_ipython_extension(ipython) -> None:
     from .magic import TfprofMagics
 
     ipython.register_magics(TfprofMagics)
+
 
 __all__ = [
     "Capture",

@@ -26,43 +26,69 @@ def summary_text(run: Run, top: int = 10) -> str:
     stepped = ev[ev["step"].notna()]
     if len(stepped):
         steps = stepped.groupby(["host", "step"], observed=True).agg(
-            events=("name", "size"), start_us=("start_us", "min"), end_us=("end_us", "max"))
+            events=("name", "size"), start_us=("start_us", "min"), end_us=("end_us", "max")
+        )
         steps["span_ms"] = (steps["end_us"] - steps["start_us"]) / 1e3
-        parts += ["Steps (span of the events grouped into each step)",
-                  steps[["events", "span_ms"]].to_string(float_format="{:,.3f}".format), ""]
+        parts += [
+            "Steps (span of the events grouped into each step)",
+            steps[["events", "span_ms"]].to_string(float_format="{:,.3f}".format),
+            "",
+        ]
     timed = ev[ev["occurrences"] == 1]
-    heavy = (timed.groupby("name", observed=True)["dur_us"].agg(["size", "sum", "mean"])
-             .nlargest(top, "sum").rename(columns={"size": "count", "sum": "total_us",
-                                                   "mean": "avg_us"}))
-    parts += [f"Top {top} event names by total duration (nested events overlap their parents)",
-              heavy.to_string(float_format="{:,.1f}".format), ""]
+    heavy = (
+        timed.groupby("name", observed=True)["dur_us"]
+        .agg(["size", "sum", "mean"])
+        .nlargest(top, "sum")
+        .rename(columns={"size": "count", "sum": "total_us", "mean": "avg_us"})
+    )
+    parts += [
+        f"Top {top} event names by total duration (nested events overlap their parents)",
+        heavy.to_string(float_format="{:,.1f}".format),
+        "",
+    ]
     o = overview_summary(run)
-    parts += ["Overview (steps XProf would average: all but the first and last)",
-              *o._repr_lines()]
+    parts += ["Overview (steps XProf would average: all but the first and last)", *o._repr_lines()]
     if o.n_steps:
         avg = pd.Series(o.breakdown_ms_avg).rename(lambda c: c.removesuffix("_us"))
-        parts += ["Average step-time breakdown, ms:",
-                  avg[avg > 0].to_string(float_format="{:,.3f}".format)]
-    ops = o.top_ops[["host_or_device", "type", "operation", "occurrences",
-                     "total_self_time_us", "self_time_percent"]]
+        parts += [
+            "Average step-time breakdown, ms:",
+            avg[avg > 0].to_string(float_format="{:,.3f}".format),
+        ]
+    ops = o.top_ops[
+        [
+            "host_or_device",
+            "type",
+            "operation",
+            "occurrences",
+            "total_self_time_us",
+            "self_time_percent",
+        ]
+    ]
     if len(ops):
-        parts += ["", f"Top {len(ops)} TF ops by self time",
-                  ops.to_string(index=False, float_format="{:,.1f}".format)]
+        parts += [
+            "",
+            f"Top {len(ops)} TF ops by self time",
+            ops.to_string(index=False, float_format="{:,.1f}".format),
+        ]
     bottleneck = tf_data_bottleneck(run)
     if len(bottleneck):
         b = bottleneck.iloc[0]
-        parts += ["", f"tf.data: slowest pipeline call {b['max_latency_us']:,.1f} us; "
-                      f"bottleneck {b['iterator_long_name']} "
-                      f"({b['iterator_latency_us']:,.1f} us self time)",
-                  f"  {b['suggestion']}"]
+        parts += [
+            "",
+            f"tf.data: slowest pipeline call {b['max_latency_us']:,.1f} us; "
+            f"bottleneck {b['iterator_long_name']} "
+            f"({b['iterator_latency_us']:,.1f} us self time)",
+            f"  {b['suggestion']}",
+        ]
     if run.warnings or run.errors:
         parts += ["", "Profiler errors/warnings:", *run.errors, *run.warnings]
     return "\n".join(parts)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tfprof-widgets",
-                                     description="Read TensorFlow profiler captures.")
+    parser = argparse.ArgumentParser(
+        prog="tfprof-widgets", description="Read TensorFlow profiler captures."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p_sum = sub.add_parser("summary", help="print what a capture holds")
     p_sum.add_argument("path", help="logdir, run directory, .xplane.pb or .trace.json(.gz)")
@@ -70,12 +96,14 @@ def main(argv: list[str] | None = None) -> int:
     p_sum.add_argument("--top", type=int, default=10, help="heaviest event names to list")
     p_rep = sub.add_parser("report", help="write a self-contained HTML report (offline)")
     p_rep.add_argument("path", help="logdir, run directory, .xplane.pb or .trace.json(.gz)")
-    p_rep.add_argument("-o", "--output", default=None,
-                       help="output file (default: <run>.report.html here)")
+    p_rep.add_argument(
+        "-o", "--output", default=None, help="output file (default: <run>.report.html here)"
+    )
     p_rep.add_argument("--run", help="run name under a logdir (default: newest)")
     p_rep.add_argument("--force", action="store_true", help="replace an existing output file")
-    p_rep.add_argument("--quiet", action="store_true",
-                       help="do not print the summary, only the file written")
+    p_rep.add_argument(
+        "--quiet", action="store_true", help="do not print the summary, only the file written"
+    )
     p_runs = sub.add_parser("runs", help="list the runs under a logdir")
     p_runs.add_argument("logdir")
     args = parser.parse_args(argv)
@@ -96,8 +124,10 @@ def main(argv: list[str] | None = None) -> int:
             if not args.quiet:
                 with pd.option_context("display.width", 160, "display.max_colwidth", 60):
                     print(summary_text(run, 10) + "\n")
-            print(f"wrote {out} ({os.path.getsize(out) / 1e6:.1f} MB): open it in any "
-                  "browser, no internet needed")
+            print(
+                f"wrote {out} ({os.path.getsize(out) / 1e6:.1f} MB): open it in any "
+                "browser, no internet needed"
+            )
         elif args.command == "runs":
             print(list_runs(args.logdir).to_string(index=False))
     except ProfileError as exc:

@@ -10,12 +10,18 @@ import datetime
 import html
 import os
 
-from .widgets import (input_pipeline_view, kernel_stats, memory_timeline, op_stats, overview,
-                      tf_data_graph, timeline)
+from .widgets import (
+    input_pipeline_view,
+    kernel_stats,
+    memory_timeline,
+    op_stats,
+    overview,
+    tf_data_graph,
+    timeline,
+)
 from .widgets._display import plotter
 
-SECTIONS = ("overview", "timeline", "op_stats", "input_pipeline", "memory", "tf_data",
-            "kernels")
+SECTIONS = ("overview", "timeline", "op_stats", "input_pipeline", "memory", "tf_data", "kernels")
 
 
 def slowest_step_window(run, pad: float = 0.05) -> tuple[float, float] | None:
@@ -42,8 +48,7 @@ def report_html(run) -> str:
     if not len(run.kernels):
         views.pop("kernels")
     plot = plotter(True)  # one plotly.js for the whole file, in its first figure
-    parts = [f'<section id="{key}">{view.html(plot=plot)}</section>'
-             for key, view in views.items()]
+    parts = [f'<section id="{key}">{view.html(plot=plot)}</section>' for key, view in views.items()]
     nav = " · ".join(f'<a href="#{k}">{k.replace("_", " ")}</a>' for k in views)
     when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     title = html.escape(f"TensorFlow profile report: {run.name}")
@@ -54,7 +59,8 @@ def report_html(run) -> str:
         "padding-top:8px}</style></head><body>"
         f"<h1 style='margin:0'>{title}</h1><p style='color:#555'>{html.escape(run.path)} · "
         f"hosts: {html.escape(', '.join(run.hosts))} · {len(run.events):,} events · made "
-        f"{when} by tfprof_widgets</p><p>{nav}</p>{''.join(parts)}</body></html>")
+        f"{when} by tfprof_widgets</p><p>{nav}</p>{''.join(parts)}</body></html>"
+    )
 
 
 def write_report(run, path: str | os.PathLike, overwrite: bool = False) -> str:

@@ -90,8 +90,10 @@ class Run:
         rows = self.event_stats[self.event_stats["stat"] == name]
         if not len(rows):
             known = sorted(self.event_stats["stat"].cat.categories)
-            raise KeyError(f"no event carries the stat {name!r}; stats in this run: "
-                           f"{', '.join(known[:40])}{' ...' if len(known) > 40 else ''}")
+            raise KeyError(
+                f"no event carries the stat {name!r}; stats in this run: "
+                f"{', '.join(known[:40])}{' ...' if len(known) > 40 else ''}"
+            )
         rows = rows.drop_duplicates("event", keep="last")
         idx = rows["event"].to_numpy()
         kinds = set(rows["kind"].astype(str))
@@ -110,8 +112,9 @@ class Run:
             return pd.Series(out, index=self.events.index, name=name)
         if kinds <= {"int", "uint", "double"}:
             out = np.full(n, np.nan)
-            vals = np.where(rows["kind"] == "double", rows["float_value"],
-                            rows["int_value"].astype(np.float64))
+            vals = np.where(
+                rows["kind"] == "double", rows["float_value"], rows["int_value"].astype(np.float64)
+            )
             out[idx] = vals
             return pd.Series(out, index=self.events.index, name=name)
         out = np.full(n, None, object)
@@ -143,8 +146,12 @@ class Run:
         """Events, busy span and the most frequent event per host/plane/line."""
         ev = self.events
         g = ev.groupby(["host", "plane", "line"], observed=True, sort=False)
-        out = g.agg(events=("name", "size"), first_us=("start_us", "min"),
-                    last_us=("end_us", "max"), total_dur_us=("dur_us", "sum"))
+        out = g.agg(
+            events=("name", "size"),
+            first_us=("start_us", "min"),
+            last_us=("end_us", "max"),
+            total_dur_us=("dur_us", "sum"),
+        )
         return out.reset_index()
 
     @property
@@ -158,8 +165,10 @@ class Run:
         """
         from .readers.profile_options import profile_options_table
 
-        return self.cached("profile_options", lambda: profile_options_table(
-            self.plane_stats, dict(zip(self.hosts, self.files))))
+        return self.cached(
+            "profile_options",
+            lambda: profile_options_table(self.plane_stats, dict(zip(self.hosts, self.files))),
+        )
 
     # -- analyses (computed on first use, then cached) ------------------------------------
     @property
@@ -203,12 +212,15 @@ class Run:
         return [
             f"run {self.name!r} at {self.path}",
             f"hosts: {', '.join(self.hosts)}",
-            f"planes: {len(self.planes)} ({len(devices)} device planes), lines: "
-            f"{len(self.lines)}",
+            f"planes: {len(self.planes)} ({len(devices)} device planes), lines: {len(self.lines)}",
             f"events: {len(ev):,} over {self.duration_us / 1e3:,.1f} ms; stats: "
             f"{len(self.event_stats):,}",
-            f"steps: {len(steps)}" + (f" ({int(min(steps))}..{int(max(steps))})"
-                                      if len(steps) else " (no step markers found)"),
+            f"steps: {len(steps)}"
+            + (
+                f" ({int(min(steps))}..{int(max(steps))})"
+                if len(steps)
+                else " (no step markers found)"
+            ),
         ]
 
     def __repr__(self) -> str:
@@ -226,8 +238,9 @@ def _natural_key(path: str) -> list:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", os.path.basename(path))]
 
 
-def _extra_table(captures: list[HostCapture], key: str,
-                 spec: dict[str, tuple[str, str]]) -> pd.DataFrame:
+def _extra_table(
+    captures: list[HostCapture], key: str, spec: dict[str, tuple[str, str]]
+) -> pd.DataFrame:
     """A table some formats carry, over every host, typed as ``spec`` says."""
     parts = [c.tables[key].assign(host=c.host) for c in captures if key in c.tables]
     df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
@@ -271,8 +284,14 @@ class _Progress:
         except ImportError:  # tqdm is a dependency, but a missing bar must never fail a load
             return
         slow = total_bytes / _BYTES_PER_SECOND > _SHOW_PROGRESS_AFTER_S
-        self._bar = tqdm(total=total_bytes, unit="B", unit_scale=True, desc=desc,
-                         delay=0 if enabled or slow else _SHOW_PROGRESS_AFTER_S, leave=False)
+        self._bar = tqdm(
+            total=total_bytes,
+            unit="B",
+            unit_scale=True,
+            desc=desc,
+            delay=0 if enabled or slow else _SHOW_PROGRESS_AFTER_S,
+            leave=False,
+        )
 
     def update(self, n: int) -> None:
         if self._bar is not None:
@@ -283,10 +302,16 @@ class _Progress:
             self._bar.close()
 
 
-def load(path: str | os.PathLike[str], run: str | None = None, *,
-         hosts: list[str] | None = None, planes: list[str] | None = None,
-         window_s: tuple[float, float] | None = None,
-         progress: bool | None = None, max_memory_bytes: int | None = None) -> Run:
+def load(
+    path: str | os.PathLike[str],
+    run: str | None = None,
+    *,
+    hosts: list[str] | None = None,
+    planes: list[str] | None = None,
+    window_s: tuple[float, float] | None = None,
+    progress: bool | None = None,
+    max_memory_bytes: int | None = None,
+) -> Run:
     """Load a capture into a :class:`Run`.
 
     ``path`` may be a TensorBoard logdir (the newest run under any
@@ -325,8 +350,10 @@ def load(path: str | os.PathLike[str], run: str | None = None, *,
         selected = [f for f in selected if host_of(f) in wanted]
         if not selected:
             raise ProfileNotFoundError(
-                path, f"no host named {', '.join(sorted(wanted))}; hosts here: "
-                      f"{', '.join(host_of(f) for f in files.files)}")
+                path,
+                f"no host named {', '.join(sorted(wanted))}; hosts here: "
+                f"{', '.join(host_of(f) for f in files.files)}",
+            )
     if window_s is not None:
         window_s = (float(window_s[0]), float(window_s[1]))
         if not window_s[0] <= window_s[1]:
@@ -339,11 +366,13 @@ def load(path: str | os.PathLike[str], run: str | None = None, *,
     if budget is not None and need > budget:
         all_hosts = ", ".join(host_of(f) for f in files.files)
         raise ProfileTooLargeError(
-            path, f"the capture is {fmt_bytes(sum(sizes))} in {len(selected)} file(s); "
-                  f"loading it needs about {fmt_bytes(need)} of memory but "
-                  f"{fmt_bytes(budget)} is available. Load part of it: "
-                  f"tfprof_widgets.load(path, hosts=[...]) (hosts: {all_hosts}), "
-                  f"planes=[\"/device:GPU:0\"] or window_s=(start, end) in seconds")
+            path,
+            f"the capture is {fmt_bytes(sum(sizes))} in {len(selected)} file(s); "
+            f"loading it needs about {fmt_bytes(need)} of memory but "
+            f"{fmt_bytes(budget)} is available. Load part of it: "
+            f"tfprof_widgets.load(path, hosts=[...]) (hosts: {all_hosts}), "
+            f'planes=["/device:GPU:0"] or window_s=(start, end) in seconds',
+        )
     keep_plane = None
     if planes is not None:
         patterns = list(planes)

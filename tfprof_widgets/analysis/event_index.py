@@ -13,8 +13,9 @@ DEVICE_KINDS = ("GPU", "TPU", "CUSTOM")
 
 
 def _key(host, plane, line=None) -> np.ndarray:
-    k = (host.cat.codes.to_numpy().astype(np.int64) << 42) | \
-        (plane.cat.codes.to_numpy().astype(np.int64) << 21)
+    k = (host.cat.codes.to_numpy().astype(np.int64) << 42) | (
+        plane.cat.codes.to_numpy().astype(np.int64) << 21
+    )
     if line is not None:
         k |= line.cat.codes.to_numpy().astype(np.int64)
     return k
@@ -28,10 +29,13 @@ def _lookup(event_keys: np.ndarray, table_keys: np.ndarray) -> np.ndarray:
 
 def event_line_rows(run) -> np.ndarray:
     """Row of run.lines for each event."""
+
     def compute():
         ev, ln = run.events, run.lines
-        return _lookup(_key(ev["host"], ev["plane"], ev["line"]),
-                       _key(ln["host"], ln["plane"], ln["line"]))
+        return _lookup(
+            _key(ev["host"], ev["plane"], ev["line"]), _key(ln["host"], ln["plane"], ln["line"])
+        )
+
     return run.cached("_event_line_rows", compute)
 
 
@@ -42,9 +46,11 @@ def event_line_ids(run) -> np.ndarray:
 
 def event_plane_rows(run) -> np.ndarray:
     """Row of run.planes for each event."""
+
     def compute():
         ev, pl = run.events, run.planes
         return _lookup(_key(ev["host"], ev["plane"]), _key(pl["host"], pl["plane"]))
+
     return run.cached("_event_plane_rows", compute)
 
 

@@ -30,8 +30,9 @@ _MARKER_NAME = re.compile(r"^(train|test|TraceContext)[^/]*$|^Profiled batch$")
 _MAX_FLOW_ROUNDS = 16
 
 
-def stat_values(event_stats: pd.DataFrame, name: str, n_events: int,
-                numeric: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def stat_values(
+    event_stats: pd.DataFrame, name: str, n_events: int, numeric: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """One stat as an array aligned with the events: (values, present mask).
 
     Numeric stats come back as int64 (doubles are truncated); with ``numeric=False`` the
@@ -44,8 +45,11 @@ def stat_values(event_stats: pd.DataFrame, name: str, n_events: int,
         values = np.zeros(n_events, np.int64)
         if len(rows):
             kinds = rows["kind"].to_numpy()
-            v = np.where(kinds == "double", np.nan_to_num(rows["float_value"].to_numpy())
-                         .astype(np.int64), rows["int_value"].to_numpy())
+            v = np.where(
+                kinds == "double",
+                np.nan_to_num(rows["float_value"].to_numpy()).astype(np.int64),
+                rows["int_value"].to_numpy(),
+            )
             if (kinds == "str").any():  # e.g. Chrome-trace args given as strings
                 s = pd.to_numeric(rows["str_value"].astype(object), errors="coerce").to_numpy()
                 ok = (kinds == "str") & ~np.isnan(s)
@@ -71,8 +75,9 @@ def stat_categorical(event_stats: pd.DataFrame, name: str, n_events: int) -> pd.
     rows = event_stats["stat"] == name
     codes = np.full(n_events, -1, np.int64)
     if rows.any():
-        codes[event_stats["event"].to_numpy()[rows.to_numpy()]] = \
-            sv.cat.codes.to_numpy()[rows.to_numpy()]
+        codes[event_stats["event"].to_numpy()[rows.to_numpy()]] = sv.cat.codes.to_numpy()[
+            rows.to_numpy()
+        ]
     out = pd.Categorical.from_codes(codes, dtype=sv.dtype)
     return out.remove_unused_categories()
 
@@ -81,9 +86,11 @@ def line_segments(events: pd.DataFrame) -> list[tuple[int, int]]:
     """(start, stop) row ranges of each line; events are sorted by host, plane, line, start."""
     if not len(events):
         return []
-    key = (events["host"].cat.codes.to_numpy().astype(np.int64) << 40) \
-        | (events["plane"].cat.codes.to_numpy().astype(np.int64) << 20) \
+    key = (
+        (events["host"].cat.codes.to_numpy().astype(np.int64) << 40)
+        | (events["plane"].cat.codes.to_numpy().astype(np.int64) << 20)
         | events["line"].cat.codes.to_numpy().astype(np.int64)
+    )
     cuts = np.flatnonzero(np.diff(key)) + 1
     bounds = np.concatenate([[0], cuts, [len(events)]])
     return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
@@ -104,8 +111,9 @@ def nesting_roots(start: np.ndarray, end: np.ndarray, segments) -> np.ndarray:
     return roots
 
 
-def function_call_markers(events: pd.DataFrame, event_stats: pd.DataFrame, eligible: np.ndarray
-                      ) -> tuple[np.ndarray, np.ndarray]:
+def function_call_markers(
+    events: pd.DataFrame, event_stats: pd.DataFrame, eligible: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Calls of the most-called tf.function as step markers: (mask, step number per event).
 
     TF records each Python-level call of a ``tf.function`` as an event carrying the
@@ -129,8 +137,9 @@ def function_call_markers(events: pd.DataFrame, event_stats: pd.DataFrame, eligi
     return mask, steps
 
 
-def assign_groups(events: pd.DataFrame, event_stats: pd.DataFrame,
-                  host_planes: np.ndarray | None = None) -> tuple[pd.array, pd.array]:
+def assign_groups(
+    events: pd.DataFrame, event_stats: pd.DataFrame, host_planes: np.ndarray | None = None
+) -> tuple[pd.array, pd.array]:
     """Return (group_id as Int32, step as Int64) arrays aligned with ``events``.
 
     ``host_planes``: boolean mask of events on host planes (markers are only looked for
@@ -155,16 +164,17 @@ def assign_groups(events: pd.DataFrame, event_stats: pd.DataFrame,
     cats = events["name"].cat.categories
     cat_is_marker = np.array([bool(_MARKER_NAME.match(str(c))) for c in cats], bool)
     codes = events["name"].cat.codes.to_numpy()
-    named_marker = (cat_is_marker[np.maximum(codes, 0)] & (codes >= 0)) if len(cats) else \
-        np.zeros(n, bool)
+    named_marker = (
+        (cat_is_marker[np.maximum(codes, 0)] & (codes >= 0)) if len(cats) else np.zeros(n, bool)
+    )
     start = events["start_us"].to_numpy()
     end = events["end_us"].to_numpy()
-    is_marker = host_planes & has_step & ((has_r & (r_val == 1)) | named_marker) & \
-        ~np.isnan(start)
+    is_marker = host_planes & has_step & ((has_r & (r_val == 1)) | named_marker) & ~np.isnan(start)
     group = np.full(n, -1, np.int64)
     if not is_marker.any():
-        is_marker, step_num = function_call_markers(events, event_stats,
-                                                    host_planes & ~np.isnan(start))
+        is_marker, step_num = function_call_markers(
+            events, event_stats, host_planes & ~np.isnan(start)
+        )
     if not is_marker.any():
         return _finish(group, {})
 
@@ -187,7 +197,7 @@ def assign_groups(events: pd.DataFrame, event_stats: pd.DataFrame,
         m = m[np.argsort(start[m], kind="stable")]
         ms, me = start[m], end[m]
         k = np.searchsorted(ms, start[a:b], side="right") - 1
-        ok = (k >= 0)
+        ok = k >= 0
         kk = np.maximum(k, 0)
         inside = ok & (end[a:b] <= me[kk]) & (group[a:b] < 0)
         seg_group = group[a:b]

@@ -16,15 +16,19 @@ import pandas as pd
 
 from .steps import overview_steps
 
-_FILE_READERS = ("::TFRecord", "::TextLine", "::FixedLengthRecord", "::SSTable", "::RecordIO",
-                 "::ArrayRecord")
-_IN_ADVANCE = ("::MemoryReader", "::MemoryWriter", "::Interleave", "::Prefetch",
-               "::ParallelMap")
+_FILE_READERS = (
+    "::TFRecord",
+    "::TextLine",
+    "::FixedLengthRecord",
+    "::SSTable",
+    "::RecordIO",
+    "::ArrayRecord",
+)
+_IN_ADVANCE = ("::MemoryReader", "::MemoryWriter", "::Interleave", "::Prefetch", "::ParallelMap")
 _ENQUEUE_TYPES = ("InfeedEnqueue", "InfeedEnqueueTuple", "InfeedEnqueueTupleOp", "MemcpyHToD")
 
 RECOMMENDATIONS = [
-    "Enqueuing data: you may want to combine small input data chunks into fewer but larger "
-    "chunks.",
+    "Enqueuing data: you may want to combine small input data chunks into fewer but larger chunks.",
     "Data preprocessing: you may increase num_parallel_calls in Dataset map() or preprocess "
     "the data OFFLINE.",
     "Reading data from files in advance: you may tune parameters in the following tf.data API "
@@ -42,8 +46,7 @@ def input_op_category(name: str, op_type: str) -> str:
     if op_type in _ENQUEUE_TYPES:
         return "Enqueue"
     if name.endswith(_FILE_READERS):
-        return "Advanced file read" if any(s in name for s in _IN_ADVANCE) else \
-            "Demanded file read"
+        return "Advanced file read" if any(s in name for s in _IN_ADVANCE) else "Demanded file read"
     return "Preprocessing"
 
 
@@ -53,25 +56,40 @@ def input_ops(ops: pd.DataFrame) -> pd.DataFrame:
     Columns: host, op_name, count, time_us, self_time_us, time_percent, self_time_percent
     (percent of all input ops' self time on that host), category.
     """
-    host = ops[(ops["host_or_device"] == "Host") &
-               ops["type"].astype(str).isin(["Dataset", *_ENQUEUE_TYPES])]
+    host = ops[
+        (ops["host_or_device"] == "Host")
+        & ops["type"].astype(str).isin(["Dataset", *_ENQUEUE_TYPES])
+    ]
     if not len(host):
-        return pd.DataFrame(columns=["host", "op_name", "count", "time_us", "self_time_us",
-                                     "time_percent", "self_time_percent", "category"])
+        return pd.DataFrame(
+            columns=[
+                "host",
+                "op_name",
+                "count",
+                "time_us",
+                "self_time_us",
+                "time_percent",
+                "self_time_percent",
+                "category",
+            ]
+        )
     total = host.groupby("host", observed=True)["total_self_time_us"].transform("sum")
-    out = pd.DataFrame({
-        "host": host["host"].astype(str).to_numpy(),
-        "op_name": host["operation"].astype(str).to_numpy(),
-        "count": host["occurrences"].to_numpy(),
-        "time_us": host["total_time_us"].to_numpy(),
-        "self_time_us": host["total_self_time_us"].to_numpy(),
-        "time_percent": (100 * host["total_time_us"] / total).to_numpy(),
-        "self_time_percent": (100 * host["total_self_time_us"] / total).to_numpy(),
-        "category": [input_op_category(n, t) for n, t in
-                     zip(host["operation"].astype(str), host["type"].astype(str))],
-    })
-    return out.sort_values(["host", "self_time_us"], ascending=[True, False],
-                           ignore_index=True)
+    out = pd.DataFrame(
+        {
+            "host": host["host"].astype(str).to_numpy(),
+            "op_name": host["operation"].astype(str).to_numpy(),
+            "count": host["occurrences"].to_numpy(),
+            "time_us": host["total_time_us"].to_numpy(),
+            "self_time_us": host["total_self_time_us"].to_numpy(),
+            "time_percent": (100 * host["total_time_us"] / total).to_numpy(),
+            "self_time_percent": (100 * host["total_self_time_us"] / total).to_numpy(),
+            "category": [
+                input_op_category(n, t)
+                for n, t in zip(host["operation"].astype(str), host["type"].astype(str))
+            ],
+        }
+    )
+    return out.sort_values(["host", "self_time_us"], ascending=[True, False], ignore_index=True)
 
 
 def tf_data_in_use(ops: pd.DataFrame) -> bool:
@@ -97,37 +115,55 @@ class InputPipelineAnalysis:
 
     def host_breakdown(self) -> pd.Series:
         """Where host input time goes, µs."""
-        return pd.Series({
-            "enqueue": self.enqueue_us, "demanded_file_read": self.demanded_file_read_us,
-            "advanced_file_read": self.advanced_file_read_us,
-            "preprocessing": self.preprocessing_us,
-            "unclassified_non_enqueue": self.unclassified_non_enqueue_us}, name="us")
+        return pd.Series(
+            {
+                "enqueue": self.enqueue_us,
+                "demanded_file_read": self.demanded_file_read_us,
+                "advanced_file_read": self.advanced_file_read_us,
+                "preprocessing": self.preprocessing_us,
+                "unclassified_non_enqueue": self.unclassified_non_enqueue_us,
+            },
+            name="us",
+        )
 
 
-def input_pipeline(run, steps: pd.DataFrame | None = None,
-                   ops: pd.DataFrame | None = None) -> InputPipelineAnalysis:
+def input_pipeline(
+    run, steps: pd.DataFrame | None = None, ops: pd.DataFrame | None = None
+) -> InputPipelineAnalysis:
     """The input-pipeline analysis of a run (``steps``/``ops`` default to the run's)."""
     steps = run.steps if steps is None else steps
     ops = run.ops if ops is None else ops
     kept = overview_steps(steps)
-    per_step = kept[["host", "step", "group_id", "step_time_us", "input_us",
-                     "host_wait_input_us", "host_to_device_us"]].copy()
-    per_step["input_percent"] = np.where(per_step["step_time_us"] > 0,
-                                         100 * per_step["input_us"] / per_step["step_time_us"],
-                                         0.0)
+    per_step = kept[
+        [
+            "host",
+            "step",
+            "group_id",
+            "step_time_us",
+            "input_us",
+            "host_wait_input_us",
+            "host_to_device_us",
+        ]
+    ].copy()
+    per_step["input_percent"] = np.where(
+        per_step["step_time_us"] > 0, 100 * per_step["input_us"] / per_step["step_time_us"], 0.0
+    )
     table = input_ops(ops)
     by_cat = table.groupby("category")["self_time_us"].sum()
     enqueue = float(by_cat.get("Enqueue", 0.0))
-    reading = {c: float(by_cat.get(c, 0.0)) for c in
-               ("Demanded file read", "Advanced file read", "Preprocessing")}
+    reading = {
+        c: float(by_cat.get(c, 0.0))
+        for c in ("Demanded file read", "Advanced file read", "Preprocessing")
+    }
     total_input = sum(reading.values())
     # XProf scales the non-enqueue parts so that enqueue keeps the share of step time that
     # host-to-device copies take on the device side.
     avg_step = float(kept["step_time_us"].mean()) if len(kept) else 0.0
     ratio = min(1.0, float(kept["host_to_device_us"].mean()) / avg_step) if avg_step else 0.0
     non_enqueue = enqueue * (1 - ratio) / ratio if ratio else total_input
-    scaled = {c: (non_enqueue * v / total_input if total_input else 0.0)
-              for c, v in reading.items()}
+    scaled = {
+        c: (non_enqueue * v / total_input if total_input else 0.0) for c, v in reading.items()
+    }
     unclassified = max(0.0, non_enqueue - sum(scaled.values()))
     pct = per_step["input_percent"]
     return InputPipelineAnalysis(
@@ -139,10 +175,16 @@ def input_pipeline(run, steps: pd.DataFrame | None = None,
         advanced_file_read_us=scaled["Advanced file read"],
         preprocessing_us=scaled["Preprocessing"],
         unclassified_non_enqueue_us=unclassified,
-        input_ops=table, tf_data_used=tf_data_in_use(ops),
+        input_ops=table,
+        tf_data_used=tf_data_in_use(ops),
         recommendations=list(RECOMMENDATIONS),
     )
 
 
-__all__ = ["InputPipelineAnalysis", "input_op_category", "input_ops", "input_pipeline",
-           "tf_data_in_use"]
+__all__ = [
+    "InputPipelineAnalysis",
+    "input_op_category",
+    "input_ops",
+    "input_pipeline",
+    "tf_data_in_use",
+]

@@ -20,10 +20,26 @@ from .tf_ops import is_derived_line, parse_tf_op
 
 # Kernel-name fragments of NVIDIA Tensor Core kernels (XProf's list).
 TENSOR_CORE_PATTERNS = (
-    "16816", "c1688", "conv1x1", "conv2d_c1_k1", "dgrad_1x1_stride_2x2", "direct_group",
-    "first_layer_wgrad_kernel", "h1688", "h884", "hmma", "i16832", "i8816", "s884", "s1688",
-    "xmma_gemm", "xmma_implicit_gemm", "xmma_sparse_conv", "xmma_sparse_gemm",
-    "xmma_warp_specialized_implicit_gemm")
+    "16816",
+    "c1688",
+    "conv1x1",
+    "conv2d_c1_k1",
+    "dgrad_1x1_stride_2x2",
+    "direct_group",
+    "first_layer_wgrad_kernel",
+    "h1688",
+    "h884",
+    "hmma",
+    "i16832",
+    "i8816",
+    "s884",
+    "s1688",
+    "xmma_gemm",
+    "xmma_implicit_gemm",
+    "xmma_sparse_conv",
+    "xmma_sparse_gemm",
+    "xmma_warp_specialized_implicit_gemm",
+)
 _TC_RE = re.compile("|".join(re.escape(p) for p in TENSOR_CORE_PATTERNS))
 MAX_KERNELS = 1000
 
@@ -36,7 +52,7 @@ KERNEL_COLUMNS = {
     "grid_dim": "Grid dimensions 'x,y,z'.",
     "occupancy_pct": "Theoretical occupancy reported by the profiler, %.",
     "is_op_tensor_core_eligible": "The launching op could use Tensor Cores (convolutions, "
-                                  "MatMul, BatchMatMul, cuDNN RNNs, einsum with 2 inputs).",
+    "MatMul, BatchMatMul, cuDNN RNNs, einsum with 2 inputs).",
     "is_kernel_using_tensor_core": "The kernel's name marks it as a Tensor Core kernel.",
     "op_name": "TF op that launched the kernel ('' when unknown).",
     "occurrences": "Launches.",
@@ -49,8 +65,14 @@ KERNEL_COLUMNS = {
 
 def parse_kernel_details(details: str) -> dict:
     """Launch parameters from a ``kernel_details`` stat (both formats)."""
-    out = {"registers_per_thread": 0, "static_shmem": 0, "dynamic_shmem": 0,
-           "block_dim": "1,1,1", "grid_dim": "1,1,1", "occupancy_pct": 0.0}
+    out = {
+        "registers_per_thread": 0,
+        "static_shmem": 0,
+        "dynamic_shmem": 0,
+        "block_dim": "1,1,1",
+        "grid_dim": "1,1,1",
+        "occupancy_pct": 0.0,
+    }
     for token in re.split(r"[ \n]", details or ""):
         key, sep, value = token.partition(":")
         if not sep or ":" in value:
@@ -74,13 +96,24 @@ def parse_kernel_details(details: str) -> dict:
 
 
 def is_op_tensor_core_eligible(op_name: str) -> bool:
-    return (op_name.endswith(("Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput",
-                              "Conv3D", "DepthwiseConv2dNative",
-                              "DepthwiseConv2dNativeBackpropFilter",
-                              "DepthwiseConv2dNativeBackpropInput", "/MatMul", "FusedMatMul",
-                              "/CudnnRNN", "XlaDot", "XlaDotV2"))
-            or any(s in op_name for s in ("BatchMatMul", "CudnnRNNV", "CudnnRNNForward",
-                                          "CudnnRNNBackprop")))
+    return op_name.endswith(
+        (
+            "Conv2D",
+            "Conv2DBackpropFilter",
+            "Conv2DBackpropInput",
+            "Conv3D",
+            "DepthwiseConv2dNative",
+            "DepthwiseConv2dNativeBackpropFilter",
+            "DepthwiseConv2dNativeBackpropInput",
+            "/MatMul",
+            "FusedMatMul",
+            "/CudnnRNN",
+            "XlaDot",
+            "XlaDotV2",
+        )
+    ) or any(
+        s in op_name for s in ("BatchMatMul", "CudnnRNNV", "CudnnRNNForward", "CudnnRNNBackprop")
+    )
 
 
 def einsum_eligible(equation: str) -> bool:
@@ -95,8 +128,13 @@ def kernel_stats(run) -> pd.DataFrame:
     details, has_details = stat_values(run.event_stats, "kernel_details", n, numeric=False)
     equation, _ = stat_values(run.event_stats, "equation", n, numeric=False)
     vendor = _plane_vendors(run)
-    keep = on_device(run) & has_details & (ev["dur_us"].to_numpy() > 0) & \
-        ~is_derived_line(event_line_ids(run)) & (ev["occurrences"].to_numpy() == 1)
+    keep = (
+        on_device(run)
+        & has_details
+        & (ev["dur_us"].to_numpy() > 0)
+        & ~is_derived_line(event_line_ids(run))
+        & (ev["occurrences"].to_numpy() == 1)
+    )
     rows = np.flatnonzero(keep)
     if not len(rows):
         return pd.DataFrame({c: [] for c in KERNEL_COLUMNS})
@@ -105,37 +143,70 @@ def kernel_stats(run) -> pd.DataFrame:
     tf_op = sub["tf_op"].astype(object).to_numpy()
     op_names = np.array(["" if pd.isna(t) else parse_tf_op(str(t))[1] for t in tf_op], object)
     uniq, inv = np.unique(details[rows].astype(str), return_inverse=True)
-    params = pd.DataFrame([parse_kernel_details(d) for d in uniq]).iloc[inv] \
-        .reset_index(drop=True)
-    non_nvidia = np.array([v not in ("", "nvidia") for v in
-                           (vendor.get((h, p), "") for h, p in
-                            zip(sub["host"].astype(str), sub["plane"].astype(str)))])
+    params = pd.DataFrame([parse_kernel_details(d) for d in uniq]).iloc[inv].reset_index(drop=True)
+    non_nvidia = np.array(
+        [
+            v not in ("", "nvidia")
+            for v in (
+                vendor.get((h, p), "")
+                for h, p in zip(sub["host"].astype(str), sub["plane"].astype(str))
+            )
+        ]
+    )
     uniq_names, name_inv = np.unique(names, return_inverse=True)
-    uses_tc = np.array([bool(_TC_RE.search(k)) for k in uniq_names], bool)[name_inv] & \
-        ~non_nvidia
-    eligible = np.array([einsum_eligible(e) or is_op_tensor_core_eligible(o)
-                         for e, o in zip(equation[rows], op_names)]) | (uses_tc & (op_names != ""))
-    df = pd.DataFrame({
-        "host": sub["host"].astype(str).to_numpy(), "kernel_name": names,
-        "registers_per_thread": params["registers_per_thread"].to_numpy(),
-        "static_shmem": params["static_shmem"].to_numpy(),
-        "dynamic_shmem": params["dynamic_shmem"].to_numpy(),
-        "block_dim": params["block_dim"].to_numpy(), "grid_dim": params["grid_dim"].to_numpy(),
-        "occupancy_pct": params["occupancy_pct"].to_numpy(),
-        "is_op_tensor_core_eligible": eligible, "is_kernel_using_tensor_core": uses_tc,
-        "op_name": op_names, "dur": sub["dur_us"].to_numpy(),
-    })
-    keys = ["host", "kernel_name", "grid_dim", "block_dim", "registers_per_thread",
-            "static_shmem", "dynamic_shmem", "is_kernel_using_tensor_core",
-            "is_op_tensor_core_eligible", "op_name"]
-    agg = df.groupby(keys, sort=False).agg(
-        occupancy_pct=("occupancy_pct", "first"), occurrences=("dur", "size"),
-        total_duration_us=("dur", "sum"), min_duration_us=("dur", "min"),
-        max_duration_us=("dur", "max")).reset_index()
+    uses_tc = np.array([bool(_TC_RE.search(k)) for k in uniq_names], bool)[name_inv] & ~non_nvidia
+    eligible = np.array(
+        [
+            einsum_eligible(e) or is_op_tensor_core_eligible(o)
+            for e, o in zip(equation[rows], op_names)
+        ]
+    ) | (uses_tc & (op_names != ""))
+    df = pd.DataFrame(
+        {
+            "host": sub["host"].astype(str).to_numpy(),
+            "kernel_name": names,
+            "registers_per_thread": params["registers_per_thread"].to_numpy(),
+            "static_shmem": params["static_shmem"].to_numpy(),
+            "dynamic_shmem": params["dynamic_shmem"].to_numpy(),
+            "block_dim": params["block_dim"].to_numpy(),
+            "grid_dim": params["grid_dim"].to_numpy(),
+            "occupancy_pct": params["occupancy_pct"].to_numpy(),
+            "is_op_tensor_core_eligible": eligible,
+            "is_kernel_using_tensor_core": uses_tc,
+            "op_name": op_names,
+            "dur": sub["dur_us"].to_numpy(),
+        }
+    )
+    keys = [
+        "host",
+        "kernel_name",
+        "grid_dim",
+        "block_dim",
+        "registers_per_thread",
+        "static_shmem",
+        "dynamic_shmem",
+        "is_kernel_using_tensor_core",
+        "is_op_tensor_core_eligible",
+        "op_name",
+    ]
+    agg = (
+        df.groupby(keys, sort=False)
+        .agg(
+            occupancy_pct=("occupancy_pct", "first"),
+            occurrences=("dur", "size"),
+            total_duration_us=("dur", "sum"),
+            min_duration_us=("dur", "min"),
+            max_duration_us=("dur", "max"),
+        )
+        .reset_index()
+    )
     agg["shmem_bytes"] = agg["static_shmem"] + agg["dynamic_shmem"]
     agg["avg_duration_us"] = agg["total_duration_us"] / agg["occurrences"]
-    agg = agg.sort_values(["host", "total_duration_us", "kernel_name"],
-                          ascending=[True, False, True], ignore_index=True)
+    agg = agg.sort_values(
+        ["host", "total_duration_us", "kernel_name"],
+        ascending=[True, False, True],
+        ignore_index=True,
+    )
     agg = agg.groupby("host", sort=False).head(MAX_KERNELS).reset_index(drop=True)
     return agg[list(KERNEL_COLUMNS)]
 
@@ -143,8 +214,9 @@ def kernel_stats(run) -> pd.DataFrame:
 def _plane_vendors(run) -> dict:
     ps = run.plane_stats
     v = ps[ps["stat"] == "device_vendor"]
-    return {(str(h), str(p)): str(s).lower() for h, p, s in
-            zip(v["host"], v["plane"], v["str_value"])}
+    return {
+        (str(h), str(p)): str(s).lower() for h, p, s in zip(v["host"], v["plane"], v["str_value"])
+    }
 
 
 __all__ = ["KERNEL_COLUMNS", "kernel_stats", "parse_kernel_details"]

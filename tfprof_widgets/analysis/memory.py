@@ -18,10 +18,36 @@ import pandas as pd
 from .grouping import stat_categorical, stat_values
 
 # TensorFlow DataType enum -> the name XProf shows (DataTypeString).
-DATA_TYPES = ["INVALID", "float", "double", "int32", "uint8", "int16", "int8", "string",
-              "complex64", "int64", "bool", "qint8", "quint8", "qint32", "bfloat16", "qint16",
-              "quint16", "uint16", "complex128", "half", "resource", "variant", "uint32",
-              "uint64", "float8_e5m2", "float8_e4m3fn", "int4", "uint4"]
+DATA_TYPES = [
+    "INVALID",
+    "float",
+    "double",
+    "int32",
+    "uint8",
+    "int16",
+    "int8",
+    "string",
+    "complex64",
+    "int64",
+    "bool",
+    "qint8",
+    "quint8",
+    "qint32",
+    "bfloat16",
+    "qint16",
+    "quint16",
+    "uint16",
+    "complex128",
+    "half",
+    "resource",
+    "variant",
+    "uint32",
+    "uint64",
+    "float8_e5m2",
+    "float8_e4m3fn",
+    "int4",
+    "uint4",
+]
 
 MEMORY_COLUMNS = {
     "host": "Host.",
@@ -33,7 +59,7 @@ MEMORY_COLUMNS = {
     "free_memory_bytes": "Allocator's available bytes after the event.",
     "in_use_bytes": "stack_reserved_bytes + heap_allocated_bytes: memory in use.",
     "fragmentation": "Allocator fragmentation after the event (0..1): share of free memory "
-                     "not in the largest free chunk.",
+    "not in the largest free chunk.",
     "peak_bytes_in_use": "The allocator's own lifetime peak so far.",
     "requested_bytes": "Bytes the op asked for.",
     "allocation_bytes": "Bytes the allocator gave (requested, rounded up).",
@@ -67,42 +93,45 @@ def memory_events(run) -> pd.DataFrame:
     frag_rows = stats[stats["stat"] == "fragmentation"]
     frag = np.zeros(n)
     if len(frag_rows):  # recorded as double or as int64, depending on the allocator
-        f = np.where(frag_rows["kind"] == "double", frag_rows["float_value"],
-                     frag_rows["int_value"].astype(float))
+        f = np.where(
+            frag_rows["kind"] == "double",
+            frag_rows["float_value"],
+            frag_rows["int_value"].astype(float),
+        )
         frag[frag_rows["event"].to_numpy()] = f
     dtype_num = num("data_type")
     step, has_step = stat_values(stats, "group_id", n)
     group = ev["group_id"].to_numpy(dtype=float, na_value=np.nan)
     step_id = np.where(has_step, step, np.where(np.isnan(group), -1, group))[rows]
     allocator = cat("allocator_name")
-    df = pd.DataFrame({
-        "host": ev["host"].to_numpy()[rows],
-        "allocator": np.where(pd.isna(allocator), "unknown", allocator),
-        "time_us": ev["start_us"].to_numpy()[rows],
-        "activity": np.where(is_alloc[rows], "ALLOCATION", "DEALLOCATION"),
-        "stack_reserved_bytes": num("bytes_reserved"),
-        "heap_allocated_bytes": num("bytes_allocated"),
-        "free_memory_bytes": num("bytes_available"),
-        "fragmentation": frag[rows],
-        "peak_bytes_in_use": num("peak_bytes_in_use"),
-        "requested_bytes": num("requested_bytes"),
-        "allocation_bytes": num("allocation_bytes"),
-        "address": num("addr"),
-        "tf_op": cat("tf_op"),
-        "step_id": step_id.astype(np.int64),
-        "region_type": cat("region_type"),
-        "data_type": [DATA_TYPES[d] if 0 <= d < len(DATA_TYPES) else str(d)
-                      for d in dtype_num],
-        "tensor_shape": cat("shape"),
-        "event": rows,
-    })
+    df = pd.DataFrame(
+        {
+            "host": ev["host"].to_numpy()[rows],
+            "allocator": np.where(pd.isna(allocator), "unknown", allocator),
+            "time_us": ev["start_us"].to_numpy()[rows],
+            "activity": np.where(is_alloc[rows], "ALLOCATION", "DEALLOCATION"),
+            "stack_reserved_bytes": num("bytes_reserved"),
+            "heap_allocated_bytes": num("bytes_allocated"),
+            "free_memory_bytes": num("bytes_available"),
+            "fragmentation": frag[rows],
+            "peak_bytes_in_use": num("peak_bytes_in_use"),
+            "requested_bytes": num("requested_bytes"),
+            "allocation_bytes": num("allocation_bytes"),
+            "address": num("addr"),
+            "tf_op": cat("tf_op"),
+            "step_id": step_id.astype(np.int64),
+            "region_type": cat("region_type"),
+            "data_type": [DATA_TYPES[d] if 0 <= d < len(DATA_TYPES) else str(d) for d in dtype_num],
+            "tensor_shape": cat("shape"),
+            "event": rows,
+        }
+    )
     df["in_use_bytes"] = df["stack_reserved_bytes"] + df["heap_allocated_bytes"]
     df = df.sort_values(["host", "allocator", "time_us"], kind="stable", ignore_index=True)
     parts = [_fix_metadata(g) for _, g in df.groupby(["host", "allocator"], sort=False)]
     df = pd.concat(parts, ignore_index=True) if parts else df
     out = df[list(MEMORY_COLUMNS)]
-    for c in ("host", "allocator", "activity", "tf_op", "region_type", "data_type",
-              "tensor_shape"):
+    for c in ("host", "allocator", "activity", "tf_op", "region_type", "data_type", "tensor_shape"):
         out[c] = out[c].astype("category")
     return out
 
@@ -157,27 +186,35 @@ def memory_summary(run, memory: pd.DataFrame | None = None) -> pd.DataFrame:
     rows = []
     for (host, alloc), g in memory.groupby(["host", "allocator"], observed=True, sort=False):
         p = g.iloc[_peak_index(g)]
-        rows.append({
-            "host": host, "allocator": alloc,
-            "num_allocations": int((g["activity"] == "ALLOCATION").sum()),
-            "num_deallocations": int((g["activity"] == "DEALLOCATION").sum()),
-            "memory_capacity_bytes": int(p["stack_reserved_bytes"] + p["heap_allocated_bytes"]
-                                         + p["free_memory_bytes"]),
-            "peak_bytes_lifetime": int(g["peak_bytes_in_use"].max()),
-            "peak_in_use_bytes": int(p["in_use_bytes"]),
-            "peak_heap_bytes": int(p["heap_allocated_bytes"]),
-            "peak_stack_bytes": int(p["stack_reserved_bytes"]),
-            "peak_free_bytes": int(p["free_memory_bytes"]),
-            "peak_fragmentation": float(p["fragmentation"]),
-            "peak_time_us": float(p["time_us"]),
-            "peak_step_id": _peak_step(g),
-        })
+        rows.append(
+            {
+                "host": host,
+                "allocator": alloc,
+                "num_allocations": int((g["activity"] == "ALLOCATION").sum()),
+                "num_deallocations": int((g["activity"] == "DEALLOCATION").sum()),
+                "memory_capacity_bytes": int(
+                    p["stack_reserved_bytes"] + p["heap_allocated_bytes"] + p["free_memory_bytes"]
+                ),
+                "peak_bytes_lifetime": int(g["peak_bytes_in_use"].max()),
+                "peak_in_use_bytes": int(p["in_use_bytes"]),
+                "peak_heap_bytes": int(p["heap_allocated_bytes"]),
+                "peak_stack_bytes": int(p["stack_reserved_bytes"]),
+                "peak_free_bytes": int(p["free_memory_bytes"]),
+                "peak_fragmentation": float(p["fragmentation"]),
+                "peak_time_us": float(p["time_us"]),
+                "peak_step_id": _peak_step(g),
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def memory_breakdown(run, allocator: str | None = None, host: str | None = None,
-                     memory: pd.DataFrame | None = None,
-                     summary: pd.DataFrame | None = None) -> pd.DataFrame:
+def memory_breakdown(
+    run,
+    allocator: str | None = None,
+    host: str | None = None,
+    memory: pd.DataFrame | None = None,
+    summary: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """What was live at the peak of one allocator (default: the one with the largest peak).
 
     Rows, largest first: allocations of the peak step made before the peak and not freed
@@ -188,14 +225,25 @@ def memory_breakdown(run, allocator: str | None = None, host: str | None = None,
     memory = run.memory if memory is None else memory
     summary = memory_summary(run, memory) if summary is None else summary
     if not len(summary):
-        return pd.DataFrame(columns=["occurrences", "allocation_bytes", "requested_bytes",
-                                     "tf_op", "region_type", "data_type", "tensor_shape",
-                                     "step_id"])
+        return pd.DataFrame(
+            columns=[
+                "occurrences",
+                "allocation_bytes",
+                "requested_bytes",
+                "tf_op",
+                "region_type",
+                "data_type",
+                "tensor_shape",
+                "step_id",
+            ]
+        )
     if allocator is None:
         pick = summary.sort_values("peak_in_use_bytes", ascending=False).iloc[0]
         host, allocator = pick["host"], pick["allocator"]
-    sel = summary[(summary["allocator"] == allocator) &
-                  ((summary["host"] == host) if host is not None else True)]
+    sel = summary[
+        (summary["allocator"] == allocator)
+        & ((summary["host"] == host) if host is not None else True)
+    ]
     if not len(sel):
         raise KeyError(f"no allocator {allocator!r}" + (f" on host {host!r}" if host else ""))
     s = sel.iloc[0]
@@ -209,9 +257,12 @@ def memory_breakdown(run, allocator: str | None = None, host: str | None = None,
     unmapped = int(s["peak_heap_bytes"])
     unmapped_free = 0
     live: dict[int, int] = {}
-    for i, act, addr, nbytes in zip(upto.index, upto["activity"].to_numpy(),
-                                    upto["address"].to_numpy(),
-                                    upto["allocation_bytes"].to_numpy()):
+    for i, act, addr, nbytes in zip(
+        upto.index,
+        upto["activity"].to_numpy(),
+        upto["address"].to_numpy(),
+        upto["allocation_bytes"].to_numpy(),
+    ):
         if act == "ALLOCATION":
             live[addr] = i
             unmapped -= nbytes
@@ -222,31 +273,59 @@ def memory_breakdown(run, allocator: str | None = None, host: str | None = None,
                 unmapped_free += nbytes
             unmapped += nbytes
     unmapped -= unmapped_free
-    cols = ["allocation_bytes", "requested_bytes", "tf_op", "region_type", "data_type",
-            "tensor_shape"]
+    cols = [
+        "allocation_bytes",
+        "requested_bytes",
+        "tf_op",
+        "region_type",
+        "data_type",
+        "tensor_shape",
+    ]
     picked = g.loc[list(live.values()), cols]
-    items = [{c: ("" if pd.isna(v) else v) for c, v in zip(cols, row)}
-             for row in picked.itertuples(index=False)]
+    items = [
+        {c: ("" if pd.isna(v) else v) for c, v in zip(cols, row)}
+        for row in picked.itertuples(index=False)
+    ]
     if unmapped > 0:
-        items.append({"allocation_bytes": unmapped, "requested_bytes": unmapped,
-                      "tf_op": "unused preallocated device memory",
-                      "region_type": "persist/dynamic", "data_type": "INVALID",
-                      "tensor_shape": "unknown"})
+        items.append(
+            {
+                "allocation_bytes": unmapped,
+                "requested_bytes": unmapped,
+                "tf_op": "unused preallocated device memory",
+                "region_type": "persist/dynamic",
+                "data_type": "INVALID",
+                "tensor_shape": "unknown",
+            }
+        )
     if s["peak_stack_bytes"] > 0:
-        items.append({"allocation_bytes": int(s["peak_stack_bytes"]),
-                      "requested_bytes": int(s["peak_stack_bytes"]), "tf_op": "stack",
-                      "region_type": "stack", "data_type": "INVALID",
-                      "tensor_shape": "unknown"})
+        items.append(
+            {
+                "allocation_bytes": int(s["peak_stack_bytes"]),
+                "requested_bytes": int(s["peak_stack_bytes"]),
+                "tf_op": "stack",
+                "region_type": "stack",
+                "data_type": "INVALID",
+                "tensor_shape": "unknown",
+            }
+        )
     df = pd.DataFrame(items, columns=cols)
     for c in cols[2:]:
         df[c] = df[c].astype(str)
     out = df.groupby(cols, sort=False).size().rename("occurrences").reset_index()
-    out = out.sort_values(["allocation_bytes", "requested_bytes", "tf_op", "region_type",
-                           "data_type", "tensor_shape"],
-                          ascending=[False, False, True, True, True, True], ignore_index=True)
+    out = out.sort_values(
+        [
+            "allocation_bytes",
+            "requested_bytes",
+            "tf_op",
+            "region_type",
+            "data_type",
+            "tensor_shape",
+        ],
+        ascending=[False, False, True, True, True, True],
+        ignore_index=True,
+    )
     out["step_id"] = int(step)
     return out[["occurrences", *cols, "step_id"]]
 
 
-__all__ = ["DATA_TYPES", "MEMORY_COLUMNS", "memory_breakdown", "memory_events",
-           "memory_summary"]
+__all__ = ["DATA_TYPES", "MEMORY_COLUMNS", "memory_breakdown", "memory_events", "memory_summary"]

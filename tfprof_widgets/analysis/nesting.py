@@ -35,8 +35,11 @@ def direct_parents(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     par = [-1] * n
     for i in range(n):
         si, ei = s[i], e[i]
-        while stack and e[stack[-1]] <= si and not (e[stack[-1]] == si and s[stack[-1]] == si
-                                                     and ei == si):
+        while (
+            stack
+            and e[stack[-1]] <= si
+            and not (e[stack[-1]] == si and s[stack[-1]] == si and ei == si)
+        ):
             stack.pop()
         if stack and ei <= e[stack[-1]]:
             par[i] = stack[-1]

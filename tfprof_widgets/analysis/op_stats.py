@@ -44,66 +44,99 @@ def host_op_events(run) -> pd.DataFrame:
     codes = ev["name"].cat.codes.to_numpy()
     category = table["category"].to_numpy()[codes]
     line_id = event_line_ids(run)
-    keep = (category != "unknown") & ~on_device(run) & (ev["occurrences"].to_numpy() == 1) \
+    keep = (
+        (category != "unknown")
+        & ~on_device(run)
+        & (ev["occurrences"].to_numpy() == 1)
         & ~is_derived_line(line_id)
+    )
     rows = np.flatnonzero(keep)
     sub = ev.iloc[rows]
     start, end = to_ps(sub["start_us"].to_numpy()), to_ps(sub["end_us"].to_numpy())
     dur = end - start
     self_ps = dur.astype(np.float64)
-    line_codes = (sub["host"].cat.codes.to_numpy().astype(np.int64) << 40) | \
-        (sub["plane"].cat.codes.to_numpy().astype(np.int64) << 20) | \
-        sub["line"].cat.codes.to_numpy().astype(np.int64)
+    line_codes = (
+        (sub["host"].cat.codes.to_numpy().astype(np.int64) << 40)
+        | (sub["plane"].cat.codes.to_numpy().astype(np.int64) << 20)
+        | sub["line"].cat.codes.to_numpy().astype(np.int64)
+    )
     # Events are sorted by line, so each line is one contiguous block.
     cuts = np.flatnonzero(np.diff(line_codes)) + 1
     for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(rows)]):
         parent = direct_parents(start[a:b], end[a:b])
         self_ps[a:b] -= children_sum(parent, dur[a:b].astype(np.float64))
-    eager = run.stat("is_eager").to_numpy(dtype=float, na_value=0)[rows] \
-        if "is_eager" in run.stat_names else np.zeros(len(rows))
-    return pd.DataFrame({
-        "row": rows, "host": sub["host"].to_numpy(), "line_key": line_codes,
-        "category": category[rows],
-        "operation": table["op_name"].to_numpy()[codes[rows]],
-        "type": table["op_type"].to_numpy()[codes[rows]],
-        "start_ps": start, "end_ps": end, "dur_ps": dur, "self_ps": self_ps,
-        "is_eager": eager.astype(bool),
-    })
+    eager = (
+        run.stat("is_eager").to_numpy(dtype=float, na_value=0)[rows]
+        if "is_eager" in run.stat_names
+        else np.zeros(len(rows))
+    )
+    return pd.DataFrame(
+        {
+            "row": rows,
+            "host": sub["host"].to_numpy(),
+            "line_key": line_codes,
+            "category": category[rows],
+            "operation": table["op_name"].to_numpy()[codes[rows]],
+            "type": table["op_type"].to_numpy()[codes[rows]],
+            "start_ps": start,
+            "end_ps": end,
+            "dur_ps": dur,
+            "self_ps": self_ps,
+            "is_eager": eager.astype(bool),
+        }
+    )
 
 
 def device_op_events(run) -> pd.DataFrame:
     """Device kernels with a tf_op stat, attributed to that op (one row per kernel)."""
     ev = run.events
-    dev = on_device(run) & ~is_derived_line(event_line_ids(run)) & \
-        ev["tf_op"].notna().to_numpy()
+    dev = on_device(run) & ~is_derived_line(event_line_ids(run)) & ev["tf_op"].notna().to_numpy()
     rows = np.flatnonzero(dev)
     sub = ev.iloc[rows]
     ops = sub["tf_op"].cat.remove_unused_categories()
-    parsed = pd.DataFrame([parse_tf_op(str(c)) for c in ops.cat.categories],
-                          columns=["category", "op_name", "op_type"])
+    parsed = pd.DataFrame(
+        [parse_tf_op(str(c)) for c in ops.cat.categories],
+        columns=["category", "op_name", "op_type"],
+    )
     codes = ops.cat.codes.to_numpy()
     start, end = to_ps(sub["start_us"].to_numpy()), to_ps(sub["end_us"].to_numpy())
-    eager = run.stat("is_eager").to_numpy(dtype=float, na_value=0)[rows] \
-        if "is_eager" in run.stat_names else np.zeros(len(rows))
-    return pd.DataFrame({
-        "row": rows, "host": sub["host"].to_numpy(), "plane": sub["plane"].to_numpy(),
-        "operation": parsed["op_name"].to_numpy()[codes],
-        "type": parsed["op_type"].to_numpy()[codes],
-        "start_ps": start, "end_ps": end, "dur_ps": end - start,
-        "self_ps": (end - start).astype(np.float64), "is_eager": eager.astype(bool),
-    })
+    eager = (
+        run.stat("is_eager").to_numpy(dtype=float, na_value=0)[rows]
+        if "is_eager" in run.stat_names
+        else np.zeros(len(rows))
+    )
+    return pd.DataFrame(
+        {
+            "row": rows,
+            "host": sub["host"].to_numpy(),
+            "plane": sub["plane"].to_numpy(),
+            "operation": parsed["op_name"].to_numpy()[codes],
+            "type": parsed["op_type"].to_numpy()[codes],
+            "start_ps": start,
+            "end_ps": end,
+            "dur_ps": end - start,
+            "self_ps": (end - start).astype(np.float64),
+            "is_eager": eager.astype(bool),
+        }
+    )
 
 
 def _device_spans(run) -> pd.DataFrame:
     """First start and last end of all events on each device's own (non-derived) lines:
     kernels and memcpys alike, as XProf measures a device's total time."""
     ev = run.events
-    keep = on_device(run) & ~is_derived_line(event_line_ids(run)) & \
-        (ev["occurrences"].to_numpy() == 1)
+    keep = (
+        on_device(run) & ~is_derived_line(event_line_ids(run)) & (ev["occurrences"].to_numpy() == 1)
+    )
     sub = ev[keep]
-    return pd.DataFrame({"host": sub["host"].to_numpy(), "plane": sub["plane"].to_numpy(),
-                         "start_ps": to_ps(sub["start_us"].to_numpy()),
-                         "end_ps": to_ps(sub["end_us"].to_numpy())})
+    return pd.DataFrame(
+        {
+            "host": sub["host"].to_numpy(),
+            "plane": sub["plane"].to_numpy(),
+            "start_ps": to_ps(sub["start_us"].to_numpy()),
+            "end_ps": to_ps(sub["end_us"].to_numpy()),
+        }
+    )
 
 
 def _idle_rows(side: str, ops: pd.DataFrame, spans: pd.DataFrame, key: str) -> pd.DataFrame:
@@ -113,15 +146,24 @@ def _idle_rows(side: str, ops: pd.DataFrame, spans: pd.DataFrame, key: str) -> p
     if not len(ops):
         return pd.DataFrame()
     span = spans.groupby(["host", key], observed=True, sort=False).agg(
-        first=("start_ps", "min"), last=("end_ps", "max"))
+        first=("start_ps", "min"), last=("end_ps", "max")
+    )
     busy = ops.groupby(["host", key], observed=True, sort=False)["self_ps"].sum()
     per = span.join(busy.rename("busy"), how="inner")
     per["idle"] = (per["last"] - per["first"]) - per["busy"]
     idle = per.groupby(level="host", observed=True)["idle"].sum()
-    return pd.DataFrame({
-        "host": idle.index.astype(object), "host_or_device": side, "type": "IDLE",
-        "operation": "IDLE", "occurrences": 0, "total_ps": idle.to_numpy(),
-        "self_ps": idle.to_numpy(), "is_eager": False})
+    return pd.DataFrame(
+        {
+            "host": idle.index.astype(object),
+            "host_or_device": side,
+            "type": "IDLE",
+            "operation": "IDLE",
+            "occurrences": 0,
+            "total_ps": idle.to_numpy(),
+            "self_ps": idle.to_numpy(),
+            "is_eager": False,
+        }
+    )
 
 
 def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
@@ -132,10 +174,15 @@ def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
     for side, frame in (("Host", host), ("Device", device)):
         if not len(frame):
             continue
-        agg = frame.groupby(["host", "type", "operation", "is_eager"], observed=True,
-                            sort=False).agg(occurrences=("dur_ps", "size"),
-                                            total_ps=("dur_ps", "sum"),
-                                            self_ps=("self_ps", "sum")).reset_index()
+        agg = (
+            frame.groupby(["host", "type", "operation", "is_eager"], observed=True, sort=False)
+            .agg(
+                occurrences=("dur_ps", "size"),
+                total_ps=("dur_ps", "sum"),
+                self_ps=("self_ps", "sum"),
+            )
+            .reset_index()
+        )
         agg.insert(1, "host_or_device", side)
         parts.append(agg)
         if include_idle:
@@ -151,13 +198,19 @@ def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
     occ = df["occurrences"].where(df["occurrences"] > 0)
     df["avg_time_us"] = (df["total_time_us"] / occ).fillna(0.0)
     df["avg_self_time_us"] = (df["total_self_time_us"] / occ).fillna(0.0)
-    df = df.sort_values(["host", "host_or_device", "total_self_time_us"],
-                        ascending=[True, False, False], kind="stable", ignore_index=True)
-    side_total = df.groupby(["host", "host_or_device"], sort=False)["total_self_time_us"] \
-        .transform("sum")
+    df = df.sort_values(
+        ["host", "host_or_device", "total_self_time_us"],
+        ascending=[True, False, False],
+        kind="stable",
+        ignore_index=True,
+    )
+    side_total = df.groupby(["host", "host_or_device"], sort=False)["total_self_time_us"].transform(
+        "sum"
+    )
     df["self_time_percent"] = 100 * df["total_self_time_us"] / side_total
     df["cumulative_self_time_percent"] = df.groupby(["host", "host_or_device"], sort=False)[
-        "self_time_percent"].cumsum()
+        "self_time_percent"
+    ].cumsum()
     df["occurrences"] = df["occurrences"].astype(np.int64)
     out = df[list(OP_STATS_COLUMNS)]
     for col in ("host", "host_or_device", "type", "operation"):

@@ -20,10 +20,14 @@ HIGHLY_OUTPUT, MODERATELY_OUTPUT = 20.0, 5.0
 HIGHLY_KERNEL_LAUNCH, MODERATELY_KERNEL_LAUNCH = 15.0, 3.0
 HIGHLY_ALL_OTHER, MODERATELY_ALL_OTHER = 15.0, 3.0
 HIGHLY_COLLECTIVES, MODERATELY_COLLECTIVES = 15.0, 3.0
-TF_DATA_CONTENTION = (" It could be due to CPU contention with tf.data. In this case, you may "
-                      "try to set the environment variable TF_GPU_THREAD_MODE=gpu_private.")
-PYTHON_EXPLANATION = (" % of the total step time sampled is spent on 'All Others' time. This "
-                      "could be due to Python execution overhead.")
+TF_DATA_CONTENTION = (
+    " It could be due to CPU contention with tf.data. In this case, you may "
+    "try to set the environment variable TF_GPU_THREAD_MODE=gpu_private."
+)
+PYTHON_EXPLANATION = (
+    " % of the total step time sampled is spent on 'All Others' time. This "
+    "could be due to Python execution overhead."
+)
 
 
 def one_digit(x: float) -> str:
@@ -33,21 +37,45 @@ def one_digit(x: float) -> str:
 def input_verdict(input_pct: float, all_other_pct: float) -> tuple[str, str, bool]:
     """(classification, statement, all_others_reported) as XProf words them."""
     if input_pct >= HIGHLY_INPUT:
-        return "host", (f"Your program is HIGHLY input-bound because {one_digit(input_pct)}% of "
-                        "the total step time sampled is waiting for input. Therefore, you "
-                        "should first focus on reducing the input time."), False
+        return (
+            "host",
+            (
+                f"Your program is HIGHLY input-bound because {one_digit(input_pct)}% of "
+                "the total step time sampled is waiting for input. Therefore, you "
+                "should first focus on reducing the input time."
+            ),
+            False,
+        )
     if input_pct >= MODERATELY_INPUT:
-        return "both", (f"Your program is MODERATELY input-bound because {one_digit(input_pct)}"
-                        "% of the total step time sampled is waiting for input. Therefore, you "
-                        "would need to reduce both the input time and other time."), False
+        return (
+            "both",
+            (
+                f"Your program is MODERATELY input-bound because {one_digit(input_pct)}"
+                "% of the total step time sampled is waiting for input. Therefore, you "
+                "would need to reduce both the input time and other time."
+            ),
+            False,
+        )
     if all_other_pct >= MODERATELY_ALL_OTHER:
-        return "both", (f"Your program is POTENTIALLY input-bound because "
-                        f"{one_digit(all_other_pct)}% of the total step time sampled is spent "
-                        "on 'All Others' time (which could be due to I/O or Python execution "
-                        "or both)."), True
-    return "device", (f"Your program is NOT input-bound because only {one_digit(input_pct)}% of "
-                      "the total step time sampled is waiting for input. Therefore, you should "
-                      "focus on reducing other time."), False
+        return (
+            "both",
+            (
+                f"Your program is POTENTIALLY input-bound because "
+                f"{one_digit(all_other_pct)}% of the total step time sampled is spent "
+                "on 'All Others' time (which could be due to I/O or Python execution "
+                "or both)."
+            ),
+            True,
+        )
+    return (
+        "device",
+        (
+            f"Your program is NOT input-bound because only {one_digit(input_pct)}% of "
+            "the total step time sampled is waiting for input. Therefore, you should "
+            "focus on reducing other time."
+        ),
+        False,
+    )
 
 
 def _graded(pct: float, high: float, moderate: float, text: str) -> tuple[str, str]:
@@ -103,20 +131,32 @@ class OverviewSummary:
     def to_frame(self) -> pd.DataFrame:
         """The scalar figures as a two-column table (name, value)."""
         skip = {"breakdown_ms_avg", "breakdown_ms_std", "top_ops", "recommendations", "tools"}
-        rows = [(f.name, getattr(self, f.name)) for f in dataclasses.fields(self)
-                if f.name not in skip]
+        rows = [
+            (f.name, getattr(self, f.name)) for f in dataclasses.fields(self) if f.name not in skip
+        ]
         rows += [(f"avg_{k}", v) for k, v in self.breakdown_ms_avg.items()]
         return pd.DataFrame(rows, columns=["name", "value"])
 
     def _repr_lines(self) -> list[str]:
         if not self.n_steps:
             return [self.input_statement]
-        return [f"{self.n_steps} steps, step time {self.step_time_ms_avg:.2f} ± "
-                f"{self.step_time_ms_std:.2f} ms (min {self.step_time_ms_min:.2f}, max "
-                f"{self.step_time_ms_max:.2f})", self.input_statement,
-                *[s for s in (self.output_statement, self.kernel_launch_statement,
-                              self.all_other_statement, self.device_collectives_statement) if s],
-                f"Next: {self.summary_next_step}"]
+        return [
+            f"{self.n_steps} steps, step time {self.step_time_ms_avg:.2f} ± "
+            f"{self.step_time_ms_std:.2f} ms (min {self.step_time_ms_min:.2f}, max "
+            f"{self.step_time_ms_max:.2f})",
+            self.input_statement,
+            *[
+                s
+                for s in (
+                    self.output_statement,
+                    self.kernel_launch_statement,
+                    self.all_other_statement,
+                    self.device_collectives_statement,
+                )
+                if s
+            ],
+            f"Next: {self.summary_next_step}",
+        ]
 
     def __repr__(self) -> str:
         return "OverviewSummary(\n  " + "\n  ".join(self._repr_lines()) + "\n)"
@@ -131,14 +171,26 @@ def _environment(run) -> tuple[str, str, int]:
     return kind, kind, int(len(dev))
 
 
-def overview_summary(run, steps: pd.DataFrame | None = None,
-                     ops: pd.DataFrame | None = None) -> OverviewSummary:
+def overview_summary(
+    run, steps: pd.DataFrame | None = None, ops: pd.DataFrame | None = None
+) -> OverviewSummary:
     """The overview of a run; ``steps``/``ops`` default to ``run.steps``/``run.ops``."""
     steps = run.steps if steps is None else steps
     ops = run.ops if ops is None else ops
     kept = overview_steps(steps)
-    ms = kept[["step_time_us", *CATEGORIES, "device_compute_16_us", "device_compute_32_us",
-               "host_wait_input_us", "host_to_device_us"]] / 1e3
+    ms = (
+        kept[
+            [
+                "step_time_us",
+                *CATEGORIES,
+                "device_compute_16_us",
+                "device_compute_32_us",
+                "host_wait_input_us",
+                "host_to_device_us",
+            ]
+        ]
+        / 1e3
+    )
     n = len(kept)
     st = ms["step_time_us"]
     total = float(st.sum())
@@ -154,41 +206,60 @@ def overview_summary(run, steps: pd.DataFrame | None = None,
         cls, statement, other_reported = input_verdict(input_pct, other_pct)
     else:
         cls, other_reported = "unknown", False
-        statement = ("No step time measured. Therefore we cannot tell where the performance "
-                     "bottleneck is. Mark steps with tf.profiler.experimental.Trace('train', "
-                     "step_num=step, _r=1), or profile for longer than one step.")
+        statement = (
+            "No step time measured. Therefore we cannot tell where the performance "
+            "bottleneck is. Mark steps with tf.profiler.experimental.Trace('train', "
+            "step_num=step, _r=1), or profile for longer than one step."
+        )
     if output_pct >= HIGHLY_OUTPUT:
-        out_statement = (f"Your program is HIGHLY output-bound because {one_digit(output_pct)}"
-                         "% of the total step time sampled is spent on output. Therefore, you "
-                         "should first focus on reducing the output time.")
+        out_statement = (
+            f"Your program is HIGHLY output-bound because {one_digit(output_pct)}"
+            "% of the total step time sampled is spent on output. Therefore, you "
+            "should first focus on reducing the output time."
+        )
     elif output_pct >= MODERATELY_OUTPUT:
-        out_statement = (f"Your program is MODERATELY output-bound because "
-                         f"{one_digit(output_pct)}% of the total step time sampled is spent on "
-                         "output. Therefore, you would need to reduce both the output time and "
-                         "other time.")
+        out_statement = (
+            f"Your program is MODERATELY output-bound because "
+            f"{one_digit(output_pct)}% of the total step time sampled is spent on "
+            "output. Therefore, you would need to reduce both the output time and "
+            "other time."
+        )
     else:
         out_statement = ""
 
     from .input_pipeline import tf_data_in_use
 
     tf_data = tf_data_in_use(ops)
-    launch_text = (f"{one_digit(launch_pct)} % of the total step time sampled is spent on "
-                   f"'Kernel Launch'." + (TF_DATA_CONTENTION if tf_data else ""))
-    launch_cls, launch_statement = _graded(launch_pct, HIGHLY_KERNEL_LAUNCH,
-                                           MODERATELY_KERNEL_LAUNCH, launch_text)
+    launch_text = (
+        f"{one_digit(launch_pct)} % of the total step time sampled is spent on "
+        f"'Kernel Launch'." + (TF_DATA_CONTENTION if tf_data else "")
+    )
+    launch_cls, launch_statement = _graded(
+        launch_pct, HIGHLY_KERNEL_LAUNCH, MODERATELY_KERNEL_LAUNCH, launch_text
+    )
     if other_reported:
         other_cls, other_statement = "no", ""
     else:
-        other_cls, other_statement = _graded(other_pct, HIGHLY_ALL_OTHER, MODERATELY_ALL_OTHER,
-                                             one_digit(other_pct) + PYTHON_EXPLANATION)
+        other_cls, other_statement = _graded(
+            other_pct,
+            HIGHLY_ALL_OTHER,
+            MODERATELY_ALL_OTHER,
+            one_digit(other_pct) + PYTHON_EXPLANATION,
+        )
     coll_cls, coll_statement = _graded(
-        coll_pct, HIGHLY_COLLECTIVES, MODERATELY_COLLECTIVES,
+        coll_pct,
+        HIGHLY_COLLECTIVES,
+        MODERATELY_COLLECTIVES,
         f"{one_digit(coll_pct)} % of the total step time sampled is spent on 'Device "
-        f"Collective Communication'.")
+        f"Collective Communication'.",
+    )
     if cls in ("host", "both"):
-        next_step = ("Look at Section 3 for the breakdown of input time on the host."
-                     if tf_data else "Consider using the tf.data API to enable profiler's "
-                     "host-side analysis for input pipeline.")
+        next_step = (
+            "Look at Section 3 for the breakdown of input time on the host."
+            if tf_data
+            else "Consider using the tf.data API to enable profiler's "
+            "host-side analysis for input pipeline."
+        )
     else:
         next_step = "You may skip the rest of this page."
 
@@ -206,20 +277,26 @@ def overview_summary(run, steps: pd.DataFrame | None = None,
     hardware, device_type, cores = _environment(run)
     side = "Device" if dev_t > 0 else "Host"
     top = real[real["host_or_device"] == side].nlargest(10, "total_self_time_us")
-    recommendations = [statement] + [s for s in (out_statement, launch_statement,
-                                                 other_statement, coll_statement) if s]
-    tools = ["input_pipeline_view", "trace_viewer"] if cls in ("host", "both") else \
-        ["op_stats", "trace_viewer"]
+    recommendations = [statement] + [
+        s for s in (out_statement, launch_statement, other_statement, coll_statement) if s
+    ]
+    tools = (
+        ["input_pipeline_view", "trace_viewer"]
+        if cls in ("host", "both")
+        else ["op_stats", "trace_viewer"]
+    )
     if c16 + c32 > 0 and 100.0 * c16 / (c16 + c32) < 10.0:
         recommendations.append(
             f"Only {one_digit(100.0 * c16 / (c16 + c32))}% of device computation is 16 bit. "
             "You may consider mixed precision (tf.keras.mixed_precision) to use the Tensor "
-            "Cores.")
+            "Cores."
+        )
     if not run.tfprof_nodes.empty:  # a TF1 tfprof profile: add tfprof's advisor
         from .tfprof_advice import tfprof_advice
 
-        recommendations += [f"tfprof {r.checker}: {r.finding}"
-                            for r in tfprof_advice(run).itertuples()]
+        recommendations += [
+            f"tfprof {r.checker}: {r.finding}" for r in tfprof_advice(run).itertuples()
+        ]
     return OverviewSummary(
         n_steps=n,
         step_time_ms_avg=float(st.mean()) if n else 0.0,
@@ -228,21 +305,35 @@ def overview_summary(run, steps: pd.DataFrame | None = None,
         step_time_ms_max=float(st.max()) if n else 0.0,
         breakdown_ms_avg={c: float(ms[c].mean()) if n else 0.0 for c in CATEGORIES},
         breakdown_ms_std={c: float(ms[c].std(ddof=1)) if n > 1 else 0.0 for c in CATEGORIES},
-        input_percent=input_pct, output_percent=output_pct, compute_percent=compute_pct,
-        idle_percent=idle_pct, kernel_launch_percent=launch_pct, all_other_percent=other_pct,
-        device_collectives_percent=coll_pct, input_classification=cls,
-        input_statement=statement, output_statement=out_statement,
-        kernel_launch_classification=launch_cls, kernel_launch_statement=launch_statement,
-        all_other_classification=other_cls, all_other_statement=other_statement,
+        input_percent=input_pct,
+        output_percent=output_pct,
+        compute_percent=compute_pct,
+        idle_percent=idle_pct,
+        kernel_launch_percent=launch_pct,
+        all_other_percent=other_pct,
+        device_collectives_percent=coll_pct,
+        input_classification=cls,
+        input_statement=statement,
+        output_statement=out_statement,
+        kernel_launch_classification=launch_cls,
+        kernel_launch_statement=launch_statement,
+        all_other_classification=other_cls,
+        all_other_statement=other_statement,
         device_collectives_classification=coll_cls,
-        device_collectives_statement=coll_statement, summary_next_step=next_step,
+        device_collectives_statement=coll_statement,
+        summary_next_step=next_step,
         device_compute_16bit_percent=100.0 * c16 / (c16 + c32) if c16 + c32 else 0.0,
         device_compute_32bit_percent=100.0 * c32 / (c16 + c32) if c16 + c32 else 0.0,
         host_op_time_percent=100.0 * host_t / (host_t + dev_t) if host_t + dev_t else 0.0,
         device_op_time_percent=100.0 * dev_t / (host_t + dev_t) if host_t + dev_t else 0.0,
-        eager_host_op_percent=eager_pct("Host"), eager_device_op_percent=eager_pct("Device"),
-        hardware_type=hardware, hosts=list(run.hosts), device_type=device_type,
-        device_core_count=cores, recommendations=recommendations, tools=tools,
+        eager_host_op_percent=eager_pct("Host"),
+        eager_device_op_percent=eager_pct("Device"),
+        hardware_type=hardware,
+        hosts=list(run.hosts),
+        device_type=device_type,
+        device_core_count=cores,
+        recommendations=recommendations,
+        tools=tools,
         top_ops=top.reset_index(drop=True),
     )
 

@@ -43,14 +43,24 @@ DEVICE_COMPUTE_16 = 150
 DEVICE_WAIT_DEVICE = 160
 DEVICE_WAIT_HOST = 170
 EVENT_TYPES = {
-    UNKNOWN_TIME: "unknown", HOST_COMPUTE: "host_compute", HOST_PREPROCESS: "host_preprocess",
-    HOST_POSTPROCESS: "host_postprocess", HOST_BATCH_FORMATION: "host_batch_formation",
-    HOST_RUNTIME: "host_runtime", HOST_COMPILE: "host_compile", HOST_TO_HOST: "host_to_host",
-    HOST_TO_DEVICE: "host_to_device", HOST_PREPARE: "host_prepare",
-    DEVICE_COLLECTIVES: "device_collectives", HOST_WAIT_INPUT: "host_wait_input",
-    DEVICE_TO_DEVICE: "device_to_device", DEVICE_TO_HOST: "device_to_host",
-    DEVICE_COMPUTE_32: "device_compute_32", DEVICE_COMPUTE_16: "device_compute_16",
-    DEVICE_WAIT_DEVICE: "device_wait_device", DEVICE_WAIT_HOST: "device_wait_host",
+    UNKNOWN_TIME: "unknown",
+    HOST_COMPUTE: "host_compute",
+    HOST_PREPROCESS: "host_preprocess",
+    HOST_POSTPROCESS: "host_postprocess",
+    HOST_BATCH_FORMATION: "host_batch_formation",
+    HOST_RUNTIME: "host_runtime",
+    HOST_COMPILE: "host_compile",
+    HOST_TO_HOST: "host_to_host",
+    HOST_TO_DEVICE: "host_to_device",
+    HOST_PREPARE: "host_prepare",
+    DEVICE_COLLECTIVES: "device_collectives",
+    HOST_WAIT_INPUT: "host_wait_input",
+    DEVICE_TO_DEVICE: "device_to_device",
+    DEVICE_TO_HOST: "device_to_host",
+    DEVICE_COMPUTE_32: "device_compute_32",
+    DEVICE_COMPUTE_16: "device_compute_16",
+    DEVICE_WAIT_DEVICE: "device_wait_device",
+    DEVICE_WAIT_HOST: "device_wait_host",
 }
 
 # The categories TensorBoard shows (step-time graph and overview), from the event types.
@@ -72,14 +82,16 @@ STEP_COLUMNS = {
     "group_id": "The step's group id (see Run.events).",
     "start_us": "Start of the step's time span, µs on the run's clock.",
     "step_time_us": "Step time: the longest host step marker (or the device step), µs.",
-    **{c: f"Time in the step spent on '{c[:-3].replace('_', ' ')}' (events of types "
-          f"{', '.join(EVENT_TYPES[t] for t in ts)}), µs; overlaps counted once." for c, ts in
-       CATEGORIES.items()},
+    **{
+        c: f"Time in the step spent on '{c[:-3].replace('_', ' ')}' (events of types "
+        f"{', '.join(EVENT_TYPES[t] for t in ts)}), µs; overlaps counted once."
+        for c, ts in CATEGORIES.items()
+    },
     "device_compute_16_us": "Part of device compute in 16-bit kernels, µs.",
     "device_compute_32_us": "Part of device compute in 32-bit kernels, µs.",
     "host_wait_input_us": "Part of input: host waiting for tf.data (IteratorGetNext), µs.",
     "host_to_device_us": "Part of input: copies to the device and the device waiting for "
-                         "the host, µs.",
+    "the host, µs.",
 }
 
 _NOT_REAL_CPU = ("EagerExecute", "EagerLocalExecute", "EagerKernelExecute", "FunctionRun")
@@ -90,8 +102,10 @@ def _is_explicit_marker(names: pd.Series) -> np.ndarray:
     """XProf's explicit host step markers, plus Keras 3's 'Profiled batch' (which XProf 2.24
     does not recognise, so it finds no steps in captures made by the TensorBoard callback)."""
     cats = pd.Series(names.cat.categories.astype(str))
-    is_marker = ((cats.str.startswith(("train", "test", "TraceContext")) &
-                  ~cats.str.contains("/")) | (cats == "Profiled batch")).to_numpy()
+    is_marker = (
+        (cats.str.startswith(("train", "test", "TraceContext")) & ~cats.str.contains("/"))
+        | (cats == "Profiled batch")
+    ).to_numpy()
     codes = names.cat.codes.to_numpy()
     return is_marker[np.maximum(codes, 0)] & (codes >= 0)
 
@@ -147,45 +161,68 @@ def step_events(run) -> pd.DataFrame:
 
     dtypes = np.full(n, DEVICE_COMPUTE_32, np.int16)
     half = cat_lower.str.contains("half|fp16").to_numpy()[codes]
-    shape_half = np.array(["half" in str(s) for s in shapes]) if has_shapes.any() else \
-        np.zeros(n, bool)
+    shape_half = (
+        np.array(["half" in str(s) for s in shapes]) if has_shapes.any() else np.zeros(n, bool)
+    )
     dtypes[np.where(has_shapes, shape_half, half)] = DEVICE_COMPUTE_16
     dtypes[cat_lower.str.startswith("nccl").to_numpy()[codes]] = DEVICE_COLLECTIVES
     # Copies: XProf only knows the 'MemcpyHToD' spelling, but GPU captures name them
     # 'MemcpyH2D'/'MemcpyD2H'/'MemcpyD2D' (and 'MemcpyP2P'); both spellings count here.
-    for direction, typ in (("dtod", DEVICE_TO_DEVICE), ("d2d", DEVICE_TO_DEVICE),
-                           ("p2p", DEVICE_TO_DEVICE), ("dtoh", DEVICE_TO_HOST),
-                           ("d2h", DEVICE_TO_HOST), ("htod", HOST_TO_DEVICE),
-                           ("h2d", HOST_TO_DEVICE)):
+    for direction, typ in (
+        ("dtod", DEVICE_TO_DEVICE),
+        ("d2d", DEVICE_TO_DEVICE),
+        ("p2p", DEVICE_TO_DEVICE),
+        ("dtoh", DEVICE_TO_HOST),
+        ("d2h", DEVICE_TO_HOST),
+        ("htod", HOST_TO_DEVICE),
+        ("h2d", HOST_TO_DEVICE),
+    ):
         dtypes[cat_lower.str.startswith(f"memcpy{direction}").to_numpy()[codes]] = typ
 
     start = to_ps(ev["start_us"].to_numpy())
     end = to_ps(ev["end_us"].to_numpy())
     parts = []
-    for mask, kind_name, typ in ((explicit | implicit, "host_marker", types),
-                                 (dev_marker, "device_marker", dtypes),
-                                 (real, "event", types), (dev_event, "event", dtypes)):
+    for mask, kind_name, typ in (
+        (explicit | implicit, "host_marker", types),
+        (dev_marker, "device_marker", dtypes),
+        (real, "event", types),
+        (dev_event, "event", dtypes),
+    ):
         rows = np.flatnonzero(mask)
-        parts.append(pd.DataFrame({
-            "host": ev["host"].to_numpy()[rows], "group_id": group[rows].astype(np.int64),
-            "kind": kind_name, "type": typ[rows], "start_ps": start[rows],
-            "end_ps": end[rows], "step": ev["step"].to_numpy(dtype=float, na_value=np.nan)[rows]}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "host": ev["host"].to_numpy()[rows],
+                    "group_id": group[rows].astype(np.int64),
+                    "kind": kind_name,
+                    "type": typ[rows],
+                    "start_ps": start[rows],
+                    "end_ps": end[rows],
+                    "step": ev["step"].to_numpy(dtype=float, na_value=np.nan)[rows],
+                }
+            )
+        )
     return pd.concat(parts, ignore_index=True)
 
 
 def _step_spans(se: pd.DataFrame) -> pd.DataFrame:
     """Per (host, group): the step's time span, by XProf's StepTime rule."""
+
     def longest(kind):
         m = se[se["kind"] == kind]
         if not len(m):
-            return pd.DataFrame({"host": pd.Series(dtype=object),
-                                 "group_id": pd.Series(dtype=np.int64),
-                                 **{f"{kind}_{c}": pd.Series(dtype=float)
-                                    for c in ("s", "e", "step")}})
+            return pd.DataFrame(
+                {
+                    "host": pd.Series(dtype=object),
+                    "group_id": pd.Series(dtype=np.int64),
+                    **{f"{kind}_{c}": pd.Series(dtype=float) for c in ("s", "e", "step")},
+                }
+            )
         m = m.assign(d=m["end_ps"] - m["start_ps"]).sort_values("d", kind="stable")
         m = m.drop_duplicates(["host", "group_id"], keep="last")
         return m[["host", "group_id", "start_ps", "end_ps", "step"]].rename(
-            columns={"start_ps": f"{kind}_s", "end_ps": f"{kind}_e", "step": f"{kind}_step"})
+            columns={"start_ps": f"{kind}_s", "end_ps": f"{kind}_e", "step": f"{kind}_step"}
+        )
 
     h, d = longest("host_marker"), longest("device_marker")
     spans = h.merge(d, on=["host", "group_id"], how="outer")
@@ -197,8 +234,9 @@ def _step_spans(se: pd.DataFrame) -> pd.DataFrame:
         use_host = np.isnan(ds) | (~np.isnan(hs) & (hs <= ds) & (he >= de))
     spans["start_ps"] = np.where(use_host, hs, ds)
     spans["end_ps"] = np.where(use_host, he, de)
-    spans["step"] = spans["host_marker_step"].fillna(spans["device_marker_step"]) \
-        .fillna(spans["group_id"])
+    spans["step"] = (
+        spans["host_marker_step"].fillna(spans["device_marker_step"]).fillna(spans["group_id"])
+    )
     spans = spans.dropna(subset=["start_ps"])
     spans["start_ps"] = spans["start_ps"].astype(np.int64)
     spans["end_ps"] = spans["end_ps"].astype(np.int64)
@@ -227,8 +265,7 @@ def _non_overlapped(ev: pd.DataFrame, n_steps: int) -> np.ndarray:
     np.cumsum(counts, axis=0, out=counts)
     # Highest active type after each boundary, held until the next boundary of that step.
     active = counts > 0
-    top = np.where(active.any(axis=1), len(type_codes) - 1 - np.argmax(active[:, ::-1], axis=1),
-                   0)
+    top = np.where(active.any(axis=1), len(type_codes) - 1 - np.argmax(active[:, ::-1], axis=1), 0)
     seg = np.diff(times)
     same_step = steps[1:] == steps[:-1]
     np.add.at(out, (steps[:-1][same_step], top[:-1][same_step]), seg[same_step])
@@ -244,8 +281,10 @@ def step_breakdown(run) -> pd.DataFrame:
         return pd.DataFrame({c: [] for c in STEP_COLUMNS})
     spans["k"] = np.arange(len(spans))
     ev = se[se["kind"] == "event"].merge(
-        spans[["host", "group_id", "k", "start_ps", "end_ps"]], on=["host", "group_id"],
-        suffixes=("", "_step"))
+        spans[["host", "group_id", "k", "start_ps", "end_ps"]],
+        on=["host", "group_id"],
+        suffixes=("", "_step"),
+    )
     ev["start_ps"] = np.maximum(ev["start_ps"], ev["start_ps_step"])
     ev["end_ps"] = np.minimum(ev["end_ps"], ev["end_ps_step"])
     ev = ev[ev["end_ps"] > ev["start_ps"]]
@@ -255,13 +294,15 @@ def step_breakdown(run) -> pd.DataFrame:
     covered = by_type.sum(axis=1) - by_type[:, 0]
     by_type[:, 0] = np.maximum(step_ps - covered, 0)  # time no event covers: all others
     col = {t: by_type[:, i] for i, t in enumerate(type_codes)}
-    out = pd.DataFrame({
-        "host": spans["host"].astype("category"),
-        "step": spans["step"].astype("Int64"),
-        "group_id": spans["group_id"].astype("Int32"),
-        "start_us": spans["start_ps"] / 1e6,
-        "step_time_us": step_ps / 1e6,
-    })
+    out = pd.DataFrame(
+        {
+            "host": spans["host"].astype("category"),
+            "step": spans["step"].astype("Int64"),
+            "group_id": spans["group_id"].astype("Int32"),
+            "start_us": spans["start_ps"] / 1e6,
+            "step_time_us": step_ps / 1e6,
+        }
+    )
     for name, types in CATEGORIES.items():
         out[name] = sum(col[t] for t in types) / 1e6
     out["device_compute_16_us"] = col[DEVICE_COMPUTE_16] / 1e6
@@ -288,20 +329,30 @@ def per_host_steps(steps: pd.DataFrame) -> pd.DataFrame:
     """
     if not len(steps):
         return pd.DataFrame(columns=["slowest_host", "spread_us", "bottleneck"])
-    wide = steps.pivot_table(index="step", columns="host", values="step_time_us",
-                             observed=True, aggfunc="max")
+    wide = steps.pivot_table(
+        index="step", columns="host", values="step_time_us", observed=True, aggfunc="max"
+    )
     wide.columns = [str(c) for c in wide.columns]
     hosts = list(wide.columns)
     wide["slowest_host"] = wide[hosts].idxmax(axis=1)
     wide["spread_us"] = wide[hosts].max(axis=1) - wide[hosts].min(axis=1)
     cats = list(CATEGORIES)
     top = steps.set_index(["step", steps["host"].astype(str)])[cats].idxmax(axis=1)
-    wide["bottleneck"] = [top.get((s, h), "").removesuffix("_us").replace("_", " ")
-                          for s, h in zip(wide.index, wide["slowest_host"])]
+    wide["bottleneck"] = [
+        top.get((s, h), "").removesuffix("_us").replace("_", " ")
+        for s, h in zip(wide.index, wide["slowest_host"])
+    ]
     wide.index = wide.index.astype("Int64")
     wide.index.name = "step"
     return wide
 
 
-__all__ = ["CATEGORIES", "EVENT_TYPES", "STEP_COLUMNS", "overview_steps", "per_host_steps",
-           "step_breakdown", "step_events"]
+__all__ = [
+    "CATEGORIES",
+    "EVENT_TYPES",
+    "STEP_COLUMNS",
+    "overview_steps",
+    "per_host_steps",
+    "step_breakdown",
+    "step_events",
+]

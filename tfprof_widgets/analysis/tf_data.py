@@ -24,43 +24,85 @@ import pandas as pd
 from .grouping import stat_values
 
 SLOW_CALL_US = 50.0
-ASYNC_ITERATORS = {"Prefetch", "ParallelInterleave", "ParallelMap", "ParseExample",
-                   "MapAndBatch", "DataService", "LegacyParallelInterleave", "ParallelBatch"}
+ASYNC_ITERATORS = {
+    "Prefetch",
+    "ParallelInterleave",
+    "ParallelMap",
+    "ParseExample",
+    "MapAndBatch",
+    "DataService",
+    "LegacyParallelInterleave",
+    "ParallelBatch",
+}
 _GUIDE = "https://www.tensorflow.org/guide/data_performance_analysis"
 SUGGESTIONS = {
     "slow_source": (
         "1. Check the locality of the host and the input data: ideally the same cell or "
         "region. 2. Parallelize reading from this dataset source (interleave with "
-        "num_parallel_calls; see " + _GUIDE + "#source_datasets)."),
+        "num_parallel_calls; see " + _GUIDE + "#source_datasets)."
+    ),
     "slow_data_service": (
         "1. Fetching data from tf.data service took a while: profile the tf.data service "
-        "worker. 2. See https://www.tensorflow.org/api_docs/python/tf/data/experimental/service."),
+        "worker. 2. See https://www.tensorflow.org/api_docs/python/tf/data/experimental/service."
+    ),
     "slow_remote_source": (
-        "1. The remote data source is slow: profile its host. 2. See " + _GUIDE + "."),
+        "1. The remote data source is slow: profile its host. 2. See " + _GUIDE + "."
+    ),
     "parallel_version": (
         "1. Parallelize this transformation with num_parallel_calls=tf.data.AUTOTUNE "
         "(https://www.tensorflow.org/guide/data_performance#parallelizing_data_transformation). "
         "2. Consider cache() after it if the data fits in memory and nothing upstream is "
-        "random (e.g. shuffle). 3. More: " + _GUIDE + "#transformation_datasets."),
+        "random (e.g. shuffle). 3. More: " + _GUIDE + "#transformation_datasets."
+    ),
     "sequential": (
         "1. This transformation is inherently sequential: add outer parallelism by running "
         "copies of the input pipeline over shards and combining them. 2. Consider cache() "
-        "after it if the data fits in memory. 3. More: " + _GUIDE +
-        "#3_are_you_reaching_high_cpu_utilization."),
+        "after it if the data fits in memory. 3. More: "
+        + _GUIDE
+        + "#3_are_you_reaching_high_cpu_utilization."
+    ),
     "other": "See " + _GUIDE + " for suggestions.",
 }
 _BOTTLENECK_TYPES = {
-    **{k: "slow_source" for k in (
-        "TFRecord", "SSTable", "RecordIO", "Spanner", "TFColumn", "SleepwalkRemoteDataset",
-        "TextLine", "StitchedTimelineDataset", "DateKeyDataset", "CapacitorProto", "LMDB",
-        "ExternalDataset", "PearModel", "FixedLengthRecordV2", "FromTensor", "TensorSlice",
-        "Generator", "SyntheticDatasetOp")},
+    **{
+        k: "slow_source"
+        for k in (
+            "TFRecord",
+            "SSTable",
+            "RecordIO",
+            "Spanner",
+            "TFColumn",
+            "SleepwalkRemoteDataset",
+            "TextLine",
+            "StitchedTimelineDataset",
+            "DateKeyDataset",
+            "CapacitorProto",
+            "LMDB",
+            "ExternalDataset",
+            "PearModel",
+            "FixedLengthRecordV2",
+            "FromTensor",
+            "TensorSlice",
+            "Generator",
+            "SyntheticDatasetOp",
+        )
+    },
     "DataService": "slow_data_service",
-    **{k: "slow_remote_source" for k in (
-        "GuzzlerDataGuzzlerRemoteDataset", "ReverbDataset", "DatasetSampleGame", "Courier",
-        "ReverbEpisodeDataset")},
-    "Map": "parallel_version", "Interleave": "parallel_version",
-    "Filter": "sequential", "Batch": "sequential", "Unbatch": "sequential",
+    **{
+        k: "slow_remote_source"
+        for k in (
+            "GuzzlerDataGuzzlerRemoteDataset",
+            "ReverbDataset",
+            "DatasetSampleGame",
+            "Courier",
+            "ReverbEpisodeDataset",
+        )
+    },
+    "Map": "parallel_version",
+    "Interleave": "parallel_version",
+    "Filter": "sequential",
+    "Batch": "sequential",
+    "Unbatch": "sequential",
 }
 
 
@@ -91,8 +133,9 @@ class TfDataStats:
     pipelines: pd.DataFrame
     events: pd.DataFrame
 
-    def iterator_stats(self, execution: int | None = None, host: str | None = None,
-                       pipeline: int | None = None) -> pd.DataFrame:
+    def iterator_stats(
+        self, execution: int | None = None, host: str | None = None, pipeline: int | None = None
+    ) -> pd.DataFrame:
         """Per iterator in one execution (default: the slowest of the chosen pipeline):
         start_us, total_us, self_us, calls, is_blocking, with name/long_name/depth."""
         if execution is None:
@@ -102,22 +145,54 @@ class TfDataStats:
             if pipeline is not None:
                 ex = ex[ex["pipeline"] == pipeline]
             if not len(ex):
-                return pd.DataFrame(columns=["iterator_id", "name", "long_name", "depth",
-                                             "start_us", "total_us", "self_us", "calls",
-                                             "is_blocking", "is_async"])
+                return pd.DataFrame(
+                    columns=[
+                        "iterator_id",
+                        "name",
+                        "long_name",
+                        "depth",
+                        "start_us",
+                        "total_us",
+                        "self_us",
+                        "calls",
+                        "is_blocking",
+                        "is_async",
+                    ]
+                )
             execution = int(ex["dur_us"].idxmax())
         ev = self.events[self.events["execution"] == execution]
-        per = ev.groupby("iterator_id", sort=False).agg(
-            start_us=("start_us", "min"), total_us=("dur_us", "sum"),
-            self_us=("self_us", "sum"), calls=("dur_us", "size"),
-            is_blocking=("is_blocking", "any")).reset_index()
+        per = (
+            ev.groupby("iterator_id", sort=False)
+            .agg(
+                start_us=("start_us", "min"),
+                total_us=("dur_us", "sum"),
+                self_us=("self_us", "sum"),
+                calls=("dur_us", "size"),
+                is_blocking=("is_blocking", "any"),
+            )
+            .reset_index()
+        )
         host_ = self.executions.loc[execution, "host"]
         meta = self.iterators[self.iterators["host"] == host_]
-        per = per.merge(meta[["iterator_id", "name", "long_name", "depth", "is_async"]],
-                        on="iterator_id", how="left")
+        per = per.merge(
+            meta[["iterator_id", "name", "long_name", "depth", "is_async"]],
+            on="iterator_id",
+            how="left",
+        )
         return per.sort_values(["depth", "start_us"], ignore_index=True)[
-            ["iterator_id", "name", "long_name", "depth", "start_us", "total_us", "self_us",
-             "calls", "is_blocking", "is_async"]]
+            [
+                "iterator_id",
+                "name",
+                "long_name",
+                "depth",
+                "start_us",
+                "total_us",
+                "self_us",
+                "calls",
+                "is_blocking",
+                "is_async",
+            ]
+        ]
 
 
 def tf_data(run) -> TfDataStats:
@@ -131,22 +206,29 @@ def tf_data(run) -> TfDataStats:
     rows = np.flatnonzero(is_it & has_id)
     long_names = names.to_numpy()[rows]
     depth = np.array([len(s.split("::")) - 1 for s in long_names])
-    df = pd.DataFrame({
-        "row": rows, "host": ev["host"].astype(str).to_numpy()[rows],
-        "line": ev["line"].astype(str).to_numpy()[rows],
-        "iterator_id": it_id[rows], "parent_id": np.where(has_parent[rows], parent[rows], 0),
-        "long_name": long_names, "depth": depth,
-        "start_us": ev["start_us"].to_numpy()[rows], "end_us": ev["end_us"].to_numpy()[rows],
-        "dur_us": ev["dur_us"].to_numpy()[rows]})
+    df = pd.DataFrame(
+        {
+            "row": rows,
+            "host": ev["host"].astype(str).to_numpy()[rows],
+            "line": ev["line"].astype(str).to_numpy()[rows],
+            "iterator_id": it_id[rows],
+            "parent_id": np.where(has_parent[rows], parent[rows], 0),
+            "long_name": long_names,
+            "depth": depth,
+            "start_us": ev["start_us"].to_numpy()[rows],
+            "end_us": ev["end_us"].to_numpy()[rows],
+            "dur_us": ev["dur_us"].to_numpy()[rows],
+        }
+    )
 
     meta = df.drop_duplicates(["host", "iterator_id"]).copy()
     meta["name"] = [iterator_kind(s) for s in meta["long_name"]]
     meta["is_async"] = meta["name"].isin(ASYNC_ITERATORS)
     # Each iterator's pipeline: follow parent ids up to a root (depth 1).
-    parent_of = {(h, i): p for h, i, p in zip(meta["host"], meta["iterator_id"],
-                                               meta["parent_id"])}
-    roots = set(zip(meta.loc[meta["depth"] == 1, "host"], meta.loc[meta["depth"] == 1,
-                                                                     "iterator_id"]))
+    parent_of = {(h, i): p for h, i, p in zip(meta["host"], meta["iterator_id"], meta["parent_id"])}
+    roots = set(
+        zip(meta.loc[meta["depth"] == 1, "host"], meta.loc[meta["depth"] == 1, "iterator_id"])
+    )
 
     def pipeline_of(h, i):
         for _ in range(100):  # bounded: ids come from a file
@@ -167,21 +249,28 @@ def tf_data(run) -> TfDataStats:
     for h, p in zip(root_ev["host"], root_ev["pipeline"]):
         if (h, p) not in names_map:
             names_map[(h, p)] = f"Host:{sum(1 for k in names_map if k[0] == h)}"
-    executions = pd.DataFrame({
-        "host": root_ev["host"].to_numpy(), "pipeline": root_ev["pipeline"].astype(np.int64),
-        "pipeline_name": [names_map[k] for k in zip(root_ev["host"], root_ev["pipeline"])],
-        "event": root_ev["row"].to_numpy(), "start_us": root_ev["start_us"].to_numpy(),
-        "dur_us": root_ev["dur_us"].to_numpy(),
-        "is_slow": root_ev["dur_us"].to_numpy() > SLOW_CALL_US}).reset_index(drop=True)
+    executions = pd.DataFrame(
+        {
+            "host": root_ev["host"].to_numpy(),
+            "pipeline": root_ev["pipeline"].astype(np.int64),
+            "pipeline_name": [names_map[k] for k in zip(root_ev["host"], root_ev["pipeline"])],
+            "event": root_ev["row"].to_numpy(),
+            "start_us": root_ev["start_us"].to_numpy(),
+            "dur_us": root_ev["dur_us"].to_numpy(),
+            "is_slow": root_ev["dur_us"].to_numpy() > SLOW_CALL_US,
+        }
+    ).reset_index(drop=True)
 
     # Assign every iterator event to the root call of its pipeline that overlaps it.
     parts = []
     for (h, p), ex in executions.groupby(["host", "pipeline"], sort=False):
         evs = df[(df["host"] == h) & (df["pipeline"] == p)]
-        starts, ends = ex["start_us"].to_numpy(), ex["start_us"].to_numpy() + \
-            ex["dur_us"].to_numpy()
+        starts, ends = (
+            ex["start_us"].to_numpy(),
+            ex["start_us"].to_numpy() + ex["dur_us"].to_numpy(),
+        )
         k = np.searchsorted(starts, evs["end_us"].to_numpy(), side="left") - 1
-        ok = (k >= 0)
+        ok = k >= 0
         kk = np.maximum(k, 0)
         ok &= evs["start_us"].to_numpy() < ends[kk]
         ok |= evs["depth"].to_numpy() == 1
@@ -190,12 +279,20 @@ def tf_data(run) -> TfDataStats:
         parts.append(sub)
     events = pd.concat(parts, ignore_index=True) if parts else df.assign(execution=0).iloc[:0]
     events = _self_and_blocking(events)
-    pipelines = executions.groupby(["host", "pipeline", "pipeline_name"], sort=False).agg(
-        calls=("dur_us", "size"), avg_latency_us=("dur_us", "mean"),
-        min_latency_us=("dur_us", "min"), max_latency_us=("dur_us", "max"),
-        slow_calls=("is_slow", "sum")).reset_index()
-    iterators = meta[["host", "iterator_id", "parent_id", "name", "long_name", "depth",
-                      "is_async", "pipeline"]].reset_index(drop=True)
+    pipelines = (
+        executions.groupby(["host", "pipeline", "pipeline_name"], sort=False)
+        .agg(
+            calls=("dur_us", "size"),
+            avg_latency_us=("dur_us", "mean"),
+            min_latency_us=("dur_us", "min"),
+            max_latency_us=("dur_us", "max"),
+            slow_calls=("is_slow", "sum"),
+        )
+        .reset_index()
+    )
+    iterators = meta[
+        ["host", "iterator_id", "parent_id", "name", "long_name", "depth", "is_async", "pipeline"]
+    ].reset_index(drop=True)
     return TfDataStats(iterators, executions, pipelines, events)
 
 
@@ -211,16 +308,18 @@ def _self_and_blocking(events: pd.DataFrame) -> pd.DataFrame:
     e = events.reset_index().rename(columns={"index": "eid"})
     pairs = e[["eid", "execution", "parent_id", "start_us", "end_us"]].merge(
         e[["eid", "execution", "iterator_id", "start_us", "end_us"]],
-        left_on=["execution", "parent_id"], right_on=["execution", "iterator_id"],
-        suffixes=("", "_p"))
-    pairs["overlap"] = np.minimum(pairs["end_us"], pairs["end_us_p"]) - \
-        np.maximum(pairs["start_us"], pairs["start_us_p"])
+        left_on=["execution", "parent_id"],
+        right_on=["execution", "iterator_id"],
+        suffixes=("", "_p"),
+    )
+    pairs["overlap"] = np.minimum(pairs["end_us"], pairs["end_us_p"]) - np.maximum(
+        pairs["start_us"], pairs["start_us_p"]
+    )
     pairs = pairs[pairs["overlap"] > 0].sort_values("overlap", ascending=False)
     best = pairs.drop_duplicates("eid")
     events.loc[best["eid"].to_numpy(), "parent_event"] = best["eid_p"].to_numpy()
     overlap_sum = best.groupby("eid_p")["overlap"].sum()
-    events["self_us"] = events["dur_us"] - events.index.map(overlap_sum).fillna(0.0) \
-        .to_numpy()
+    events["self_us"] = events["dur_us"] - events.index.map(overlap_sum).fillna(0.0).to_numpy()
     blocking = events["depth"].to_numpy() == 1
     parent_ev = events["parent_event"].to_numpy()
     for d in sorted(events["depth"].unique()):
@@ -243,29 +342,58 @@ def tf_data_bottleneck(run, stats: TfDataStats | None = None) -> pd.DataFrame:
             continue
         b = blocking.loc[blocking["self_us"].idxmax()]
         kind = bottleneck_type(b["name"])
-        rows.append({
-            "host": p["host"], "input_pipeline": p["pipeline_name"],
-            "max_latency_us": p["max_latency_us"], "iterator_name": b["name"],
-            "iterator_long_name": b["long_name"], "iterator_latency_us": b["self_us"],
-            "bottleneck_type": kind, "suggestion": SUGGESTIONS[kind]})
-    out = pd.DataFrame(rows, columns=["host", "input_pipeline", "max_latency_us",
-                                      "iterator_name", "iterator_long_name",
-                                      "iterator_latency_us", "bottleneck_type", "suggestion"])
+        rows.append(
+            {
+                "host": p["host"],
+                "input_pipeline": p["pipeline_name"],
+                "max_latency_us": p["max_latency_us"],
+                "iterator_name": b["name"],
+                "iterator_long_name": b["long_name"],
+                "iterator_latency_us": b["self_us"],
+                "bottleneck_type": kind,
+                "suggestion": SUGGESTIONS[kind],
+            }
+        )
+    out = pd.DataFrame(
+        rows,
+        columns=[
+            "host",
+            "input_pipeline",
+            "max_latency_us",
+            "iterator_name",
+            "iterator_long_name",
+            "iterator_latency_us",
+            "bottleneck_type",
+            "suggestion",
+        ],
+    )
     return out.sort_values("max_latency_us", ascending=False, ignore_index=True)
 
 
 def tf_data_summary(bottlenecks: pd.DataFrame) -> str:
     """XProf's one-line verdict on the slowest input pipeline."""
     if not len(bottlenecks):
-        return ("No tf.data activity captured in your profile. If your job uses tf.data, "
-                "try to capture a longer profile.")
+        return (
+            "No tf.data activity captured in your profile. If your job uses tf.data, "
+            "try to capture a longer profile."
+        )
     if bottlenecks["max_latency_us"].iloc[0] > SLOW_CALL_US:
-        return ("Your profile has a tf.data input pipeline slower than 50 us. For each slow "
-                "input pipeline, below shows a bottleneck in the input pipeline and a "
-                "suggestion on how to fix it.")
-    return ("Your profile does not have any tf.data input pipeline slower than 50 us. Your "
-            "job could be still input bound if this profile didn't capture all workers.")
+        return (
+            "Your profile has a tf.data input pipeline slower than 50 us. For each slow "
+            "input pipeline, below shows a bottleneck in the input pipeline and a "
+            "suggestion on how to fix it."
+        )
+    return (
+        "Your profile does not have any tf.data input pipeline slower than 50 us. Your "
+        "job could be still input bound if this profile didn't capture all workers."
+    )
 
 
-__all__ = ["TfDataStats", "bottleneck_type", "iterator_kind", "tf_data", "tf_data_bottleneck",
-           "tf_data_summary"]
+__all__ = [
+    "TfDataStats",
+    "bottleneck_type",
+    "iterator_kind",
+    "tf_data",
+    "tf_data_bottleneck",
+    "tf_data_summary",
+]

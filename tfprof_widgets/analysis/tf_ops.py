@@ -17,8 +17,12 @@ import pandas as pd
 TF_OP_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_./>-]*")
 TF_OP_TYPE = re.compile(r"[A-Z_][a-zA-Z0-9_]*")
 JAX_OP_TYPE = re.compile(r"[a-z_][a-z0-9_]*(\[.*\])?")
-_MEMCPY = (("memcpyhtod", "MemcpyHToD"), ("memcpydtoh", "MemcpyDToH"),
-           ("memcpydtod", "MemcpyDToD"), ("memcpyhtoh", "MemcpyHToH"))
+_MEMCPY = (
+    ("memcpyhtod", "MemcpyHToD"),
+    ("memcpydtoh", "MemcpyDToH"),
+    ("memcpydtod", "MemcpyDToD"),
+    ("memcpyhtoh", "MemcpyHToH"),
+)
 # XProf's derived lines (Steps, TF Ops, HLO Ops, ...) have ids from 0xdeadbeef as a C++
 # int, i.e. -559038737, with a few dozen ids above it reserved.
 _DERIVED_MIN = 0xDEADBEEF - (1 << 32)

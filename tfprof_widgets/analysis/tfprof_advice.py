@@ -11,8 +11,7 @@ import pandas as pd
 
 from .tfprof_views import tfprof_node_stats, tfprof_view
 
-__all__ = ["tfprof_advice", "accelerator_utilization", "operation_checks",
-           "expensive_operations"]
+__all__ = ["tfprof_advice", "accelerator_utilization", "operation_checks", "expensive_operations"]
 
 _LOW_UTILIZATION = 0.5  # tfprof flags accelerators busy less than half the time
 
@@ -45,8 +44,10 @@ def operation_checks(run) -> list[str]:
     nhwc = nodes[on_gpu & (nodes["data_format"] == "NHWC")]
     if not len(nhwc):
         return []
-    return [f"{len(nhwc)} op(s) on GPU use the NHWC data_format (e.g. {nhwc['node'].iloc[0]}); "
-            "NCHW is usually faster for GPU convolutions."]
+    return [
+        f"{len(nhwc)} op(s) on GPU use the NHWC data_format (e.g. {nhwc['node'].iloc[0]}); "
+        "NCHW is usually faster for GPU convolutions."
+    ]
 
 
 def expensive_operations(run, top: int = 3) -> list[str]:
@@ -57,20 +58,22 @@ def expensive_operations(run, top: int = 3) -> list[str]:
         return []
     out = []
     ops = tfprof_view(run, "op", order_by="micros", select=["micros"]).head(top)
-    parts = [f"{r.name} {r.exec_us:,.0f} µs ({100 * r.exec_us / total:.1f}%)"
-             for r in ops.itertuples()]
-    out.append(f"Top op types by time (average step, {total:,.0f} µs in all): "
-               + ", ".join(parts))
+    parts = [
+        f"{r.name} {r.exec_us:,.0f} µs ({100 * r.exec_us / total:.1f}%)" for r in ops.itertuples()
+    ]
+    out.append(f"Top op types by time (average step, {total:,.0f} µs in all): " + ", ".join(parts))
     nodes = stats.nlargest(top, "exec_us")
-    out.append("Top graph nodes: " + ", ".join(
-        f"{r.node} {r.exec_us:,.0f} µs" for r in nodes.itertuples()))
+    out.append(
+        "Top graph nodes: " + ", ".join(f"{r.node} {r.exec_us:,.0f} µs" for r in nodes.itertuples())
+    )
     code = stats[stats["code"].map(len) > 0]
     if len(code):
         # The innermost frame outside TensorFlow is where the user wrote the op.
         user = code["code"].map(_user_frame)
         by_line = code.groupby(user.to_numpy())["exec_us"].sum().nlargest(top)
-        out.append("Top code lines: " + ", ".join(
-            f"{line} {us:,.0f} µs" for line, us in by_line.items()))
+        out.append(
+            "Top code lines: " + ", ".join(f"{line} {us:,.0f} µs" for line, us in by_line.items())
+        )
     return out
 
 
@@ -82,9 +85,10 @@ def _user_frame(frames: tuple) -> str:
 def tfprof_advice(run) -> pd.DataFrame:
     """Every checker's findings: columns checker, finding."""
     rows = []
-    for name, check in (("AcceleratorUtilizationChecker", accelerator_utilization),
-                        ("OperationChecker", operation_checks),
-                        ("ExpensiveOperationChecker", expensive_operations)):
+    for name, check in (
+        ("AcceleratorUtilizationChecker", accelerator_utilization),
+        ("OperationChecker", operation_checks),
+        ("ExpensiveOperationChecker", expensive_operations),
+    ):
         rows += [{"checker": name, "finding": f} for f in check(run)]
     return pd.DataFrame(rows, columns=["checker", "finding"])
-

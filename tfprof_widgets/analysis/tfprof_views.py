@@ -21,15 +21,26 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["tfprof_view", "tfprof_node_stats", "total_float_ops", "total_parameters",
-           "VIEW_METRICS"]
+__all__ = [
+    "tfprof_view",
+    "tfprof_node_stats",
+    "total_float_ops",
+    "total_parameters",
+    "VIEW_METRICS",
+]
 
 # Column -> tfprof's `select` / `order_by` name.
 VIEW_METRICS = {
-    "run_count": "occurrence", "exec_us": "micros", "accelerator_exec_us": "accelerator_micros",
-    "cpu_exec_us": "cpu_micros", "requested_bytes": "bytes", "peak_bytes": "peak_bytes",
-    "residual_bytes": "residual_bytes", "output_bytes": "output_bytes",
-    "parameters": "params", "float_ops": "float_ops",
+    "run_count": "occurrence",
+    "exec_us": "micros",
+    "accelerator_exec_us": "accelerator_micros",
+    "cpu_exec_us": "cpu_micros",
+    "requested_bytes": "bytes",
+    "peak_bytes": "peak_bytes",
+    "residual_bytes": "residual_bytes",
+    "output_bytes": "output_bytes",
+    "parameters": "params",
+    "float_ops": "float_ops",
 }
 _BY_OPTION = {v: k for k, v in VIEW_METRICS.items()}
 _TIME_AND_MEMORY = list(VIEW_METRICS)
@@ -37,8 +48,10 @@ _TIME_AND_MEMORY = list(VIEW_METRICS)
 
 def _require(run) -> None:
     if run.tfprof_nodes.empty:
-        raise ValueError("this run has no tfprof graph nodes: tfprof views need a TF1 tfprof "
-                         "profile (.tfprof) or RunMetadata (.run_metadata.pb)")
+        raise ValueError(
+            "this run has no tfprof graph nodes: tfprof views need a TF1 tfprof "
+            "profile (.tfprof) or RunMetadata (.run_metadata.pb)"
+        )
 
 
 def tfprof_node_stats(run, step: int = -1) -> pd.DataFrame:
@@ -46,8 +59,16 @@ def tfprof_node_stats(run, step: int = -1) -> pd.DataFrame:
     _require(run)
     nodes = run.tfprof_nodes
     ex = run.tfprof_execs
-    cols = ["run_count", "exec_us", "accelerator_exec_us", "cpu_exec_us", "requested_bytes",
-            "peak_bytes", "residual_bytes", "output_bytes"]
+    cols = [
+        "run_count",
+        "exec_us",
+        "accelerator_exec_us",
+        "cpu_exec_us",
+        "requested_bytes",
+        "peak_bytes",
+        "residual_bytes",
+        "output_bytes",
+    ]
     if step >= 0:
         per = ex[ex["step"] == step].groupby(["host", "node"], observed=True)[cols].sum()
     else:
@@ -89,27 +110,40 @@ def _scope_rows(stats: pd.DataFrame) -> tuple[list[str], list[int], list[int]]:
             if prefix not in index:
                 index[prefix] = len(names)
                 names.append(prefix)
-                parent.append(index["/".join(parts[:d - 1])] if d > 1 else -1)
+                parent.append(index["/".join(parts[: d - 1])] if d > 1 else -1)
                 node_row.append(-1)
         node_row[index[name]] = row
     order = sorted(range(len(names)), key=lambda i: names[i].count("/"))
     pos = {old: new for new, old in enumerate(order)}
-    return ([names[i] for i in order], [pos[parent[i]] if parent[i] >= 0 else -1
-                                        for i in order], [node_row[i] for i in order])
+    return (
+        [names[i] for i in order],
+        [pos[parent[i]] if parent[i] >= 0 else -1 for i in order],
+        [node_row[i] for i in order],
+    )
 
 
-def tfprof_view(run, view: str = "scope", *, max_depth: int = 100, min_micros: float = 0,
-                min_bytes: int = 0, min_peak_bytes: int = 0, min_residual_bytes: int = 0,
-                min_output_bytes: int = 0, min_params: int = 0, min_float_ops: int = 0,
-                min_occurrence: int = 0, order_by: str = "name",
-                account_type_regexes: Sequence[str] = (".*",),
-                start_name_regexes: Sequence[str] = (".*",),
-                trim_name_regexes: Sequence[str] = (),
-                show_name_regexes: Sequence[str] = (".*",),
-                hide_name_regexes: Sequence[str] = (),
-                select: Sequence[str] = ("micros", "bytes", "params", "float_ops",
-                                         "occurrence"),
-                step: int = -1) -> pd.DataFrame:
+def tfprof_view(
+    run,
+    view: str = "scope",
+    *,
+    max_depth: int = 100,
+    min_micros: float = 0,
+    min_bytes: int = 0,
+    min_peak_bytes: int = 0,
+    min_residual_bytes: int = 0,
+    min_output_bytes: int = 0,
+    min_params: int = 0,
+    min_float_ops: int = 0,
+    min_occurrence: int = 0,
+    order_by: str = "name",
+    account_type_regexes: Sequence[str] = (".*",),
+    start_name_regexes: Sequence[str] = (".*",),
+    trim_name_regexes: Sequence[str] = (),
+    show_name_regexes: Sequence[str] = (".*",),
+    hide_name_regexes: Sequence[str] = (),
+    select: Sequence[str] = ("micros", "bytes", "params", "float_ops", "occurrence"),
+    step: int = -1,
+) -> pd.DataFrame:
     """A tfprof view as a DataFrame, with tfprof's options (``ProfileOptionBuilder`` names).
 
     ``view``: "scope" (name scopes), "op" (one row per op type), "graph" (each node with its
@@ -156,13 +190,27 @@ def tfprof_view(run, view: str = "scope", *, max_depth: int = 100, min_micros: f
     for j, m in enumerate(metrics):
         df[m] = own_rows[:, j]
         df["total_" + m] = total[:, j]
-    return _display(df, view, max_depth=max_depth, order_by=order_by, select=select,
-                    mins={"exec_us": min_micros, "requested_bytes": min_bytes,
-                          "peak_bytes": min_peak_bytes, "residual_bytes": min_residual_bytes,
-                          "output_bytes": min_output_bytes, "parameters": min_params,
-                          "float_ops": min_float_ops, "run_count": min_occurrence},
-                    start=start_name_regexes, trim=trim_name_regexes,
-                    show=show_name_regexes, hide=hide_name_regexes)
+    return _display(
+        df,
+        view,
+        max_depth=max_depth,
+        order_by=order_by,
+        select=select,
+        mins={
+            "exec_us": min_micros,
+            "requested_bytes": min_bytes,
+            "peak_bytes": min_peak_bytes,
+            "residual_bytes": min_residual_bytes,
+            "output_bytes": min_output_bytes,
+            "parameters": min_params,
+            "float_ops": min_float_ops,
+            "run_count": min_occurrence,
+        },
+        start=start_name_regexes,
+        trim=trim_name_regexes,
+        show=show_name_regexes,
+        hide=hide_name_regexes,
+    )
 
 
 def _tree(view: str, stats: pd.DataFrame, own: np.ndarray, metrics: list[str]):
@@ -186,7 +234,7 @@ def _tree(view: str, stats: pd.DataFrame, own: np.ndarray, metrics: list[str]):
                 if key not in index:
                     index[key] = len(names)
                     names.append(frames[d - 1])
-                    parent.append(index[frames[:d - 1]] if d > 1 else -1)
+                    parent.append(index[frames[: d - 1]] if d > 1 else -1)
                     own_rows_list.append(np.zeros(len(metrics)))
             leaf_of[row] = index[frames]
             own_rows_list[index[frames]] = own_rows_list[index[frames]] + own[row]
@@ -199,11 +247,11 @@ def _tree(view: str, stats: pd.DataFrame, own: np.ndarray, metrics: list[str]):
     # reaches it, so a row's total is itself plus the inputs first reached through it.
     by_name = {n: i for i, n in enumerate(stats["node"])}
     node_names = stats["node"].tolist()
-    inputs = [list(dict.fromkeys(by_name[x] for x in ins if x in by_name))
-              for ins in stats["inputs"]]
+    inputs = [
+        list(dict.fromkeys(by_name[x] for x in ins if x in by_name)) for ins in stats["inputs"]
+    ]
     consumed = {j for ins in inputs for j in ins}
-    roots = sorted((i for i in range(len(stats)) if i not in consumed),
-                   key=node_names.__getitem__)
+    roots = sorted((i for i in range(len(stats)) if i not in consumed), key=node_names.__getitem__)
     names, parent, node_row = [], [], []
     placed: set[int] = set()
     stack = [(i, -1) for i in reversed(roots)]
@@ -240,8 +288,9 @@ def _code_stacks(stats: pd.DataFrame) -> list[tuple]:
     return out
 
 
-def _display(df: pd.DataFrame, view: str, *, max_depth, order_by, select, mins, start, trim,
-             show, hide) -> pd.DataFrame:
+def _display(
+    df: pd.DataFrame, view: str, *, max_depth, order_by, select, mins, start, trim, show, hide
+) -> pd.DataFrame:
     def matches(name: str, regexes) -> bool:
         return any(re.fullmatch(r, name) for r in regexes)
 
@@ -254,18 +303,25 @@ def _display(df: pd.DataFrame, view: str, *, max_depth, order_by, select, mins, 
     vals = df[key].to_numpy()
 
     def ordered(ids):
-        return sorted(ids, key=lambda i: vals[i]) if key == "name" else \
-            sorted(ids, key=lambda i: (-vals[i], df["name"].iat[i]))
+        return (
+            sorted(ids, key=lambda i: vals[i])
+            if key == "name"
+            else sorted(ids, key=lambda i: (-vals[i], df["name"].iat[i]))
+        )
 
     out: list[tuple[int, int, int]] = []  # (row, shown depth, shown parent row)
 
     def walk(i: int, depth: int, started: bool, shown_parent: int) -> None:
         name = str(df["name"].iat[i])
         started = started or matches(name, start)
-        keep = started and depth <= max_depth and matches(name, show) and \
-            df["total_accounted"].iat[i] > 0 and \
-            not matches(name, hide) and all(df["total_" + m].iat[i] >= v
-                                            for m, v in mins.items() if v)
+        keep = (
+            started
+            and depth <= max_depth
+            and matches(name, show)
+            and df["total_accounted"].iat[i] > 0
+            and not matches(name, hide)
+            and all(df["total_" + m].iat[i] >= v for m, v in mins.items() if v)
+        )
         me = shown_parent
         if keep:
             out.append((i, depth, shown_parent))
@@ -300,6 +356,9 @@ def total_parameters(run, trainable_only: bool = True) -> int:
     """Variable elements, as tfprof's trainable_variables_parameter() reports them."""
     _require(run)
     nodes = run.tfprof_nodes
-    keep = nodes["trainable"].fillna(False).to_numpy(bool) if trainable_only else \
-        nodes["op"].astype(str).str.contains("Variable|VarHandle").to_numpy()
+    keep = (
+        nodes["trainable"].fillna(False).to_numpy(bool)
+        if trainable_only
+        else nodes["op"].astype(str).str.contains("Variable|VarHandle").to_numpy()
+    )
     return int(nodes.loc[keep, "parameters"].fillna(0).sum())

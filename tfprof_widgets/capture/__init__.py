@@ -10,5 +10,12 @@ from .options import CaptureOptions
 from .remote import remote_capture
 from .session import Capture, active_capture, capture, stop_capture
 
-__all__ = ["Capture", "CaptureOptions", "active_capture", "capture", "keras_callback",
-           "remote_capture", "stop_capture"]
+__all__ = [
+    "Capture",
+    "CaptureOptions",
+    "active_capture",
+    "capture",
+    "keras_callback",
+    "remote_capture",
+    "stop_capture",
+]

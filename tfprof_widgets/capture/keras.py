@@ -10,8 +10,11 @@ from .tf_runtime import import_tf
 __all__ = ["keras_callback"]
 
 
-def keras_callback(logdir: str | os.PathLike[str] | None = None,
-                   profile_batch: int | str | tuple[int, int] = (2, 4), **kwargs):
+def keras_callback(
+    logdir: str | os.PathLike[str] | None = None,
+    profile_batch: int | str | tuple[int, int] = (2, 4),
+    **kwargs,
+):
     """A ``tf.keras.callbacks.TensorBoard`` that profiles ``profile_batch`` and loads it.
 
     After ``fit`` returns, the callback's ``run`` attribute holds the

@@ -33,8 +33,7 @@ class CaptureOptions:
         if self.host_tracer_level not in (0, 1, 2, 3):
             raise ValueError(f"host_tracer_level must be 0..3, not {self.host_tracer_level!r}")
         if self.device_tracer_level not in (0, 1, 2):
-            raise ValueError(
-                f"device_tracer_level must be 0..2, not {self.device_tracer_level!r}")
+            raise ValueError(f"device_tracer_level must be 0..2, not {self.device_tracer_level!r}")
         if self.delay_ms < 0:
             raise ValueError(f"delay_ms must be >= 0, not {self.delay_ms!r}")
 

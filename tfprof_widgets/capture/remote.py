@@ -37,9 +37,14 @@ def split_addresses(addresses: str | list[str]) -> list[str]:
     return items
 
 
-def remote_capture(addresses: str | list[str], logdir: str | os.PathLike[str] | None = None,
-                   *, duration_ms: int = 2000, options: CaptureOptions | None = None,
-                   load: bool = True):
+def remote_capture(
+    addresses: str | list[str],
+    logdir: str | os.PathLike[str] | None = None,
+    *,
+    duration_ms: int = 2000,
+    options: CaptureOptions | None = None,
+    load: bool = True,
+):
     """Trace running programs for ``duration_ms`` and return the :class:`Run` (or run dir).
 
     ``addresses``: ``grpc://host:port`` of each worker's profiler server, as a list or
@@ -62,8 +67,12 @@ def remote_capture(addresses: str | list[str], logdir: str | os.PathLike[str] | 
     def trace(client: ProfilerClient) -> None:
         host, port = parse_address(client.address)
         request = pb.ProfileRequest(
-            duration_ms=duration_ms, opts=opts, repository_root=os.path.dirname(run_dir),
-            session_id=os.path.basename(run_dir), host_name=f"{host}_{port}")
+            duration_ms=duration_ms,
+            opts=opts,
+            repository_root=os.path.dirname(run_dir),
+            session_id=os.path.basename(run_dir),
+            host_name=f"{host}_{port}",
+        )
         try:
             client.profile(request)
         except BaseException as exc:
@@ -83,8 +92,7 @@ def remote_capture(addresses: str | list[str], logdir: str | os.PathLike[str] | 
         why = "; ".join(f"{a}: {e}" for a, e in errors.items()) or "no capture file written"
         raise CaptureError(workers[0] if len(workers) == 1 else ", ".join(workers), why)
     for address, exc in errors.items():
-        warnings.warn(f"{address}: left out of the capture: {exc}", RuntimeWarning,
-                      stacklevel=2)
+        warnings.warn(f"{address}: left out of the capture: {exc}", RuntimeWarning, stacklevel=2)
     if not load:
         return run_dir
     from ..run import load as load_run

@@ -24,11 +24,13 @@ def parse_address(address: str) -> tuple[str, int]:
     """``grpc://host:port``, ``host:port`` or ``[v6]:port`` -> (host, port)."""
     text = address.strip()
     if text.startswith("grpc://"):
-        text = text[len("grpc://"):]
+        text = text[len("grpc://") :]
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise CaptureError(address, "not a profiler server address; expected "
-                                    "grpc://host:port, e.g. grpc://127.0.0.1:6009")
+        raise CaptureError(
+            address,
+            "not a profiler server address; expected grpc://host:port, e.g. grpc://127.0.0.1:6009",
+        )
     return host.strip("[]"), int(port)
 
 
@@ -51,16 +53,23 @@ class ProfilerClient:
             grpc.channel_ready_future(self._channel).result(timeout=connect_timeout_s)
         except grpc.FutureTimeoutError:
             self._channel.close()
-            raise CaptureError(address, f"no profiler server answered within "
-                                        f"{connect_timeout_s:g} s; is "
-                                        "tf.profiler.experimental.server.start(port) running "
-                                        "in that program?") from None
+            raise CaptureError(
+                address,
+                f"no profiler server answered within "
+                f"{connect_timeout_s:g} s; is "
+                "tf.profiler.experimental.server.start(port) running "
+                "in that program?",
+            ) from None
         self._profile = self._channel.unary_unary(
-            _SERVICE + "Profile", request_serializer=pb.ProfileRequest.SerializeToString,
-            response_deserializer=pb.ProfileResponse.FromString)
+            _SERVICE + "Profile",
+            request_serializer=pb.ProfileRequest.SerializeToString,
+            response_deserializer=pb.ProfileResponse.FromString,
+        )
         self._terminate = self._channel.unary_unary(
-            _SERVICE + "Terminate", request_serializer=pb.TerminateRequest.SerializeToString,
-            response_deserializer=pb.TerminateResponse.FromString)
+            _SERVICE + "Terminate",
+            request_serializer=pb.TerminateRequest.SerializeToString,
+            response_deserializer=pb.TerminateResponse.FromString,
+        )
 
     def profile(self, request: pb.ProfileRequest) -> pb.ProfileResponse:
         """Trace until the request's duration ends or :meth:`terminate`; blocks till saved."""
@@ -70,16 +79,19 @@ class ProfilerClient:
         try:
             return self._profile(request, timeout=timeout)
         except self._grpc.RpcError as exc:
-            raise CaptureError(self.address, f"the profiler server failed the capture: "
-                                             f"{exc.code().name}: {exc.details()}") from None
+            raise CaptureError(
+                self.address,
+                f"the profiler server failed the capture: {exc.code().name}: {exc.details()}",
+            ) from None
 
     def terminate(self, session_id: str) -> None:
         """Ask the server to end the trace of ``session_id`` now and save it."""
         try:
             self._terminate(pb.TerminateRequest(session_id=session_id), timeout=30)
         except self._grpc.RpcError as exc:
-            raise CaptureError(self.address, f"could not stop the capture: "
-                                             f"{exc.code().name}: {exc.details()}") from None
+            raise CaptureError(
+                self.address, f"could not stop the capture: {exc.code().name}: {exc.details()}"
+            ) from None
 
     def close(self) -> None:
         self._channel.close()

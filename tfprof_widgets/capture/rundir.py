@@ -14,8 +14,14 @@ import time
 
 from ..errors import CaptureError
 
-__all__ = ["DEFAULT_BASE", "MIN_FREE_BYTES", "default_logdir", "prepare_logdir",
-           "reserve_run_dir", "move_run"]
+__all__ = [
+    "DEFAULT_BASE",
+    "MIN_FREE_BYTES",
+    "default_logdir",
+    "prepare_logdir",
+    "reserve_run_dir",
+    "move_run",
+]
 
 DEFAULT_BASE = "tfprof_logs"
 # A small capture is a few MB; below this we refuse before running the user's code.
@@ -56,9 +62,12 @@ def prepare_logdir(logdir: str, min_free_bytes: int | None = None) -> str:
         raise CaptureError(logdir, "the logdir is not writable; choose another with --logdir")
     free = shutil.disk_usage(logdir).free
     if free < min_free_bytes:
-        raise CaptureError(logdir, f"only {free / 2**20:.1f} MiB free on this disk; a capture "
-                                   f"needs at least {min_free_bytes / 2**20:.0f} MiB. Free "
-                                   "space or choose another --logdir")
+        raise CaptureError(
+            logdir,
+            f"only {free / 2**20:.1f} MiB free on this disk; a capture "
+            f"needs at least {min_free_bytes / 2**20:.0f} MiB. Free "
+            "space or choose another --logdir",
+        )
     return logdir
 
 
@@ -80,8 +89,9 @@ def move_run(staging_logdir: str, logdir: str) -> str:
     staged_root = os.path.join(staging_logdir, "plugins", "profile")
     runs = sorted(os.listdir(staged_root)) if os.path.isdir(staged_root) else []
     if not runs:
-        raise CaptureError(logdir, "the profiler stopped but wrote no capture file (is the "
-                                   "disk full?)")
+        raise CaptureError(
+            logdir, "the profiler stopped but wrote no capture file (is the disk full?)"
+        )
     run_dir = reserve_run_dir(logdir, runs[-1])
     for run in runs:
         for entry in sorted(os.listdir(os.path.join(staged_root, run))):

@@ -59,8 +59,9 @@ class Capture:
     ``options``; ``route``, ``"start/stop"`` or ``"server"``.
     """
 
-    def __init__(self, logdir: str | os.PathLike[str] | None = None,
-                 options: CaptureOptions | None = None) -> None:
+    def __init__(
+        self, logdir: str | os.PathLike[str] | None = None, options: CaptureOptions | None = None
+    ) -> None:
         self.requested_logdir = None if logdir is None else os.fspath(logdir)
         self.options = options or CaptureOptions()
         self.route = "start/stop" if self.options.is_default else "server"
@@ -82,18 +83,25 @@ class Capture:
         global _active
         where = self.requested_logdir or "(new logdir)"
         if active_capture() is not None:
-            raise ProfilerBusyError(where, f"a tfprof_widgets capture into "
-                                           f"{_active.logdir} is still recording; stop it "
-                                           "first (tfprof_widgets.stop_capture())")
+            raise ProfilerBusyError(
+                where,
+                f"a tfprof_widgets capture into "
+                f"{_active.logdir} is still recording; stop it "
+                "first (tfprof_widgets.stop_capture())",
+            )
         import_tf(where)
         if profiler_running():
-            raise ProfilerBusyError(where, "another TensorFlow profiler session is recording "
-                                           "in this process (tf.profiler.experimental.start, "
-                                           "a TensorBoard callback or a server request); only "
-                                           "one can run. Stop it with "
-                                           "tf.profiler.experimental.stop()")
-        self.logdir = (prepare_logdir(self.requested_logdir) if self.requested_logdir
-                       else default_logdir())
+            raise ProfilerBusyError(
+                where,
+                "another TensorFlow profiler session is recording "
+                "in this process (tf.profiler.experimental.start, "
+                "a TensorBoard callback or a server request); only "
+                "one can run. Stop it with "
+                "tf.profiler.experimental.stop()",
+            )
+        self.logdir = (
+            prepare_logdir(self.requested_logdir) if self.requested_logdir else default_logdir()
+        )
         if self.route == "start/stop":
             self._start_local()
         else:
@@ -110,12 +118,14 @@ class Capture:
             tf.profiler.experimental.start(self._staging)
         except tf.errors.AlreadyExistsError:
             self._discard_staging()
-            raise ProfilerBusyError(self.logdir, "another TensorFlow profiler session is "
-                                                 "recording in this process") from None
+            raise ProfilerBusyError(
+                self.logdir, "another TensorFlow profiler session is recording in this process"
+            ) from None
         except tf.errors.OpError as exc:
             self._discard_staging()
-            raise CaptureError(self.logdir, f"TensorFlow could not start profiling: "
-                                            f"{exc.message}") from None
+            raise CaptureError(
+                self.logdir, f"TensorFlow could not start profiling: {exc.message}"
+            ) from None
 
     def _start_server(self) -> None:
         from .rpc import ProfilerClient
@@ -125,11 +135,15 @@ class Capture:
         self.run_dir = reserve_run_dir(self.logdir)
         self._session_id = os.path.basename(self.run_dir)
         request = pb.ProfileRequest(
-            duration_ms=_MAX_TRACE_MS, opts=self.options.to_proto(_MAX_TRACE_MS),
-            repository_root=os.path.dirname(self.run_dir), session_id=self._session_id,
-            host_name=socket.gethostname())
-        self._thread = threading.Thread(target=self._profile_rpc, args=(request,),
-                                        name="tfprof-capture", daemon=True)
+            duration_ms=_MAX_TRACE_MS,
+            opts=self.options.to_proto(_MAX_TRACE_MS),
+            repository_root=os.path.dirname(self.run_dir),
+            session_id=self._session_id,
+            host_name=socket.gethostname(),
+        )
+        self._thread = threading.Thread(
+            target=self._profile_rpc, args=(request,), name="tfprof-capture", daemon=True
+        )
         self._thread.start()
         if self.options.delay_ms:
             return  # tracing begins later by design; nothing to wait for
@@ -139,9 +153,11 @@ class Capture:
                 self._thread.join(timeout=1)
                 self._client.close()
                 os.rmdir(self.run_dir)
-                problem = (str(self._rpc_error) if self._rpc_error else
-                           f"the profiler server did not start tracing within "
-                           f"{_READY_TIMEOUT_S:g} s")
+                problem = (
+                    str(self._rpc_error)
+                    if self._rpc_error
+                    else f"the profiler server did not start tracing within {_READY_TIMEOUT_S:g} s"
+                )
                 raise CaptureError(self.logdir, problem)
             time.sleep(0.002)
 
@@ -181,13 +197,15 @@ class Capture:
             tf.profiler.experimental.stop()
         except tf.errors.OpError as exc:
             self._discard_staging()
-            raise CaptureError(self.logdir, f"TensorFlow could not save the capture: "
-                                            f"{exc.message}") from None
+            raise CaptureError(
+                self.logdir, f"TensorFlow could not save the capture: {exc.message}"
+            ) from None
         try:
             self.run_dir = move_run(self._staging, self.logdir)
         except OSError as exc:
-            raise CaptureError(self.logdir, f"could not move the capture into place: "
-                                            f"{exc}") from None
+            raise CaptureError(
+                self.logdir, f"could not move the capture into place: {exc}"
+            ) from None
 
     def _stop_server(self) -> None:
         try:
@@ -198,8 +216,9 @@ class Capture:
         if self._rpc_error is not None:
             raise CaptureError(self.logdir, str(self._rpc_error))
         if not any(name.endswith(".xplane.pb") for name in os.listdir(self.run_dir)):
-            raise CaptureError(self.run_dir, "the profiler server saved no capture file here "
-                                             "(is the disk full?)")
+            raise CaptureError(
+                self.run_dir, "the profiler server saved no capture file here (is the disk full?)"
+            )
 
     def _discard_staging(self) -> None:
         if self._staging:
@@ -211,9 +230,16 @@ class Capture:
 
 
 @contextlib.contextmanager
-def capture(logdir: str | os.PathLike[str] | None = None, *, host_tracer_level: int = 2,
-            python_tracer: bool = False, device_tracer_level: int = 1, delay_ms: int = 0,
-            include_dataset_ops: bool = True, load: bool = True) -> Iterator[Capture]:
+def capture(
+    logdir: str | os.PathLike[str] | None = None,
+    *,
+    host_tracer_level: int = 2,
+    python_tracer: bool = False,
+    device_tracer_level: int = 1,
+    delay_ms: int = 0,
+    include_dataset_ops: bool = True,
+    load: bool = True,
+) -> Iterator[Capture]:
     """Profile the code in a ``with`` block::
 
         with tfprof_widgets.capture() as cap:
@@ -226,8 +252,12 @@ def capture(logdir: str | os.PathLike[str] | None = None, *, host_tracer_level: 
     the profiler is still stopped, what was traced is saved and loaded into ``cap.run``, and
     the block's exception propagates.
     """
-    cap = Capture(logdir, CaptureOptions(host_tracer_level, python_tracer,
-                                         device_tracer_level, delay_ms, include_dataset_ops))
+    cap = Capture(
+        logdir,
+        CaptureOptions(
+            host_tracer_level, python_tracer, device_tracer_level, delay_ms, include_dataset_ops
+        ),
+    )
     cap.start()
     try:
         yield cap
@@ -235,7 +265,10 @@ def capture(logdir: str | os.PathLike[str] | None = None, *, host_tracer_level: 
         try:
             cap.stop(load=load)
         except ProfileError as exc:
-            warnings.warn(f"the profiled code raised, and its capture failed too: {exc}",
-                          RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"the profiled code raised, and its capture failed too: {exc}",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         raise
     cap.stop(load=load)

@@ -10,9 +10,11 @@ from ..errors import CaptureError, CaptureUnavailableError
 
 __all__ = ["import_tf", "profiler_running", "local_server_port"]
 
-_INSTALL_HINT = ("capturing needs TensorFlow: pip install 'tfprof_widgets[capture]' (or "
-                 "'tfprof_widgets[capture-cpu]' for tensorflow-cpu). Loading and the widgets "
-                 "work without it.")
+_INSTALL_HINT = (
+    "capturing needs TensorFlow: pip install 'tfprof_widgets[capture]' (or "
+    "'tfprof_widgets[capture-cpu]' for tensorflow-cpu). Loading and the widgets "
+    "work without it."
+)
 _server_port: int | None = None
 
 
@@ -58,13 +60,17 @@ def local_server_port(where: str) -> int:
     try:
         tf.profiler.experimental.server.start(port)
     except Exception as exc:  # TF raises several error types for a port it cannot bind
-        raise CaptureError(where, f"could not start TensorFlow's profiler server on port "
-                                  f"{port}: {exc}") from None
+        raise CaptureError(
+            where, f"could not start TensorFlow's profiler server on port {port}: {exc}"
+        ) from None
     _server_port = port
     warnings.warn(
         f"tfprof_widgets started TensorFlow's profiler server in this process on port {port}: "
         "tracer options only take effect through it. TensorFlow listens on every network "
         "interface and cannot stop the server before the process exits; anyone who can "
         f"reach port {port} of this machine can profile this process. Captures with the "
-        "default options do not need it.", RuntimeWarning, stacklevel=3)
+        "default options do not need it.",
+        RuntimeWarning,
+        stacklevel=3,
+    )
     return port

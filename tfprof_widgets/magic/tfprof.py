@@ -6,8 +6,12 @@ import html
 import shlex
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
-from IPython.core.magic_arguments import (MagicArgumentParser, argument, magic_arguments,
-                                          parse_argstring)
+from IPython.core.magic_arguments import (
+    MagicArgumentParser,
+    argument,
+    magic_arguments,
+    parse_argstring,
+)
 from IPython.display import display
 
 from ..errors import ProfileError
@@ -19,14 +23,31 @@ RUN_VARIABLE = "_tfprof_run"
 
 # The ProfilerOptions flags, shared by %%tfprof and %tfprof remote.
 _TRACER_ARGUMENTS = (
-    argument("--host-tracer-level", type=int, default=2, choices=(0, 1, 2, 3),
-             help="1 user Trace events only, 2 also expensive TF ops (default), 3 verbose."),
-    argument("--python-tracer", action="store_true",
-             help="Trace every Python function call (large captures)."),
-    argument("--device-tracer-level", type=int, default=1, choices=(0, 1, 2),
-             help="0 no GPU/TPU activity, 1 kernels and copies (default)."),
-    argument("--delay-ms", type=int, default=0,
-             help="Start tracing this many ms after the capture is requested."),
+    argument(
+        "--host-tracer-level",
+        type=int,
+        default=2,
+        choices=(0, 1, 2, 3),
+        help="1 user Trace events only, 2 also expensive TF ops (default), 3 verbose.",
+    ),
+    argument(
+        "--python-tracer",
+        action="store_true",
+        help="Trace every Python function call (large captures).",
+    ),
+    argument(
+        "--device-tracer-level",
+        type=int,
+        default=1,
+        choices=(0, 1, 2),
+        help="0 no GPU/TPU activity, 1 kernels and copies (default).",
+    ),
+    argument(
+        "--delay-ms",
+        type=int,
+        default=0,
+        help="Start tracing this many ms after the capture is requested.",
+    ),
 )
 
 
@@ -39,10 +60,12 @@ def _tracer_arguments(func):
 def _options(args):
     from ..capture.options import CaptureOptions
 
-    return CaptureOptions(host_tracer_level=args.host_tracer_level,
-                          python_tracer=args.python_tracer,
-                          device_tracer_level=args.device_tracer_level,
-                          delay_ms=args.delay_ms)
+    return CaptureOptions(
+        host_tracer_level=args.host_tracer_level,
+        python_tracer=args.python_tracer,
+        device_tracer_level=args.device_tracer_level,
+        delay_ms=args.delay_ms,
+    )
 
 
 def _check_name(args):
@@ -67,8 +90,10 @@ class _Status:
 
     @staticmethod
     def _bundle(text: str) -> dict[str, str]:
-        return {"text/plain": text,
-                "text/html": f"<div class='tfprof-status'><code>{html.escape(text)}</code></div>"}
+        return {
+            "text/plain": text,
+            "text/html": f"<div class='tfprof-status'><code>{html.escape(text)}</code></div>",
+        }
 
     def update(self, text: str) -> None:
         if self._handle is not None:
@@ -83,8 +108,9 @@ def _subcommand_parsers() -> dict[str, MagicArgumentParser]:
     load.add_argument("--no-display", action="store_true")
     listing = MagicArgumentParser(prog="%tfprof list", description="List runs in a logdir.")
     listing.add_argument("logdir", nargs="?", default="tfprof_logs")
-    remote = MagicArgumentParser(prog="%tfprof remote",
-                                 description="Capture running programs' profiler servers.")
+    remote = MagicArgumentParser(
+        prog="%tfprof remote", description="Capture running programs' profiler servers."
+    )
     remote.add_argument("addresses", help="grpc://host:port[,grpc://host2:port2...]")
     remote.add_argument("--duration-ms", type=int, default=2000)
     remote.add_argument("--logdir", help="default: a fresh ./tfprof_logs/<timestamp>")
@@ -100,8 +126,11 @@ class TfprofMagics(Magics):
     """The ``tfprof`` magics. Loaded by ``%load_ext tfprof_widgets``."""
 
     @magic_arguments()
-    @argument("--logdir", help="Where to write (default: a fresh ./tfprof_logs/<timestamp>). "
-                               "An existing run is never overwritten.")
+    @argument(
+        "--logdir",
+        help="Where to write (default: a fresh ./tfprof_logs/<timestamp>). "
+        "An existing run is never overwritten.",
+    )
     @argument("--name", help="Also store the loaded Run in this variable.")
     @_tracer_arguments
     @argument("--no-display", action="store_true", help="Do not show the overview.")
@@ -162,19 +191,27 @@ class TfprofMagics(Magics):
                 raise
             # The cell's own exception matters more; say why there is no run as well.
             status.update(f"nothing loadable was captured: {exc}")
-            raise _one_line(error, f"{type(error).__name__} in the profiled cell (traceback "
-                                   f"above); nothing loadable was captured") from None
+            raise _one_line(
+                error,
+                f"{type(error).__name__} in the profiled cell (traceback "
+                f"above); nothing loadable was captured",
+            ) from None
         cap.run = run
         self._store(run, args.name)
-        status.update(f"captured {cap.elapsed_s:.2f} s of the cell: {len(run.events):,} "
-                      f"events, {run.events['step'].nunique()} steps → {cap.run_dir} "
-                      f"(in {RUN_VARIABLE}{', ' + args.name if args.name else ''})")
+        status.update(
+            f"captured {cap.elapsed_s:.2f} s of the cell: {len(run.events):,} "
+            f"events, {run.events['step'].nunique()} steps → {cap.run_dir} "
+            f"(in {RUN_VARIABLE}{', ' + args.name if args.name else ''})"
+        )
         if error is not None:
             # The cell's traceback is already shown; fail this cell too, in one line, so
             # "run all" stops here as it would without the magic.
-            raise _one_line(error, f"{type(error).__name__} in the profiled cell (traceback "
-                                   f"above); what was captured until then is in "
-                                   f"{RUN_VARIABLE}")
+            raise _one_line(
+                error,
+                f"{type(error).__name__} in the profiled cell (traceback "
+                f"above); what was captured until then is in "
+                f"{RUN_VARIABLE}",
+            )
         if not args.no_display:
             self._show(run)
         return None
@@ -184,9 +221,12 @@ class TfprofMagics(Magics):
         words = shlex.split(line)
         parsers = _subcommand_parsers()
         if not words or words[0] not in parsers:
-            raise _one_line(ValueError(
-                "usage: %tfprof load PATH | %tfprof list [LOGDIR] | %tfprof remote "
-                "grpc://host:port[,...] (or %%tfprof as a cell magic); see %tfprof?"))
+            raise _one_line(
+                ValueError(
+                    "usage: %tfprof load PATH | %tfprof list [LOGDIR] | %tfprof remote "
+                    "grpc://host:port[,...] (or %%tfprof as a cell magic); see %tfprof?"
+                )
+            )
         command, rest = words[0], words[1:]
         args = _check_name(parsers[command].parse_args(rest))
         if command == "list":
@@ -202,10 +242,13 @@ class TfprofMagics(Magics):
 
             status = _Status()
             status.update(f"tracing {args.addresses} for {args.duration_ms} ms …")
-            run = remote_capture(args.addresses, args.logdir, duration_ms=args.duration_ms,
-                                 options=_options(args))
-            status.update(f"captured {len(run.events):,} events from {len(run.hosts)} "
-                          f"host(s) → {run.path} (in {RUN_VARIABLE})")
+            run = remote_capture(
+                args.addresses, args.logdir, duration_ms=args.duration_ms, options=_options(args)
+            )
+            status.update(
+                f"captured {len(run.events):,} events from {len(run.hosts)} "
+                f"host(s) → {run.path} (in {RUN_VARIABLE})"
+            )
         self._store(run, args.name)
         if not args.no_display:
             self._show(run)
@@ -221,4 +264,3 @@ class TfprofMagics(Magics):
         from ..widgets import overview
 
         display(overview(run))
-

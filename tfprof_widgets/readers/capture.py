@@ -24,13 +24,20 @@ KINDS = ("int", "uint", "double", "str", "bytes", "none")
 KIND_CODE = {k: i for i, k in enumerate(KINDS)}
 # XStat oneof field numbers (the wire walker's kind codes) and the proto field names.
 WIRE_FIELD = {
-    None: 0, "double_value": 2, "uint64_value": 3, "int64_value": 4, "str_value": 5,
-    "bytes_value": 6, "ref_value": 7, "compressed_str_value": 8,
+    None: 0,
+    "double_value": 2,
+    "uint64_value": 3,
+    "int64_value": 4,
+    "str_value": 5,
+    "bytes_value": 6,
+    "ref_value": 7,
+    "compressed_str_value": 8,
 }
 # Field number -> our kind; ref values and compressed strings are resolved to "str".
 _FIELD_KIND = np.full(9, KIND_CODE["none"], np.int8)
-_FIELD_KIND[[2, 3, 4, 5, 6, 7, 8]] = [KIND_CODE[k] for k in
-                                      ("double", "uint", "int", "str", "bytes", "str", "str")]
+_FIELD_KIND[[2, 3, 4, 5, 6, 7, 8]] = [
+    KIND_CODE[k] for k in ("double", "uint", "int", "str", "bytes", "str", "str")
+]
 
 _DEVICE_RE = re.compile(r"device:(GPU|TPU|CUSTOM|CPU):(\d+)")
 
@@ -49,8 +56,11 @@ class StatRows:
     @classmethod
     def empty(cls) -> "StatRows":
         return cls(
-            np.zeros(0, np.int64), categorical_from_codes(np.zeros(0, np.int64), []),
-            np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros(0, np.float64),
+            np.zeros(0, np.int64),
+            categorical_from_codes(np.zeros(0, np.int64), []),
+            np.zeros(0, np.int8),
+            np.zeros(0, np.int64),
+            np.zeros(0, np.float64),
             categorical_from_codes(np.zeros(0, np.int64), []),
         )
 
@@ -58,9 +68,16 @@ class StatRows:
         return len(self.owner)
 
     @classmethod
-    def from_columns(cls, owner: np.ndarray, name: pd.Categorical, field: np.ndarray,
-                     raw: np.ndarray, obj: np.ndarray, ref_names: dict[int, str],
-                     path: str) -> "StatRows":
+    def from_columns(
+        cls,
+        owner: np.ndarray,
+        name: pd.Categorical,
+        field: np.ndarray,
+        raw: np.ndarray,
+        obj: np.ndarray,
+        ref_names: dict[int, str],
+        path: str,
+    ) -> "StatRows":
         """Build from wire-level columns, split by kind with numpy masks.
 
         ``field`` is the XStat oneof field number (0 = no value), ``raw`` the int64 payload
@@ -89,16 +106,18 @@ class StatRows:
             if m.any():
                 vals = obj[m] if f != 8 else [_gunzip_text(v, path) for v in obj[m]]
                 local: dict = {}
-                local_codes = np.fromiter((local.setdefault(v, len(local)) for v in vals),
-                                          np.int64, int(m.sum()))
+                local_codes = np.fromiter(
+                    (local.setdefault(v, len(local)) for v in vals), np.int64, int(m.sum())
+                )
                 codes[m] = local_codes + len(values)
                 values.extend(local)
         strs = categorical_from_codes(codes, values)
         return cls(np.asarray(owner, np.int64), name, kind, ints, floats, strs)
 
     @classmethod
-    def from_tuples(cls, rows: list[tuple], names_by_id: dict[int, str] | None,
-                    path: str) -> "StatRows":
+    def from_tuples(
+        cls, rows: list[tuple], names_by_id: dict[int, str] | None, path: str
+    ) -> "StatRows":
         """Build from ``(owner, key, wire_field_name, value)`` tuples.
 
         ``key`` is a stat metadata id when ``names_by_id`` is given (XSpace plane and
@@ -121,8 +140,9 @@ class StatRows:
         local: dict = {}
         codes = np.fromiter((local.setdefault(k, len(local)) for k in key), np.int64, n)
         names = categorical_from_codes(codes, list(local))
-        return cls.from_columns(np.fromiter(owner, np.int64, n), names, field, raw, obj,
-                                names_by_id or {}, path)
+        return cls.from_columns(
+            np.fromiter(owner, np.int64, n), names, field, raw, obj, names_by_id or {}, path
+        )
 
     @classmethod
     def concat(cls, parts: list["StatRows"], offsets: list[int]) -> "StatRows":
@@ -142,18 +162,26 @@ class StatRows:
         )
 
     def take(self, order: np.ndarray) -> "StatRows":
-        return StatRows(self.owner[order], self.name[order], self.kind[order],
-                        self.int_value[order], self.float_value[order], self.str_value[order])
+        return StatRows(
+            self.owner[order],
+            self.name[order],
+            self.kind[order],
+            self.int_value[order],
+            self.float_value[order],
+            self.str_value[order],
+        )
 
     def value_frame(self) -> pd.DataFrame:
         """The value columns shared by every long stats table (schema.STAT_VALUE_COLUMNS)."""
-        return pd.DataFrame({
-            "stat": self.name,
-            "kind": pd.Categorical.from_codes(self.kind, categories=list(KINDS)),
-            "int_value": self.int_value,
-            "float_value": self.float_value,
-            "str_value": self.str_value,
-        })
+        return pd.DataFrame(
+            {
+                "stat": self.name,
+                "kind": pd.Categorical.from_codes(self.kind, categories=list(KINDS)),
+                "int_value": self.int_value,
+                "float_value": self.float_value,
+                "str_value": self.str_value,
+            }
+        )
 
 
 def positions(keys: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -193,13 +221,13 @@ def categorical_from_codes(codes: np.ndarray, values: list) -> pd.Categorical:
     column and categoricals from different files concatenate without dtype clashes.
     """
     first: dict = {}
-    remap = np.fromiter((first.setdefault(v, len(first)) for v in values), np.int64,
-                        len(values))
+    remap = np.fromiter((first.setdefault(v, len(first)) for v in values), np.int64, len(values))
     codes = np.asarray(codes, np.int64)
     if len(first) != len(values) and len(codes):
         codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
-    cats = pd.Index(np.array(list(first), dtype=object) if first else np.zeros(0, object),
-                    dtype=object)
+    cats = pd.Index(
+        np.array(list(first), dtype=object) if first else np.zeros(0, object), dtype=object
+    )
     return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(cats))
 
 
@@ -213,8 +241,7 @@ def concat_categoricals(parts: list[pd.Categorical]) -> pd.Categorical:
         c = np.asarray(p.codes, np.int64)
         codes.append(np.where(c >= 0, c + len(values), -1))
         values.extend(p.categories)
-    return categorical_from_codes(np.concatenate(codes) if codes else np.zeros(0, np.int64),
-                                  values)
+    return categorical_from_codes(np.concatenate(codes) if codes else np.zeros(0, np.int64), values)
 
 
 def _gunzip_text(value: bytes, path: str) -> str:
@@ -286,27 +313,41 @@ class HostCapture:
         ev_keep = line_keep[self.ev_line] if len(self.ev_line) else np.zeros(0, bool)
         md_keep = np.array([plane_keep[p] for p in self.md_plane], bool)
         mstats = _kept_stats(self.metadata_stats, md_keep)
-        lines = [dataclasses.replace(ln, plane=int(plane_map[ln.plane]))
-                 for ln, k in zip(self.lines, line_keep) if k]
+        lines = [
+            dataclasses.replace(ln, plane=int(plane_map[ln.plane]))
+            for ln, k in zip(self.lines, line_keep)
+            if k
+        ]
 
         def pick(values):
             return [v for v, k in zip(values, md_keep) if k]
 
         events = self.select_events(ev_keep)
         return dataclasses.replace(
-            events, planes=[self.planes[i] for i in kept], lines=lines,
+            events,
+            planes=[self.planes[i] for i in kept],
+            lines=lines,
             ev_line=line_map[events.ev_line].astype(np.int32),
             md_plane=[int(plane_map[p]) for p in pick(self.md_plane)],
-            md_id=pick(self.md_id), md_name=pick(self.md_name),
-            md_display=pick(self.md_display), md_children=pick(self.md_children),
-            md_bytes=pick(self.md_bytes), metadata_stats=mstats)
+            md_id=pick(self.md_id),
+            md_name=pick(self.md_name),
+            md_display=pick(self.md_display),
+            md_children=pick(self.md_children),
+            md_bytes=pick(self.md_bytes),
+            metadata_stats=mstats,
+        )
 
     def select_events(self, keep: np.ndarray) -> "HostCapture":
         """A copy holding only the events where ``keep`` is true (and their stats)."""
         return dataclasses.replace(
-            self, ev_line=self.ev_line[keep], ev_name=self.ev_name[keep],
-            ev_offset_ps=self.ev_offset_ps[keep], ev_dur_ps=self.ev_dur_ps[keep],
-            ev_occ=self.ev_occ[keep], event_stats=_kept_stats(self.event_stats, keep))
+            self,
+            ev_line=self.ev_line[keep],
+            ev_name=self.ev_name[keep],
+            ev_offset_ps=self.ev_offset_ps[keep],
+            ev_dur_ps=self.ev_dur_ps[keep],
+            ev_occ=self.ev_occ[keep],
+            event_stats=_kept_stats(self.event_stats, keep),
+        )
 
     def start_ns(self) -> int | None:
         """When this capture began, epoch ns: the profiler's recorded start time, else the
@@ -322,8 +363,11 @@ class HostCapture:
     def event_start_ns(self) -> np.ndarray:
         """Each event's start, ns on the capture's clock (meaningless for aggregated ones)."""
         base = np.array([ln.base_ns for ln in self.lines], np.int64)
-        return base[self.ev_line] + self.ev_offset_ps // 1000 if len(self.ev_line) else \
-            np.zeros(0, np.int64)
+        return (
+            base[self.ev_line] + self.ev_offset_ps // 1000
+            if len(self.ev_line)
+            else np.zeros(0, np.int64)
+        )
 
     def select_window(self, start_s: float, end_s: float) -> "HostCapture":
         """Only the events that overlap [start_s, end_s], in seconds from :meth:`start_ns`.
@@ -395,23 +439,33 @@ def assemble(captures: list[HostCapture]) -> dict[str, object]:
         for pi, pl in enumerate(cap.planes):
             kind, ordinal = device_kind(pl.name, int(line_counts[pi]))
             row = {
-                "host": cap.host, "plane": pl.name, "plane_id": pl.plane_id,
-                "device_kind": kind, "device_ordinal": ordinal,
-                "n_lines": int(line_counts[pi]), "n_events": int(ev_per_plane[pi]),
+                "host": cap.host,
+                "plane": pl.name,
+                "plane_id": pl.plane_id,
+                "device_kind": kind,
+                "device_ordinal": ordinal,
+                "n_lines": int(line_counts[pi]),
+                "n_events": int(ev_per_plane[pi]),
             }
             st = pl.stats
             for prop in schema.DEVICE_PROPERTIES:
                 hit = np.flatnonzero(st.name == prop)
-                row[prop] = (int(st.int_value[hit[0]]) if len(hit) and st.kind[hit[0]] in
-                             (KIND_CODE["int"], KIND_CODE["uint"]) else
-                             (int(st.float_value[hit[0]]) if len(hit) and
-                              st.kind[hit[0]] == KIND_CODE["double"] else None))
+                row[prop] = (
+                    int(st.int_value[hit[0]])
+                    if len(hit) and st.kind[hit[0]] in (KIND_CODE["int"], KIND_CODE["uint"])
+                    else (
+                        int(st.float_value[hit[0]])
+                        if len(hit) and st.kind[hit[0]] == KIND_CODE["double"]
+                        else None
+                    )
+                )
             plane_rows.append(row)
             plane_keys.append((ci, pi))
     plane_names = list(dict.fromkeys(r["plane"] for r in plane_rows))
     planes = pd.DataFrame(plane_rows, columns=list(schema.PLANES))
-    planes = _apply_dtypes(planes, schema.PLANES, {"host": host_cat,
-                                                   "plane": pd.CategoricalDtype(plane_names)})
+    planes = _apply_dtypes(
+        planes, schema.PLANES, {"host": host_cat, "plane": pd.CategoricalDtype(plane_names)}
+    )
 
     # Lines ----------------------------------------------------------------------------
     line_rows = []
@@ -423,32 +477,54 @@ def assemble(captures: list[HostCapture]) -> dict[str, object]:
             by_plane.setdefault(ln.plane, []).append(li)
         unique = {}
         for pi, lis in by_plane.items():
-            names = unique_line_names([cap.lines[i].name for i in lis],
-                                      [cap.lines[i].line_id for i in lis])
+            names = unique_line_names(
+                [cap.lines[i].name for i in lis], [cap.lines[i].line_id for i in lis]
+            )
             unique.update(zip(lis, names))
         counts = np.bincount(cap.ev_line, minlength=len(cap.lines))
         for li, ln in enumerate(cap.lines):
-            line_rows.append({
-                "host": cap.host, "plane": cap.planes[ln.plane].name, "line": unique[li],
-                "line_id": ln.line_id, "display_name": ln.display_name or ln.name,
-                "timestamp_ns": ln.timestamp_ns, "duration_ps": ln.duration_ps,
-                "n_events": int(counts[li]), "_base_ns": ln.base_ns,
-            })
+            line_rows.append(
+                {
+                    "host": cap.host,
+                    "plane": cap.planes[ln.plane].name,
+                    "line": unique[li],
+                    "line_id": ln.line_id,
+                    "display_name": ln.display_name or ln.name,
+                    "timestamp_ns": ln.timestamp_ns,
+                    "duration_ps": ln.duration_ps,
+                    "n_events": int(counts[li]),
+                    "_base_ns": ln.base_ns,
+                }
+            )
     line_names = list(dict.fromkeys(r["line"] for r in line_rows))
     lines_full = pd.DataFrame(line_rows, columns=[*schema.LINES, "_base_ns"])
     base_ns = lines_full.pop("_base_ns").to_numpy(np.int64)
-    lines = _apply_dtypes(lines_full, schema.LINES, {
-        "host": host_cat, "plane": pd.CategoricalDtype(plane_names),
-        "line": pd.CategoricalDtype(line_names)})
+    lines = _apply_dtypes(
+        lines_full,
+        schema.LINES,
+        {
+            "host": host_cat,
+            "plane": pd.CategoricalDtype(plane_names),
+            "line": pd.CategoricalDtype(line_names),
+        },
+    )
 
     # Events ---------------------------------------------------------------------------
     name_cats = list(dict.fromkeys(n for cap in captures for n in cap.names))
     name_pos = {n: i for i, n in enumerate(name_cats)}
-    g_line = np.concatenate([c.ev_line.astype(np.int64) + off
-                             for c, off in zip(captures, line_offsets)] or [np.zeros(0, np.int64)])
-    g_name = np.concatenate([
-        np.array([name_pos[n] for n in c.names], np.int32)[c.ev_name] if c.names
-        else np.zeros(0, np.int32) for c in captures] or [np.zeros(0, np.int32)])
+    g_line = np.concatenate(
+        [c.ev_line.astype(np.int64) + off for c, off in zip(captures, line_offsets)]
+        or [np.zeros(0, np.int64)]
+    )
+    g_name = np.concatenate(
+        [
+            np.array([name_pos[n] for n in c.names], np.int32)[c.ev_name]
+            if c.names
+            else np.zeros(0, np.int32)
+            for c in captures
+        ]
+        or [np.zeros(0, np.int32)]
+    )
     offset_ps = np.concatenate([c.ev_offset_ps for c in captures] or [np.zeros(0, np.int64)])
     dur_ps = np.concatenate([c.ev_dur_ps for c in captures] or [np.zeros(0, np.int64)])
     occ = np.concatenate([c.ev_occ for c in captures] or [np.zeros(0, np.int32)])
@@ -468,18 +544,22 @@ def assemble(captures: list[HostCapture]) -> dict[str, object]:
     line_host = lines["host"].cat.codes.to_numpy()
     line_code = lines["line"].cat.codes.to_numpy()
     order = np.lexsort((np.nan_to_num(start_us, nan=np.inf), g_line))
-    events = pd.DataFrame({
-        "host": pd.Categorical.from_codes(line_host[g_line][order], dtype=host_cat),
-        "plane": pd.Categorical.from_codes(line_plane[g_line][order],
-                                           dtype=pd.CategoricalDtype(plane_names)),
-        "line": pd.Categorical.from_codes(line_code[g_line][order],
-                                          dtype=pd.CategoricalDtype(line_names)),
-        "name": pd.Categorical.from_codes(g_name[order], dtype=pd.CategoricalDtype(name_cats)),
-        "start_us": start_us[order],
-        "dur_us": dur_us[order],
-        "end_us": start_us[order] + dur_us[order],
-        "occurrences": occ[order].astype(np.int32),
-    })
+    events = pd.DataFrame(
+        {
+            "host": pd.Categorical.from_codes(line_host[g_line][order], dtype=host_cat),
+            "plane": pd.Categorical.from_codes(
+                line_plane[g_line][order], dtype=pd.CategoricalDtype(plane_names)
+            ),
+            "line": pd.Categorical.from_codes(
+                line_code[g_line][order], dtype=pd.CategoricalDtype(line_names)
+            ),
+            "name": pd.Categorical.from_codes(g_name[order], dtype=pd.CategoricalDtype(name_cats)),
+            "start_us": start_us[order],
+            "dur_us": dur_us[order],
+            "end_us": start_us[order] + dur_us[order],
+            "occurrences": occ[order].astype(np.int32),
+        }
+    )
     inverse = np.empty_like(order)
     inverse[order] = np.arange(len(order))
 
@@ -498,49 +578,80 @@ def assemble(captures: list[HostCapture]) -> dict[str, object]:
     for cap in captures:
         md_offsets.append(n_md)
         n_md += len(cap.md_id)
-        md_frames.append(pd.DataFrame({
-            "host": cap.host,
-            "plane": [cap.planes[p].name for p in cap.md_plane],
-            "metadata_id": np.array(cap.md_id, np.int64),
-            "name": cap.md_name,
-            "display_name": cap.md_display,
-            "n_stats": np.bincount(cap.metadata_stats.owner, minlength=len(cap.md_id))
-            .astype(np.int32) if len(cap.md_id) else np.zeros(0, np.int32),
-            "n_children": np.array(cap.md_children, np.int32),
-            "metadata_bytes": np.array(cap.md_bytes, np.int64),
-        }))
+        md_frames.append(
+            pd.DataFrame(
+                {
+                    "host": cap.host,
+                    "plane": [cap.planes[p].name for p in cap.md_plane],
+                    "metadata_id": np.array(cap.md_id, np.int64),
+                    "name": cap.md_name,
+                    "display_name": cap.md_display,
+                    "n_stats": np.bincount(
+                        cap.metadata_stats.owner, minlength=len(cap.md_id)
+                    ).astype(np.int32)
+                    if len(cap.md_id)
+                    else np.zeros(0, np.int32),
+                    "n_children": np.array(cap.md_children, np.int32),
+                    "metadata_bytes": np.array(cap.md_bytes, np.int64),
+                }
+            )
+        )
         md_stat_parts.append(cap.metadata_stats)
-    event_metadata = (pd.concat(md_frames, ignore_index=True) if md_frames
-                      else pd.DataFrame(columns=list(schema.EVENT_METADATA)))
-    event_metadata = _apply_dtypes(event_metadata, schema.EVENT_METADATA, {
-        "host": host_cat, "plane": pd.CategoricalDtype(plane_names)})
+    event_metadata = (
+        pd.concat(md_frames, ignore_index=True)
+        if md_frames
+        else pd.DataFrame(columns=list(schema.EVENT_METADATA))
+    )
+    event_metadata = _apply_dtypes(
+        event_metadata,
+        schema.EVENT_METADATA,
+        {"host": host_cat, "plane": pd.CategoricalDtype(plane_names)},
+    )
     md_stats = StatRows.concat(md_stat_parts, md_offsets)
     metadata_stats = md_stats.value_frame()
     md_owner = md_stats.owner
-    metadata_stats.insert(0, "host", pd.Categorical(
-        event_metadata["host"].to_numpy()[md_owner], dtype=host_cat))
-    metadata_stats.insert(1, "plane", pd.Categorical(
-        event_metadata["plane"].to_numpy()[md_owner], dtype=pd.CategoricalDtype(plane_names)))
+    metadata_stats.insert(
+        0, "host", pd.Categorical(event_metadata["host"].to_numpy()[md_owner], dtype=host_cat)
+    )
+    metadata_stats.insert(
+        1,
+        "plane",
+        pd.Categorical(
+            event_metadata["plane"].to_numpy()[md_owner], dtype=pd.CategoricalDtype(plane_names)
+        ),
+    )
     metadata_stats.insert(2, "metadata_id", event_metadata["metadata_id"].to_numpy()[md_owner])
 
     # Plane stats --------------------------------------------------------------------------
     ps_parts = [captures[ci].planes[pi].stats for ci, pi in plane_keys]
     ps = StatRows.concat(ps_parts, list(range(len(ps_parts))))
     plane_stats = ps.value_frame()
-    plane_stats.insert(0, "host", pd.Categorical(planes["host"].to_numpy()[ps.owner],
-                                                 dtype=host_cat))
-    plane_stats.insert(1, "plane", pd.Categorical(planes["plane"].to_numpy()[ps.owner],
-                                                  dtype=pd.CategoricalDtype(plane_names)))
+    plane_stats.insert(
+        0, "host", pd.Categorical(planes["host"].to_numpy()[ps.owner], dtype=host_cat)
+    )
+    plane_stats.insert(
+        1,
+        "plane",
+        pd.Categorical(
+            planes["plane"].to_numpy()[ps.owner], dtype=pd.CategoricalDtype(plane_names)
+        ),
+    )
 
     return {
-        "planes": planes, "lines": lines, "events": events, "event_stats": event_stats,
-        "event_metadata": event_metadata, "metadata_stats": metadata_stats,
-        "plane_stats": plane_stats, "t0_ns": t0_ns,
+        "planes": planes,
+        "lines": lines,
+        "events": events,
+        "event_stats": event_stats,
+        "event_metadata": event_metadata,
+        "metadata_stats": metadata_stats,
+        "plane_stats": plane_stats,
+        "t0_ns": t0_ns,
     }
 
 
-def _apply_dtypes(df: pd.DataFrame, table: dict[str, tuple[str, str]],
-                  overrides: dict[str, object]) -> pd.DataFrame:
+def _apply_dtypes(
+    df: pd.DataFrame, table: dict[str, tuple[str, str]], overrides: dict[str, object]
+) -> pd.DataFrame:
     out = {}
     for col, (dtype, _) in table.items():
         out[col] = df[col].astype(overrides.get(col, dtype))

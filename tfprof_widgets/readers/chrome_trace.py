@@ -60,9 +60,11 @@ def _gunzip_bounded(data: bytes, path: str, limit: int | None = None) -> bytes:
             total += len(chunk)
             if total > limit:
                 raise ProfileTooLargeError(
-                    path, f"the gzip stream expands to more than {fmt_bytes(limit)} of JSON "
-                          f"(from {fmt_bytes(len(data))}); decoding that would need more "
-                          f"memory than is available")
+                    path,
+                    f"the gzip stream expands to more than {fmt_bytes(limit)} of JSON "
+                    f"(from {fmt_bytes(len(data))}); decoding that would need more "
+                    f"memory than is available",
+                )
             out.append(chunk)
             pending = inflater.unconsumed_tail
             if inflater.eof:
@@ -79,9 +81,10 @@ def _max_nesting(data: bytes, chunk: int = 1 << 24) -> int:
     arr = np.frombuffer(data, np.uint8)
     depth, deepest = 0, 0
     for i in range(0, len(arr), chunk):
-        part = arr[i:i + chunk]
-        step = ((part == 0x5B) | (part == 0x7B)).astype(np.int32) - \
-            ((part == 0x5D) | (part == 0x7D)).astype(np.int32)
+        part = arr[i : i + chunk]
+        step = ((part == 0x5B) | (part == 0x7B)).astype(np.int32) - (
+            (part == 0x5D) | (part == 0x7D)
+        ).astype(np.int32)
         if not step.any():
             continue
         run = np.cumsum(step, dtype=np.int64) + depth
@@ -108,8 +111,7 @@ def decode_json(data: bytes, path: str):
         raise CorruptProfileError(path, f"invalid JSON{where}: {exc}")
 
 
-def read_chrome_trace(path: str, data: bytes | None = None,
-                      host: str | None = None) -> HostCapture:
+def read_chrome_trace(path: str, data: bytes | None = None, host: str | None = None) -> HostCapture:
     """Read one Chrome trace file into a :class:`HostCapture`. Times are µs in the file."""
     if data is None:
         with open(path, "rb") as f:
@@ -140,8 +142,11 @@ def _events_to_capture(raw: list, path: str, host: str) -> HostCapture:
 
     for j, ev in enumerate(raw):
         if not isinstance(ev, dict):
-            raise WrongFormatError(path, f"traceEvents[{j}] is a {type(ev).__name__}, not an "
-                                         f"event object: not a Chrome trace")
+            raise WrongFormatError(
+                path,
+                f"traceEvents[{j}] is a {type(ev).__name__}, not an "
+                f"event object: not a Chrome trace",
+            )
         ph = ev.get("ph")
         if ph is None:
             raise CorruptProfileError(path, f"traceEvents[{j}] has no 'ph' (event phase)")
@@ -205,8 +210,11 @@ def _events_to_capture(raw: list, path: str, host: str) -> HostCapture:
             pi = plane_of.get(pid)
             if pi is None:
                 pi = plane_of[pid] = len(planes)
-                planes.append(PlaneInfo(process_names.get(pid, f"pid {pid}"),
-                                        _int_or_zero(pid), StatRows.empty()))
+                planes.append(
+                    PlaneInfo(
+                        process_names.get(pid, f"pid {pid}"), _int_or_zero(pid), StatRows.empty()
+                    )
+                )
             li = line_of[(pid, tid)] = len(lines)
             tname = thread_names.get((pid, tid), f"tid {tid}")
             lines.append(LineInfo(pi, tname, _int_or_zero(tid), tname, 0, 0, 0))
@@ -236,15 +244,29 @@ def _events_to_capture(raw: list, path: str, host: str) -> HostCapture:
     if n_flow:
         warnings.append(f"{n_flow} flow events (ph s/t/f) carry no duration and were not loaded")
     if n_unclosed:
-        warnings.append(f"{n_unclosed} begin events (ph B/b) had no matching end and were "
-                        f"not loaded")
+        warnings.append(
+            f"{n_unclosed} begin events (ph B/b) had no matching end and were not loaded"
+        )
     return HostCapture(
-        host=host, path=path, planes=planes, lines=lines,
-        ev_line=ev_line, ev_name=ev_name, ev_offset_ps=offset_ps,
-        ev_dur_ps=np.round(dur_us * 1e6).astype(np.int64), ev_occ=np.ones(n, np.int32),
-        names=names, event_stats=StatRows.from_tuples(stat_rows, None, path),
-        md_plane=[], md_id=[], md_name=[], md_display=[], md_children=[], md_bytes=[],
-        metadata_stats=StatRows.empty(), warnings=warnings,
+        host=host,
+        path=path,
+        planes=planes,
+        lines=lines,
+        ev_line=ev_line,
+        ev_name=ev_name,
+        ev_offset_ps=offset_ps,
+        ev_dur_ps=np.round(dur_us * 1e6).astype(np.int64),
+        ev_occ=np.ones(n, np.int32),
+        names=names,
+        event_stats=StatRows.from_tuples(stat_rows, None, path),
+        md_plane=[],
+        md_id=[],
+        md_name=[],
+        md_display=[],
+        md_children=[],
+        md_bytes=[],
+        metadata_stats=StatRows.empty(),
+        warnings=warnings,
     )
 
 

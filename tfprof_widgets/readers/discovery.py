@@ -21,8 +21,13 @@ from .chrome_trace import TRACE_SUFFIXES
 from .tfprof import RUN_METADATA_SUFFIXES, TFPROF_SUFFIX, is_tfprof_name, sniff_run_metadata
 from .xspace import XPLANE_SUFFIX
 
-CAPTURE_SUFFIXES = (XPLANE_SUFFIX, ".trace.json.gz", ".trace.json", TFPROF_SUFFIX,
-                    *RUN_METADATA_SUFFIXES)
+CAPTURE_SUFFIXES = (
+    XPLANE_SUFFIX,
+    ".trace.json.gz",
+    ".trace.json",
+    TFPROF_SUFFIX,
+    *RUN_METADATA_SUFFIXES,
+)
 _MAX_WALK_DEPTH = 12  # plugins/profile sits a few levels below a logdir; bound the walk
 
 
@@ -59,9 +64,11 @@ def capture_kind(path: str, head: bytes) -> str:
     if head[:1] == b"\x0a":  # field 1 (planes), length-delimited: how every XSpace starts
         return "xspace"
     raise WrongFormatError(
-        path, "not a profile: expected a .xplane.pb capture, a Chrome .trace.json(.gz), a "
-              "tfprof profile (.tfprof) or a RunMetadata (.run_metadata.pb); the file's name "
-              "and first bytes match none of them")
+        path,
+        "not a profile: expected a .xplane.pb capture, a Chrome .trace.json(.gz), a "
+        "tfprof profile (.tfprof) or a RunMetadata (.run_metadata.pb); the file's name "
+        "and first bytes match none of them",
+    )
 
 
 def _capture_entries(directory: str) -> tuple[list[str], list[str]]:
@@ -92,8 +99,10 @@ def find_runs(logdir: str) -> list[RunFiles]:
             dirnames[:] = []
             continue
         dirnames.sort()
-        if os.path.basename(dirpath) == "profile" and \
-                os.path.basename(os.path.dirname(dirpath)) == "plugins":
+        if (
+            os.path.basename(dirpath) == "profile"
+            and os.path.basename(os.path.dirname(dirpath)) == "plugins"
+        ):
             for run in dirnames:
                 run_dir = os.path.join(dirpath, run)
                 files, odd = _capture_entries(run_dir)
@@ -114,19 +123,24 @@ def resolve(path: str | os.PathLike[str], run: str | None = None) -> RunFiles:
     if os.path.isfile(path):
         if run is not None:
             raise ProfileError(path, "run= applies to a logdir, but this is a single file")
-        return RunFiles(os.path.basename(path), os.path.dirname(os.path.abspath(path)),
-                        (path,))
+        return RunFiles(os.path.basename(path), os.path.dirname(os.path.abspath(path)), (path,))
     if not os.path.isdir(path):
         raise WrongFormatError(path, "neither a regular file nor a directory")
     direct, odd = _capture_entries(path)
     if direct and run is None:
-        return RunFiles(os.path.basename(os.path.abspath(path)), os.path.abspath(path),
-                        tuple(direct), tuple(odd))
+        return RunFiles(
+            os.path.basename(os.path.abspath(path)),
+            os.path.abspath(path),
+            tuple(direct),
+            tuple(odd),
+        )
     runs = find_runs(path)
     if not runs:
         raise EmptyProfileError(
-            path, "no profile runs found: expected plugins/profile/<run>/<host>.xplane.pb "
-                  "below this directory (or capture files directly in it)")
+            path,
+            "no profile runs found: expected plugins/profile/<run>/<host>.xplane.pb "
+            "below this directory (or capture files directly in it)",
+        )
     if run is None:
         return runs[-1]
     matches = [r for r in runs if r.name == run or os.path.relpath(r.path, path) == run]
@@ -149,13 +163,15 @@ def list_runs(logdir: str | os.PathLike[str]) -> pd.DataFrame:
     rows = []
     for r in find_runs(logdir):
         stats = [os.stat(f) for f in r.files]
-        rows.append({
-            "run": r.name,
-            "path": os.path.abspath(r.path),
-            "hosts": tuple(_host_of(f) for f in r.files),
-            "bytes": sum(s.st_size for s in stats),
-            "mtime": pd.Timestamp(max(s.st_mtime for s in stats), unit="s"),
-        })
+        rows.append(
+            {
+                "run": r.name,
+                "path": os.path.abspath(r.path),
+                "hosts": tuple(_host_of(f) for f in r.files),
+                "bytes": sum(s.st_size for s in stats),
+                "mtime": pd.Timestamp(max(s.st_mtime for s in stats), unit="s"),
+            }
+        )
     df = pd.DataFrame(rows, columns=list(schema.RUNS))
     return df.astype(schema.dtypes(schema.RUNS))
 

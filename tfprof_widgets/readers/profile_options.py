@@ -25,12 +25,12 @@ def decode_profile_options(blob: bytes, path: str) -> profiler_service_pb2.Profi
         msg.ParseFromString(bytes(blob))
     except DecodeError as exc:
         raise CorruptProfileError(
-            path, f"its profile_options stat is not a ProfileOptions message ({exc})") from None
+            path, f"its profile_options stat is not a ProfileOptions message ({exc})"
+        ) from None
     return msg
 
 
-def profile_options_table(plane_stats: pd.DataFrame, files_by_host: dict[str, str]
-                          ) -> pd.DataFrame:
+def profile_options_table(plane_stats: pd.DataFrame, files_by_host: dict[str, str]) -> pd.DataFrame:
     """One row per host that recorded its options; columns of ``schema.PROFILE_OPTIONS``."""
     recorded = plane_stats[plane_stats["stat"] == "profile_options"]
     rows = []
@@ -38,15 +38,17 @@ def profile_options_table(plane_stats: pd.DataFrame, files_by_host: dict[str, st
         if not isinstance(blob, (bytes, bytearray)):
             continue
         o = decode_profile_options(blob, files_by_host.get(host, host))
-        rows.append({
-            "host": host,
-            "host_tracer_level": o.host_tracer_level,
-            "device_tracer_level": o.device_tracer_level,
-            "python_tracer_level": o.python_tracer_level,
-            "include_dataset_ops": o.include_dataset_ops,
-            "start_timestamp_ns": int(o.start_timestamp_ns),
-            "duration_ms": o.duration_ms,
-            "version": o.version,
-        })
+        rows.append(
+            {
+                "host": host,
+                "host_tracer_level": o.host_tracer_level,
+                "device_tracer_level": o.device_tracer_level,
+                "python_tracer_level": o.python_tracer_level,
+                "include_dataset_ops": o.include_dataset_ops,
+                "start_timestamp_ns": int(o.start_timestamp_ns),
+                "duration_ms": o.duration_ms,
+                "version": o.version,
+            }
+        )
     df = pd.DataFrame(rows, columns=list(schema.PROFILE_OPTIONS))
     return df.astype(schema.dtypes(schema.PROFILE_OPTIONS))

@@ -24,8 +24,14 @@ from ..errors import CorruptProfileError, NoEventsError, WrongFormatError
 from ..proto import tfprof_pb2 as pb
 from .capture import HostCapture, LineInfo, PlaneInfo, StatRows
 
-__all__ = ["TFPROF_SUFFIX", "RUN_METADATA_SUFFIXES", "is_tfprof_name", "sniff_run_metadata",
-           "read_tfprof_profile", "read_run_metadata"]
+__all__ = [
+    "TFPROF_SUFFIX",
+    "RUN_METADATA_SUFFIXES",
+    "is_tfprof_name",
+    "sniff_run_metadata",
+    "read_tfprof_profile",
+    "read_run_metadata",
+]
 
 TFPROF_SUFFIX = ".tfprof"
 RUN_METADATA_SUFFIXES = (".run_metadata.pb", ".runmeta")
@@ -60,8 +66,9 @@ def _parse(message, data: bytes, path: str, what: str):
     try:
         message.ParseFromString(data)
     except DecodeError as exc:
-        raise CorruptProfileError(path, f"not a valid {what} protobuf ({exc}); the file is "
-                                        "truncated or damaged") from None
+        raise CorruptProfileError(
+            path, f"not a valid {what} protobuf ({exc}); the file is truncated or damaged"
+        ) from None
     return message
 
 
@@ -116,8 +123,9 @@ class _Builder:
         for k, v in stats.items():
             self.stats.append((idx, k, "str_value" if isinstance(v, str) else "int64_value", v))
 
-    def node_event(self, line: int, node: str, op: str, start_ns: int, dur_ns: int,
-                   step: int) -> None:
+    def node_event(
+        self, line: int, node: str, op: str, start_ns: int, dur_ns: int, step: int
+    ) -> None:
         """One execution of a graph node, named ``node:OpType`` and tagged with its step."""
         self.event(line, f"{node}:{op}" if op else node, start_ns, dur_ns, group_id=step)
         a, e = self._step_spans.get(step, (start_ns, start_ns + dur_ns))
@@ -136,27 +144,59 @@ class _Builder:
 
     def capture(self, host: str, tables: dict[str, pd.DataFrame]) -> HostCapture:
         if not self.ev:
-            raise NoEventsError(self.path, "the profile holds no executed node (was it "
-                                           "captured with trace_level=FULL_TRACE?)")
+            raise NoEventsError(
+                self.path,
+                "the profile holds no executed node (was it captured with trace_level=FULL_TRACE?)",
+            )
         ev = np.array(self.ev, np.int64)
         base_ns = int(ev[:, 2].min())
-        planes = [PlaneInfo(name, i, StatRows.from_tuples(
-            [(0, "devices", "str_value", ", ".join(devs))] if devs else [], None, self.path))
-            for i, (name, devs) in enumerate(zip(self.planes, self.plane_devices))]
-        lines = [LineInfo(plane=pi, name=name, line_id=lid, display_name=name,
-                          timestamp_ns=base_ns, duration_ps=0, base_ns=base_ns)
-                 for pi, name, lid in self.lines]
+        planes = [
+            PlaneInfo(
+                name,
+                i,
+                StatRows.from_tuples(
+                    [(0, "devices", "str_value", ", ".join(devs))] if devs else [], None, self.path
+                ),
+            )
+            for i, (name, devs) in enumerate(zip(self.planes, self.plane_devices))
+        ]
+        lines = [
+            LineInfo(
+                plane=pi,
+                name=name,
+                line_id=lid,
+                display_name=name,
+                timestamp_ns=base_ns,
+                duration_ps=0,
+                base_ns=base_ns,
+            )
+            for pi, name, lid in self.lines
+        ]
         return HostCapture(
-            host=host, path=self.path, planes=planes, lines=lines,
-            ev_line=ev[:, 0].astype(np.int32), ev_name=ev[:, 1].astype(np.int32),
-            ev_offset_ps=(ev[:, 2] - base_ns) * 1000, ev_dur_ps=ev[:, 3] * 1000,
-            ev_occ=np.ones(len(ev), np.int32), names=self.names,
+            host=host,
+            path=self.path,
+            planes=planes,
+            lines=lines,
+            ev_line=ev[:, 0].astype(np.int32),
+            ev_name=ev[:, 1].astype(np.int32),
+            ev_offset_ps=(ev[:, 2] - base_ns) * 1000,
+            ev_dur_ps=ev[:, 3] * 1000,
+            ev_occ=np.ones(len(ev), np.int32),
+            names=self.names,
             event_stats=StatRows.from_tuples(self.stats, None, self.path),
-            md_plane=[], md_id=[], md_name=[], md_display=[], md_children=[], md_bytes=[],
-            metadata_stats=StatRows.empty(), tables=tables)
+            md_plane=[],
+            md_id=[],
+            md_name=[],
+            md_display=[],
+            md_children=[],
+            md_bytes=[],
+            metadata_stats=StatRows.empty(),
+            tables=tables,
+        )
 
 
 # -- RunMetadata ---------------------------------------------------------------------------
+
 
 def _node_step_row(node: str, step: int, device: str, stats) -> dict:
     """tfprof's per-step numbers for one NodeExecStats (tfprof_node.cc's rules)."""
@@ -166,13 +206,22 @@ def _node_step_row(node: str, step: int, device: str, stats) -> dict:
     ms = stats.memory_stats
     persistent = ms.persistent_memory_size + ms.device_persistent_memory_size
     temp = ms.temp_memory_size + ms.device_temp_memory_size
-    out_bytes = sum(max(o.tensor_description.allocation_description.allocated_bytes,
-                        o.tensor_description.allocation_description.requested_bytes)
-                    for o in stats.output)
+    out_bytes = sum(
+        max(
+            o.tensor_description.allocation_description.allocated_bytes,
+            o.tensor_description.allocation_description.requested_bytes,
+        )
+        for o in stats.output
+    )
     return {
-        "node": node, "step": step, "device": device, "run_count": 1 if cpu else 0,
-        "exec_us": float(accel + cpu), "accelerator_exec_us": float(accel),
-        "cpu_exec_us": float(cpu), "start_us": float(stats.all_start_micros),
+        "node": node,
+        "step": step,
+        "device": device,
+        "run_count": 1 if cpu else 0,
+        "exec_us": float(accel + cpu),
+        "accelerator_exec_us": float(accel),
+        "cpu_exec_us": float(cpu),
+        "start_us": float(stats.all_start_micros),
         "requested_bytes": sum(m.total_bytes for m in stats.memory) + persistent + temp,
         "peak_bytes": sum(m.peak_bytes for m in stats.memory) + persistent + temp,
         "residual_bytes": sum(m.live_bytes for m in stats.memory) + persistent,
@@ -190,8 +239,11 @@ def read_run_metadata(paths: list[str], host: str | None = None) -> HostCapture:
             data = f.read()
         rm = _parse(pb.RunMetadata(), data, path, "RunMetadata")
         if not rm.HasField("step_stats") or not rm.step_stats.dev_stats:
-            raise WrongFormatError(path, "a RunMetadata without step stats: run the session "
-                                         "with RunOptions(trace_level=FULL_TRACE)")
+            raise WrongFormatError(
+                path,
+                "a RunMetadata without step stats: run the session "
+                "with RunOptions(trace_level=FULL_TRACE)",
+            )
         for dev in rm.step_stats.dev_stats:
             for ns in dev.node_stats:
                 start_ns = ns.all_start_nanos or ns.all_start_micros * 1000
@@ -210,8 +262,9 @@ def read_run_metadata(paths: list[str], host: str | None = None) -> HostCapture:
     execs = pd.DataFrame(exec_rows)
     nodes = pd.DataFrame({"node": list(ops), "op": [ops[n] for n in ops]})
     nodes["device"] = [devices.get(n, "") for n in nodes["node"]]
-    return b.capture(host or _host_name(first), {
-        "tfprof_nodes": nodes, "tfprof_execs": _merge_devices(execs)})
+    return b.capture(
+        host or _host_name(first), {"tfprof_nodes": nodes, "tfprof_execs": _merge_devices(execs)}
+    )
 
 
 def _merge_devices(execs: pd.DataFrame) -> pd.DataFrame:
@@ -219,16 +272,21 @@ def _merge_devices(execs: pd.DataFrame) -> pd.DataFrame:
     if not len(execs):
         return execs
     times = execs.groupby(["node", "step"], sort=False).agg(
-        run_count=("run_count", "sum"), exec_us=("exec_us", "sum"),
-        accelerator_exec_us=("accelerator_exec_us", "sum"), cpu_exec_us=("cpu_exec_us", "sum"),
-        start_us=("start_us", "min"))
+        run_count=("run_count", "sum"),
+        exec_us=("exec_us", "sum"),
+        accelerator_exec_us=("accelerator_exec_us", "sum"),
+        cpu_exec_us=("cpu_exec_us", "sum"),
+        start_us=("start_us", "min"),
+    )
     canonical = execs[execs["device"].str.lower().str.match(_CPU_TIME_DEVICE.pattern)]
     mem = canonical.groupby(["node", "step"], sort=False)[
-        ["requested_bytes", "peak_bytes", "residual_bytes", "output_bytes"]].sum()
+        ["requested_bytes", "peak_bytes", "residual_bytes", "output_bytes"]
+    ].sum()
     return times.join(mem).fillna(0).reset_index()
 
 
 # -- ProfileProto ---------------------------------------------------------------------------
+
 
 def read_tfprof_profile(path: str, data: bytes, host: str | None = None) -> HostCapture:
     """A serialized tfprof ProfileProto: the graph with per-step executions."""
@@ -243,41 +301,71 @@ def read_tfprof_profile(path: str, data: bytes, host: str | None = None) -> Host
         n = prof.nodes[nid]
         shape = list(n.shape)
         params = int(np.prod(shape)) if shape and min(shape) >= 0 else 0
-        node_rows.append({
-            "node": n.name, "op": n.op, "device": n.canonical_device,
-            "op_types": tuple(n.op_types), "float_ops": n.float_ops, "parameters": params,
-            "trainable": "_trainable_variables" in n.op_types,
-            "inputs": tuple(name_of.get(i, "") for _, i in sorted(n.inputs.items())),
-            "data_format": _attr_string(n.attrs.get("data_format", b"")),
-            "code": tuple(f"{strings.get(t.file_id, '?')}:{t.lineno}:"
-                          f"{strings.get(t.function_id, '?')}" for t in n.trace.traces),
-        })
+        node_rows.append(
+            {
+                "node": n.name,
+                "op": n.op,
+                "device": n.canonical_device,
+                "op_types": tuple(n.op_types),
+                "float_ops": n.float_ops,
+                "parameters": params,
+                "trainable": "_trainable_variables" in n.op_types,
+                "inputs": tuple(name_of.get(i, "") for _, i in sorted(n.inputs.items())),
+                "data_format": _attr_string(n.attrs.get("data_format", b"")),
+                "code": tuple(
+                    f"{strings.get(t.file_id, '?')}:{t.lineno}:{strings.get(t.function_id, '?')}"
+                    for t in n.trace.traces
+                ),
+            }
+        )
         for step, ex in n.execs.items():
-            accel = sum(t.int64_values[1] for et in ex.accelerator_execs.values()
-                        for t in et.times if len(t.int64_values) > 1)
-            cpu = sum(t.int64_values[1] for et in ex.cpu_execs.values()
-                      for t in et.times if len(t.int64_values) > 1)
+            accel = sum(
+                t.int64_values[1]
+                for et in ex.accelerator_execs.values()
+                for t in et.times
+                if len(t.int64_values) > 1
+            )
+            cpu = sum(
+                t.int64_values[1]
+                for et in ex.cpu_execs.values()
+                for t in et.times
+                if len(t.int64_values) > 1
+            )
             mem = ex.memory_execs
-            exec_rows.append({
-                "node": n.name, "step": step, "run_count": ex.run_count,
-                "exec_us": float(accel + cpu), "accelerator_exec_us": float(accel),
-                "cpu_exec_us": float(cpu), "start_us": float(ex.all_start_micros),
-                "requested_bytes": sum(m.requested_bytes for m in mem),
-                "peak_bytes": sum(m.peak_bytes for m in mem),
-                "residual_bytes": sum(m.residual_bytes for m in mem),
-                "output_bytes": sum(m.output_bytes for m in mem),
-            })
+            exec_rows.append(
+                {
+                    "node": n.name,
+                    "step": step,
+                    "run_count": ex.run_count,
+                    "exec_us": float(accel + cpu),
+                    "accelerator_exec_us": float(accel),
+                    "cpu_exec_us": float(cpu),
+                    "start_us": float(ex.all_start_micros),
+                    "requested_bytes": sum(m.requested_bytes for m in mem),
+                    "peak_bytes": sum(m.peak_bytes for m in mem),
+                    "residual_bytes": sum(m.residual_bytes for m in mem),
+                    "output_bytes": sum(m.output_bytes for m in mem),
+                }
+            )
             for group in (ex.accelerator_execs, ex.cpu_execs):
                 for device, et in group.items():
                     li = b.line(device, device)
                     for t in et.times:
                         if len(t.int64_values) < 2 or t.int64_values[0] <= 0:
                             continue
-                        b.node_event(li, n.name, n.op, t.int64_values[0] * 1000,
-                                     t.int64_values[1] * 1000, int(step))
+                        b.node_event(
+                            li,
+                            n.name,
+                            n.op,
+                            t.int64_values[0] * 1000,
+                            t.int64_values[1] * 1000,
+                            int(step),
+                        )
     b.markers()
-    return b.capture(host or _host_name(path), {
-        "tfprof_nodes": pd.DataFrame(node_rows), "tfprof_execs": pd.DataFrame(exec_rows)})
+    return b.capture(
+        host or _host_name(path),
+        {"tfprof_nodes": pd.DataFrame(node_rows), "tfprof_execs": pd.DataFrame(exec_rows)},
+    )
 
 
 def _attr_string(attr: bytes) -> str:
@@ -291,7 +379,7 @@ def _attr_string(attr: bytes) -> str:
         i += 1
         if not attr[i - 1] & 0x80:
             break
-    return attr[i:i + size].decode("utf-8", "replace")
+    return attr[i : i + size].decode("utf-8", "replace")
 
 
 def _host_name(path: str) -> str:

@@ -22,8 +22,16 @@ from google.protobuf.message import DecodeError
 
 from ..errors import CorruptProfileError, NoEventsError, WrongFormatError
 from ..proto import xplane_pb2
-from .capture import (WIRE_FIELD, HostCapture, LineInfo, PlaneInfo, StatRows,
-                      categorical_from_codes, positions, unique_inverse)
+from .capture import (
+    WIRE_FIELD,
+    HostCapture,
+    LineInfo,
+    PlaneInfo,
+    StatRows,
+    categorical_from_codes,
+    positions,
+    unique_inverse,
+)
 
 try:
     from . import _wire
@@ -68,8 +76,9 @@ def _parse(message, data: bytes, path: str, what: str):
     try:
         message.ParseFromString(data)
     except (DecodeError, RuntimeError, ValueError) as exc:
-        raise CorruptProfileError(path, f"{what}: not a valid XSpace protobuf ({exc}); "
-                                        f"the file is truncated or damaged")
+        raise CorruptProfileError(
+            path, f"{what}: not a valid XSpace protobuf ({exc}); the file is truncated or damaged"
+        )
     return message
 
 
@@ -85,25 +94,32 @@ def _check_bytes(data: bytes, path: str) -> None:
             decodes = False
         if not decodes:
             raise CorruptProfileError(
-                path, "the binary capture was re-saved as text: it is full of U+FFFD "
-                      "replacement characters, so bytes were lost; copy the .xplane.pb in "
-                      "binary mode")
+                path,
+                "the binary capture was re-saved as text: it is full of U+FFFD "
+                "replacement characters, so bytes were lost; copy the .xplane.pb in "
+                "binary mode",
+            )
     if data[:1] in (b"{", b"[") or data[:2] == b"\x1f\x8b":
-        raise WrongFormatError(path, "this is JSON or gzip, not an XSpace protobuf; is it a "
-                                     "trace.json(.gz)?")
+        raise WrongFormatError(
+            path, "this is JSON or gzip, not an XSpace protobuf; is it a trace.json(.gz)?"
+        )
 
 
 def _walk_fast(data: bytes, path: str) -> _Walk:
     try:
         cols = _wire.walk(data)
     except ValueError as exc:
-        raise CorruptProfileError(path, f"not a valid XSpace protobuf: {exc}; the file is "
-                                        f"truncated or damaged")
+        raise CorruptProfileError(
+            path, f"not a valid XSpace protobuf: {exc}; the file is truncated or damaged"
+        )
     space = _parse(xplane_pb2.XSpace(), cols["space"], path, "XSpace fields")
-    planes = [_parse(xplane_pb2.XPlane(), b, path, f"plane {i}")
-              for i, b in enumerate(cols["planes"])]
-    lines = [(pi, _parse(xplane_pb2.XLine(), b, path, f"line {li}"))
-             for li, (pi, b) in enumerate(cols["lines"])]
+    planes = [
+        _parse(xplane_pb2.XPlane(), b, path, f"plane {i}") for i, b in enumerate(cols["planes"])
+    ]
+    lines = [
+        (pi, _parse(xplane_pb2.XLine(), b, path, f"line {li}"))
+        for li, (pi, b) in enumerate(cols["lines"])
+    ]
     soff = np.frombuffer(cols["st_soff"], np.int64)
     slen = np.frombuffer(cols["st_slen"], np.int64)
     field = np.frombuffer(cols["st_kind"], np.int8)
@@ -111,19 +127,26 @@ def _walk_fast(data: bytes, path: str) -> _Walk:
     for f in (5, 6, 8):
         idx = np.flatnonzero(field == f)
         if len(idx):
-            chunks = [data[o:o + n] for o, n in zip(soff[idx].tolist(), slen[idx].tolist())]
+            chunks = [data[o : o + n] for o, n in zip(soff[idx].tolist(), slen[idx].tolist())]
             obj[idx] = [c.decode("utf-8", "replace") for c in chunks] if f == 5 else chunks
     return _Walk(
-        space, planes, lines,
-        np.frombuffer(cols["ev_line"], np.int32), np.frombuffer(cols["ev_md"], np.int64),
-        np.frombuffer(cols["ev_off"], np.int64), np.frombuffer(cols["ev_dur"], np.int64),
-        np.frombuffer(cols["ev_occ"], np.int64), np.frombuffer(cols["st_owner"], np.int64),
-        np.frombuffer(cols["st_md"], np.int64), field,
-        np.frombuffer(cols["st_val"], np.int64), obj)
+        space,
+        planes,
+        lines,
+        np.frombuffer(cols["ev_line"], np.int32),
+        np.frombuffer(cols["ev_md"], np.int64),
+        np.frombuffer(cols["ev_off"], np.int64),
+        np.frombuffer(cols["ev_dur"], np.int64),
+        np.frombuffer(cols["ev_occ"], np.int64),
+        np.frombuffer(cols["st_owner"], np.int64),
+        np.frombuffer(cols["st_md"], np.int64),
+        field,
+        np.frombuffer(cols["st_val"], np.int64),
+        obj,
+    )
 
 
-def _walk_python(data: bytes, path: str,
-                 on_fraction: Callable[[float], None] | None) -> _Walk:
+def _walk_python(data: bytes, path: str, on_fraction: Callable[[float], None] | None) -> _Walk:
     space = _parse(xplane_pb2.XSpace(), data, path, "XSpace")
     total = sum(len(ln.events) for p in space.planes for ln in p.lines) or 1
     lines, core, stats = [], [], []
@@ -159,15 +182,33 @@ def _walk_python(data: bytes, path: str,
                 raw[m] = np.array(obj[m].tolist(), dtype=dtype).view(np.int64)
         st_cols = (np.array(owner, np.int64), np.array(md, np.int64), field_arr, raw, obj)
     else:
-        st_cols = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int8),
-                   np.zeros(0, np.int64), np.zeros(0, object))
-    return _Walk(space, list(space.planes), lines, np.array(line_of_event, np.int32),
-                 ev[:, 0], ev[:, 1], ev[:, 2], ev[:, 3], *st_cols)
+        st_cols = (
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int8),
+            np.zeros(0, np.int64),
+            np.zeros(0, object),
+        )
+    return _Walk(
+        space,
+        list(space.planes),
+        lines,
+        np.array(line_of_event, np.int32),
+        ev[:, 0],
+        ev[:, 1],
+        ev[:, 2],
+        ev[:, 3],
+        *st_cols,
+    )
 
 
-def read_xspace(path: str, data: bytes | None = None, host: str | None = None,
-                on_fraction: Callable[[float], None] | None = None,
-                fast: bool | None = None) -> HostCapture:
+def read_xspace(
+    path: str,
+    data: bytes | None = None,
+    host: str | None = None,
+    on_fraction: Callable[[float], None] | None = None,
+    fast: bool | None = None,
+) -> HostCapture:
     """Read one ``.xplane.pb`` into a :class:`HostCapture`.
 
     ``fast``: None uses the C walker when it is built; False forces the protobuf fallback
@@ -192,19 +233,24 @@ def _to_capture(w: _Walk, path: str, host: str) -> HostCapture:
     if not w.planes:
         if _has_unknown_fields(w.space):
             raise WrongFormatError(
-                path, "not an XSpace capture: it decodes as protobuf but holds none of "
-                      "XSpace's fields (is it another kind of file?)")
+                path,
+                "not an XSpace capture: it decodes as protobuf but holds none of "
+                "XSpace's fields (is it another kind of file?)",
+            )
         raise NoEventsError(path, "the capture holds no planes (nothing was traced)")
     seen: set[str] = set()
     for plane in w.planes:
         if plane.name in seen:
             raise CorruptProfileError(
-                path, f"plane {plane.name!r} appears more than once in the capture")
+                path, f"plane {plane.name!r} appears more than once in the capture"
+            )
         seen.add(plane.name)
     if not len(w.ev_md):
         raise NoEventsError(
-            path, f"the capture has {len(w.planes)} plane(s) but no trace events; the "
-                  f"profiler ran while nothing executed, or stopped before any work")
+            path,
+            f"the capture has {len(w.planes)} plane(s) but no trace events; the "
+            f"profiler ran while nothing executed, or stopped before any work",
+        )
 
     planes: list[PlaneInfo] = []
     names: list[str] = []
@@ -219,8 +265,12 @@ def _to_capture(w: _Walk, path: str, host: str) -> HostCapture:
         pstats = [(0, s.metadata_id, s.WhichOneof("value"), _value(s)) for s in plane.stats]
         planes.append(PlaneInfo(plane.name, plane.id, StatRows.from_tuples(pstats, snames, path)))
         items = sorted(plane.event_metadata.items())
-        md_lookup.append((np.array([k for k, _ in items], np.int64),
-                          np.arange(len(names), len(names) + len(items), dtype=np.int32)))
+        md_lookup.append(
+            (
+                np.array([k for k, _ in items], np.int64),
+                np.arange(len(names), len(names) + len(items), dtype=np.int32),
+            )
+        )
         md_rows = []
         for k, m in items:
             row = len(md_id)
@@ -231,16 +281,24 @@ def _to_capture(w: _Walk, path: str, host: str) -> HostCapture:
             md_display.append(m.display_name or None)
             md_children.append(len(m.child_id))
             md_bytes.append(len(m.metadata))
-            md_rows.extend((row, s.metadata_id, s.WhichOneof("value"), _value(s))
-                           for s in m.stats)
+            md_rows.extend((row, s.metadata_id, s.WhichOneof("value"), _value(s)) for s in m.stats)
         md_stat_parts.append(StatRows.from_tuples(md_rows, snames, path))
 
     start_ns = _profile_start_ns(w.planes, stat_names)
     max_ts = max((ln.timestamp_ns for _, ln in w.lines), default=0)
     shift = start_ns if start_ns and max_ts < start_ns // 2 else 0
-    lines = [LineInfo(plane=pi, name=ln.name, line_id=ln.id, display_name=ln.display_name,
-                      timestamp_ns=ln.timestamp_ns, duration_ps=ln.duration_ps,
-                      base_ns=ln.timestamp_ns + shift) for pi, ln in w.lines]
+    lines = [
+        LineInfo(
+            plane=pi,
+            name=ln.name,
+            line_id=ln.id,
+            display_name=ln.display_name,
+            timestamp_ns=ln.timestamp_ns,
+            duration_ps=ln.duration_ps,
+            base_ns=ln.timestamp_ns + shift,
+        )
+        for pi, ln in w.lines
+    ]
 
     # Event names: metadata ids are per plane, looked up by binary search.
     line_plane = np.array([pi for pi, _ in w.lines], np.int32)
@@ -256,9 +314,11 @@ def _to_capture(w: _Walk, path: str, host: str) -> HostCapture:
             j = int(np.flatnonzero(m)[np.flatnonzero(bad)[0]])
             li = int(w.ev_line[j])
             raise CorruptProfileError(
-                path, f"plane {w.planes[pi].name!r}, line {w.lines[li][1].name!r}: an event "
-                      f"refers to event metadata id {int(w.ev_md[j])}, which the plane does "
-                      f"not define ({int(bad.sum())} such events)")
+                path,
+                f"plane {w.planes[pi].name!r}, line {w.lines[li][1].name!r}: an event "
+                f"refers to event metadata id {int(w.ev_md[j])}, which the plane does "
+                f"not define ({int(bad.sum())} such events)",
+            )
         ev_name[m] = gidx[pos]
 
     # Event stats: names and ref values resolve through their own plane's stat metadata.
@@ -269,25 +329,38 @@ def _to_capture(w: _Walk, path: str, host: str) -> HostCapture:
         if not m.any():
             continue
         ids, inv = unique_inverse(w.st_md[m])
-        sname = categorical_from_codes(inv, [snames.get(int(i), f"<stat {int(i)}>")
-                                             for i in ids])
-        parts.append(StatRows.from_columns(w.st_owner[m], sname, w.st_field[m], w.st_raw[m],
-                                           w.st_obj[m], snames, path))
+        sname = categorical_from_codes(inv, [snames.get(int(i), f"<stat {int(i)}>") for i in ids])
+        parts.append(
+            StatRows.from_columns(
+                w.st_owner[m], sname, w.st_field[m], w.st_raw[m], w.st_obj[m], snames, path
+            )
+        )
     event_stats = StatRows.concat(parts, [0] * len(parts))
     if len(parts) > 1:  # keep owner order, as a single-plane capture has it
         event_stats = event_stats.take(np.argsort(event_stats.owner, kind="stable"))
 
     aggregated = w.ev_occ > 0
     return HostCapture(
-        host=host, path=path, planes=planes, lines=lines,
-        ev_line=np.asarray(w.ev_line, np.int32), ev_name=ev_name,
-        ev_offset_ps=np.where(aggregated, 0, w.ev_off), ev_dur_ps=np.array(w.ev_dur),
+        host=host,
+        path=path,
+        planes=planes,
+        lines=lines,
+        ev_line=np.asarray(w.ev_line, np.int32),
+        ev_name=ev_name,
+        ev_offset_ps=np.where(aggregated, 0, w.ev_off),
+        ev_dur_ps=np.array(w.ev_dur),
         ev_occ=np.where(aggregated, w.ev_occ, 1).astype(np.int32),
-        names=names, event_stats=event_stats,
-        md_plane=md_plane, md_id=md_id, md_name=md_name, md_display=md_display,
-        md_children=md_children, md_bytes=md_bytes,
+        names=names,
+        event_stats=event_stats,
+        md_plane=md_plane,
+        md_id=md_id,
+        md_name=md_name,
+        md_display=md_display,
+        md_children=md_children,
+        md_bytes=md_bytes,
         metadata_stats=StatRows.concat(md_stat_parts, [0] * len(md_stat_parts)),
-        errors=list(w.space.errors), warnings=list(w.space.warnings),
+        errors=list(w.space.errors),
+        warnings=list(w.space.warnings),
         hostnames=list(w.space.hostnames),
     )
 

@@ -12,5 +12,14 @@ from .overview import overview
 from .tf_data import tf_data_graph
 from .timeline import timeline
 
-__all__ = ["compare", "input_pipeline_view", "kernel_stats", "memory_timeline", "op_diff",
-           "op_stats", "overview", "tf_data_graph", "timeline"]
+__all__ = [
+    "compare",
+    "input_pipeline_view",
+    "kernel_stats",
+    "memory_timeline",
+    "op_diff",
+    "op_stats",
+    "overview",
+    "tf_data_graph",
+    "timeline",
+]

@@ -23,16 +23,26 @@ PLOT_CONFIG = {"displaylogo": False, "responsive": True}
 # One colour per step-time category, stable across widgets. Input (the device waiting for
 # the host) is red, as TensorBoard users know it.
 CATEGORY_COLORS = {
-    "device_compute_us": "#1f77b4", "device_to_device_us": "#17becf",
-    "device_collectives_us": "#9467bd", "host_compute_us": "#2ca02c",
-    "kernel_launch_us": "#bcbd22", "input_us": "#d62728", "output_us": "#ff7f0e",
-    "compile_us": "#8c564b", "all_others_us": "#7f7f7f",
+    "device_compute_us": "#1f77b4",
+    "device_to_device_us": "#17becf",
+    "device_collectives_us": "#9467bd",
+    "host_compute_us": "#2ca02c",
+    "kernel_launch_us": "#bcbd22",
+    "input_us": "#d62728",
+    "output_us": "#ff7f0e",
+    "compile_us": "#8c564b",
+    "all_others_us": "#7f7f7f",
 }
 CATEGORY_LABELS = {
-    "device_compute_us": "Device compute", "device_to_device_us": "Device to device",
-    "device_collectives_us": "Device collectives", "host_compute_us": "Host compute",
-    "kernel_launch_us": "Kernel launch", "input_us": "Input (waiting for data)",
-    "output_us": "Output", "compile_us": "Compilation", "all_others_us": "All others",
+    "device_compute_us": "Device compute",
+    "device_to_device_us": "Device to device",
+    "device_collectives_us": "Device collectives",
+    "host_compute_us": "Host compute",
+    "kernel_launch_us": "Kernel launch",
+    "input_us": "Input (waiting for data)",
+    "output_us": "Output",
+    "compile_us": "Compilation",
+    "all_others_us": "All others",
 }
 
 
@@ -54,8 +64,13 @@ def figure_html(fig: go.Figure, include_plotlyjs: bool | None = None) -> str:
     _PLOTLYJS_EMITTED = _PLOTLYJS_EMITTED or bool(include_plotlyjs)
     spec = fig.to_json()
     div_id = "tfprof-" + hashlib.sha1(spec.encode()).hexdigest()[:12]
-    return pio.to_html(fig, full_html=False, include_plotlyjs=bool(include_plotlyjs),
-                       div_id=div_id, config=PLOT_CONFIG)
+    return pio.to_html(
+        fig,
+        full_html=False,
+        include_plotlyjs=bool(include_plotlyjs),
+        div_id=div_id,
+        config=PLOT_CONFIG,
+    )
 
 
 def plotter(include_plotlyjs: bool | None = None) -> Callable[[go.Figure], str]:
@@ -93,14 +108,17 @@ class View:
         """Static HTML; ``plot(fig)`` turns a figure into an embeddable fragment."""
         return "".join(plot(f) for f in self.figures().values())
 
-    def html(self, include_plotlyjs: bool | None = None,
-             plot: Callable[[go.Figure], str] | None = None) -> str:
+    def html(
+        self, include_plotlyjs: bool | None = None, plot: Callable[[go.Figure], str] | None = None
+    ) -> str:
         """Static HTML. ``plot`` (see :func:`plotter`) lets several views share one
         plotly.js embedding, as a report does; otherwise ``include_plotlyjs`` applies to
         this view's first figure (None: the process-wide once-only rule)."""
         plot = plot or plotter(include_plotlyjs)
-        return (f'<div class="tfprof-view"><h3 style="margin:4px 0">{esc(self.title)}</h3>'
-                f"{self.html_body(plot)}</div>")
+        return (
+            f'<div class="tfprof-view"><h3 style="margin:4px 0">{esc(self.title)}</h3>'
+            f"{self.html_body(plot)}</div>"
+        )
 
     def widget(self):
         """The live view: an ipywidgets box of FigureWidgets and controls."""
@@ -108,8 +126,10 @@ class View:
 
         from ._live import figure_widget
 
-        return w.VBox([w.HTML(f"<h3>{esc(self.title)}</h3>")] +
-                      [figure_widget(f) for f in self.figures().values()])
+        return w.VBox(
+            [w.HTML(f"<h3>{esc(self.title)}</h3>")]
+            + [figure_widget(f) for f in self.figures().values()]
+        )
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         bundle = {"text/plain": self.text(), "text/html": self.html()}

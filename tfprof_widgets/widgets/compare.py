@@ -22,21 +22,30 @@ def op_diff(ops_a: pd.DataFrame, ops_b: pd.DataFrame) -> pd.DataFrame:
     def prep(ops):
         ops = ops[ops["type"] != "IDLE"]
         g = ops.groupby([ops[k].astype(str) for k in key])
-        return g.agg(self_time_us=("total_self_time_us", "sum"),
-                     occurrences=("occurrences", "sum"))
+        return g.agg(self_time_us=("total_self_time_us", "sum"), occurrences=("occurrences", "sum"))
 
-    m = prep(ops_a).merge(prep(ops_b), how="outer", left_index=True, right_index=True,
-                          suffixes=("_a", "_b")).fillna(0)
-    m[["occurrences_a", "occurrences_b"]] = m[["occurrences_a", "occurrences_b"]].astype(
-        "int64")
-    m = m.rename(columns={"self_time_us_a": "self_time_a_us",
-                          "self_time_us_b": "self_time_b_us"})
+    m = (
+        prep(ops_a)
+        .merge(prep(ops_b), how="outer", left_index=True, right_index=True, suffixes=("_a", "_b"))
+        .fillna(0)
+    )
+    m[["occurrences_a", "occurrences_b"]] = m[["occurrences_a", "occurrences_b"]].astype("int64")
+    m = m.rename(columns={"self_time_us_a": "self_time_a_us", "self_time_us_b": "self_time_b_us"})
     m["delta_us"] = m["self_time_b_us"] - m["self_time_a_us"]
     m["ratio"] = m["self_time_b_us"] / m["self_time_a_us"].where(m["self_time_a_us"] > 0)
     m = m.reset_index()
     m = m.reindex(m["delta_us"].abs().sort_values(ascending=False).index)
-    return m[key + ["self_time_a_us", "self_time_b_us", "delta_us", "ratio", "occurrences_a",
-                    "occurrences_b"]].reset_index(drop=True)
+    return m[
+        key
+        + [
+            "self_time_a_us",
+            "self_time_b_us",
+            "delta_us",
+            "ratio",
+            "occurrences_a",
+            "occurrences_b",
+        ]
+    ].reset_index(drop=True)
 
 
 class CompareView(View):
@@ -53,36 +62,54 @@ class CompareView(View):
         for cat in CATEGORIES:
             vals = [self.sa.breakdown_ms_avg[cat], self.sb.breakdown_ms_avg[cat]]
             if max(vals) > 0:
-                fig.add_bar(x=labels, y=vals, name=CATEGORY_LABELS[cat],
-                            marker_color=CATEGORY_COLORS[cat], uid=f"cmp-{cat}")
-        fig.update_layout(barmode="stack", title="Average step time (ms)", height=360,
-                          template="plotly_white", legend=dict(orientation="h", y=-0.2))
+                fig.add_bar(
+                    x=labels,
+                    y=vals,
+                    name=CATEGORY_LABELS[cat],
+                    marker_color=CATEGORY_COLORS[cat],
+                    uid=f"cmp-{cat}",
+                )
+        fig.update_layout(
+            barmode="stack",
+            title="Average step time (ms)",
+            height=360,
+            template="plotly_white",
+            legend=dict(orientation="h", y=-0.2),
+        )
         return {"step_time": fig}
 
     def headline(self) -> str:
         ta, tb = self.sa.step_time_ms_avg, self.sb.step_time_ms_avg
         if ta > 0 and tb > 0:
-            change = (f"{self.names[1]} is {ta / tb:.2f}x faster per step" if tb < ta else
-                      f"{self.names[1]} is {tb / ta:.2f}x slower per step")
-            return (f"Average step time {ta:.2f} ms ({self.names[0]}) vs {tb:.2f} ms "
-                    f"({self.names[1]}): {change}.")
+            change = (
+                f"{self.names[1]} is {ta / tb:.2f}x faster per step"
+                if tb < ta
+                else f"{self.names[1]} is {tb / ta:.2f}x slower per step"
+            )
+            return (
+                f"Average step time {ta:.2f} ms ({self.names[0]}) vs {tb:.2f} ms "
+                f"({self.names[1]}): {change}."
+            )
         return "Step time is unknown for at least one run (no step markers)."
 
     def html_body(self, plot) -> str:
-        return (f"<p style='font:13px sans-serif'>{esc(self.headline())}</p>" +
-                "".join(plot(f) for f in self.figures().values()) +
-                f"<div>{csv_link(self.diff, 'op_diff.csv')}</div>" +
-                html_table(self.diff, max_rows=25, title="Ops that changed most (self time)"))
+        return (
+            f"<p style='font:13px sans-serif'>{esc(self.headline())}</p>"
+            + "".join(plot(f) for f in self.figures().values())
+            + f"<div>{csv_link(self.diff, 'op_diff.csv')}</div>"
+            + html_table(self.diff, max_rows=25, title="Ops that changed most (self time)")
+        )
 
     def widget(self):
         import ipywidgets as w
 
         from ._live import figure_widget
 
-        return w.VBox([w.HTML(f"<h3>{self.title}</h3><p>{esc(self.headline())}</p>")] +
-                      [figure_widget(f) for f in self.figures().values()] +
-                      [w.HTML(csv_link(self.diff, "op_diff.csv") +
-                              html_table(self.diff, max_rows=50))])
+        return w.VBox(
+            [w.HTML(f"<h3>{self.title}</h3><p>{esc(self.headline())}</p>")]
+            + [figure_widget(f) for f in self.figures().values()]
+            + [w.HTML(csv_link(self.diff, "op_diff.csv") + html_table(self.diff, max_rows=50))]
+        )
 
     def text(self) -> str:
         return self.headline()

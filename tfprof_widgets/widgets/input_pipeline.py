@@ -23,44 +23,80 @@ class InputPipelineView(View):
         s = self.analysis.steps
         if len(s):
             fig = go.Figure()
-            fig.add_bar(x=s["step"].astype(str), y=s["host_wait_input_us"] / 1e3,
-                        name="waiting for tf.data", marker_color="#d62728", uid="ip-wait")
-            fig.add_bar(x=s["step"].astype(str), y=s["host_to_device_us"] / 1e3,
-                        name="host-to-device", marker_color="#ff9896", uid="ip-h2d")
-            fig.add_scatter(x=s["step"].astype(str), y=s["input_percent"], yaxis="y2",
-                            name="% of step time", mode="lines+markers", uid="ip-pct")
-            fig.update_layout(barmode="stack", title="Device-side: input time per step",
-                              yaxis=dict(title="ms"), yaxis2=dict(title="%", overlaying="y",
-                                                                  side="right",
-                                                                  range=[0, 100]),
-                              height=320, template="plotly_white", margin=dict(t=40),
-                              legend=dict(orientation="h", y=-0.25))
+            fig.add_bar(
+                x=s["step"].astype(str),
+                y=s["host_wait_input_us"] / 1e3,
+                name="waiting for tf.data",
+                marker_color="#d62728",
+                uid="ip-wait",
+            )
+            fig.add_bar(
+                x=s["step"].astype(str),
+                y=s["host_to_device_us"] / 1e3,
+                name="host-to-device",
+                marker_color="#ff9896",
+                uid="ip-h2d",
+            )
+            fig.add_scatter(
+                x=s["step"].astype(str),
+                y=s["input_percent"],
+                yaxis="y2",
+                name="% of step time",
+                mode="lines+markers",
+                uid="ip-pct",
+            )
+            fig.update_layout(
+                barmode="stack",
+                title="Device-side: input time per step",
+                yaxis=dict(title="ms"),
+                yaxis2=dict(title="%", overlaying="y", side="right", range=[0, 100]),
+                height=320,
+                template="plotly_white",
+                margin=dict(t=40),
+                legend=dict(orientation="h", y=-0.25),
+            )
             figs["device_side"] = fig
         hb = self.analysis.host_breakdown()
         if hb.sum() > 0:
-            fig = go.Figure(go.Bar(x=hb.to_numpy() / 1e3, y=hb.index.str.replace("_", " "),
-                                   orientation="h", marker_color="#d62728", uid="ip-host"))
-            fig.update_layout(title="Host-side: where input time goes (ms)", height=260,
-                              template="plotly_white", margin=dict(t=40, l=10))
+            fig = go.Figure(
+                go.Bar(
+                    x=hb.to_numpy() / 1e3,
+                    y=hb.index.str.replace("_", " "),
+                    orientation="h",
+                    marker_color="#d62728",
+                    uid="ip-host",
+                )
+            )
+            fig.update_layout(
+                title="Host-side: where input time goes (ms)",
+                height=260,
+                template="plotly_white",
+                margin=dict(t=40, l=10),
+            )
             figs["host_side"] = fig
         return figs
 
     def head_html(self) -> str:
         a = self.analysis
-        return (f"<div style='font:13px/1.4 system-ui,sans-serif'><p>"
-                f"{esc(self.summary.input_statement)}</p><p>Input takes "
-                f"{a.input_percent_avg:.1f} % (σ {a.input_percent_std:.1f}) of step time on "
-                f"average. {esc(self.summary.summary_next_step)}</p></div>")
+        return (
+            f"<div style='font:13px/1.4 system-ui,sans-serif'><p>"
+            f"{esc(self.summary.input_statement)}</p><p>Input takes "
+            f"{a.input_percent_avg:.1f} % (σ {a.input_percent_std:.1f}) of step time on "
+            f"average. {esc(self.summary.summary_next_step)}</p></div>"
+        )
 
     def tail_html(self) -> str:
         a = self.analysis
         recs = "".join(f"<li>{esc(r)}</li>" for r in a.recommendations)
-        return (html_table(a.input_ops, title="Input ops (host)") +
-                f"<div style='font:13px sans-serif'><b>What can be done</b><ul>{recs}</ul></div>")
+        return (
+            html_table(a.input_ops, title="Input ops (host)")
+            + f"<div style='font:13px sans-serif'><b>What can be done</b><ul>{recs}</ul></div>"
+        )
 
     def html_body(self, plot) -> str:
-        return (self.head_html() + "".join(plot(f) for f in self.figures().values()) +
-                self.tail_html())
+        return (
+            self.head_html() + "".join(plot(f) for f in self.figures().values()) + self.tail_html()
+        )
 
     def text(self) -> str:
         return f"Input pipeline: {self.summary.input_statement}"
@@ -70,9 +106,11 @@ class InputPipelineView(View):
 
         from ._live import figure_widget
 
-        return w.VBox([w.HTML(f"<h3>{self.title}</h3>"), w.HTML(self.head_html())] +
-                      [figure_widget(f) for f in self.figures().values()] +
-                      [w.HTML(self.tail_html())])
+        return w.VBox(
+            [w.HTML(f"<h3>{self.title}</h3>"), w.HTML(self.head_html())]
+            + [figure_widget(f) for f in self.figures().values()]
+            + [w.HTML(self.tail_html())]
+        )
 
 
 def input_pipeline_view(run) -> InputPipelineView:

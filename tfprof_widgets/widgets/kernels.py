@@ -28,27 +28,47 @@ class KernelStatsView(View):
         if rest > 0:
             labels.append("Other")
             values.append(rest)
-        fig = go.Figure(go.Pie(labels=labels, values=values, sort=False, hole=0.3,
-                               uid="kernel-pie", textinfo="percent"))
+        fig = go.Figure(
+            go.Pie(
+                labels=labels,
+                values=values,
+                sort=False,
+                hole=0.3,
+                uid="kernel-pie",
+                textinfo="percent",
+            )
+        )
         fig.update_layout(title="Kernel time (top 10)", height=360, margin=dict(t=40, b=10))
         return {"top_kernels": fig}
 
     def html_body(self, plot) -> str:
         if not len(self.kernels):
             return "<i>No GPU kernels in this capture (a CPU-only run).</i>"
-        return ("".join(plot(f) for f in self.figures().values()) +
-                csv_link(self.kernels, "kernel_stats.csv") + html_table(self.kernels))
+        return (
+            "".join(plot(f) for f in self.figures().values())
+            + csv_link(self.kernels, "kernel_stats.csv")
+            + html_table(self.kernels)
+        )
 
     def widget(self):
         import ipywidgets as w
 
         from ._live import figure_widget
 
-        return w.VBox([w.HTML(f"<h3>{self.title}</h3>")] +
-                      [figure_widget(f) for f in self.figures().values()] +
-                      [w.HTML((csv_link(self.kernels, "kernel_stats.csv") +
-                               html_table(self.kernels, max_rows=200)) if len(self.kernels)
-                              else "<i>No GPU kernels in this capture.</i>")])
+        return w.VBox(
+            [w.HTML(f"<h3>{self.title}</h3>")]
+            + [figure_widget(f) for f in self.figures().values()]
+            + [
+                w.HTML(
+                    (
+                        csv_link(self.kernels, "kernel_stats.csv")
+                        + html_table(self.kernels, max_rows=200)
+                    )
+                    if len(self.kernels)
+                    else "<i>No GPU kernels in this capture.</i>"
+                )
+            ]
+        )
 
     def text(self) -> str:
         return f"GPU kernel stats: {len(self.kernels):,} kernels"

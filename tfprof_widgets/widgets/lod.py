@@ -53,13 +53,16 @@ class TimelineModel:
     """
 
     def __init__(self, events: pd.DataFrame, max_depth: int = 6) -> None:
-        timed = np.flatnonzero((events["occurrences"].to_numpy() == 1) &
-                               ~np.isnan(events["start_us"].to_numpy()))
+        timed = np.flatnonzero(
+            (events["occurrences"].to_numpy() == 1) & ~np.isnan(events["start_us"].to_numpy())
+        )
         start = events["start_us"].to_numpy()[timed]
         end = np.maximum(events["end_us"].to_numpy()[timed], start)
-        line_key = (events["host"].cat.codes.to_numpy()[timed].astype(np.int64) << 42) | \
-            (events["plane"].cat.codes.to_numpy()[timed].astype(np.int64) << 21) | \
-            events["line"].cat.codes.to_numpy()[timed].astype(np.int64)
+        line_key = (
+            (events["host"].cat.codes.to_numpy()[timed].astype(np.int64) << 42)
+            | (events["plane"].cat.codes.to_numpy()[timed].astype(np.int64) << 21)
+            | events["line"].cat.codes.to_numpy()[timed].astype(np.int64)
+        )
         depth = np.zeros(len(timed), np.int64)
         # Events arrive sorted by line then start; depth = events open at each start.
         cuts = np.flatnonzero(np.diff(line_key)) + 1
@@ -88,10 +91,12 @@ class TimelineModel:
         multi_host = len(set((lane_lines >> 42).tolist())) > 1
         multi_plane = len(set((lane_lines >> 21).tolist())) > 1
         self.lane_labels = [
-            (f"{hosts[k >> 42]} · " if multi_host else "") +
-            (f"{planes[(k >> 21) & ((1 << 21) - 1)]} · " if multi_plane else "") +
-            f"{lines[k & ((1 << 21) - 1)]}" + (f" [{d}]" if d else "")
-            for k, d in zip(lane_lines.tolist(), lane_depth.tolist())]
+            (f"{hosts[k >> 42]} · " if multi_host else "")
+            + (f"{planes[(k >> 21) & ((1 << 21) - 1)]} · " if multi_plane else "")
+            + f"{lines[k & ((1 << 21) - 1)]}"
+            + (f" [{d}]" if d else "")
+            for k, d in zip(lane_lines.tolist(), lane_depth.tolist())
+        ]
         self.lane_offsets = np.searchsorted(self.lane, np.arange(self.n_lanes + 1))
         # Within a lane, the running maximum of end times is sorted even where nesting was
         # imperfect, so it can be binary-searched for "ends after x0".
@@ -118,8 +123,13 @@ class TimelineModel:
             i1[k] = a + np.searchsorted(self.start[a:b], x1, side="left")
         return i0, np.maximum(i1, i0)
 
-    def view(self, x0: float | None = None, x1: float | None = None, px: int = 1200,
-             budget: int = MAX_MARKS) -> Marks:
+    def view(
+        self,
+        x0: float | None = None,
+        x1: float | None = None,
+        px: int = 1200,
+        budget: int = MAX_MARKS,
+    ) -> Marks:
         """The marks to draw for the window [x0, x1] (µs) at ``px`` pixels of width."""
         x0 = self.t_min if x0 is None else float(x0)
         x1 = self.t_max if x1 is None else float(x1)
@@ -128,8 +138,11 @@ class TimelineModel:
         i0, i1 = self._window_ranges(x0, x1)
         n = int((i1 - i0).sum())
         if n <= budget:
-            idx = np.concatenate([np.arange(a, b) for a, b in zip(i0, i1)]) if n else \
-                np.zeros(0, np.int64)
+            idx = (
+                np.concatenate([np.arange(a, b) for a, b in zip(i0, i1)])
+                if n
+                else np.zeros(0, np.int64)
+            )
             # The running maximum of ends over-includes events that end before x0.
             return self._raw(idx[self.end[idx] > x0], x0, x1)
         cols = max(1, px)
@@ -145,21 +158,42 @@ class TimelineModel:
                 break
             cols = max(1, cols // 2)
         lanes_b, cols_b = np.nonzero(counts)
-        blocks = Marks(lane=lanes_b.astype(np.int32), start_us=edges[cols_b],
-                       end_us=edges[cols_b + 1], count=counts[lanes_b, cols_b],
-                       row=np.full(len(lanes_b), -1, np.int64),
-                       name=np.array([f"{c:,} events" for c in counts[lanes_b, cols_b]],
-                                     dtype=object), x0=x0, x1=x1)
+        blocks = Marks(
+            lane=lanes_b.astype(np.int32),
+            start_us=edges[cols_b],
+            end_us=edges[cols_b + 1],
+            count=counts[lanes_b, cols_b],
+            row=np.full(len(lanes_b), -1, np.int64),
+            name=np.array([f"{c:,} events" for c in counts[lanes_b, cols_b]], dtype=object),
+            x0=x0,
+            x1=x1,
+        )
         raw = self._raw(big, x0, x1)
-        return Marks(*(np.concatenate([getattr(blocks, f), getattr(raw, f)])
-                       for f in ("lane", "start_us", "end_us", "count", "row", "name")),
-                     x0=x0, x1=x1)
+        return Marks(
+            *(
+                np.concatenate([getattr(blocks, f), getattr(raw, f)])
+                for f in ("lane", "start_us", "end_us", "count", "row", "name")
+            ),
+            x0=x0,
+            x1=x1,
+        )
 
     def _raw(self, idx: np.ndarray, x0: float, x1: float) -> Marks:
-        names = self.names.cat.categories.to_numpy(dtype=object)[self.name_codes[idx]] \
-            if len(idx) else np.zeros(0, object)
-        return Marks(self.lane[idx], self.start[idx], self.end[idx],
-                     np.ones(len(idx), np.int64), self.row[idx], names, x0, x1)
+        names = (
+            self.names.cat.categories.to_numpy(dtype=object)[self.name_codes[idx]]
+            if len(idx)
+            else np.zeros(0, object)
+        )
+        return Marks(
+            self.lane[idx],
+            self.start[idx],
+            self.end[idx],
+            np.ones(len(idx), np.int64),
+            self.row[idx],
+            names,
+            x0,
+            x1,
+        )
 
     def _big_events(self, x0, x1, width, i0, i1) -> np.ndarray:
         """Indexes of events in the window at least ``width`` long."""

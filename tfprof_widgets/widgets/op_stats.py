@@ -27,9 +27,20 @@ class OpStatsView(View):
     """Pies and a filterable, sortable op table with CSV export; IDLE can be excluded."""
 
     title = "TensorFlow op stats"
-    TABLE_COLUMNS = ["host", "host_or_device", "type", "operation", "occurrences",
-                     "total_time_us", "avg_time_us", "total_self_time_us", "avg_self_time_us",
-                     "self_time_percent", "cumulative_self_time_percent", "is_eager"]
+    TABLE_COLUMNS = [
+        "host",
+        "host_or_device",
+        "type",
+        "operation",
+        "occurrences",
+        "total_time_us",
+        "avg_time_us",
+        "total_self_time_us",
+        "avg_self_time_us",
+        "self_time_percent",
+        "cumulative_self_time_percent",
+        "is_eager",
+    ]
 
     def __init__(self, run, include_idle: bool = False) -> None:
         from ..analysis.op_stats import op_stats
@@ -43,9 +54,14 @@ class OpStatsView(View):
     def ops(self) -> pd.DataFrame:
         return self._with_idle if self.include_idle else self._without_idle
 
-    def filtered(self, name_regex: str = "", op_type: str | None = None,
-                 side: str | None = None, sort_by: str = "total_self_time_us",
-                 ascending: bool = False) -> pd.DataFrame:
+    def filtered(
+        self,
+        name_regex: str = "",
+        op_type: str | None = None,
+        side: str | None = None,
+        sort_by: str = "total_self_time_us",
+        ascending: bool = False,
+    ) -> pd.DataFrame:
         """The table as shown: ops whose name matches ``name_regex`` (case-insensitive),
         of ``op_type``, on ``side`` ('Host'/'Device'), sorted by ``sort_by``."""
         df = self.ops
@@ -69,27 +85,39 @@ class OpStatsView(View):
                 continue
             for by, label in (("operation", "op"), ("type", "op type")):
                 vals = pie_values(sub, by)
-                fig = go.Figure(go.Pie(labels=list(vals.index), values=vals.to_numpy(),
-                                       sort=False, textinfo="percent", hole=0.3,
-                                       uid=f"pie-{side}-{by}",
-                                       hovertemplate="%{label}<br>%{value:,.1f} µs "
-                                                     "(%{percent})<extra></extra>"))
+                fig = go.Figure(
+                    go.Pie(
+                        labels=list(vals.index),
+                        values=vals.to_numpy(),
+                        sort=False,
+                        textinfo="percent",
+                        hole=0.3,
+                        uid=f"pie-{side}-{by}",
+                        hovertemplate="%{label}<br>%{value:,.1f} µs (%{percent})<extra></extra>",
+                    )
+                )
                 # Legend below the pie: long op names would otherwise squeeze the pie.
-                fig.update_layout(title=f"{side} self time by {label}", height=520, width=520,
-                                  margin=dict(t=40, b=10, l=10, r=10),
-                                  legend=dict(font=dict(size=9), orientation="h", y=-0.05,
-                                              yanchor="top"))
+                fig.update_layout(
+                    title=f"{side} self time by {label}",
+                    height=520,
+                    width=520,
+                    margin=dict(t=40, b=10, l=10, r=10),
+                    legend=dict(font=dict(size=9), orientation="h", y=-0.05, yanchor="top"),
+                )
                 figs[f"{side.lower()}_{by}"] = fig
         return figs
 
     def html_body(self, plot) -> str:
-        pies = "".join(f'<div style="display:inline-block">{plot(f)}</div>'
-                       for f in self.figures().values())
+        pies = "".join(
+            f'<div style="display:inline-block">{plot(f)}</div>' for f in self.figures().values()
+        )
         table = self.filtered()
         note = "IDLE included" if self.include_idle else "IDLE excluded"
-        return (f"<div>{pies}</div><div>{csv_link(table, 'tf_op_stats.csv')} "
-                f'<span style="font:12px sans-serif;color:#666">({note})</span></div>'
-                + html_table(table, max_rows=30))
+        return (
+            f"<div>{pies}</div><div>{csv_link(table, 'tf_op_stats.csv')} "
+            f'<span style="font:12px sans-serif;color:#666">({note})</span></div>'
+            + html_table(table, max_rows=30)
+        )
 
     def widget(self):
         import ipywidgets as w
@@ -100,8 +128,11 @@ class OpStatsView(View):
         name = w.Text(placeholder="regex on op name", description="Name")
         typ = w.Dropdown(options=["(all)"] + types, description="Type")
         side = w.Dropdown(options=["(all)", "Host", "Device"], description="Host/device")
-        sort = w.Dropdown(options=[c for c in self.TABLE_COLUMNS if c != "host"],
-                          value="total_self_time_us", description="Sort by")
+        sort = w.Dropdown(
+            options=[c for c in self.TABLE_COLUMNS if c != "host"],
+            value="total_self_time_us",
+            description="Sort by",
+        )
         order = w.ToggleButton(value=False, description="ascending")
         idle = w.Checkbox(value=self.include_idle, description="Include IDLE")
         pies = w.HBox()
@@ -110,15 +141,21 @@ class OpStatsView(View):
         def refresh(*_):
             self.include_idle = idle.value
             try:
-                df = self.filtered(name.value, None if typ.value == "(all)" else typ.value,
-                                   None if side.value == "(all)" else side.value,
-                                   sort.value, order.value)
+                df = self.filtered(
+                    name.value,
+                    None if typ.value == "(all)" else typ.value,
+                    None if side.value == "(all)" else side.value,
+                    sort.value,
+                    order.value,
+                )
             except ValueError as exc:
                 table.value = f'<span style="color:#b00">{esc(exc)}</span>'
                 return
-            table.value = (f"{csv_link(df, 'tf_op_stats.csv')} "
-                           f"<span style='font:12px sans-serif'>{len(df):,} ops</span>"
-                           + html_table(df, max_rows=100))
+            table.value = (
+                f"{csv_link(df, 'tf_op_stats.csv')} "
+                f"<span style='font:12px sans-serif'>{len(df):,} ops</span>"
+                + html_table(df, max_rows=100)
+            )
 
         def refresh_pies(*_):
             self.include_idle = idle.value
@@ -130,14 +167,24 @@ class OpStatsView(View):
         idle.observe(refresh_pies, "value")
         refresh()
         refresh_pies()
-        return w.VBox([w.HTML(f"<h3>{self.title}</h3>"), idle, pies,
-                       w.HBox([name, typ, side]), w.HBox([sort, order]), table])
+        return w.VBox(
+            [
+                w.HTML(f"<h3>{self.title}</h3>"),
+                idle,
+                pies,
+                w.HBox([name, typ, side]),
+                w.HBox([sort, order]),
+                table,
+            ]
+        )
 
     def text(self) -> str:
         ops = self.ops
-        return (f"TF op stats: {len(ops):,} rows "
-                f"({(ops['host_or_device'] == 'Host').sum():,} host, "
-                f"{(ops['host_or_device'] == 'Device').sum():,} device)")
+        return (
+            f"TF op stats: {len(ops):,} rows "
+            f"({(ops['host_or_device'] == 'Host').sum():,} host, "
+            f"{(ops['host_or_device'] == 'Device').sum():,} device)"
+        )
 
 
 def op_stats(run, include_idle: bool = False) -> OpStatsView:

@@ -19,12 +19,24 @@ def step_time_figure(steps, title: str = "Step-time graph") -> go.Figure:
         ms = steps[cat].to_numpy() / 1e3
         if not (ms > 0).any():
             continue
-        fig.add_bar(x=x, y=ms, name=CATEGORY_LABELS[cat], marker_color=CATEGORY_COLORS[cat],
-                    hovertemplate="step %{x}<br>" + CATEGORY_LABELS[cat] +
-                    ": %{y:.3f} ms<extra></extra>", uid=f"step-{cat}")
-    fig.update_layout(barmode="stack", title=title, xaxis_title="step",
-                      yaxis_title="milliseconds", height=360, margin=dict(t=40, b=40),
-                      legend=dict(orientation="h", y=-0.25), template="plotly_white")
+        fig.add_bar(
+            x=x,
+            y=ms,
+            name=CATEGORY_LABELS[cat],
+            marker_color=CATEGORY_COLORS[cat],
+            hovertemplate="step %{x}<br>" + CATEGORY_LABELS[cat] + ": %{y:.3f} ms<extra></extra>",
+            uid=f"step-{cat}",
+        )
+    fig.update_layout(
+        barmode="stack",
+        title=title,
+        xaxis_title="step",
+        yaxis_title="milliseconds",
+        height=360,
+        margin=dict(t=40, b=40),
+        legend=dict(orientation="h", y=-0.25),
+        template="plotly_white",
+    )
     fig.update_xaxes(type="category")
     return fig
 
@@ -46,40 +58,57 @@ class OverviewView(View):
         o = self.summary
         rows = []
         if o.n_steps:
-            rows.append(f"<b>Average step time</b> {o.step_time_ms_avg:.2f} ms "
-                        f"(σ {o.step_time_ms_std:.2f}, min {o.step_time_ms_min:.2f}, max "
-                        f"{o.step_time_ms_max:.2f}) over {o.n_steps} steps")
+            rows.append(
+                f"<b>Average step time</b> {o.step_time_ms_avg:.2f} ms "
+                f"(σ {o.step_time_ms_std:.2f}, min {o.step_time_ms_min:.2f}, max "
+                f"{o.step_time_ms_max:.2f}) over {o.n_steps} steps"
+            )
             parts = ", ".join(
-                f'<span style="color:{CATEGORY_COLORS[c]}">■</span> {CATEGORY_LABELS[c]} '
-                f"{v:.2f} ms" for c, v in o.breakdown_ms_avg.items() if v > 0)
+                f'<span style="color:{CATEGORY_COLORS[c]}">■</span> {CATEGORY_LABELS[c]} {v:.2f} ms'
+                for c, v in o.breakdown_ms_avg.items()
+                if v > 0
+            )
             rows.append(f"<b>Breakdown</b> {parts}")
         if o.device_compute_16bit_percent or o.device_compute_32bit_percent:
-            rows.append(f"<b>Device compute precision</b> 16-bit "
-                        f"{o.device_compute_16bit_percent:.1f} %, 32-bit "
-                        f"{o.device_compute_32bit_percent:.1f} %")
-        rows.append(f"<b>Op time placement</b> host {o.host_op_time_percent:.1f} %, device "
-                    f"{o.device_op_time_percent:.1f} %; eager: host "
-                    f"{o.eager_host_op_percent:.1f} %, device {o.eager_device_op_percent:.1f} %")
-        rows.append(f"<b>Run environment</b> {len(o.hosts)} host(s): {esc(', '.join(o.hosts))}; "
-                    f"device type {esc(o.device_type)}"
-                    + (f", {o.device_core_count} device(s)" if o.device_core_count else ""))
+            rows.append(
+                f"<b>Device compute precision</b> 16-bit "
+                f"{o.device_compute_16bit_percent:.1f} %, 32-bit "
+                f"{o.device_compute_32bit_percent:.1f} %"
+            )
+        rows.append(
+            f"<b>Op time placement</b> host {o.host_op_time_percent:.1f} %, device "
+            f"{o.device_op_time_percent:.1f} %; eager: host "
+            f"{o.eager_host_op_percent:.1f} %, device {o.eager_device_op_percent:.1f} %"
+        )
+        rows.append(
+            f"<b>Run environment</b> {len(o.hosts)} host(s): {esc(', '.join(o.hosts))}; "
+            f"device type {esc(o.device_type)}"
+            + (f", {o.device_core_count} device(s)" if o.device_core_count else "")
+        )
         advice = "".join(f"<li>{esc(r)}</li>" for r in o.recommendations)
-        rows.append(f"<b>Recommendation</b><ul style='margin:2px 0'>{advice}</ul>"
-                    f"<b>Next</b> {esc(o.summary_next_step)} Tools: "
-                    f"{esc(', '.join(o.tools))}")
+        rows.append(
+            f"<b>Recommendation</b><ul style='margin:2px 0'>{advice}</ul>"
+            f"<b>Next</b> {esc(o.summary_next_step)} Tools: "
+            f"{esc(', '.join(o.tools))}"
+        )
         body = "".join(f'<div style="margin:3px 0">{r}</div>' for r in rows)
         return f'<div style="font:13px/1.4 system-ui,sans-serif">{body}</div>'
 
     def top_ops_html(self) -> str:
-        cols = ["host_or_device", "type", "operation", "occurrences", "total_self_time_us",
-                "self_time_percent"]
+        cols = [
+            "host_or_device",
+            "type",
+            "operation",
+            "occurrences",
+            "total_self_time_us",
+            "self_time_percent",
+        ]
         top = self.summary.top_ops
         return html_table(top[cols], title="Top ops by self time") if len(top) else ""
 
     def html_body(self, plot) -> str:
         figs = self.figures()
-        return (self.summary_html() + "".join(plot(f) for f in figs.values()) +
-                self.top_ops_html())
+        return self.summary_html() + "".join(plot(f) for f in figs.values()) + self.top_ops_html()
 
     def widget(self):
         import ipywidgets as w

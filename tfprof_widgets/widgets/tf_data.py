@@ -5,25 +5,33 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..analysis.tf_data import (bottleneck_type, SUGGESTIONS, tf_data, tf_data_bottleneck,
-                                tf_data_summary)
+from ..analysis.tf_data import (
+    bottleneck_type,
+    SUGGESTIONS,
+    tf_data,
+    tf_data_bottleneck,
+    tf_data_summary,
+)
 from ._display import View, esc
 
 
 class TfDataGraphView(View):
     title = "tf.data input pipeline"
 
-    def __init__(self, run, host: str | None = None, pipeline: int | None = None,
-                 rank: int = 0) -> None:
+    def __init__(
+        self, run, host: str | None = None, pipeline: int | None = None, rank: int = 0
+    ) -> None:
         self.run = run
         self.bottlenecks = tf_data_bottleneck(run)  # computes and caches run's tf_data
         self.stats = run.cached("tf_data", lambda: tf_data(run))
         if host is None and len(self.bottlenecks):
             first = self.bottlenecks.iloc[0]
             host = first["host"]
-            pipeline = int(self.stats.pipelines.loc[
-                self.stats.pipelines["pipeline_name"] == first["input_pipeline"],
-                "pipeline"].iloc[0])
+            pipeline = int(
+                self.stats.pipelines.loc[
+                    self.stats.pipelines["pipeline_name"] == first["input_pipeline"], "pipeline"
+                ].iloc[0]
+            )
         self.host, self.pipeline, self.rank = host, pipeline, rank
 
     def executions(self):
@@ -59,46 +67,75 @@ class TfDataGraphView(View):
             p = parent.get(i)
             if p in pos:
                 (x0, y0), (x1, y1) = pos[p], pos[i]
-                fig.add_scatter(x=[x0, x1], y=[y0, y1], mode="lines", hoverinfo="skip",
-                                line=dict(color="#333" if blocking else "#999",
-                                          width=4 if blocking else 1.5,
-                                          dash="solid" if blocking else "dash"),
-                                showlegend=False)
-        colors = np.where(its["is_bottleneck"], "#d62728",
-                          np.where(its["is_blocking"], "#1f77b4", "#bbbbbb"))
-        text = [f"<b>{esc(n)}</b><br>start {s:,.1f} µs<br>total {t:,.1f} µs<br>self "
-                f"{sf:,.1f} µs<br>calls {c}" for n, s, t, sf, c in
-                zip(its["name"], its["start_us"], its["total_us"], its["self_us"],
-                    its["calls"])]
-        fig.add_scatter(x=its["x"], y=its["y"], mode="markers+text", text=its["name"],
-                        textposition="top center", hovertext=text, hoverinfo="text",
-                        marker=dict(size=np.clip(8 + 40 * its["self_us"] /
-                                                 max(its["self_us"].max(), 1e-9), 8, 48),
-                                    color=colors, line=dict(width=1, color="#333")),
-                        uid="tfdata-nodes", showlegend=False)
+                fig.add_scatter(
+                    x=[x0, x1],
+                    y=[y0, y1],
+                    mode="lines",
+                    hoverinfo="skip",
+                    line=dict(
+                        color="#333" if blocking else "#999",
+                        width=4 if blocking else 1.5,
+                        dash="solid" if blocking else "dash",
+                    ),
+                    showlegend=False,
+                )
+        colors = np.where(
+            its["is_bottleneck"], "#d62728", np.where(its["is_blocking"], "#1f77b4", "#bbbbbb")
+        )
+        text = [
+            f"<b>{esc(n)}</b><br>start {s:,.1f} µs<br>total {t:,.1f} µs<br>self "
+            f"{sf:,.1f} µs<br>calls {c}"
+            for n, s, t, sf, c in zip(
+                its["name"], its["start_us"], its["total_us"], its["self_us"], its["calls"]
+            )
+        ]
+        fig.add_scatter(
+            x=its["x"],
+            y=its["y"],
+            mode="markers+text",
+            text=its["name"],
+            textposition="top center",
+            hovertext=text,
+            hoverinfo="text",
+            marker=dict(
+                size=np.clip(8 + 40 * its["self_us"] / max(its["self_us"].max(), 1e-9), 8, 48),
+                color=colors,
+                line=dict(width=1, color="#333"),
+            ),
+            uid="tfdata-nodes",
+            showlegend=False,
+        )
         ex = self.executions()
         fig.update_layout(
             title=f"{self.title} on {esc(self.host)} (call {self.rank + 1} of {len(ex)} by "
-                  f"latency: {ex['dur_us'].iloc[min(self.rank, len(ex) - 1)]:,.1f} µs)",
-            height=max(300, 90 * (its["y"].abs().max() + 2)), template="plotly_white",
-            xaxis=dict(title="depth (root → source)", dtick=1), yaxis=dict(visible=False),
-            margin=dict(t=50, b=40))
+            f"latency: {ex['dur_us'].iloc[min(self.rank, len(ex) - 1)]:,.1f} µs)",
+            height=max(300, 90 * (its["y"].abs().max() + 2)),
+            template="plotly_white",
+            xaxis=dict(title="depth (root → source)", dtick=1),
+            yaxis=dict(visible=False),
+            margin=dict(t=50, b=40),
+        )
         return {"graph": fig}
 
     def advice_html(self) -> str:
         summary = esc(tf_data_summary(self.bottlenecks))
-        b = self.bottlenecks[self.bottlenecks["host"] == self.host] if self.host else \
-            self.bottlenecks
+        b = (
+            self.bottlenecks[self.bottlenecks["host"] == self.host]
+            if self.host
+            else self.bottlenecks
+        )
         if not len(b):
             return f"<p style='font:13px sans-serif'>{summary}</p>"
         r = b.iloc[0]
-        return (f"<div style='font:13px/1.4 system-ui,sans-serif'><p>{summary}</p>"
-                f"<p><b>Bottleneck</b> <span style='color:#d62728'>{esc(r['iterator_name'])}"
-                f"</span> ({esc(r['iterator_long_name'])}), {r['iterator_latency_us']:,.1f} µs "
-                f"self time in the slowest call ({r['max_latency_us']:,.1f} µs).</p>"
-                f"<p><b>Suggestion</b> {esc(r['suggestion'])}</p>"
-                f"<p style='color:#666'>Bold: critical path; red: bottleneck; dashed: not "
-                f"blocking the call.</p></div>")
+        return (
+            f"<div style='font:13px/1.4 system-ui,sans-serif'><p>{summary}</p>"
+            f"<p><b>Bottleneck</b> <span style='color:#d62728'>{esc(r['iterator_name'])}"
+            f"</span> ({esc(r['iterator_long_name'])}), {r['iterator_latency_us']:,.1f} µs "
+            f"self time in the slowest call ({r['max_latency_us']:,.1f} µs).</p>"
+            f"<p><b>Suggestion</b> {esc(r['suggestion'])}</p>"
+            f"<p style='color:#666'>Bold: critical path; red: bottleneck; dashed: not "
+            f"blocking the call.</p></div>"
+        )
 
     def html_body(self, plot) -> str:
         return self.advice_html() + "".join(plot(f) for f in self.figures().values())
@@ -109,21 +146,27 @@ class TfDataGraphView(View):
         from ._live import figure_widget
 
         pipes = self.stats.pipelines
-        options = [(f"{h} · {n}", (h, int(p))) for h, n, p in
-                   zip(pipes["host"], pipes["pipeline_name"], pipes["pipeline"])]
-        chooser = w.Dropdown(options=options or [("none", None)],
-                             value=(self.host, self.pipeline) if options else None,
-                             description="Pipeline")
-        rank = w.BoundedIntText(value=1, min=1, max=max(1, len(self.executions())),
-                                description="Call rank")
+        options = [
+            (f"{h} · {n}", (h, int(p)))
+            for h, n, p in zip(pipes["host"], pipes["pipeline_name"], pipes["pipeline"])
+        ]
+        chooser = w.Dropdown(
+            options=options or [("none", None)],
+            value=(self.host, self.pipeline) if options else None,
+            description="Pipeline",
+        )
+        rank = w.BoundedIntText(
+            value=1, min=1, max=max(1, len(self.executions())), description="Call rank"
+        )
         box = w.VBox()
 
         def show(*_):
             if chooser.value:
                 self.host, self.pipeline = chooser.value
             self.rank = rank.value - 1
-            box.children = [w.HTML(self.advice_html())] + \
-                [figure_widget(f) for f in self.figures().values()]
+            box.children = [w.HTML(self.advice_html())] + [
+                figure_widget(f) for f in self.figures().values()
+            ]
 
         chooser.observe(show, "value")
         rank.observe(show, "value")

@@ -19,8 +19,18 @@ from ._display import View, esc
 from .lod import MAX_MARKS, Marks, TimelineModel
 from .tables import html_table
 
-PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
-           "#ff9da7", "#9c755f", "#bab0ac"]
+PALETTE = [
+    "#4e79a7",
+    "#f28e2b",
+    "#59a14f",
+    "#e15759",
+    "#76b7b2",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+]
 BLOCK_COLOR = "rgba(110,110,110,0.55)"
 
 
@@ -31,11 +41,20 @@ def _color(name: str) -> str:
 class TimelineView(View):
     title = "Trace timeline"
 
-    def __init__(self, run, window: tuple[float, float] | None = None, px: int = 1200,
-                 budget: int = MAX_MARKS, model: TimelineModel | None = None) -> None:
+    def __init__(
+        self,
+        run,
+        window: tuple[float, float] | None = None,
+        px: int = 1200,
+        budget: int = MAX_MARKS,
+        model: TimelineModel | None = None,
+    ) -> None:
         self.run = run
-        self.model = model if model is not None else run.cached(
-            "timeline_model", lambda: TimelineModel(run.events))
+        self.model = (
+            model
+            if model is not None
+            else run.cached("timeline_model", lambda: TimelineModel(run.events))
+        )
         self.px, self.budget = px, budget
         self.window = window
         self.marks: Marks = self.model.view(*(window or (None, None)), px=px, budget=budget)
@@ -54,55 +73,112 @@ class TimelineView(View):
         dur = m.end_us - m.start_us
         raw = m.raw
         steps = self.run.events["step"].to_numpy(dtype=float, na_value=np.nan)
-        step_txt = [("" if r < 0 or np.isnan(steps[r]) else f"<br>step {int(steps[r])}")
-                    for r in m.row]
+        step_txt = [
+            ("" if r < 0 or np.isnan(steps[r]) else f"<br>step {int(steps[r])}") for r in m.row
+        ]
         text = [f"{esc(n)}<br>{d:,.3f} µs{s}" for n, d, s in zip(m.name, dur, step_txt)]
         colors = [(_color(n) if r else BLOCK_COLOR) for n, r in zip(m.name, raw)]
         label = np.where(raw, m.name, "")  # names inside the bars, where they fit
-        return {"y": labels, "base": m.start_us, "x": np.maximum(dur, 0.0), "text": text,
-                "label": label, "customdata": m.row, "colors": colors}
+        return {
+            "y": labels,
+            "base": m.start_us,
+            "x": np.maximum(dur, 0.0),
+            "text": text,
+            "label": label,
+            "customdata": m.row,
+            "colors": colors,
+        }
 
     def payload_bytes(self, marks: Marks | None = None) -> int:
         d = self.trace_data(marks)
-        return len(json.dumps({k: (v.tolist() if isinstance(v, np.ndarray) else list(v))
-                               for k, v in d.items()}))
+        return len(
+            json.dumps(
+                {k: (v.tolist() if isinstance(v, np.ndarray) else list(v)) for k, v in d.items()}
+            )
+        )
 
     def figure(self) -> go.Figure:
         d = self.trace_data()
-        fig = go.Figure(go.Bar(
-            orientation="h", y=d["y"], base=d["base"], x=d["x"], customdata=d["customdata"],
-            hovertext=d["text"], hoverinfo="text", text=d["label"], textposition="inside",
-            insidetextanchor="start", textfont=dict(size=10, color="white"),
-            marker=dict(color=d["colors"], line=dict(width=0)), uid="timeline-events"))
+        fig = go.Figure(
+            go.Bar(
+                orientation="h",
+                y=d["y"],
+                base=d["base"],
+                x=d["x"],
+                customdata=d["customdata"],
+                hovertext=d["text"],
+                hoverinfo="text",
+                text=d["label"],
+                textposition="inside",
+                insidetextanchor="start",
+                textfont=dict(size=10, color="white"),
+                marker=dict(color=d["colors"], line=dict(width=0)),
+                uid="timeline-events",
+            )
+        )
         lanes = self.model.lane_labels
         x0, x1 = self.marks.x0, self.marks.x1
         shapes, notes = self._step_bands(x0, x1)
         fig.update_layout(
             title=f"{len(self.marks):,} marks for {int(self.marks.count.sum()):,} events "
-                  f"(drag to zoom, double-click to reset)",
+            f"(drag to zoom, double-click to reset)",
             uniformtext=dict(minsize=8, mode="hide"),
-            barmode="overlay", bargap=0.15, height=max(260, 26 * len(lanes) + 90),
-            margin=dict(l=10, r=10, t=40, b=30), template="plotly_white",
-            xaxis=dict(title="µs", range=[x0, x1]), shapes=shapes, annotations=notes,
-            yaxis=dict(categoryorder="array", categoryarray=list(reversed(lanes)),
-                       type="category", automargin=True), dragmode="zoom", showlegend=False)
+            barmode="overlay",
+            bargap=0.15,
+            height=max(260, 26 * len(lanes) + 90),
+            margin=dict(l=10, r=10, t=40, b=30),
+            template="plotly_white",
+            xaxis=dict(title="µs", range=[x0, x1]),
+            shapes=shapes,
+            annotations=notes,
+            yaxis=dict(
+                categoryorder="array",
+                categoryarray=list(reversed(lanes)),
+                type="category",
+                automargin=True,
+            ),
+            dragmode="zoom",
+            showlegend=False,
+        )
         return fig
 
     def _step_bands(self, x0, x1):
         steps = self.run.steps
-        steps = steps[(steps["start_us"] < x1) &
-                      (steps["start_us"] + steps["step_time_us"] > x0)].head(200)
+        steps = steps[
+            (steps["start_us"] < x1) & (steps["start_us"] + steps["step_time_us"] > x0)
+        ].head(200)
         shapes, notes = [], []
         min_label_width = (x1 - x0) / 40  # narrower bands stay unlabelled
-        for i, (s, t, n) in enumerate(zip(steps["start_us"], steps["step_time_us"],
-                                          steps["step"])):
-            shapes.append(dict(type="rect", xref="x", yref="paper", x0=s, x1=s + t, y0=0,
-                               y1=1, fillcolor="#888" if i % 2 else "#bbb", opacity=0.12,
-                               line_width=0, layer="below"))
+        for i, (s, t, n) in enumerate(zip(steps["start_us"], steps["step_time_us"], steps["step"])):
+            shapes.append(
+                dict(
+                    type="rect",
+                    xref="x",
+                    yref="paper",
+                    x0=s,
+                    x1=s + t,
+                    y0=0,
+                    y1=1,
+                    fillcolor="#888" if i % 2 else "#bbb",
+                    opacity=0.12,
+                    line_width=0,
+                    layer="below",
+                )
+            )
             if t >= min_label_width:
-                notes.append(dict(x=max(s, x0), y=1, xref="x", yref="paper",
-                                  text=f"step {n}", showarrow=False, xanchor="left",
-                                  yanchor="bottom", font=dict(size=10, color="#555")))
+                notes.append(
+                    dict(
+                        x=max(s, x0),
+                        y=1,
+                        xref="x",
+                        yref="paper",
+                        text=f"step {n}",
+                        showarrow=False,
+                        xanchor="left",
+                        yanchor="bottom",
+                        font=dict(size=10, color="#555"),
+                    )
+                )
         return shapes, notes
 
     def figures(self):
@@ -114,13 +190,26 @@ class TimelineView(View):
         ev = self.run.events.iloc[int(row)]
         base = pd.DataFrame({"field": list(ev.index), "value": [str(v) for v in ev.values]})
         st = self.run.event_stats[self.run.event_stats["event"] == int(row)]
-        vals = [(s, (sv if k in ("str", "bytes") else (fv if k == "double" else
-                                                        (iv if k != "uint" else
-                                                         int(np.int64(iv).view(np.uint64))))))
-                for s, k, iv, fv, sv in zip(st["stat"], st["kind"], st["int_value"],
-                                            st["float_value"], st["str_value"])]
-        stats = pd.DataFrame({"field": [f"stat: {s}" for s, _ in vals],
-                              "value": [str(v) for _, v in vals]})
+        vals = [
+            (
+                s,
+                (
+                    sv
+                    if k in ("str", "bytes")
+                    else (
+                        fv
+                        if k == "double"
+                        else (iv if k != "uint" else int(np.int64(iv).view(np.uint64)))
+                    )
+                ),
+            )
+            for s, k, iv, fv, sv in zip(
+                st["stat"], st["kind"], st["int_value"], st["float_value"], st["str_value"]
+            )
+        ]
+        stats = pd.DataFrame(
+            {"field": [f"stat: {s}" for s, _ in vals], "value": [str(v) for _, v in vals]}
+        )
         return pd.concat([base, stats], ignore_index=True)
 
     def widget(self):
@@ -144,8 +233,10 @@ class TimelineView(View):
                 bar.marker.color = d["colors"]
                 shapes, notes = self._step_bands(marks.x0, marks.x1)
                 fw.layout.shapes, fw.layout.annotations = shapes, notes
-            status.value = (f"<span style='font:12px sans-serif'>{len(marks):,} marks for "
-                            f"{int(marks.count.sum()):,} events</span>")
+            status.value = (
+                f"<span style='font:12px sans-serif'>{len(marks):,} marks for "
+                f"{int(marks.count.sum()):,} events</span>"
+            )
 
         def on_click(trace, points, state):
             if not points.point_inds:
@@ -154,16 +245,19 @@ class TimelineView(View):
             if row < 0:
                 details.value = "<i>A block of many short events: zoom in to see them.</i>"
             else:
-                details.value = html_table(self.event_details(row), max_rows=200,
-                                           title="Event details")
+                details.value = html_table(
+                    self.event_details(row), max_rows=200, title="Event details"
+                )
 
         fw.layout.on_change(on_range, "xaxis.range")
         fw.data[0].on_click(on_click)
         return w.VBox([fw, status, details])
 
     def text(self) -> str:
-        return (f"Trace timeline: {len(self.model):,} events in {self.model.n_lanes} rows; "
-                f"this view draws {len(self.marks):,} marks")
+        return (
+            f"Trace timeline: {len(self.model):,} events in {self.model.n_lanes} rows; "
+            f"this view draws {len(self.marks):,} marks"
+        )
 
 
 def timeline(run, window: tuple[float, float] | None = None) -> TimelineView:
