@@ -20,8 +20,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import tfprof_widgets as tw  # noqa: E402
 from bench_load import build_capture  # noqa: E402
+
+import tfprof_widgets as tw  # noqa: E402
 
 
 def main() -> None:

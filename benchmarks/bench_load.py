@@ -130,7 +130,7 @@ def build_capture(n_events: int, seed: int = 0) -> bytes:
             ev.stats.add(metadata_id=sid["id"], int64_value=k)
             ev.stats.add(metadata_id=sid["parent_id"], int64_value=k + 1)
         n_work = per_step - n_py - n_dl - 1
-        for w, line in enumerate(workers):
+        for line in workers:
             n_w = n_work // len(workers)
             proc = line.events.add(
                 metadata_id=eid["ExecutorState::Process"],

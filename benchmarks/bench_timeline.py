@@ -13,12 +13,12 @@ import pathlib
 import sys
 import time
 
-
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from synthetic_events import synthetic_events  # noqa: E402
+
 from tfprof_widgets.widgets.lod import TimelineModel  # noqa: E402
 
 

@@ -30,8 +30,9 @@ CHROMIUM_ARGS = [
 
 
 def pages() -> dict[str, str]:
-    import tfprof_widgets as tw
     from golden_tables import synthetic_gpu_path
+
+    import tfprof_widgets as tw
     from tfprof_widgets.widgets._display import reset_plotlyjs
 
     samples = ROOT / "sample_profiles"

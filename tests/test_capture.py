@@ -19,11 +19,11 @@ if os.environ.get("CI") != "true":  # in CI the dev extra installs it: a missing
 
 from IPython.testing.globalipapp import start_ipython  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
+from isolation import run_isolated  # noqa: E402
 
 import tfprof_widgets as tw  # noqa: E402
 from tfprof_widgets.capture import tf_runtime  # noqa: E402
 from tfprof_widgets.capture.session import active_capture  # noqa: E402
-from isolation import run_isolated  # noqa: E402
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 

@@ -1,7 +1,7 @@
 """Loading part of a capture, and captures that are only partly there."""
 
-import pandas as pd
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import tree_state
 from xspace_builder import XSpaceBuilder, gpu_capture, write_multi_host_run

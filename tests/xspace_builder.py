@@ -67,7 +67,7 @@ class PlaneBuilder:
     def add_plane_stat(self, name: str, value) -> None:
         self.set_stat(self.plane.stats.add(), name, value)
 
-    def line(self, name: str, line_id: int, timestamp_ns: int = 0) -> "LineBuilder":
+    def line(self, name: str, line_id: int, timestamp_ns: int = 0) -> LineBuilder:
         ln = self.plane.lines.add()
         ln.id, ln.name, ln.timestamp_ns = line_id, name, timestamp_ns
         return LineBuilder(self, ln)
@@ -176,7 +176,7 @@ def gpu_capture(
             (step_us - 100) * US,
             {"_c": 1000 + s, "_ct": 3, "iter_num": s},
         )
-        for k, (kname, _, op, dur) in enumerate(KERNELS):
+        for k, (kname, _, op, _dur) in enumerate(KERNELS):
             ex.event(f"{op}", t0 + (20 + 100 * k) * US, 30 * US)
             ex.event(
                 "cuLaunchKernel",

@@ -11,6 +11,14 @@ with tfprof_widgets.capture() as cap:  # or from a script; cap.run afterwards
     ...
 """
 
+from .analysis.input_pipeline import input_pipeline
+from .analysis.memory import memory_breakdown, memory_summary
+from .analysis.overview import overview_summary
+from .analysis.steps import per_host_steps, step_breakdown
+from .analysis.tf_data import tf_data, tf_data_bottleneck
+from .analysis.tfprof_advice import tfprof_advice
+from .analysis.tfprof_views import tfprof_view, total_float_ops, total_parameters
+from .capture import Capture, CaptureOptions, capture, keras_callback, remote_capture, stop_capture
 from .errors import (
     CaptureError,
     CaptureUnavailableError,
@@ -19,18 +27,10 @@ from .errors import (
     NoEventsError,
     ProfileError,
     ProfileNotFoundError,
-    ProfileTooLargeError,
     ProfilerBusyError,
+    ProfileTooLargeError,
     WrongFormatError,
 )
-from .capture import Capture, CaptureOptions, capture, keras_callback, remote_capture, stop_capture
-from .analysis.input_pipeline import input_pipeline
-from .analysis.memory import memory_breakdown, memory_summary
-from .analysis.overview import overview_summary
-from .analysis.steps import per_host_steps, step_breakdown
-from .analysis.tf_data import tf_data, tf_data_bottleneck
-from .analysis.tfprof_advice import tfprof_advice
-from .analysis.tfprof_views import tfprof_view, total_float_ops, total_parameters
 from .readers.discovery import list_runs
 from .run import Run, load
 from .widgets import (

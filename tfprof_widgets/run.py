@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 import os
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -257,11 +257,11 @@ def _read_one(path: str, on_fraction: Callable[[float], None] | None = None) -> 
         with open(path, "rb") as f:
             data = f.read()
     except PermissionError:
-        raise ProfileError(path, "permission denied: the file cannot be read")
+        raise ProfileError(path, "permission denied: the file cannot be read") from None
     except IsADirectoryError:
-        raise ProfileError(path, "a directory where a capture file was expected")
+        raise ProfileError(path, "a directory where a capture file was expected") from None
     except OSError as exc:
-        raise ProfileError(path, f"cannot be read: {exc.strerror or exc}")
+        raise ProfileError(path, f"cannot be read: {exc.strerror or exc}") from None
     kind = capture_kind(path, data[:16])
     if kind == "xspace":
         return read_xspace(path, data, on_fraction=on_fraction)

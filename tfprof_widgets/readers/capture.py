@@ -54,7 +54,7 @@ class StatRows:
     str_value: pd.Categorical  # str or bytes; missing where not a string kind
 
     @classmethod
-    def empty(cls) -> "StatRows":
+    def empty(cls) -> StatRows:
         return cls(
             np.zeros(0, np.int64),
             categorical_from_codes(np.zeros(0, np.int64), []),
@@ -77,7 +77,7 @@ class StatRows:
         obj: np.ndarray,
         ref_names: dict[int, str],
         path: str,
-    ) -> "StatRows":
+    ) -> StatRows:
         """Build from wire-level columns, split by kind with numpy masks.
 
         ``field`` is the XStat oneof field number (0 = no value), ``raw`` the int64 payload
@@ -117,7 +117,7 @@ class StatRows:
     @classmethod
     def from_tuples(
         cls, rows: list[tuple], names_by_id: dict[int, str] | None, path: str
-    ) -> "StatRows":
+    ) -> StatRows:
         """Build from ``(owner, key, wire_field_name, value)`` tuples.
 
         ``key`` is a stat metadata id when ``names_by_id`` is given (XSpace plane and
@@ -145,7 +145,7 @@ class StatRows:
         )
 
     @classmethod
-    def concat(cls, parts: list["StatRows"], offsets: list[int]) -> "StatRows":
+    def concat(cls, parts: list[StatRows], offsets: list[int]) -> StatRows:
         """Concatenate, shifting each part's owner indices by its offset."""
         parts_offsets = [(p, o) for p, o in zip(parts, offsets) if len(p)]
         if not parts_offsets:
@@ -161,7 +161,7 @@ class StatRows:
             concat_categoricals([p.str_value for p, _ in parts_offsets]),
         )
 
-    def take(self, order: np.ndarray) -> "StatRows":
+    def take(self, order: np.ndarray) -> StatRows:
         return StatRows(
             self.owner[order],
             self.name[order],
@@ -248,7 +248,9 @@ def _gunzip_text(value: bytes, path: str) -> str:
     try:
         return gzip.decompress(value).decode("utf-8", "replace")
     except (OSError, EOFError, zlib.error) as exc:
-        raise CorruptProfileError(path, f"a compressed string stat does not decompress: {exc}")
+        raise CorruptProfileError(
+            path, f"a compressed string stat does not decompress: {exc}"
+        ) from None
 
 
 @dataclasses.dataclass
@@ -303,7 +305,7 @@ class HostCapture:
     def n_events(self) -> int:
         return len(self.ev_name)
 
-    def select_planes(self, keep) -> "HostCapture":
+    def select_planes(self, keep) -> HostCapture:
         """A copy holding only the planes for which ``keep(plane_name)`` is true."""
         plane_keep = np.array([keep(p.name) for p in self.planes], bool)
         kept = np.flatnonzero(plane_keep).tolist()
@@ -337,7 +339,7 @@ class HostCapture:
             metadata_stats=mstats,
         )
 
-    def select_events(self, keep: np.ndarray) -> "HostCapture":
+    def select_events(self, keep: np.ndarray) -> HostCapture:
         """A copy holding only the events where ``keep`` is true (and their stats)."""
         return dataclasses.replace(
             self,
@@ -369,7 +371,7 @@ class HostCapture:
             else np.zeros(0, np.int64)
         )
 
-    def select_window(self, start_s: float, end_s: float) -> "HostCapture":
+    def select_window(self, start_s: float, end_s: float) -> HostCapture:
         """Only the events that overlap [start_s, end_s], in seconds from :meth:`start_ns`.
 
         Events cut by an edge are kept whole; aggregated events (no time) are kept.
@@ -391,7 +393,7 @@ def _index_map(mask: np.ndarray) -> np.ndarray:
     return out
 
 
-def _kept_stats(stats: "StatRows", owner_keep: np.ndarray) -> "StatRows":
+def _kept_stats(stats: StatRows, owner_keep: np.ndarray) -> StatRows:
     """The stats whose owner is kept, with owners renumbered to the kept positions."""
     picked = stats.take(np.flatnonzero(owner_keep[stats.owner]))
     picked.owner = _index_map(owner_keep)[picked.owner]
@@ -476,7 +478,7 @@ def assemble(captures: list[HostCapture]) -> dict[str, object]:
         for li, ln in enumerate(cap.lines):
             by_plane.setdefault(ln.plane, []).append(li)
         unique = {}
-        for pi, lis in by_plane.items():
+        for lis in by_plane.values():
             names = unique_line_names(
                 [cap.lines[i].name for i in lis], [cap.lines[i].line_id for i in lis]
             )

@@ -72,7 +72,9 @@ def _gunzip_bounded(data: bytes, path: str, limit: int | None = None) -> bytes:
         if not inflater.eof:
             raise EOFError("compressed stream ended before the end-of-stream marker")
     except (EOFError, OSError, zlib.error) as exc:
-        raise CorruptProfileError(path, f"the gzip stream is cut short or damaged ({exc})")
+        raise CorruptProfileError(
+            path, f"the gzip stream is cut short or damaged ({exc})"
+        ) from None
     return b"".join(out)
 
 
@@ -104,11 +106,11 @@ def decode_json(data: bytes, path: str):
             return _orjson.loads(data)
         return json.loads(data)  # raises RecursionError on deep nesting, never overflows
     except RecursionError:
-        raise CorruptProfileError(path, "the JSON is nested too deeply to be a trace")
+        raise CorruptProfileError(path, "the JSON is nested too deeply to be a trace") from None
     except (ValueError, UnicodeDecodeError) as exc:
         # orjson.JSONDecodeError and json.JSONDecodeError are both ValueErrors.
         where = f" at byte {exc.pos}" if getattr(exc, "pos", None) is not None else ""
-        raise CorruptProfileError(path, f"invalid JSON{where}: {exc}")
+        raise CorruptProfileError(path, f"invalid JSON{where}: {exc}") from None
 
 
 def read_chrome_trace(path: str, data: bytes | None = None, host: str | None = None) -> HostCapture:
@@ -278,7 +280,9 @@ def _number(ev: dict, key: str, j: int, path: str) -> float:
         try:
             v = float(v)
         except (TypeError, ValueError):
-            raise CorruptProfileError(path, f"traceEvents[{j}].{key} is not a number: {v!r}")
+            raise CorruptProfileError(
+                path, f"traceEvents[{j}].{key} is not a number: {v!r}"
+            ) from None
     if not math.isfinite(v):
         raise CorruptProfileError(path, f"traceEvents[{j}].{key} is {v}, not a finite number")
     return float(v)

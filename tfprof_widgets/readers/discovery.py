@@ -76,7 +76,7 @@ def _capture_entries(directory: str) -> tuple[list[str], list[str]]:
     try:
         names = sorted(os.listdir(directory))
     except PermissionError:
-        raise ProfileError(directory, "permission denied reading the directory")
+        raise ProfileError(directory, "permission denied reading the directory") from None
     entries = [os.path.join(directory, n) for n in names if is_capture_file(n)]
     files = [f for f in entries if os.path.isfile(f)]
     odd = [f for f in entries if not os.path.isfile(f)]

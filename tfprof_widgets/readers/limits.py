@@ -7,7 +7,6 @@ same figures.
 
 from __future__ import annotations
 
-
 __all__ = ["MEMORY_PER_FILE_BYTE", "available_memory_bytes", "fmt_bytes", "estimated_need"]
 
 # Peak memory of a load, per byte of capture file: ~12x measured on a 30 MB, 1 M-event

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -78,7 +78,7 @@ def _parse(message, data: bytes, path: str, what: str):
     except (DecodeError, RuntimeError, ValueError) as exc:
         raise CorruptProfileError(
             path, f"{what}: not a valid XSpace protobuf ({exc}); the file is truncated or damaged"
-        )
+        ) from None
     return message
 
 
@@ -111,7 +111,7 @@ def _walk_fast(data: bytes, path: str) -> _Walk:
     except ValueError as exc:
         raise CorruptProfileError(
             path, f"not a valid XSpace protobuf: {exc}; the file is truncated or damaged"
-        )
+        ) from None
     space = _parse(xplane_pb2.XSpace(), cols["space"], path, "XSpace fields")
     planes = [
         _parse(xplane_pb2.XPlane(), b, path, f"plane {i}") for i, b in enumerate(cols["planes"])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import html
-from typing import Callable
+from collections.abc import Callable
 
 import plotly.graph_objects as go
 import plotly.io as pio

@@ -6,8 +6,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..analysis.tf_data import (
-    bottleneck_type,
     SUGGESTIONS,
+    bottleneck_type,
     tf_data,
     tf_data_bottleneck,
     tf_data_summary,
