@@ -52,7 +52,7 @@ def main() -> None:
         try:
             ip.run_cell_magic("tfprof", f"--logdir {logdir} --no-display", busy_cell)
             out[case] = {"error": None}
-        except tw.ProfileError as exc:
+        except (tw.ProfileError, tw.CaptureError) as exc:
             out[case] = {
                 "error": type(exc).__name__,
                 "message": str(exc),

@@ -183,6 +183,22 @@ def test_errors_are_catchable_as_profile_error(tmp_path):
     ):
         assert issubclass(exc, tw.ProfileError)
     assert issubclass(tw.ProfileNotFoundError, FileNotFoundError)
+    assert issubclass(tw.ProfileTooLargeError, tw.ProfileError)
+
+
+def test_capture_errors_are_not_input_errors():
+    """Capture problems are their own family: `except ProfileError` catches input problems
+    only, and a CaptureError still names its path and problem the same way."""
+    for exc in (tw.CaptureError, tw.ProfilerBusyError, tw.CaptureUnavailableError):
+        assert issubclass(exc, tw.CaptureError)
+        assert not issubclass(exc, tw.ProfileError)
+    assert issubclass(tw.CaptureUnavailableError, ImportError)
+    err = tw.ProfilerBusyError("logs", "another capture is recording")
+    assert (err.path, err.problem, str(err)) == (
+        "logs",
+        "another capture is recording",
+        "logs: another capture is recording",
+    )
 
 
 def test_gzip_bomb_is_refused_while_inflating(tmp_path, monkeypatch):

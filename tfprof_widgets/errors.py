@@ -1,9 +1,23 @@
-"""Typed errors for everything that can be wrong with a profile on disk.
+"""Typed errors: what is wrong with a profile on disk, and why a capture failed.
 
-Every error names the file (or directory) it is about and says what is wrong with it, so a
-notebook user sees one readable line instead of a protobuf or JSON traceback. All of them
-derive from :class:`ProfileError`, so ``except tfprof_widgets.ProfileError`` catches every
-problem with the input and nothing else.
+Every error names the file, directory or server address it is about (``path``) and says what
+is wrong (``problem``), so a notebook user sees one readable line instead of a protobuf, JSON
+or TensorFlow traceback. There are two separate families:
+
+* :class:`ProfileError` and its subclasses are problems with the *input*: a capture that is
+  missing, empty, damaged, of the wrong kind or too large to load. ``load()``,
+  ``list_runs()`` and the readers raise only these for anything wrong with the files, so
+  ``except tfprof_widgets.ProfileError`` catches exactly the input problems: missing paths
+  (:class:`ProfileNotFoundError`, also a ``FileNotFoundError``), empty captures
+  (:class:`EmptyProfileError`, :class:`NoEventsError`), damaged or foreign files
+  (:class:`CorruptProfileError`, :class:`WrongFormatError`, also ``ValueError``) and
+  captures that do not fit in memory (:class:`ProfileTooLargeError`, also a
+  ``MemoryError``). It does not catch capture errors.
+* :class:`CaptureError` and its subclasses are problems *making* a capture (``%%tfprof``,
+  ``capture()``, ``keras_callback()``, ``remote_capture()``): a logdir that cannot take one,
+  a profiler already recording (:class:`ProfilerBusyError`), TensorFlow or grpcio missing
+  (:class:`CaptureUnavailableError`, also an ``ImportError``), a profiler that failed or
+  wrote nothing. Loading the finished capture can still raise a :class:`ProfileError`.
 """
 
 from __future__ import annotations
@@ -24,13 +38,17 @@ __all__ = [
 ]
 
 
-class ProfileError(Exception):
-    """A profile could not be read. ``path`` is the file or directory, ``problem`` the reason."""
+class _ProblemAt(Exception):
+    """An error about one path (or address): the message is ``"<path>: <problem>"``."""
 
     def __init__(self, path: str | os.PathLike[str], problem: str) -> None:
         self.path = os.fspath(path)
         self.problem = problem
         super().__init__(f"{self.path}: {problem}")
+
+
+class ProfileError(_ProblemAt):
+    """A profile could not be read. ``path`` is the file or directory, ``problem`` the reason."""
 
 
 class ProfileNotFoundError(ProfileError, FileNotFoundError):
@@ -57,7 +75,7 @@ class ProfileTooLargeError(ProfileError, MemoryError):
     """Loading the capture would need more memory than is available; load part of it."""
 
 
-class CaptureError(ProfileError):
+class CaptureError(_ProblemAt):
     """A capture could not be made or saved; ``path`` is the logdir or the server address.
 
     Raised before the profiled code runs when the logdir cannot take a capture (read-only,

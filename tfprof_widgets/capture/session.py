@@ -264,7 +264,7 @@ def capture(
     except BaseException:
         try:
             cap.stop(load=load)
-        except ProfileError as exc:
+        except (CaptureError, ProfileError) as exc:
             warnings.warn(
                 f"the profiled code raised, and its capture failed too: {exc}",
                 RuntimeWarning,

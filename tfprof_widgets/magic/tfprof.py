@@ -14,7 +14,7 @@ from IPython.core.magic_arguments import (
 )
 from IPython.display import display
 
-from ..errors import ProfileError
+from ..errors import CaptureError, ProfileError
 
 __all__ = ["TfprofMagics"]
 
@@ -159,7 +159,7 @@ class TfprofMagics(Magics):
             if cell is None:
                 return self._line(line)
             return self._cell(line, cell)
-        except ProfileError as exc:
+        except (ProfileError, CaptureError) as exc:
             raise _one_line(exc) from None
 
     # -- %%tfprof ------------------------------------------------------------------------
