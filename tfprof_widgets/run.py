@@ -10,11 +10,10 @@ import html
 import os
 from collections.abc import Callable
 
-import numpy as np
 import pandas as pd
 
-from . import schema
-from .analysis.grouping import assign_groups, stat_categorical
+from . import schema, stat_columns
+from .analysis.grouping import assign_groups
 from .errors import ProfileError
 from .readers.capture import HostCapture, assemble
 from .readers.chrome_trace import read_chrome_trace
@@ -78,7 +77,7 @@ class Run:
 
         ev = self.events
         ev["group_id"], ev["step"] = assign_groups(ev, self.event_stats, ~on_device(self))
-        ev["tf_op"] = stat_categorical(self.event_stats, "tf_op", len(ev))
+        ev["tf_op"] = stat_columns.categorical(self.event_stats, "tf_op", len(ev))
 
     # -- stats ----------------------------------------------------------------------------
     def stat(self, name: str) -> pd.Series:
@@ -87,41 +86,14 @@ class Run:
         Integer stats come back as ``Int64`` (``UInt64`` when every value was stored
         unsigned), doubles as float64, strings as a categorical.
         """
-        rows = self.event_stats[self.event_stats["stat"] == name]
-        if not len(rows):
+        out = stat_columns.typed(self.event_stats, name, len(self.events))
+        if out is None:
             known = sorted(self.event_stats["stat"].cat.categories)
             raise KeyError(
                 f"no event carries the stat {name!r}; stats in this run: "
                 f"{', '.join(known[:40])}{' ...' if len(known) > 40 else ''}"
             )
-        rows = rows.drop_duplicates("event", keep="last")
-        idx = rows["event"].to_numpy()
-        kinds = set(rows["kind"].astype(str))
-        n = len(self.events)
-        if kinds <= {"int", "uint"}:
-            vals = rows["int_value"].to_numpy()
-            if kinds == {"uint"}:
-                out = pd.array(np.zeros(n, np.uint64), dtype="UInt64")
-                out[idx] = vals.view(np.uint64)
-            else:
-                out = pd.array(np.zeros(n, np.int64), dtype="Int64")
-                out[idx] = vals
-            mask = np.ones(n, bool)
-            mask[idx] = False
-            out[mask] = pd.NA
-            return pd.Series(out, index=self.events.index, name=name)
-        if kinds <= {"int", "uint", "double"}:
-            out = np.full(n, np.nan)
-            vals = np.where(
-                rows["kind"] == "double", rows["float_value"], rows["int_value"].astype(np.float64)
-            )
-            out[idx] = vals
-            return pd.Series(out, index=self.events.index, name=name)
-        out = np.full(n, None, object)
-        str_rows = rows["str_value"].astype(object).to_numpy()
-        num = np.where(rows["kind"] == "double", rows["float_value"], rows["int_value"])
-        out[idx] = np.where(pd.isna(str_rows), num.astype(object), str_rows)
-        return pd.Series(pd.Categorical(out), index=self.events.index, name=name)
+        return pd.Series(out, index=self.events.index, name=name)
 
     def events_with(self, *stats: str) -> pd.DataFrame:
         """:attr:`events` with the named stats added as typed columns."""

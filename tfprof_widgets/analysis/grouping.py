@@ -26,60 +26,10 @@ import re
 import numpy as np
 import pandas as pd
 
+from .. import stat_columns
+
 _MARKER_NAME = re.compile(r"^(train|test|TraceContext)[^/]*$|^Profiled batch$")
 _MAX_FLOW_ROUNDS = 16
-
-
-def stat_values(
-    event_stats: pd.DataFrame, name: str, n_events: int, numeric: bool = True
-) -> tuple[np.ndarray, np.ndarray]:
-    """One stat as an array aligned with the events: (values, present mask).
-
-    Numeric stats come back as int64 (doubles are truncated); with ``numeric=False`` the
-    string value is returned (object array). When an event carries the stat twice, the last
-    one wins.
-    """
-    rows = event_stats[event_stats["stat"] == name] if len(event_stats) else event_stats
-    present = np.zeros(n_events, bool)
-    if numeric:
-        values = np.zeros(n_events, np.int64)
-        if len(rows):
-            kinds = rows["kind"].to_numpy()
-            v = np.where(
-                kinds == "double",
-                np.nan_to_num(rows["float_value"].to_numpy()).astype(np.int64),
-                rows["int_value"].to_numpy(),
-            )
-            if (kinds == "str").any():  # e.g. Chrome-trace args given as strings
-                s = pd.to_numeric(rows["str_value"].astype(object), errors="coerce").to_numpy()
-                ok = (kinds == "str") & ~np.isnan(s)
-                v = np.where(ok, np.nan_to_num(s).astype(np.int64), v)
-                keep = (kinds != "str") | ok
-                rows, v = rows[keep], v[keep]
-            owners = rows["event"].to_numpy()
-            values[owners] = v
-            present[owners] = True
-    else:
-        values = np.full(n_events, None, object)
-        if len(rows):
-            owners = rows["event"].to_numpy()
-            values[owners] = rows["str_value"].astype(object).to_numpy()
-            present[owners] = True
-    return values, present
-
-
-def stat_categorical(event_stats: pd.DataFrame, name: str, n_events: int) -> pd.Categorical:
-    """A string stat as a categorical aligned with the events, built from the stats table's
-    codes (no per-event Python objects). Missing where an event lacks the stat."""
-    sv = event_stats["str_value"]
-    rows = event_stats["stat"] == name
-    codes = np.full(n_events, -1, np.int64)
-    if rows.any():
-        codes[event_stats["event"].to_numpy()[rows.to_numpy()]] = sv.cat.codes.to_numpy()[
-            rows.to_numpy()
-        ]
-    out = pd.Categorical.from_codes(codes, dtype=sv.dtype)
-    return out.remove_unused_categories()
 
 
 def line_segments(events: pd.DataFrame) -> list[tuple[int, int]]:
@@ -120,7 +70,7 @@ def function_call_markers(
     ``tf_function_call`` stat ("traced-nonXla", "notTraced-nonXla", ...).
     """
     n = len(events)
-    _, is_call = stat_values(event_stats, "tf_function_call", n, numeric=False)
+    _, is_call = stat_columns.strings(event_stats, "tf_function_call", n)
     is_call &= eligible
     mask = np.zeros(n, bool)
     steps = np.zeros(n, np.int64)
@@ -146,10 +96,10 @@ def assign_groups(
     there); by default every plane whose name starts with '/host' or has no 'device:'.
     """
     n = len(events)
-    gid_stat, has_gid = stat_values(event_stats, "group_id", n)
-    step_num, has_step = stat_values(event_stats, "step_num", n)
+    gid_stat, has_gid = stat_columns.numbers(event_stats, "group_id", n)
+    step_num, has_step = stat_columns.numbers(event_stats, "step_num", n)
     if not has_step.any():
-        step_num, has_step = stat_values(event_stats, "iter_num", n)
+        step_num, has_step = stat_columns.numbers(event_stats, "iter_num", n)
 
     if has_gid.any():
         group = np.where(has_gid, gid_stat, -1)
@@ -159,7 +109,7 @@ def assign_groups(
     if host_planes is None:
         planes = events["plane"].astype(str)
         host_planes = (planes.str.startswith("/host") | ~planes.str.contains("device:")).to_numpy()
-    r_val, has_r = stat_values(event_stats, "_r", n)
+    r_val, has_r = stat_columns.numbers(event_stats, "_r", n)
     # Match the regex once per distinct name, not once per event.
     cats = events["name"].cat.categories
     cat_is_marker = np.array([bool(_MARKER_NAME.match(str(c))) for c in cats], bool)
@@ -209,10 +159,10 @@ def assign_groups(
     for a, b in segments:
         if a in marker_lines:
             on_marker_line[a:b] = True
-    p_id, has_p = stat_values(event_stats, "_p", n)
-    p_ty, _ = stat_values(event_stats, "_pt", n)
-    c_id, has_c = stat_values(event_stats, "_c", n)
-    c_ty, _ = stat_values(event_stats, "_ct", n)
+    p_id, has_p = stat_columns.numbers(event_stats, "_p", n)
+    p_ty, _ = stat_columns.numbers(event_stats, "_pt", n)
+    c_id, has_c = stat_columns.numbers(event_stats, "_c", n)
+    c_ty, _ = stat_columns.numbers(event_stats, "_ct", n)
     prod = np.flatnonzero(has_p)
     cons = np.flatnonzero(has_c)
     if len(prod) and len(cons):
@@ -246,7 +196,7 @@ def _steps_for_groups(group, marks, step_num, event_stats, n) -> dict[int, int]:
     step_of: dict[int, int] = {}
     for g, s in zip(group[marks].tolist(), step_num[marks].tolist()):
         step_of.setdefault(g, s)
-    names, has_name = stat_values(event_stats, "step_name", n, numeric=False)
+    names, has_name = stat_columns.strings(event_stats, "step_name", n)
     for g, s in zip(group[has_name].tolist(), names[has_name].tolist()):
         if g not in step_of and isinstance(s, str) and s.strip().isdigit():
             step_of[g] = int(s)

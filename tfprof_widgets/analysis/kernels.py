@@ -14,8 +14,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from .. import stat_columns
 from .event_index import event_line_ids, on_device
-from .grouping import stat_values
 from .tf_ops import is_derived_line, parse_tf_op
 
 # Kernel-name fragments of NVIDIA Tensor Core kernels (XProf's list).
@@ -125,8 +125,8 @@ def kernel_stats(run) -> pd.DataFrame:
     """One row per (host, kernel, launch parameters, op): see KERNEL_COLUMNS."""
     ev = run.events
     n = len(ev)
-    details, has_details = stat_values(run.event_stats, "kernel_details", n, numeric=False)
-    equation, _ = stat_values(run.event_stats, "equation", n, numeric=False)
+    details, has_details = stat_columns.strings(run.event_stats, "kernel_details", n)
+    equation, _ = stat_columns.strings(run.event_stats, "equation", n)
     vendor = _plane_vendors(run)
     keep = (
         on_device(run)
@@ -212,10 +212,10 @@ def kernel_stats(run) -> pd.DataFrame:
 
 
 def _plane_vendors(run) -> dict:
-    ps = run.plane_stats
-    v = ps[ps["stat"] == "device_vendor"]
+    v = stat_columns.select(run.plane_stats, "device_vendor")
     return {
-        (str(h), str(p)): str(s).lower() for h, p, s in zip(v["host"], v["plane"], v["str_value"])
+        (str(h), str(p)): str(s).lower()
+        for h, p, s in zip(v["host"], v["plane"], stat_columns.values(v))
     }
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .grouping import stat_categorical, stat_values
+from .. import stat_columns
 
 # TensorFlow DataType enum -> the name XProf shows (DataTypeString).
 DATA_TYPES = [
@@ -84,23 +84,16 @@ def memory_events(run) -> pd.DataFrame:
     stats = run.event_stats
 
     def num(name):
-        v, has = stat_values(stats, name, n)
+        v, has = stat_columns.numbers(stats, name, n)
         return np.where(has, v, 0)[rows]
 
     def cat(name):
-        return np.asarray(stat_categorical(stats, name, n), dtype=object)[rows]
+        return np.asarray(stat_columns.categorical(stats, name, n), dtype=object)[rows]
 
-    frag_rows = stats[stats["stat"] == "fragmentation"]
-    frag = np.zeros(n)
-    if len(frag_rows):  # recorded as double or as int64, depending on the allocator
-        f = np.where(
-            frag_rows["kind"] == "double",
-            frag_rows["float_value"],
-            frag_rows["int_value"].astype(float),
-        )
-        frag[frag_rows["event"].to_numpy()] = f
+    # Recorded as double or as int64, depending on the allocator.
+    frag, _ = stat_columns.floats(stats, "fragmentation", n)
     dtype_num = num("data_type")
-    step, has_step = stat_values(stats, "group_id", n)
+    step, has_step = stat_columns.numbers(stats, "group_id", n)
     group = ev["group_id"].to_numpy(dtype=float, na_value=np.nan)
     step_id = np.where(has_step, step, np.where(np.isnan(group), -1, group))[rows]
     allocator = cat("allocator_name")

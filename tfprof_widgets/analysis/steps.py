@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .. import stat_columns
 from .event_index import event_line_ids, on_device
-from .grouping import function_call_markers, stat_values
+from .grouping import function_call_markers
 from .nesting import to_ps
 from .tf_ops import is_derived_line, name_table
 
@@ -128,9 +129,9 @@ def step_events(run) -> pd.DataFrame:
     op_type = table["op_type"].to_numpy()[codes]
     grouped = ~np.isnan(group) & (ev["occurrences"].to_numpy() == 1)
 
-    _, has_corr = stat_values(run.event_stats, "correlation_id", n)
-    step_name, has_step_name = stat_values(run.event_stats, "step_name", n, numeric=False)
-    shapes, has_shapes = stat_values(run.event_stats, "tensor_shapes", n, numeric=False)
+    _, has_corr = stat_columns.numbers(run.event_stats, "correlation_id", n)
+    step_name, has_step_name = stat_columns.strings(run.event_stats, "step_name", n)
+    shapes, has_shapes = stat_columns.strings(run.event_stats, "tensor_shapes", n)
 
     # Device step markers: events on a device's 'Steps' line.
     dev_marker = grouped & device & (ev["line"].astype(str).to_numpy() == "Steps")

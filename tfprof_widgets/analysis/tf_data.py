@@ -21,7 +21,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from .grouping import stat_values
+from .. import stat_columns
 
 SLOW_CALL_US = 50.0
 ASYNC_ITERATORS = {
@@ -201,8 +201,8 @@ def tf_data(run) -> TfDataStats:
     n = len(ev)
     names = ev["name"].astype(str)
     is_it = names.str.startswith("Iterator::").to_numpy() & (ev["occurrences"].to_numpy() == 1)
-    it_id, has_id = stat_values(run.event_stats, "id", n)
-    parent, has_parent = stat_values(run.event_stats, "parent_id", n)
+    it_id, has_id = stat_columns.numbers(run.event_stats, "id", n)
+    parent, has_parent = stat_columns.numbers(run.event_stats, "parent_id", n)
     rows = np.flatnonzero(is_it & has_id)
     long_names = names.to_numpy()[rows]
     depth = np.array([len(s.split("::")) - 1 for s in long_names])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 from google.protobuf.message import DecodeError
 
-from .. import schema
+from .. import schema, stat_columns
 from ..errors import CorruptProfileError
 from ..proto import profiler_service_pb2
 
@@ -32,9 +32,9 @@ def decode_profile_options(blob: bytes, path: str) -> profiler_service_pb2.Profi
 
 def profile_options_table(plane_stats: pd.DataFrame, files_by_host: dict[str, str]) -> pd.DataFrame:
     """One row per host that recorded its options; columns of ``schema.PROFILE_OPTIONS``."""
-    recorded = plane_stats[plane_stats["stat"] == "profile_options"]
+    recorded = stat_columns.select(plane_stats, "profile_options")
     rows = []
-    for host, blob in zip(recorded["host"].astype(str), recorded["str_value"]):
+    for host, blob in zip(recorded["host"].astype(str), stat_columns.values(recorded)):
         if not isinstance(blob, (bytes, bytearray)):
             continue
         o = decode_profile_options(blob, files_by_host.get(host, host))

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from .. import stat_columns
 from ._display import View, esc
 from .lod import MAX_MARKS, Marks, TimelineModel
 from .tables import html_table
@@ -190,25 +191,11 @@ class TimelineView(View):
         ev = self.run.events.iloc[int(row)]
         base = pd.DataFrame({"field": list(ev.index), "value": [str(v) for v in ev.values]})
         st = self.run.event_stats[self.run.event_stats["event"] == int(row)]
-        vals = [
-            (
-                s,
-                (
-                    sv
-                    if k in ("str", "bytes")
-                    else (
-                        fv
-                        if k == "double"
-                        else (iv if k != "uint" else int(np.int64(iv).view(np.uint64)))
-                    )
-                ),
-            )
-            for s, k, iv, fv, sv in zip(
-                st["stat"], st["kind"], st["int_value"], st["float_value"], st["str_value"]
-            )
-        ]
         stats = pd.DataFrame(
-            {"field": [f"stat: {s}" for s, _ in vals], "value": [str(v) for _, v in vals]}
+            {
+                "field": [f"stat: {s}" for s in st["stat"]],
+                "value": [str(v) for v in stat_columns.values(st)],
+            }
         )
         return pd.concat([base, stats], ignore_index=True)
 

@@ -1,0 +1,203 @@
+"""Typed stat columns: one stat of a long stats table, as values aligned with its owners.
+
+Events, planes and event metadata carry their stats in long tables that share the value
+columns of :data:`tfprof_widgets.schema.STAT_VALUE_COLUMNS`: ``stat`` (the name), ``kind``
+(one of :data:`KINDS`), ``int_value``, ``float_value`` and ``str_value``. This module is the
+one place that turns the rows of one stat into a typed column (one value per owner: event,
+plane or metadata row), whichever way the caller needs it:
+
+* :func:`typed`: the stat as its own type (``Int64``/``UInt64``, float64 or a categorical),
+  what ``Run.stat()`` returns;
+* :func:`numbers`, :func:`floats`, :func:`strings`: numpy arrays plus a "present" mask, for
+  analyses that need plain arrays;
+* :func:`categorical`: a string stat as a categorical built from the table's codes;
+* :func:`values`: each row's value as a Python object (an event's details, a plane's options).
+
+A table is either a DataFrame (``Run.event_stats``, owners in its ``event`` column, or any
+table with an ``owner`` array given) or the readers' ``StatRows`` (same fields as arrays, with
+``kind`` as int8 codes into :data:`KINDS`). When an owner carries a stat twice, the last row
+wins. Nothing here imports the readers or the analyses: both use it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "KINDS",
+    "KIND_CODE",
+    "categorical",
+    "floats",
+    "numbers",
+    "select",
+    "strings",
+    "typed",
+    "values",
+]
+
+# Stat value kinds, in the order of their int8 codes (the `kind` column's categories).
+KINDS = ("int", "uint", "double", "str", "bytes", "none")
+KIND_CODE = {k: i for i, k in enumerate(KINDS)}
+_INT, _UINT, _DOUBLE, _STR = (KIND_CODE[k] for k in ("int", "uint", "double", "str"))
+
+
+class _Rows:
+    """The rows of one stat, as arrays: owner, kind code, int, float and str values."""
+
+    def __init__(self, stats, name: str, owner) -> None:
+        if isinstance(stats, pd.DataFrame):
+            hit = (stats["stat"] == name).to_numpy() if len(stats) else np.zeros(0, bool)
+            own = stats[owner] if isinstance(owner, str) else owner
+            self.owner = np.asarray(own)[hit]
+            self.kind = stats["kind"].cat.codes.to_numpy()[hit]
+            self.int_value = stats["int_value"].to_numpy()[hit]
+            self.float_value = stats["float_value"].to_numpy()[hit]
+            self.str_value = stats["str_value"].array[hit]
+        else:  # the readers' StatRows
+            hit = np.asarray(stats.name == name) if len(stats) else np.zeros(0, bool)
+            self.owner = stats.owner[hit]
+            self.kind = stats.kind[hit]
+            self.int_value = stats.int_value[hit]
+            self.float_value = stats.float_value[hit]
+            self.str_value = stats.str_value[hit]
+
+    def __len__(self) -> int:
+        return len(self.owner)
+
+    def last_per_owner(self) -> _Rows:
+        """Only the last row of each owner (the value that wins)."""
+        if len(self) < 2:
+            return self
+        rev = self.owner[::-1]
+        _, first_in_rev = np.unique(rev, return_index=True)
+        keep = np.sort(len(self) - 1 - first_in_rev)
+        if len(keep) == len(self):
+            return self
+        for f in ("owner", "kind", "int_value", "float_value", "str_value"):
+            setattr(self, f, getattr(self, f)[keep])
+        return self
+
+
+def select(stats: pd.DataFrame, name: str) -> pd.DataFrame:
+    """The rows of one stat in a long stats table (a DataFrame), all columns kept."""
+    return stats[stats["stat"] == name] if len(stats) else stats
+
+
+def typed(stats, name: str, n: int, owner="event"):
+    """One stat as an array of ``n`` values in its own type, missing where an owner lacks it.
+
+    Integer stats come back as ``Int64`` (``UInt64`` when every value was stored unsigned),
+    stats that also hold doubles as float64, anything else (strings, bytes) as a categorical
+    (numbers stored among strings keep their value). None when no owner carries the stat.
+    """
+    rows = _Rows(stats, name, owner)
+    if not len(rows):
+        return None
+    rows = rows.last_per_owner()
+    idx = rows.owner
+    kinds = set(np.unique(rows.kind).tolist())
+    if kinds <= {_INT, _UINT}:
+        if kinds == {_UINT}:
+            out = pd.array(np.zeros(n, np.uint64), dtype="UInt64")
+            out[idx] = rows.int_value.view(np.uint64)
+        else:
+            out = pd.array(np.zeros(n, np.int64), dtype="Int64")
+            out[idx] = rows.int_value
+        mask = np.ones(n, bool)
+        mask[idx] = False
+        out[mask] = pd.NA
+        return out
+    if kinds <= {_INT, _UINT, _DOUBLE}:
+        out = np.full(n, np.nan)
+        out[idx] = np.where(
+            rows.kind == _DOUBLE, rows.float_value, rows.int_value.astype(np.float64)
+        )
+        return out
+    out = np.full(n, None, object)
+    str_rows = np.asarray(rows.str_value, dtype=object)
+    num = np.where(rows.kind == _DOUBLE, rows.float_value, rows.int_value)
+    out[idx] = np.where(pd.isna(str_rows), num.astype(object), str_rows)
+    return pd.Categorical(out)
+
+
+def numbers(stats, name: str, n: int, owner="event") -> tuple[np.ndarray, np.ndarray]:
+    """One stat as int64 values aligned with ``n`` owners, and where it is present.
+
+    Doubles are truncated; strings count when they spell a number (Chrome-trace args), and
+    are absent otherwise.
+    """
+    rows = _Rows(stats, name, owner)
+    values_ = np.zeros(n, np.int64)
+    present = np.zeros(n, bool)
+    if not len(rows):
+        return values_, present
+    kinds = rows.kind
+    v = np.where(kinds == _DOUBLE, np.nan_to_num(rows.float_value).astype(np.int64), rows.int_value)
+    owners = rows.owner
+    is_str = kinds == _STR
+    if is_str.any():
+        s = np.asarray(pd.to_numeric(np.asarray(rows.str_value, dtype=object), errors="coerce"))
+        ok = is_str & ~np.isnan(s)
+        v = np.where(ok, np.nan_to_num(s).astype(np.int64), v)
+        keep = ~is_str | ok
+        owners, v = owners[keep], v[keep]
+    values_[owners] = v
+    present[owners] = True
+    return values_, present
+
+
+def floats(stats, name: str, n: int, owner="event") -> tuple[np.ndarray, np.ndarray]:
+    """One stat as float64 values (doubles as they are, every other kind from its integer
+    value), and where it is present; 0.0 where absent."""
+    rows = _Rows(stats, name, owner)
+    values_ = np.zeros(n)
+    present = np.zeros(n, bool)
+    if len(rows):
+        values_[rows.owner] = np.where(
+            rows.kind == _DOUBLE, rows.float_value, rows.int_value.astype(float)
+        )
+        present[rows.owner] = True
+    return values_, present
+
+
+def strings(stats, name: str, n: int, owner="event") -> tuple[np.ndarray, np.ndarray]:
+    """One stat's string values (object array, None where absent or not a string), and where
+    it is present."""
+    rows = _Rows(stats, name, owner)
+    values_ = np.full(n, None, object)
+    present = np.zeros(n, bool)
+    if len(rows):
+        values_[rows.owner] = np.asarray(rows.str_value, dtype=object)
+        present[rows.owner] = True
+    return values_, present
+
+
+def categorical(stats: pd.DataFrame, name: str, n: int, owner="event") -> pd.Categorical:
+    """A string stat as a categorical aligned with ``n`` owners, built from the table's codes
+    (no per-owner Python objects); missing where an owner lacks it."""
+    sv = stats["str_value"]
+    hit = (stats["stat"] == name).to_numpy()
+    codes = np.full(n, -1, np.int64)
+    if hit.any():
+        own = stats[owner] if isinstance(owner, str) else owner
+        codes[np.asarray(own)[hit]] = sv.cat.codes.to_numpy()[hit]
+    out = pd.Categorical.from_codes(codes, dtype=sv.dtype)
+    return out.remove_unused_categories()
+
+
+def values(rows: pd.DataFrame) -> list:
+    """Each row's value as a Python object: int (uint unsigned), float, str or bytes."""
+    out = []
+    for k, iv, fv, sv in zip(
+        rows["kind"].astype(str), rows["int_value"], rows["float_value"], rows["str_value"]
+    ):
+        if k in ("str", "bytes"):
+            out.append(sv)
+        elif k == "double":
+            out.append(fv)
+        elif k == "uint":
+            out.append(int(np.int64(iv).view(np.uint64)))
+        else:
+            out.append(iv)
+    return out
