@@ -85,3 +85,92 @@ def test_xspace_preferred_over_trace_json_of_the_same_run(tmp_path):
     run_dir = write_multi_host_run(tmp_path, hosts=("h",))
     (run_dir / "h.trace.json.gz").write_bytes(b"not read")
     assert tw.load(run_dir).files == [str(run_dir / "h.xplane.pb")]
+
+
+# -- one host name per file, whatever its kind -----------------------------------------------
+def chrome_json(path):
+    import json
+
+    events = [{"ph": "X", "pid": 1, "tid": 2, "name": "op", "ts": 10, "dur": 5}]
+    path.write_text(json.dumps({"traceEvents": events}))
+    return path
+
+
+def host_case(kind, tmp_path):
+    """(what to load, the host it must be named) for each input kind."""
+    import shutil
+
+    tf1 = SAMPLES / "tf1_graph"
+    if kind == "xplane":
+        return sample_files("custom_loop")[0], "127.0.0.1_33905"
+    if kind == "run_dir":
+        return sample_files("gpu_shaped")[0].parent, "worker0"
+    if kind == "chrome_json":
+        return chrome_json(tmp_path / "w0.json"), "w0"
+    if kind == "chrome_trace_gz":
+        import gzip
+
+        raw = chrome_json(tmp_path / "x.json").read_bytes()
+        (tmp_path / "w1.trace.json.gz").write_bytes(gzip.compress(raw))
+        return tmp_path / "w1.trace.json.gz", "w1"
+    if kind == "run_metadata":
+        return shutil.copy(tf1 / "steps" / "step_0.run_metadata.pb", tmp_path / "step.pb"), "step"
+    if kind == "run_metadata_dir":
+        return tf1 / "steps", "localhost"
+    assert kind == "tfprof"
+    return tf1 / "model.tfprof", "model"
+
+
+KINDS = [
+    "xplane",
+    "run_dir",
+    "chrome_json",
+    "chrome_trace_gz",
+    "run_metadata",
+    "run_metadata_dir",
+    "tfprof",
+]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_load_selects_the_runs_own_host(kind, tmp_path):
+    """load(path, hosts=[run.hosts[0]]) loads that host, for every kind of input: the readers
+    and the host selection name hosts with the one host_of()."""
+    path, host = host_case(kind, tmp_path)
+    run = tw.load(path)
+    assert run.hosts[0] == host
+    again = tw.load(path, hosts=[run.hosts[0]])
+    assert again.hosts == [host]
+    assert len(again.events) == (run.events["host"] == host).sum()
+
+
+@pytest.mark.parametrize(
+    "name,host",
+    [
+        ("w0.xplane.pb", "w0"),
+        ("w0.trace.json.gz", "w0"),
+        ("w0.trace.json", "w0"),
+        ("w0.json", "w0"),
+        ("w0.json.gz", "w0"),
+        ("w0.tfprof", "w0"),
+        ("profile_3", "profile_3"),
+        ("w0.run_metadata.pb", "w0"),
+        ("step.pb", "step"),
+        ("127.0.0.1_33905.xplane.pb", "127.0.0.1_33905"),
+    ],
+)
+def test_host_of(name, host):
+    from tfprof_widgets.readers.formats import host_of
+
+    assert host_of(f"/some/dir/{name}") == host
+
+
+def test_list_runs_names_hosts_as_load_does(tmp_path):
+    import shutil
+
+    run_dir = tmp_path / "plugins" / "profile" / "2026_01_01_00_00_00"
+    run_dir.mkdir(parents=True)
+    for f in (SAMPLES / "tf1_graph" / "steps").iterdir():
+        shutil.copy(f, run_dir / f.name)
+    listed = tw.list_runs(tmp_path)
+    assert listed["hosts"].tolist() == [tuple(tw.load(tmp_path).hosts)] == [("localhost",)]

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import zlib
 
 import numpy as np
 
 from ..errors import CorruptProfileError, NoEventsError, ProfileTooLargeError, WrongFormatError
-from .capture import HostCapture, LineInfo, PlaneInfo, StatRows
+from .columnar import HostTables, LineInfo, PlaneInfo, StatRows
+from .formats import host_of
 from .limits import MEMORY_PER_FILE_BYTE, available_memory_bytes, fmt_bytes
 
 try:  # orjson is 3-5x faster on big traces; the stdlib decoder is the fallback
@@ -29,16 +29,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 # deep; a trace is never nested more than a few levels, so deeper input goes to the stdlib.
 _ORJSON_MAX_DEPTH = 512
 
-TRACE_SUFFIXES = (".trace.json.gz", ".trace.json", ".json.gz", ".json")
 _GZIP_MAGIC = b"\x1f\x8b"
-
-
-def host_from_filename(path: str) -> str:
-    base = os.path.basename(path)
-    for suffix in TRACE_SUFFIXES:
-        if base.endswith(suffix):
-            return base[: -len(suffix)]
-    return base
 
 
 def _gunzip_bounded(data: bytes, path: str, limit: int | None = None) -> bytes:
@@ -113,8 +104,8 @@ def decode_json(data: bytes, path: str):
         raise CorruptProfileError(path, f"invalid JSON{where}: {exc}") from None
 
 
-def read_chrome_trace(path: str, data: bytes | None = None, host: str | None = None) -> HostCapture:
-    """Read one Chrome trace file into a :class:`HostCapture`. Times are µs in the file."""
+def read_chrome_trace(path: str, data: bytes | None = None, host: str | None = None) -> HostTables:
+    """Read one Chrome trace file into a :class:`HostTables`. Times are µs in the file."""
     if data is None:
         with open(path, "rb") as f:
             data = f.read()
@@ -129,10 +120,10 @@ def read_chrome_trace(path: str, data: bytes | None = None, host: str | None = N
         raise WrongFormatError(path, f"JSON {type(doc).__name__}, not a Chrome trace")
     if not isinstance(raw, list):
         raise WrongFormatError(path, "'traceEvents' is not a list")
-    return _events_to_capture(raw, path, host or host_from_filename(path))
+    return _events_to_tables(raw, path, host or host_of(path))
 
 
-def _events_to_capture(raw: list, path: str, host: str) -> HostCapture:
+def _events_to_tables(raw: list, path: str, host: str) -> HostTables:
     process_names: dict[object, str] = {}
     thread_names: dict[tuple, str] = {}
     # Timed events as (pid, tid, name, ts_us, dur_us, args) before planes/lines are known.
@@ -249,7 +240,7 @@ def _events_to_capture(raw: list, path: str, host: str) -> HostCapture:
         warnings.append(
             f"{n_unclosed} begin events (ph B/b) had no matching end and were not loaded"
         )
-    return HostCapture(
+    return HostTables(
         host=host,
         path=path,
         planes=planes,

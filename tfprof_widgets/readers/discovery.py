@@ -17,17 +17,8 @@ import pandas as pd
 
 from .. import schema
 from ..errors import EmptyProfileError, ProfileError, ProfileNotFoundError, WrongFormatError
-from .chrome_trace import TRACE_SUFFIXES
-from .tfprof import RUN_METADATA_SUFFIXES, TFPROF_SUFFIX, is_tfprof_name, sniff_run_metadata
-from .xspace import XPLANE_SUFFIX
+from .formats import XPLANE_SUFFIX, host_sources, is_capture_file
 
-CAPTURE_SUFFIXES = (
-    XPLANE_SUFFIX,
-    ".trace.json.gz",
-    ".trace.json",
-    TFPROF_SUFFIX,
-    *RUN_METADATA_SUFFIXES,
-)
 _MAX_WALK_DEPTH = 12  # plugins/profile sits a few levels below a logdir; bound the walk
 
 
@@ -39,36 +30,6 @@ class RunFiles:
     path: str
     files: tuple[str, ...]
     skipped: tuple[str, ...] = ()  # entries named like captures that are not files
-
-
-def is_capture_file(name: str) -> bool:
-    return name.endswith(CAPTURE_SUFFIXES) or is_tfprof_name(name)
-
-
-def capture_kind(path: str, head: bytes) -> str:
-    """'xspace', 'chrome', 'tfprof' (ProfileProto) or 'run_metadata' for a file, by suffix,
-    else by its first bytes."""
-    base = os.path.basename(path)
-    if base.endswith(XPLANE_SUFFIX):
-        return "xspace"
-    if is_tfprof_name(base):
-        return "tfprof"
-    if base.endswith(RUN_METADATA_SUFFIXES):
-        return "run_metadata"
-    if base.endswith(".pb"):
-        return "run_metadata" if sniff_run_metadata(head) else "xspace"
-    if base.endswith(TRACE_SUFFIXES):
-        return "chrome"
-    if head[:2] == b"\x1f\x8b" or head.lstrip()[:1] in (b"{", b"["):
-        return "chrome"
-    if head[:1] == b"\x0a":  # field 1 (planes), length-delimited: how every XSpace starts
-        return "xspace"
-    raise WrongFormatError(
-        path,
-        "not a profile: expected a .xplane.pb capture, a Chrome .trace.json(.gz), a "
-        "tfprof profile (.tfprof) or a RunMetadata (.run_metadata.pb); the file's name "
-        "and first bytes match none of them",
-    )
 
 
 def _capture_entries(directory: str) -> tuple[list[str], list[str]]:
@@ -84,10 +45,6 @@ def _capture_entries(directory: str) -> tuple[list[str], list[str]]:
     # A run dir may hold both host.xplane.pb and an older host.trace.json.gz of the same
     # capture: the XSpace is the complete record, so prefer it.
     return (xplanes or files), odd
-
-
-def _capture_files_in(directory: str) -> list[str]:
-    return _capture_entries(directory)[0]
 
 
 def find_runs(logdir: str) -> list[RunFiles]:
@@ -167,23 +124,10 @@ def list_runs(logdir: str | os.PathLike[str]) -> pd.DataFrame:
             {
                 "run": r.name,
                 "path": os.path.abspath(r.path),
-                "hosts": tuple(_host_of(f) for f in r.files),
+                "hosts": tuple(host for host, _ in host_sources(r.files)),
                 "bytes": sum(s.st_size for s in stats),
                 "mtime": pd.Timestamp(max(s.st_mtime for s in stats), unit="s"),
             }
         )
     df = pd.DataFrame(rows, columns=list(schema.RUNS))
     return df.astype(schema.dtypes(schema.RUNS))
-
-
-def host_of(path: str) -> str:
-    """The host a capture file belongs to: its name without the capture suffix."""
-    return _host_of(path)
-
-
-def _host_of(path: str) -> str:
-    base = os.path.basename(path)
-    for suffix in CAPTURE_SUFFIXES:
-        if base.endswith(suffix):
-            return base[: -len(suffix)]
-    return base

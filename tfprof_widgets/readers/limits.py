@@ -7,6 +7,8 @@ same figures.
 
 from __future__ import annotations
 
+from .formats import JSON_SUFFIXES
+
 __all__ = ["MEMORY_PER_FILE_BYTE", "available_memory_bytes", "fmt_bytes", "estimated_need"]
 
 # Peak memory of a load, per byte of capture file: ~12x measured on a 30 MB, 1 M-event
@@ -42,6 +44,6 @@ def estimated_need(path: str, size: int) -> float:
     field cannot be trusted (a cut or hostile file declares anything), and the inflate
     itself is bounded instead (chrome_trace.decode_json).
     """
-    if path.endswith((".json", ".json.gz")):
+    if path.endswith(JSON_SUFFIXES):
         return size * MEMORY_PER_FILE_BYTE["chrome"]
     return size * MEMORY_PER_FILE_BYTE["xspace"]

@@ -15,7 +15,7 @@ from .. import schema, stat_columns
 from ..errors import CorruptProfileError
 from ..proto import profiler_service_pb2
 
-__all__ = ["decode_profile_options", "profile_options_table"]
+__all__ = ["decode_profile_options", "profile_options", "profile_options_table"]
 
 
 def decode_profile_options(blob: bytes, path: str) -> profiler_service_pb2.ProfileOptions:
@@ -28,6 +28,12 @@ def decode_profile_options(blob: bytes, path: str) -> profiler_service_pb2.Profi
             path, f"its profile_options stat is not a ProfileOptions message ({exc})"
         ) from None
     return msg
+
+
+def profile_options(run) -> pd.DataFrame:
+    """The options each host's profiler really ran with, one row per host that recorded them
+    (``run.profile_options`` caches it): columns of ``schema.PROFILE_OPTIONS``."""
+    return profile_options_table(run.plane_stats, dict(zip(run.hosts, run.files)))
 
 
 def profile_options_table(plane_stats: pd.DataFrame, files_by_host: dict[str, str]) -> pd.DataFrame:

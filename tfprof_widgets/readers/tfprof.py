@@ -1,7 +1,7 @@
 """TF1-style profiles: serialized ``RunMetadata`` (FULL_TRACE step stats) and tfprof's
 ``ProfileProto`` (``tf.compat.v1.profiler.Profiler.serialize_to_string()``).
 
-Both become a :class:`~tfprof_widgets.readers.capture.HostCapture` like any capture: one
+Both become a :class:`~tfprof_widgets.readers.columnar.HostTables` like any capture: one
 plane per device (CPU devices on ``/host:CPU``, GPU streams on ``/device:GPU:<n>``), one
 line per thread (RunMetadata) or device (ProfileProto), events named ``node:OpType`` so the
 TF-op analyses work unchanged, every event tagged with its step (``group_id``), and one
@@ -13,7 +13,6 @@ step (times and memory, computed the way tfprof computes them).
 
 from __future__ import annotations
 
-import os
 import re
 
 import numpy as np
@@ -22,42 +21,14 @@ from google.protobuf.message import DecodeError
 
 from ..errors import CorruptProfileError, NoEventsError, WrongFormatError
 from ..proto import tfprof_pb2 as pb
-from .capture import HostCapture, LineInfo, PlaneInfo, StatRows
+from .columnar import HostTables, LineInfo, PlaneInfo, StatRows
+from .formats import host_of
 
-__all__ = [
-    "TFPROF_SUFFIX",
-    "RUN_METADATA_SUFFIXES",
-    "is_tfprof_name",
-    "sniff_run_metadata",
-    "read_tfprof_profile",
-    "read_run_metadata",
-]
+__all__ = ["read_tfprof_profile", "read_run_metadata"]
 
-TFPROF_SUFFIX = ".tfprof"
-RUN_METADATA_SUFFIXES = (".run_metadata.pb", ".runmeta")
-# ProfileContext writes <dir>/profile_<step>.
-_PROFILE_CONTEXT_NAME = re.compile(r"^profile_\d+$")
 _LABEL_OP = re.compile(r"^[^=]*=\s*([A-Za-z0-9_>.]+)\(")
 # tfprof: time on these devices is CPU time, on '.../stream:all' accelerator time.
 _CPU_TIME_DEVICE = re.compile(r".*/(device:gpu|gpu|device:cpu|cpu):\d+$")
-
-
-def is_tfprof_name(name: str) -> bool:
-    return name.endswith(TFPROF_SUFFIX) or bool(_PROFILE_CONTEXT_NAME.match(name))
-
-
-def sniff_run_metadata(head: bytes) -> bool:
-    """RunMetadata starts step_stats(1) > dev_stats(1) > device(1): three length-delimited
-    field-1 tags in a row, where an XSpace's plane starts with an id or name field."""
-    i = 0
-    for _ in range(3):
-        if i >= len(head) or head[i] != 0x0A:
-            return False
-        i += 1
-        while i < len(head) and head[i] & 0x80:
-            i += 1
-        i += 1
-    return True
 
 
 def _parse(message, data: bytes, path: str, what: str):
@@ -86,7 +57,7 @@ def _op_from_label(label: str) -> str:
 
 
 class _Builder:
-    """Collects planes, lines, events and their stats, then makes the HostCapture."""
+    """Collects planes, lines, events and their stats, then makes the HostTables."""
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -142,7 +113,7 @@ class _Builder:
         for step, (a, b) in sorted(self._step_spans.items()):
             self.event(li, "train", a, b - a, step_num=step, group_id=step, _r=1)
 
-    def capture(self, host: str, tables: dict[str, pd.DataFrame]) -> HostCapture:
+    def tables(self, host: str, tables: dict[str, pd.DataFrame]) -> HostTables:
         if not self.ev:
             raise NoEventsError(
                 self.path,
@@ -172,7 +143,7 @@ class _Builder:
             )
             for pi, name, lid in self.lines
         ]
-        return HostCapture(
+        return HostTables(
             host=host,
             path=self.path,
             planes=planes,
@@ -229,7 +200,7 @@ def _node_step_row(node: str, step: int, device: str, stats) -> dict:
     }
 
 
-def read_run_metadata(paths: list[str], host: str | None = None) -> HostCapture:
+def read_run_metadata(paths: list[str], host: str | None = None) -> HostTables:
     """Serialized RunMetadata files, one per step (in the order given), as one capture."""
     first = paths[0]
     b = _Builder(first)
@@ -262,8 +233,8 @@ def read_run_metadata(paths: list[str], host: str | None = None) -> HostCapture:
     execs = pd.DataFrame(exec_rows)
     nodes = pd.DataFrame({"node": list(ops), "op": [ops[n] for n in ops]})
     nodes["device"] = [devices.get(n, "") for n in nodes["node"]]
-    return b.capture(
-        host or _host_name(first), {"tfprof_nodes": nodes, "tfprof_execs": _merge_devices(execs)}
+    return b.tables(
+        host or host_of(first), {"tfprof_nodes": nodes, "tfprof_execs": _merge_devices(execs)}
     )
 
 
@@ -288,7 +259,7 @@ def _merge_devices(execs: pd.DataFrame) -> pd.DataFrame:
 # -- ProfileProto ---------------------------------------------------------------------------
 
 
-def read_tfprof_profile(path: str, data: bytes, host: str | None = None) -> HostCapture:
+def read_tfprof_profile(path: str, data: bytes, host: str | None = None) -> HostTables:
     """A serialized tfprof ProfileProto: the graph with per-step executions."""
     prof = _parse(pb.ProfileProto(), data, path, "tfprof ProfileProto")
     if not prof.nodes:
@@ -362,8 +333,8 @@ def read_tfprof_profile(path: str, data: bytes, host: str | None = None) -> Host
                             int(step),
                         )
     b.markers()
-    return b.capture(
-        host or _host_name(path),
+    return b.tables(
+        host or host_of(path),
         {"tfprof_nodes": pd.DataFrame(node_rows), "tfprof_execs": pd.DataFrame(exec_rows)},
     )
 
@@ -380,11 +351,3 @@ def _attr_string(attr: bytes) -> str:
         if not attr[i - 1] & 0x80:
             break
     return attr[i : i + size].decode("utf-8", "replace")
-
-
-def _host_name(path: str) -> str:
-    base = os.path.basename(path)
-    for suffix in (TFPROF_SUFFIX, *RUN_METADATA_SUFFIXES, ".pb"):
-        if base.endswith(suffix):
-            return base[: -len(suffix)] or "localhost"
-    return base or "localhost"

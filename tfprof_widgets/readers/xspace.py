@@ -14,7 +14,6 @@ Either way the file is only read; nothing is written anywhere.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable
 
 import numpy as np
@@ -22,9 +21,9 @@ from google.protobuf.message import DecodeError
 
 from ..errors import CorruptProfileError, NoEventsError, WrongFormatError
 from ..proto import xplane_pb2
-from .capture import (
+from .columnar import (
     WIRE_FIELD,
-    HostCapture,
+    HostTables,
     LineInfo,
     PlaneInfo,
     StatRows,
@@ -32,20 +31,14 @@ from .capture import (
     positions,
     unique_inverse,
 )
+from .formats import host_of
 
 try:
     from . import _wire
 except ImportError:  # pragma: no cover - built where a C compiler was available
     _wire = None
 
-XPLANE_SUFFIX = ".xplane.pb"
 _REPLACEMENT = "\ufffd".encode()  # what a binary file re-saved as UTF-8 text is full of
-
-
-def host_from_filename(path: str) -> str:
-    """``/run/worker-0.xplane.pb`` -> ``worker-0`` (the name XProf uses for the host)."""
-    base = os.path.basename(path)
-    return base[: -len(XPLANE_SUFFIX)] if base.endswith(XPLANE_SUFFIX) else base
 
 
 def fast_reader_available() -> bool:
@@ -208,8 +201,8 @@ def read_xspace(
     host: str | None = None,
     on_fraction: Callable[[float], None] | None = None,
     fast: bool | None = None,
-) -> HostCapture:
-    """Read one ``.xplane.pb`` into a :class:`HostCapture`.
+) -> HostTables:
+    """Read one ``.xplane.pb`` into a :class:`HostTables`.
 
     ``fast``: None uses the C walker when it is built; False forces the protobuf fallback
     (tests compare the two). ``on_fraction(f)`` reports progress from 0 to 1.
@@ -222,10 +215,10 @@ def read_xspace(
     walk = _walk_fast(data, path) if use_fast else _walk_python(data, path, on_fraction)
     if on_fraction is not None:
         on_fraction(0.8)  # what is left (names, stats, columns) is about a fifth of the time
-    return _to_capture(walk, path, host or host_from_filename(path))
+    return _to_tables(walk, path, host or host_of(path))
 
 
-def _to_capture(w: _Walk, path: str, host: str) -> HostCapture:
+def _to_tables(w: _Walk, path: str, host: str) -> HostTables:
     """Resolve names, stats and times of a walk. Line ``timestamp_ns`` + event ``offset_ps``
     give an event's time; TF writes line timestamps relative to the 'Task Environment'
     plane's ``profile_start_time`` stat, which is added (when every line timestamp is below
@@ -340,7 +333,7 @@ def _to_capture(w: _Walk, path: str, host: str) -> HostCapture:
         event_stats = event_stats.take(np.argsort(event_stats.owner, kind="stable"))
 
     aggregated = w.ev_occ > 0
-    return HostCapture(
+    return HostTables(
         host=host,
         path=path,
         planes=planes,

@@ -1,9 +1,11 @@
-"""The columnar intermediate every reader produces, and its assembly into DataFrames.
+"""The columnar tables every reader produces: one :class:`HostTables` per capture file.
 
-A reader turns one file into a :class:`HostCapture`: flat numpy arrays for events and stats
-plus small Python lists for planes, lines and metadata. :func:`assemble` merges the captures
-of all hosts of a run into the tables documented in :mod:`tfprof_widgets.schema`. Readers
-never build DataFrames themselves, so the column conventions live in this one place.
+A reader turns one file into flat numpy arrays for events and stats (:class:`StatRows`) plus
+small Python lists for planes, lines and metadata; :func:`~.assemble.assemble` merges the
+``HostTables`` of all hosts of a run into the DataFrames documented in
+:mod:`tfprof_widgets.schema`. Readers never build those DataFrames themselves. The
+categorical helpers here build pandas categoricals from integer codes, never by hashing a
+million Python objects.
 """
 
 from __future__ import annotations
@@ -16,12 +18,11 @@ import zlib
 import numpy as np
 import pandas as pd
 
-from .. import schema
+from .. import stat_columns
 from ..errors import CorruptProfileError
+from ..schema import DEVICE_KINDS
+from ..stat_columns import KIND_CODE, KINDS
 
-# Stat value kinds, in the order of their int8 codes.
-KINDS = ("int", "uint", "double", "str", "bytes", "none")
-KIND_CODE = {k: i for i, k in enumerate(KINDS)}
 # XStat oneof field numbers (the wire walker's kind codes) and the proto field names.
 WIRE_FIELD = {
     None: 0,
@@ -39,7 +40,8 @@ _FIELD_KIND[[2, 3, 4, 5, 6, 7, 8]] = [
     KIND_CODE[k] for k in ("double", "uint", "int", "str", "bytes", "str", "str")
 ]
 
-_DEVICE_RE = re.compile(r"device:(GPU|TPU|CUSTOM|CPU):(\d+)")
+# '/device:GPU:0' and the like: the device kind and its ordinal.
+_DEVICE_RE = re.compile(r"device:(" + "|".join((*DEVICE_KINDS, "CPU")) + r"):(\d+)")
 
 
 @dataclasses.dataclass
@@ -262,7 +264,7 @@ class PlaneInfo:
 
 @dataclasses.dataclass
 class LineInfo:
-    plane: int  # index into HostCapture.planes
+    plane: int  # index into HostTables.planes
     name: str
     line_id: int
     display_name: str
@@ -272,8 +274,8 @@ class LineInfo:
 
 
 @dataclasses.dataclass
-class HostCapture:
-    """Everything one capture file holds, column-wise. Produced by each reader."""
+class HostTables:
+    """Everything one capture file holds, column-wise. Produced by each reader, one per host."""
 
     host: str
     path: str
@@ -305,7 +307,7 @@ class HostCapture:
     def n_events(self) -> int:
         return len(self.ev_name)
 
-    def select_planes(self, keep) -> HostCapture:
+    def select_planes(self, keep) -> HostTables:
         """A copy holding only the planes for which ``keep(plane_name)`` is true."""
         plane_keep = np.array([keep(p.name) for p in self.planes], bool)
         kept = np.flatnonzero(plane_keep).tolist()
@@ -339,7 +341,7 @@ class HostCapture:
             metadata_stats=mstats,
         )
 
-    def select_events(self, keep: np.ndarray) -> HostCapture:
+    def select_events(self, keep: np.ndarray) -> HostTables:
         """A copy holding only the events where ``keep`` is true (and their stats)."""
         return dataclasses.replace(
             self,
@@ -355,9 +357,9 @@ class HostCapture:
         """When this capture began, epoch ns: the profiler's recorded start time, else the
         first timed event. None if no event has a time."""
         for plane in self.planes:
-            hit = np.flatnonzero(np.asarray(plane.stats.name == "profile_start_time"))
-            if len(hit):
-                return int(plane.stats.int_value[hit[0]])
+            start, present = stat_columns.numbers(plane.stats, "profile_start_time", 1)
+            if present[0]:
+                return int(start[0])
         abs_ns = self.event_start_ns()
         timed = self.ev_occ == 1
         return int(abs_ns[timed].min()) if timed.any() else None
@@ -371,7 +373,7 @@ class HostCapture:
             else np.zeros(0, np.int64)
         )
 
-    def select_window(self, start_s: float, end_s: float) -> HostCapture:
+    def select_window(self, start_s: float, end_s: float) -> HostTables:
         """Only the events that overlap [start_s, end_s], in seconds from :meth:`start_ns`.
 
         Events cut by an edge are kept whole; aggregated events (no time) are kept.
@@ -400,14 +402,6 @@ def _kept_stats(stats: StatRows, owner_keep: np.ndarray) -> StatRows:
     return picked
 
 
-def unique_line_names(names: list[str], ids: list[int]) -> list[str]:
-    """Make line names unique within one plane by suffixing ' #<id>' to colliding ones."""
-    counts: dict[str, int] = {}
-    for n in names:
-        counts[n] = counts.get(n, 0) + 1
-    return [n if counts[n] == 1 else f"{n} #{i}" for n, i in zip(names, ids)]
-
-
 def device_kind(plane_name: str, n_lines: int) -> tuple[str, int | None]:
     """Classify a plane by its name: ('GPU', 0) for '/device:GPU:0', ('CPU', None) for host."""
     if plane_name == "/host:CPU":
@@ -418,243 +412,3 @@ def device_kind(plane_name: str, n_lines: int) -> tuple[str, int | None]:
     if plane_name.startswith("/host:"):
         return "host", None
     return ("metadata" if n_lines == 0 else "other"), None
-
-
-def assemble(captures: list[HostCapture]) -> dict[str, object]:
-    """Merge host captures into the run's DataFrames (see :mod:`tfprof_widgets.schema`).
-
-    Events are ordered host, plane, line, then start time, and ``start_us`` is measured from
-    the earliest timed event of the whole run.
-    """
-    hosts = [c.host for c in captures]
-    host_cat = pd.CategoricalDtype(hosts)
-
-    # Planes ---------------------------------------------------------------------------
-    plane_rows = []
-    plane_keys: list[tuple[int, int]] = []  # (capture index, plane index) in table order
-    for ci, cap in enumerate(captures):
-        line_counts = np.bincount([ln.plane for ln in cap.lines], minlength=len(cap.planes))
-        ev_per_line = np.bincount(cap.ev_line, minlength=len(cap.lines)) if cap.lines else []
-        ev_per_plane = np.zeros(len(cap.planes), np.int64)
-        for li, ln in enumerate(cap.lines):
-            ev_per_plane[ln.plane] += ev_per_line[li]
-        for pi, pl in enumerate(cap.planes):
-            kind, ordinal = device_kind(pl.name, int(line_counts[pi]))
-            row = {
-                "host": cap.host,
-                "plane": pl.name,
-                "plane_id": pl.plane_id,
-                "device_kind": kind,
-                "device_ordinal": ordinal,
-                "n_lines": int(line_counts[pi]),
-                "n_events": int(ev_per_plane[pi]),
-            }
-            st = pl.stats
-            for prop in schema.DEVICE_PROPERTIES:
-                hit = np.flatnonzero(st.name == prop)
-                row[prop] = (
-                    int(st.int_value[hit[0]])
-                    if len(hit) and st.kind[hit[0]] in (KIND_CODE["int"], KIND_CODE["uint"])
-                    else (
-                        int(st.float_value[hit[0]])
-                        if len(hit) and st.kind[hit[0]] == KIND_CODE["double"]
-                        else None
-                    )
-                )
-            plane_rows.append(row)
-            plane_keys.append((ci, pi))
-    plane_names = list(dict.fromkeys(r["plane"] for r in plane_rows))
-    planes = pd.DataFrame(plane_rows, columns=list(schema.PLANES))
-    planes = _apply_dtypes(
-        planes, schema.PLANES, {"host": host_cat, "plane": pd.CategoricalDtype(plane_names)}
-    )
-
-    # Lines ----------------------------------------------------------------------------
-    line_rows = []
-    line_offsets = []
-    for cap in captures:
-        line_offsets.append(len(line_rows))
-        by_plane: dict[int, list[int]] = {}
-        for li, ln in enumerate(cap.lines):
-            by_plane.setdefault(ln.plane, []).append(li)
-        unique = {}
-        for lis in by_plane.values():
-            names = unique_line_names(
-                [cap.lines[i].name for i in lis], [cap.lines[i].line_id for i in lis]
-            )
-            unique.update(zip(lis, names))
-        counts = np.bincount(cap.ev_line, minlength=len(cap.lines))
-        for li, ln in enumerate(cap.lines):
-            line_rows.append(
-                {
-                    "host": cap.host,
-                    "plane": cap.planes[ln.plane].name,
-                    "line": unique[li],
-                    "line_id": ln.line_id,
-                    "display_name": ln.display_name or ln.name,
-                    "timestamp_ns": ln.timestamp_ns,
-                    "duration_ps": ln.duration_ps,
-                    "n_events": int(counts[li]),
-                    "_base_ns": ln.base_ns,
-                }
-            )
-    line_names = list(dict.fromkeys(r["line"] for r in line_rows))
-    lines_full = pd.DataFrame(line_rows, columns=[*schema.LINES, "_base_ns"])
-    base_ns = lines_full.pop("_base_ns").to_numpy(np.int64)
-    lines = _apply_dtypes(
-        lines_full,
-        schema.LINES,
-        {
-            "host": host_cat,
-            "plane": pd.CategoricalDtype(plane_names),
-            "line": pd.CategoricalDtype(line_names),
-        },
-    )
-
-    # Events ---------------------------------------------------------------------------
-    name_cats = list(dict.fromkeys(n for cap in captures for n in cap.names))
-    name_pos = {n: i for i, n in enumerate(name_cats)}
-    g_line = np.concatenate(
-        [c.ev_line.astype(np.int64) + off for c, off in zip(captures, line_offsets)]
-        or [np.zeros(0, np.int64)]
-    )
-    g_name = np.concatenate(
-        [
-            np.array([name_pos[n] for n in c.names], np.int32)[c.ev_name]
-            if c.names
-            else np.zeros(0, np.int32)
-            for c in captures
-        ]
-        or [np.zeros(0, np.int32)]
-    )
-    offset_ps = np.concatenate([c.ev_offset_ps for c in captures] or [np.zeros(0, np.int64)])
-    dur_ps = np.concatenate([c.ev_dur_ps for c in captures] or [np.zeros(0, np.int64)])
-    occ = np.concatenate([c.ev_occ for c in captures] or [np.zeros(0, np.int32)])
-    timed = occ == 1
-
-    used_bases = base_ns[np.unique(g_line)] if len(g_line) else np.zeros(1, np.int64)
-    ref_ns = int(used_bases.min()) if len(used_bases) else 0
-    # int64 ps relative to ref_ns: exact, and fits unless a run spans more than ~106 days.
-    rel_ps = (base_ns - ref_ns)[g_line] * 1000 + offset_ps if len(g_line) else offset_ps
-    t_min_ps = int(rel_ps[timed].min()) if timed.any() else 0
-    start_us = (rel_ps - t_min_ps) / 1e6
-    start_us[~timed] = np.nan
-    dur_us = dur_ps / 1e6
-    t0_ns = ref_ns + t_min_ps // 1000
-
-    line_plane = lines["plane"].cat.codes.to_numpy()
-    line_host = lines["host"].cat.codes.to_numpy()
-    line_code = lines["line"].cat.codes.to_numpy()
-    order = np.lexsort((np.nan_to_num(start_us, nan=np.inf), g_line))
-    events = pd.DataFrame(
-        {
-            "host": pd.Categorical.from_codes(line_host[g_line][order], dtype=host_cat),
-            "plane": pd.Categorical.from_codes(
-                line_plane[g_line][order], dtype=pd.CategoricalDtype(plane_names)
-            ),
-            "line": pd.Categorical.from_codes(
-                line_code[g_line][order], dtype=pd.CategoricalDtype(line_names)
-            ),
-            "name": pd.Categorical.from_codes(g_name[order], dtype=pd.CategoricalDtype(name_cats)),
-            "start_us": start_us[order],
-            "dur_us": dur_us[order],
-            "end_us": start_us[order] + dur_us[order],
-            "occurrences": occ[order].astype(np.int32),
-        }
-    )
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(len(order))
-
-    # Event stats: owners re-pointed at the sorted event rows.
-    ev_offsets = np.cumsum([0] + [c.n_events for c in captures[:-1]]).tolist()
-    stats = StatRows.concat([c.event_stats for c in captures], ev_offsets)
-    stat_owner = inverse[stats.owner] if len(stats) else stats.owner
-    event_stats = stats.value_frame()
-    event_stats.insert(0, "event", stat_owner)
-    if len(event_stats):
-        event_stats = event_stats.iloc[np.argsort(stat_owner, kind="stable")].reset_index(drop=True)
-
-    # Event metadata and its stats -------------------------------------------------------
-    md_frames, md_stat_parts, md_offsets = [], [], []
-    n_md = 0
-    for cap in captures:
-        md_offsets.append(n_md)
-        n_md += len(cap.md_id)
-        md_frames.append(
-            pd.DataFrame(
-                {
-                    "host": cap.host,
-                    "plane": [cap.planes[p].name for p in cap.md_plane],
-                    "metadata_id": np.array(cap.md_id, np.int64),
-                    "name": cap.md_name,
-                    "display_name": cap.md_display,
-                    "n_stats": np.bincount(
-                        cap.metadata_stats.owner, minlength=len(cap.md_id)
-                    ).astype(np.int32)
-                    if len(cap.md_id)
-                    else np.zeros(0, np.int32),
-                    "n_children": np.array(cap.md_children, np.int32),
-                    "metadata_bytes": np.array(cap.md_bytes, np.int64),
-                }
-            )
-        )
-        md_stat_parts.append(cap.metadata_stats)
-    event_metadata = (
-        pd.concat(md_frames, ignore_index=True)
-        if md_frames
-        else pd.DataFrame(columns=list(schema.EVENT_METADATA))
-    )
-    event_metadata = _apply_dtypes(
-        event_metadata,
-        schema.EVENT_METADATA,
-        {"host": host_cat, "plane": pd.CategoricalDtype(plane_names)},
-    )
-    md_stats = StatRows.concat(md_stat_parts, md_offsets)
-    metadata_stats = md_stats.value_frame()
-    md_owner = md_stats.owner
-    metadata_stats.insert(
-        0, "host", pd.Categorical(event_metadata["host"].to_numpy()[md_owner], dtype=host_cat)
-    )
-    metadata_stats.insert(
-        1,
-        "plane",
-        pd.Categorical(
-            event_metadata["plane"].to_numpy()[md_owner], dtype=pd.CategoricalDtype(plane_names)
-        ),
-    )
-    metadata_stats.insert(2, "metadata_id", event_metadata["metadata_id"].to_numpy()[md_owner])
-
-    # Plane stats --------------------------------------------------------------------------
-    ps_parts = [captures[ci].planes[pi].stats for ci, pi in plane_keys]
-    ps = StatRows.concat(ps_parts, list(range(len(ps_parts))))
-    plane_stats = ps.value_frame()
-    plane_stats.insert(
-        0, "host", pd.Categorical(planes["host"].to_numpy()[ps.owner], dtype=host_cat)
-    )
-    plane_stats.insert(
-        1,
-        "plane",
-        pd.Categorical(
-            planes["plane"].to_numpy()[ps.owner], dtype=pd.CategoricalDtype(plane_names)
-        ),
-    )
-
-    return {
-        "planes": planes,
-        "lines": lines,
-        "events": events,
-        "event_stats": event_stats,
-        "event_metadata": event_metadata,
-        "metadata_stats": metadata_stats,
-        "plane_stats": plane_stats,
-        "t0_ns": t0_ns,
-    }
-
-
-def _apply_dtypes(
-    df: pd.DataFrame, table: dict[str, tuple[str, str]], overrides: dict[str, object]
-) -> pd.DataFrame:
-    out = {}
-    for col, (dtype, _) in table.items():
-        out[col] = df[col].astype(overrides.get(col, dtype))
-    return pd.DataFrame(out, index=pd.RangeIndex(len(df)))

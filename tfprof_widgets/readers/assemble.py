@@ -1,0 +1,300 @@
+"""Assembly: the :class:`~.columnar.HostTables` of every host of a run, merged into the run's
+DataFrames (columns in :mod:`tfprof_widgets.schema`).
+
+One function per table, in the order they depend on each other: planes, lines, events (with
+each event's row in the lines table), event stats, event metadata and its stats, plane
+stats. Events are ordered host, plane, line, then start time; ``start_us`` is measured from
+the earliest timed event of the whole run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+
+from .. import schema, stat_columns
+from .columnar import HostTables, StatRows, device_kind
+
+
+def unique_line_names(names: list[str], ids: list[int]) -> list[str]:
+    """Make line names unique within one plane by suffixing ' #<id>' to colliding ones."""
+    counts: dict[str, int] = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    return [n if counts[n] == 1 else f"{n} #{i}" for n, i in zip(names, ids)]
+
+
+@dataclasses.dataclass
+class RunTables:
+    """A run's DataFrames (columns in :mod:`tfprof_widgets.schema`) and how they link up."""
+
+    planes: pd.DataFrame
+    lines: pd.DataFrame
+    events: pd.DataFrame
+    event_stats: pd.DataFrame
+    event_metadata: pd.DataFrame
+    metadata_stats: pd.DataFrame
+    plane_stats: pd.DataFrame
+    t0_ns: int  # absolute time of start_us == 0
+    event_line_rows: np.ndarray  # int32: each event's row in `lines`
+    line_plane_rows: np.ndarray  # int32: each line's row in `planes`
+    tfprof_nodes: pd.DataFrame  # TF1 profiles only; empty otherwise
+    tfprof_execs: pd.DataFrame
+
+
+def assemble(hosts: list[HostTables]) -> RunTables:
+    """Merge the host tables of a run into its DataFrames, one table after the other."""
+    host_cat = pd.CategoricalDtype([h.host for h in hosts])
+    plane_names = pd.CategoricalDtype(list(dict.fromkeys(p.name for h in hosts for p in h.planes)))
+    plane_stat_rows = _plane_stat_rows(hosts)
+    planes = _planes(hosts, plane_stat_rows, host_cat, plane_names)
+    lines, base_ns, line_offsets = _lines(hosts, host_cat, plane_names)
+    events, order, line_rows, t0_ns = _events(hosts, lines, base_ns, line_offsets)
+    event_metadata, metadata_stats = _event_metadata(hosts, host_cat, plane_names)
+    plane_offsets = np.cumsum([0] + [len(h.planes) for h in hosts[:-1]])
+    line_plane_rows = np.concatenate(
+        [
+            np.array([ln.plane for ln in h.lines], np.int64) + off
+            for h, off in zip(hosts, plane_offsets)
+        ]
+        or [np.zeros(0, np.int64)]
+    ).astype(np.int32)
+    return RunTables(
+        planes=planes,
+        lines=lines,
+        events=events,
+        event_stats=_event_stats(hosts, order),
+        event_metadata=event_metadata,
+        metadata_stats=metadata_stats,
+        plane_stats=_plane_stats(plane_stat_rows, planes),
+        t0_ns=t0_ns,
+        event_line_rows=line_rows,
+        line_plane_rows=line_plane_rows,
+        tfprof_nodes=_format_table(hosts, "tfprof_nodes", schema.TFPROF_NODES),
+        tfprof_execs=_format_table(hosts, "tfprof_execs", schema.TFPROF_EXECS),
+    )
+
+
+def _plane_stat_rows(hosts: list[HostTables]) -> StatRows:
+    """Every plane's stats, owned by the plane's row in the planes table."""
+    parts = [p.stats for h in hosts for p in h.planes]
+    return StatRows.concat(parts, list(range(len(parts))))
+
+
+def _planes(hosts, plane_stat_rows: StatRows, host_cat, plane_names) -> pd.DataFrame:
+    """One row per plane of every host, with the device properties its stats record."""
+    rows = []
+    for h in hosts:
+        line_counts = np.bincount([ln.plane for ln in h.lines], minlength=len(h.planes))
+        ev_per_line = np.bincount(h.ev_line, minlength=len(h.lines)) if h.lines else []
+        ev_per_plane = np.zeros(len(h.planes), np.int64)
+        for li, ln in enumerate(h.lines):
+            ev_per_plane[ln.plane] += ev_per_line[li]
+        for pi, pl in enumerate(h.planes):
+            kind, ordinal = device_kind(pl.name, int(line_counts[pi]))
+            rows.append(
+                {
+                    "host": h.host,
+                    "plane": pl.name,
+                    "plane_id": pl.plane_id,
+                    "device_kind": kind,
+                    "device_ordinal": ordinal,
+                    "n_lines": int(line_counts[pi]),
+                    "n_events": int(ev_per_plane[pi]),
+                }
+            )
+    planes = pd.DataFrame(rows, columns=list(schema.PLANES))
+    for prop in schema.DEVICE_PROPERTIES:
+        values, present = stat_columns.numbers(plane_stat_rows, prop, len(planes))
+        planes[prop] = pd.arrays.IntegerArray(values, ~present)
+    return _apply_dtypes(planes, schema.PLANES, {"host": host_cat, "plane": plane_names})
+
+
+def _lines(hosts, host_cat, plane_names) -> tuple[pd.DataFrame, np.ndarray, list[int]]:
+    """One row per line of every host; also each line's base time (ns) and where each
+    host's lines start in the table."""
+    rows = []
+    offsets = []
+    for h in hosts:
+        offsets.append(len(rows))
+        by_plane: dict[int, list[int]] = {}
+        for li, ln in enumerate(h.lines):
+            by_plane.setdefault(ln.plane, []).append(li)
+        unique = {}
+        for lis in by_plane.values():
+            names = unique_line_names(
+                [h.lines[i].name for i in lis], [h.lines[i].line_id for i in lis]
+            )
+            unique.update(zip(lis, names))
+        counts = np.bincount(h.ev_line, minlength=len(h.lines))
+        for li, ln in enumerate(h.lines):
+            rows.append(
+                {
+                    "host": h.host,
+                    "plane": h.planes[ln.plane].name,
+                    "line": unique[li],
+                    "line_id": ln.line_id,
+                    "display_name": ln.display_name or ln.name,
+                    "timestamp_ns": ln.timestamp_ns,
+                    "duration_ps": ln.duration_ps,
+                    "n_events": int(counts[li]),
+                    "_base_ns": ln.base_ns,
+                }
+            )
+    line_names = pd.CategoricalDtype(list(dict.fromkeys(r["line"] for r in rows)))
+    full = pd.DataFrame(rows, columns=[*schema.LINES, "_base_ns"])
+    base_ns = full.pop("_base_ns").to_numpy(np.int64)
+    lines = _apply_dtypes(
+        full, schema.LINES, {"host": host_cat, "plane": plane_names, "line": line_names}
+    )
+    return lines, base_ns, offsets
+
+
+def _events(hosts, lines: pd.DataFrame, base_ns: np.ndarray, line_offsets: list[int]):
+    """The events table, sorted by line then start; also the sort order (the position of
+    each host-table event in the table), each event's line row and the run's t0_ns."""
+    name_cats = list(dict.fromkeys(n for h in hosts for n in h.names))
+    name_pos = {n: i for i, n in enumerate(name_cats)}
+    g_line = np.concatenate(
+        [h.ev_line.astype(np.int64) + off for h, off in zip(hosts, line_offsets)]
+        or [np.zeros(0, np.int64)]
+    )
+    g_name = np.concatenate(
+        [
+            np.array([name_pos[n] for n in h.names], np.int32)[h.ev_name]
+            if h.names
+            else np.zeros(0, np.int32)
+            for h in hosts
+        ]
+        or [np.zeros(0, np.int32)]
+    )
+    offset_ps = np.concatenate([h.ev_offset_ps for h in hosts] or [np.zeros(0, np.int64)])
+    dur_ps = np.concatenate([h.ev_dur_ps for h in hosts] or [np.zeros(0, np.int64)])
+    occ = np.concatenate([h.ev_occ for h in hosts] or [np.zeros(0, np.int32)])
+    timed = occ == 1
+
+    used_bases = base_ns[np.unique(g_line)] if len(g_line) else np.zeros(1, np.int64)
+    ref_ns = int(used_bases.min()) if len(used_bases) else 0
+    # int64 ps relative to ref_ns: exact, and fits unless a run spans more than ~106 days.
+    rel_ps = (base_ns - ref_ns)[g_line] * 1000 + offset_ps if len(g_line) else offset_ps
+    t_min_ps = int(rel_ps[timed].min()) if timed.any() else 0
+    start_us = (rel_ps - t_min_ps) / 1e6
+    start_us[~timed] = np.nan
+    dur_us = dur_ps / 1e6
+    t0_ns = ref_ns + t_min_ps // 1000
+
+    order = np.lexsort((np.nan_to_num(start_us, nan=np.inf), g_line))
+    line_rows = g_line[order]
+    events = pd.DataFrame(
+        {
+            "host": pd.Categorical.from_codes(
+                lines["host"].cat.codes.to_numpy()[line_rows], dtype=lines["host"].dtype
+            ),
+            "plane": pd.Categorical.from_codes(
+                lines["plane"].cat.codes.to_numpy()[line_rows], dtype=lines["plane"].dtype
+            ),
+            "line": pd.Categorical.from_codes(
+                lines["line"].cat.codes.to_numpy()[line_rows], dtype=lines["line"].dtype
+            ),
+            "name": pd.Categorical.from_codes(g_name[order], dtype=pd.CategoricalDtype(name_cats)),
+            "start_us": start_us[order],
+            "dur_us": dur_us[order],
+            "end_us": start_us[order] + dur_us[order],
+            "occurrences": occ[order].astype(np.int32),
+        }
+    )
+    return events, order, line_rows.astype(np.int32), t0_ns
+
+
+def _event_stats(hosts, order: np.ndarray) -> pd.DataFrame:
+    """Every event stat, its owner re-pointed at the event's row in the sorted table."""
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(len(order))
+    ev_offsets = np.cumsum([0] + [h.n_events for h in hosts[:-1]]).tolist()
+    stats = StatRows.concat([h.event_stats for h in hosts], ev_offsets)
+    owner = inverse[stats.owner] if len(stats) else stats.owner
+    event_stats = stats.value_frame()
+    event_stats.insert(0, "event", owner)
+    if len(event_stats):
+        event_stats = event_stats.iloc[np.argsort(owner, kind="stable")].reset_index(drop=True)
+    return event_stats
+
+
+def _event_metadata(hosts, host_cat, plane_names) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The event metadata of every plane, and their stats."""
+    frames, stat_parts, offsets = [], [], []
+    n_md = 0
+    for h in hosts:
+        offsets.append(n_md)
+        n_md += len(h.md_id)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "host": h.host,
+                    "plane": [h.planes[p].name for p in h.md_plane],
+                    "metadata_id": np.array(h.md_id, np.int64),
+                    "name": h.md_name,
+                    "display_name": h.md_display,
+                    "n_stats": np.bincount(h.metadata_stats.owner, minlength=len(h.md_id)).astype(
+                        np.int32
+                    )
+                    if len(h.md_id)
+                    else np.zeros(0, np.int32),
+                    "n_children": np.array(h.md_children, np.int32),
+                    "metadata_bytes": np.array(h.md_bytes, np.int64),
+                }
+            )
+        )
+        stat_parts.append(h.metadata_stats)
+    event_metadata = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=list(schema.EVENT_METADATA))
+    )
+    event_metadata = _apply_dtypes(
+        event_metadata, schema.EVENT_METADATA, {"host": host_cat, "plane": plane_names}
+    )
+    md_stats = StatRows.concat(stat_parts, offsets)
+    metadata_stats = md_stats.value_frame()
+    owner = md_stats.owner
+    metadata_stats.insert(
+        0, "host", pd.Categorical(event_metadata["host"].to_numpy()[owner], dtype=host_cat)
+    )
+    metadata_stats.insert(
+        1, "plane", pd.Categorical(event_metadata["plane"].to_numpy()[owner], dtype=plane_names)
+    )
+    metadata_stats.insert(2, "metadata_id", event_metadata["metadata_id"].to_numpy()[owner])
+    return event_metadata, metadata_stats
+
+
+def _plane_stats(rows: StatRows, planes: pd.DataFrame) -> pd.DataFrame:
+    """Every plane stat, with its plane's host and name."""
+    plane_stats = rows.value_frame()
+    for i, col in enumerate(("host", "plane")):
+        values = planes[col].to_numpy()[rows.owner]
+        plane_stats.insert(i, col, pd.Categorical(values, dtype=planes[col].dtype))
+    return plane_stats
+
+
+def _format_table(hosts, key: str, spec: dict[str, tuple[str, str]]) -> pd.DataFrame:
+    """A table only some formats carry (``HostTables.tables[key]``), over every host, typed
+    as ``spec`` says; empty when no host has it."""
+    parts = [h.tables[key].assign(host=h.host) for h in hosts if key in h.tables]
+    df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    df = df.reindex(columns=list(spec))
+    defaults = {"op_types": (), "inputs": (), "code": (), "data_format": ""}
+    for col, empty in defaults.items():
+        if col in spec:
+            df[col] = df[col].map(lambda v, e=empty: v if isinstance(v, type(e)) else e)
+    return df.astype({c: t for c, (t, _) in spec.items() if c not in defaults})
+
+
+def _apply_dtypes(
+    df: pd.DataFrame, table: dict[str, tuple[str, str]], overrides: dict[str, object]
+) -> pd.DataFrame:
+    out = {}
+    for col, (dtype, _) in table.items():
+        out[col] = df[col].astype(overrides.get(col, dtype))
+    return pd.DataFrame(out, index=pd.RangeIndex(len(df)))
