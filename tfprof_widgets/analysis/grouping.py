@@ -32,17 +32,13 @@ _MARKER_NAME = re.compile(r"^(train|test|TraceContext)[^/]*$|^Profiled batch$")
 _MAX_FLOW_ROUNDS = 16
 
 
-def line_segments(events: pd.DataFrame) -> list[tuple[int, int]]:
-    """(start, stop) row ranges of each line; events are sorted by host, plane, line, start."""
-    if not len(events):
+def line_segments(line_rows: np.ndarray) -> list[tuple[int, int]]:
+    """(start, stop) row ranges of each line, from each event's line row (``run.event_line_rows``;
+    events are sorted by line, then start)."""
+    if not len(line_rows):
         return []
-    key = (
-        (events["host"].cat.codes.to_numpy().astype(np.int64) << 40)
-        | (events["plane"].cat.codes.to_numpy().astype(np.int64) << 20)
-        | events["line"].cat.codes.to_numpy().astype(np.int64)
-    )
-    cuts = np.flatnonzero(np.diff(key)) + 1
-    bounds = np.concatenate([[0], cuts, [len(events)]])
+    cuts = np.flatnonzero(np.diff(line_rows)) + 1
+    bounds = np.concatenate([[0], cuts, [len(line_rows)]])
     return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
 
 
@@ -88,10 +84,14 @@ def function_call_markers(
 
 
 def assign_groups(
-    events: pd.DataFrame, event_stats: pd.DataFrame, host_planes: np.ndarray | None = None
+    events: pd.DataFrame,
+    event_stats: pd.DataFrame,
+    line_rows: np.ndarray,
+    host_planes: np.ndarray | None = None,
 ) -> tuple[pd.array, pd.array]:
     """Return (group_id as Int32, step as Int64) arrays aligned with ``events``.
 
+    ``line_rows``: each event's row in the lines table (``run.event_line_rows``).
     ``host_planes``: boolean mask of events on host planes (markers are only looked for
     there); by default every plane whose name starts with '/host' or has no 'device:'.
     """
@@ -100,8 +100,7 @@ def assign_groups(
     step_num, has_step = stat_columns.numbers(event_stats, "step_num", n)
     if not has_step.any():
         step_num, has_step = stat_columns.numbers(event_stats, "iter_num", n)
-
-    if has_gid.any():
+    if has_gid.any():  # the file gives the groups
         group = np.where(has_gid, gid_stat, -1)
         step_of = _steps_for_groups(group, has_gid & has_step, step_num, event_stats, n)
         return _finish(group, step_of)
@@ -109,6 +108,26 @@ def assign_groups(
     if host_planes is None:
         planes = events["plane"].astype(str)
         host_planes = (planes.str.startswith("/host") | ~planes.str.contains("device:")).to_numpy()
+    group = np.full(n, -1, np.int64)
+    marker_rows, step_num = _step_markers(events, event_stats, host_planes, step_num, has_step)
+    if not len(marker_rows):
+        return _finish(group, {})
+    step_of = {}
+    for g, row in enumerate(marker_rows):
+        group[row] = g
+        step_of[g] = int(step_num[row])
+    start = events["start_us"].to_numpy()
+    end = events["end_us"].to_numpy()
+    segments = line_segments(line_rows)
+    on_marker_line = _group_by_containment(group, marker_rows, start, end, segments)
+    _group_by_flows(group, event_stats, nesting_roots(start, end, segments), on_marker_line)
+    return _finish(group, step_of)
+
+
+def _step_markers(events, event_stats, host_planes, step_num, has_step):
+    """1. The step markers' rows, in (host, time) order (the order of their group ids), and
+    the step numbers: explicit markers, else the repeated tf.function calls."""
+    n = len(events)
     r_val, has_r = stat_columns.numbers(event_stats, "_r", n)
     # Match the regex once per distinct name, not once per event.
     cats = events["name"].cat.categories
@@ -118,32 +137,26 @@ def assign_groups(
         (cat_is_marker[np.maximum(codes, 0)] & (codes >= 0)) if len(cats) else np.zeros(n, bool)
     )
     start = events["start_us"].to_numpy()
-    end = events["end_us"].to_numpy()
     is_marker = host_planes & has_step & ((has_r & (r_val == 1)) | named_marker) & ~np.isnan(start)
-    group = np.full(n, -1, np.int64)
     if not is_marker.any():
         is_marker, step_num = function_call_markers(
             events, event_stats, host_planes & ~np.isnan(start)
         )
-    if not is_marker.any():
-        return _finish(group, {})
-
     marker_rows = np.flatnonzero(is_marker)
     host_codes = events["host"].cat.codes.to_numpy()
     marker_rows = marker_rows[np.lexsort((start[marker_rows], host_codes[marker_rows]))]
-    step_of = {}
-    for g, row in enumerate(marker_rows):
-        group[row] = g
-        step_of[g] = int(step_num[row])
+    return marker_rows, step_num
 
-    # 2. Containment on each marker's own line.
-    segments = line_segments(events)
-    marker_lines = set()
+
+def _group_by_containment(group, marker_rows, start, end, segments) -> np.ndarray:
+    """2. Events on a marker's own line that lie inside it join its group. Returns which
+    events are on a line with markers."""
+    on_marker_line = np.zeros(len(group), bool)
     for a, b in segments:
         m = marker_rows[(marker_rows >= a) & (marker_rows < b)]
         if not len(m):
             continue
-        marker_lines.add(a)
+        on_marker_line[a:b] = True
         m = m[np.argsort(start[m], kind="stable")]
         ms, me = start[m], end[m]
         k = np.searchsorted(ms, start[a:b], side="right") - 1
@@ -152,42 +165,43 @@ def assign_groups(
         inside = ok & (end[a:b] <= me[kk]) & (group[a:b] < 0)
         seg_group = group[a:b]
         seg_group[inside] = group[m[kk[inside]]]
+    return on_marker_line
 
-    # 3. Flow links, consumer trees on threads without markers.
-    roots = nesting_roots(start, end, segments)
-    on_marker_line = np.zeros(n, bool)
-    for a, b in segments:
-        if a in marker_lines:
-            on_marker_line[a:b] = True
+
+def _group_by_flows(group, event_stats, roots, on_marker_line) -> None:
+    """3. Flow links: a consumer (``_c``/``_ct``) joins its producer's (``_p``/``_pt``) group,
+    with its whole nesting tree where its thread has no markers; repeated until nothing
+    changes (at most _MAX_FLOW_ROUNDS times)."""
+    n = len(group)
     p_id, has_p = stat_columns.numbers(event_stats, "_p", n)
     p_ty, _ = stat_columns.numbers(event_stats, "_pt", n)
     c_id, has_c = stat_columns.numbers(event_stats, "_c", n)
     c_ty, _ = stat_columns.numbers(event_stats, "_ct", n)
     prod = np.flatnonzero(has_p)
     cons = np.flatnonzero(has_c)
-    if len(prod) and len(cons):
-        cons_key = pd.MultiIndex.from_arrays([c_ty[cons], c_id[cons]])
-        for _ in range(_MAX_FLOW_ROUNDS):
-            gp = prod[group[prod] >= 0]
-            if not len(gp):
-                break
-            pmap = pd.Series(group[gp], index=pd.MultiIndex.from_arrays([p_ty[gp], p_id[gp]]))
-            pmap = pmap[~pmap.index.duplicated()]
-            got = pmap.reindex(cons_key).to_numpy()
-            todo = ~np.isnan(got) & (group[cons] < 0)
-            if not todo.any():
-                break
-            targets = cons[todo]
-            tgroups = got[todo].astype(np.int64)
-            # The consumer event itself, and its whole tree where its thread has no markers.
-            group[targets] = tgroups
-            tree = ~on_marker_line[targets]
-            root_group = pd.Series(tgroups[tree], index=roots[targets[tree]])
-            root_group = root_group[~root_group.index.duplicated()]
-            fill = pd.Series(roots).map(root_group).to_numpy()
-            newly = ~np.isnan(fill) & (group < 0) & ~on_marker_line
-            group[newly] = fill[newly].astype(np.int64)
-    return _finish(group, step_of)
+    if not (len(prod) and len(cons)):
+        return
+    cons_key = pd.MultiIndex.from_arrays([c_ty[cons], c_id[cons]])
+    for _ in range(_MAX_FLOW_ROUNDS):
+        gp = prod[group[prod] >= 0]
+        if not len(gp):
+            break
+        pmap = pd.Series(group[gp], index=pd.MultiIndex.from_arrays([p_ty[gp], p_id[gp]]))
+        pmap = pmap[~pmap.index.duplicated()]
+        got = pmap.reindex(cons_key).to_numpy()
+        todo = ~np.isnan(got) & (group[cons] < 0)
+        if not todo.any():
+            break
+        targets = cons[todo]
+        tgroups = got[todo].astype(np.int64)
+        # The consumer event itself, and its whole tree where its thread has no markers.
+        group[targets] = tgroups
+        tree = ~on_marker_line[targets]
+        root_group = pd.Series(tgroups[tree], index=roots[targets[tree]])
+        root_group = root_group[~root_group.index.duplicated()]
+        fill = pd.Series(roots).map(root_group).to_numpy()
+        newly = ~np.isnan(fill) & (group < 0) & ~on_marker_line
+        group[newly] = fill[newly].astype(np.int64)
 
 
 def _steps_for_groups(group, marks, step_num, event_stats, n) -> dict[int, int]:

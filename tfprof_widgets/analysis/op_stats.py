@@ -17,28 +17,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .. import schema
 from .event_index import event_line_ids, on_device
 from .nesting import children_sum, direct_parents, to_ps
 from .tf_ops import is_derived_line, name_table, parse_tf_op
 
-OP_STATS_COLUMNS = {
-    "host": "Host the op ran on (or launched from, for device ops).",
-    "host_or_device": "'Host' for ops on host threads, 'Device' for kernels on accelerators.",
-    "type": "Op type ('MatMul', '_MklNativeFusedConv2D', 'Dataset' for tf.data, 'IDLE').",
-    "operation": "Op name ('dense/MatMul'); the full iterator name for tf.data.",
-    "occurrences": "Number of executions (events).",
-    "total_time_us": "Sum of durations, microseconds.",
-    "avg_time_us": "total_time_us / occurrences.",
-    "total_self_time_us": "Total minus the time of ops nested directly inside, microseconds.",
-    "avg_self_time_us": "total_self_time_us / occurrences.",
-    "self_time_percent": "Share of all self time of this host on this side (host/device), %.",
-    "cumulative_self_time_percent": "Running sum of self_time_percent in table order, %.",
-    "is_eager": "True when the op ran eagerly (the 'is_eager' stat), else inside a tf.function.",
-}
-
 
 def host_op_events(run) -> pd.DataFrame:
-    """Host op events with their parsed name/type, self time and line id (one row each)."""
+    """Host op events with their parsed name/type, self time and line row (one row each)."""
     ev = run.events
     table = name_table(ev["name"])
     codes = ev["name"].cat.codes.to_numpy()
@@ -55,13 +41,8 @@ def host_op_events(run) -> pd.DataFrame:
     start, end = to_ps(sub["start_us"].to_numpy()), to_ps(sub["end_us"].to_numpy())
     dur = end - start
     self_ps = dur.astype(np.float64)
-    line_codes = (
-        (sub["host"].cat.codes.to_numpy().astype(np.int64) << 40)
-        | (sub["plane"].cat.codes.to_numpy().astype(np.int64) << 20)
-        | sub["line"].cat.codes.to_numpy().astype(np.int64)
-    )
-    # Events are sorted by line, so each line is one contiguous block.
-    cuts = np.flatnonzero(np.diff(line_codes)) + 1
+    line_rows = run.event_line_rows[rows]
+    cuts = np.flatnonzero(np.diff(line_rows)) + 1
     for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(rows)]):
         parent = direct_parents(start[a:b], end[a:b])
         self_ps[a:b] -= children_sum(parent, dur[a:b].astype(np.float64))
@@ -74,7 +55,7 @@ def host_op_events(run) -> pd.DataFrame:
         {
             "row": rows,
             "host": sub["host"].to_numpy(),
-            "line_key": line_codes,
+            "line_row": line_rows,
             "category": category[rows],
             "operation": table["op_name"].to_numpy()[codes[rows]],
             "type": table["op_type"].to_numpy()[codes[rows]],
@@ -167,7 +148,7 @@ def _idle_rows(side: str, ops: pd.DataFrame, spans: pd.DataFrame, key: str) -> p
 
 
 def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
-    """One row per (host, host/device, op type, op name, eager): see OP_STATS_COLUMNS."""
+    """One row per (host, host/device, op type, op name, eager): columns of schema.OP_STATS."""
     host = host_op_events(run)
     device = device_op_events(run)
     parts = []
@@ -187,11 +168,11 @@ def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
         parts.append(agg)
         if include_idle:
             if side == "Host":
-                parts.append(_idle_rows(side, frame, frame, "line_key"))
+                parts.append(_idle_rows(side, frame, frame, "line_row"))
             else:
                 parts.append(_idle_rows(side, frame, _device_spans(run), "plane"))
     if not parts:
-        return pd.DataFrame({c: [] for c in OP_STATS_COLUMNS})
+        return schema.empty(schema.OP_STATS)
     df = pd.concat([p for p in parts if len(p)], ignore_index=True)
     df["total_time_us"] = df["total_ps"] / 1e6
     df["total_self_time_us"] = df["self_ps"] / 1e6
@@ -212,10 +193,10 @@ def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
         "self_time_percent"
     ].cumsum()
     df["occurrences"] = df["occurrences"].astype(np.int64)
-    out = df[list(OP_STATS_COLUMNS)]
+    out = df[list(schema.OP_STATS)]
     for col in ("host", "host_or_device", "type", "operation"):
         out[col] = out[col].astype("category")
     return out
 
 
-__all__ = ["OP_STATS_COLUMNS", "device_op_events", "host_op_events", "op_stats"]
+__all__ = ["device_op_events", "host_op_events", "op_stats"]

@@ -1,0 +1,265 @@
+"""Loading captures: :func:`load` (a logdir, run directory or file into a :class:`Run`) and
+:func:`list_runs` (the runs under a logdir).
+
+Finding the files is :mod:`.readers.discovery`, reading each host's files one reader of
+:mod:`.readers` (chosen by :func:`.readers.formats.file_kind`), and merging the hosts into
+DataFrames :func:`.readers.assemble.assemble`, which :class:`Run` calls.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import warnings
+from collections.abc import Callable
+
+import pandas as pd
+
+from . import schema
+from .errors import ProfileError, ProfileNotFoundError, ProfileTooLargeError
+from .readers.chrome_trace import read_chrome_trace
+from .readers.columnar import HostTables
+from .readers.discovery import RunFiles, find_runs, resolve
+from .readers.formats import file_kind, host_sources
+from .readers.limits import available_memory_bytes, estimated_need, fmt_bytes
+from .readers.tfprof import read_run_metadata, read_tfprof_profile
+from .readers.xspace import read_xspace
+from .run import Run
+
+__all__ = ["list_runs", "load"]
+
+_SHOW_PROGRESS_AFTER_S = 1.0
+# Loading speed seen here on one core (benchmarks/bench_load.py: 30 MB in 0.45 s). A bar is
+# shown from the start when the files' size says loading will take over a second, because a
+# big file is walked in a single C call that cannot report until it is done.
+_BYTES_PER_SECOND = 60e6
+
+
+def load(
+    path: str | os.PathLike[str],
+    run: str | None = None,
+    *,
+    hosts: list[str] | None = None,
+    planes: list[str] | None = None,
+    window_s: tuple[float, float] | None = None,
+    progress: bool | None = None,
+    max_memory_bytes: int | None = None,
+) -> Run:
+    """Load a capture into a :class:`Run`.
+
+    ``path`` may be a TensorBoard logdir (the newest run under any
+    ``plugins/profile/<run>/`` is taken unless ``run=`` names one), a run directory (every
+    host's ``*.xplane.pb`` merged, one ``host`` value each), a single ``.xplane.pb``, a
+    Chrome trace ``*.trace.json`` / ``*.trace.json.gz``, or a TF1 tfprof profile or
+    RunMetadata (see :mod:`tfprof_widgets.readers.formats`).
+
+    Loading part of a capture: ``hosts=[...]`` reads only those hosts' files (the names in
+    ``run.hosts``); ``planes=[...]`` keeps only planes whose name matches one of the (glob)
+    patterns, e.g. ``["/host:CPU", "/device:GPU:*"]``; ``window_s=(start, end)`` keeps only
+    the events that overlap that time window, in seconds since the capture began (the
+    profiler's recorded start time, else the first event; events cut by an edge are kept
+    whole). Each host's file is decoded in full and then cut, so with ``planes=`` or
+    ``window_s=`` the memory needed is about that of the largest file, not of all of them.
+
+    A capture whose files predict more memory than is available (or than
+    ``max_memory_bytes``) is refused with :class:`~tfprof_widgets.ProfileTooLargeError`
+    before anything is read. In a run directory still being written, hosts whose file is
+    incomplete are left out with a warning (``run.warnings``); only if no host loads is the
+    error raised.
+
+    ``progress``: None shows a progress bar only if loading takes over a second; True
+    always; False never. Raises :class:`~tfprof_widgets.ProfileError` subclasses for
+    anything wrong with the input. Nothing is ever written.
+    """
+    files: RunFiles = resolve(path, run)
+    sources = _select_hosts(path, host_sources(files.files), hosts)
+    window_s = _checked_window(window_s)
+    cut = planes is not None or window_s is not None
+    sizes = [sum(os.path.getsize(f) for f in fs) for _, fs in sources]
+    _check_memory(path, sources, sizes, cut, max_memory_bytes)
+    keep_plane = _plane_filter(planes)
+    bar = _Progress(sum(sizes), f"loading {files.name}", progress)
+    try:
+        loaded, failed = _read_hosts(sources, sizes, bar, keep_plane, window_s)
+    finally:
+        bar.close()
+    if not loaded:
+        raise failed[0] if failed else _nothing_in(path, planes, window_s)
+    result = Run(loaded, files.name, files.path)
+    notes = [f"{exc.path}: not loaded ({exc.problem})" for exc in failed]
+    notes += [f"{p}: named like a capture but not a file; skipped" for p in files.skipped]
+    for note in notes:
+        result.warnings.append(note)
+        warnings.warn(note, stacklevel=2)
+    return result
+
+
+def list_runs(logdir: str | os.PathLike[str]) -> pd.DataFrame:
+    """One row per run under a TensorBoard logdir, oldest first.
+
+    Columns (see :data:`tfprof_widgets.schema.RUNS`): run, path, hosts, bytes, mtime.
+    """
+    logdir = os.fspath(logdir)
+    if not os.path.isdir(logdir):
+        if not os.path.lexists(logdir):
+            raise ProfileNotFoundError(logdir, "no such directory")
+        raise ProfileError(logdir, "list_runs() takes a logdir, not a file")
+    rows = []
+    for r in find_runs(logdir):
+        stats = [os.stat(f) for f in r.files]
+        rows.append(
+            {
+                "run": r.name,
+                "path": os.path.abspath(r.path),
+                "hosts": tuple(host for host, _ in host_sources(r.files)),
+                "bytes": sum(s.st_size for s in stats),
+                "mtime": pd.Timestamp(max(s.st_mtime for s in stats), unit="s"),
+            }
+        )
+    df = pd.DataFrame(rows, columns=list(schema.RUNS))
+    return df.astype(schema.dtypes(schema.RUNS))
+
+
+# -- what to read ---------------------------------------------------------------------------
+def _select_hosts(path, sources, hosts: list[str] | None) -> list[tuple[str, list[str]]]:
+    if hosts is None:
+        return sources
+    wanted = set(hosts)
+    selected = [(h, fs) for h, fs in sources if h in wanted]
+    if not selected:
+        raise ProfileNotFoundError(
+            path,
+            f"no host named {', '.join(sorted(wanted))}; hosts here: "
+            f"{', '.join(h for h, _ in sources)}",
+        )
+    return selected
+
+
+def _checked_window(window_s) -> tuple[float, float] | None:
+    if window_s is None:
+        return None
+    window_s = (float(window_s[0]), float(window_s[1]))
+    if not window_s[0] <= window_s[1]:
+        raise ValueError(f"window_s must be (start, end) with start <= end, not {window_s}")
+    return window_s
+
+
+def _check_memory(path, sources, sizes: list[int], cut: bool, max_memory_bytes) -> None:
+    """Refuse, before reading anything, a capture that would not fit in memory."""
+    needs = [sum(estimated_need(f, os.path.getsize(f)) for f in fs) for _, fs in sources]
+    # Cut files keep little once decoded: the peak is one file's decode, not the sum.
+    need = max(needs) if cut else sum(needs)
+    budget = max_memory_bytes if max_memory_bytes is not None else available_memory_bytes()
+    if budget is not None and need > budget:
+        all_hosts = ", ".join(h for h, _ in sources)
+        n_files = sum(len(fs) for _, fs in sources)
+        raise ProfileTooLargeError(
+            path,
+            f"the capture is {fmt_bytes(sum(sizes))} in {n_files} file(s); "
+            f"loading it needs about {fmt_bytes(need)} of memory but "
+            f"{fmt_bytes(budget)} is available. Load part of it: "
+            f"tfprof_widgets.load(path, hosts=[...]) (hosts: {all_hosts}), "
+            f'planes=["/device:GPU:0"] or window_s=(start, end) in seconds',
+        )
+
+
+def _plane_filter(planes: list[str] | None) -> Callable[[str], bool] | None:
+    if planes is None:
+        return None
+    patterns = list(planes)
+    return lambda name: any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _nothing_in(path, planes, window_s) -> ProfileNotFoundError:
+    what = []
+    if planes is not None:
+        what.append(f"planes {', '.join(planes)}")
+    if window_s is not None:
+        what.append(f"window {window_s[0]:g}-{window_s[1]:g} s")
+    return ProfileNotFoundError(path, f"no event in {' and '.join(what)}")
+
+
+# -- reading ------------------------------------------------------------------------------
+def _read_hosts(sources, sizes, bar, keep_plane, window_s):
+    """Each host's tables, cut to the planes and window asked for; and the hosts that
+    could not be read (when there is more than one: a run still being written)."""
+    loaded: list[HostTables] = []
+    failed: list[ProfileError] = []
+    for (host, fs), size in zip(sources, sizes):
+        done = [0]
+
+        def advance(fraction: float, size: int = size, done: list = done) -> None:
+            n = int(fraction * size) - done[0]
+            done[0] += n
+            bar.update(n)
+
+        try:
+            tables = _read_host(host, fs, advance)
+        except ProfileError as exc:
+            if len(sources) == 1:
+                raise
+            failed.append(exc)
+            continue
+        if keep_plane is not None:
+            tables = tables.select_planes(keep_plane)
+        if window_s is not None:
+            tables = tables.select_window(*window_s)
+        advance(1.0)
+        if (keep_plane is not None or window_s is not None) and not tables.n_events:
+            continue
+        loaded.append(tables)
+    return loaded, failed
+
+
+def _read_host(host: str, files: list[str], on_fraction: Callable[[float], None]) -> HostTables:
+    """One host's files into its tables: one capture file, or a session's RunMetadata steps."""
+    if len(files) > 1:
+        return read_run_metadata(files, host)
+    path = files[0]
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except PermissionError:
+        raise ProfileError(path, "permission denied: the file cannot be read") from None
+    except IsADirectoryError:
+        raise ProfileError(path, "a directory where a capture file was expected") from None
+    except OSError as exc:
+        raise ProfileError(path, f"cannot be read: {exc.strerror or exc}") from None
+    kind = file_kind(path, data[:16])
+    if kind == "xspace":
+        return read_xspace(path, data, host, on_fraction=on_fraction)
+    if kind == "tfprof":
+        return read_tfprof_profile(path, data, host)
+    if kind == "run_metadata":
+        return read_run_metadata([path], host)
+    return read_chrome_trace(path, data, host)
+
+
+class _Progress:
+    """A tqdm bar over bytes that appears only when loading takes more than ~1 s."""
+
+    def __init__(self, total_bytes: int, desc: str, enabled: bool | None) -> None:
+        self._bar = None
+        if enabled is False:
+            return
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:  # tqdm is a dependency, but a missing bar must never fail a load
+            return
+        slow = total_bytes / _BYTES_PER_SECOND > _SHOW_PROGRESS_AFTER_S
+        self._bar = tqdm(
+            total=total_bytes,
+            unit="B",
+            unit_scale=True,
+            desc=desc,
+            delay=0 if enabled or slow else _SHOW_PROGRESS_AFTER_S,
+            leave=False,
+        )
+
+    def update(self, n: int) -> None:
+        if self._bar is not None:
+            self._bar.update(n)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
