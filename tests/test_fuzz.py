@@ -164,7 +164,7 @@ def test_tf1_profile_mutations(tmp_path, name, source):
         else:
             # A mutation that kept the file valid still loads, views and all.
             if not run.tfprof_nodes.empty:
-                tw.tfprof_view(run, "scope")
+                tw.tfprof_table(run, "scope")
         assert sorted(os.listdir(tmp_path)) == before
 
     check()

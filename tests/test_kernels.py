@@ -6,34 +6,45 @@ from conftest import SAMPLES
 from golden_tables import data_table, golden, synthetic_gpu_path
 
 import tfprof_widgets as tw
-from tfprof_widgets.analysis.kernels import KERNEL_COLUMNS, parse_kernel_details
+from tfprof_widgets import schema
+from tfprof_widgets.analysis.kernels import parse_kernel_details
 
 
 def test_kernels_match_xprof():
     ours = tw.load(synthetic_gpu_path()).kernels
     gold = data_table(golden("synthetic_gpu", "kernel_stats"))
-    assert list(ours.columns) == list(KERNEL_COLUMNS)
+    assert list(ours.columns) == list(schema.KERNELS)
     assert len(ours) == len(gold) == 3
+    # Our column names, and xprof's where they differ (one name per role in ours).
+    renamed = {
+        "operation": "op_name",
+        "occupancy_percent": "occupancy_pct",
+        "total_time_us": "total_duration_us",
+        "avg_time_us": "avg_duration_us",
+        "min_time_us": "min_duration_us",
+        "max_time_us": "max_duration_us",
+    }
     for col in [
         "kernel_name",
         "block_dim",
         "grid_dim",
-        "op_name",
+        "operation",
         "is_op_tensor_core_eligible",
         "is_kernel_using_tensor_core",
     ]:
-        assert ours[col].tolist() == gold[col].tolist(), col
+        assert ours[col].tolist() == gold[renamed.get(col, col)].tolist(), col
     for col in [
         "registers_per_thread",
         "shmem_bytes",
-        "occupancy_pct",
+        "occupancy_percent",
         "occurrences",
-        "total_duration_us",
-        "avg_duration_us",
-        "min_duration_us",
-        "max_duration_us",
+        "total_time_us",
+        "avg_time_us",
+        "min_time_us",
+        "max_time_us",
     ]:
-        np.testing.assert_allclose(ours[col].astype(float), gold[col].astype(float), err_msg=col)
+        g = gold[renamed.get(col, col)].astype(float)
+        np.testing.assert_allclose(ours[col].astype(float), g, err_msg=col)
 
 
 @pytest.mark.parametrize(
@@ -47,7 +58,7 @@ def test_kernels_match_xprof():
                 "dynamic_shmem": 256,
                 "grid_dim": "8,4,1",
                 "block_dim": "256,1,1",
-                "occupancy_pct": 25.5,
+                "occupancy_percent": 25.5,
             },
         ),
         (
@@ -58,7 +69,7 @@ def test_kernels_match_xprof():
                 "dynamic_shmem": 0,
                 "grid_dim": "64,1,1",
                 "block_dim": "1024,1,1",
-                "occupancy_pct": 0.0,
+                "occupancy_percent": 0.0,
             },
         ),
         ("regs:x grid:1,2 block:garbage", {"registers_per_thread": 0, "grid_dim": "1,1,1"}),
@@ -72,7 +83,7 @@ def test_kernel_details_formats(details, expected):
 
 def test_cpu_runs_have_no_kernels():
     kernels = tw.load(SAMPLES / "input_bound").kernels
-    assert len(kernels) == 0 and list(kernels.columns) == list(KERNEL_COLUMNS)
+    assert len(kernels) == 0 and list(kernels.columns) == list(schema.KERNELS)
 
 
 def test_gpu_copies_are_not_device_compute():

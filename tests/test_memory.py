@@ -6,7 +6,8 @@ from conftest import SAMPLES
 from golden_tables import golden, synthetic_gpu_path
 
 import tfprof_widgets as tw
-from tfprof_widgets.analysis.memory import MEMORY_COLUMNS, memory_breakdown, memory_summary
+from tfprof_widgets import schema
+from tfprof_widgets.analysis.memory import memory_breakdown, memory_summary
 
 CASES = ["input_bound", "custom_loop", "keras_fit", "synthetic_gpu"]
 
@@ -41,7 +42,7 @@ def gold_breakdown(per_alloc) -> pd.DataFrame:
             "region_type",
             "data_type",
             "tensor_shape",
-            "step_id",
+            "group_id",
         ],
     )
 
@@ -89,7 +90,7 @@ def test_breakdown_at_peak_matches_xprof(case):
 
 def test_timeline_columns_and_hover_details():
     mem = tw.load(SAMPLES / "input_bound").memory
-    assert list(mem.columns) == list(MEMORY_COLUMNS)
+    assert list(mem.columns) == list(schema.MEMORY)
     assert (mem["in_use_bytes"] == mem["stack_reserved_bytes"] + mem["heap_allocated_bytes"]).all()
     frees = mem[mem["activity"] == "DEALLOCATION"]
     # Deallocations carry their allocation's op and shape (matched by address).

@@ -7,7 +7,8 @@ from conftest import SAMPLES
 from golden_tables import data_table, golden, synthetic_gpu_path
 
 import tfprof_widgets as tw
-from tfprof_widgets.analysis.op_stats import OP_STATS_COLUMNS, op_stats
+from tfprof_widgets import schema
+from tfprof_widgets.analysis.op_stats import op_stats
 from tfprof_widgets.analysis.tf_ops import is_derived_line, parse_tf_op
 
 KEY = ["host_or_device", "type", "operation"]
@@ -75,7 +76,7 @@ def test_device_ops_match_xprof_on_a_gpu_capture():
 
 def test_columns_and_order():
     ops = tw.load(SAMPLES / "custom_loop").ops
-    assert list(ops.columns) == list(OP_STATS_COLUMNS)
+    assert list(ops.columns) == list(schema.OP_STATS)
     for _, g in ops.groupby(["host", "host_or_device"], observed=True):
         assert g["total_self_time_us"].is_monotonic_decreasing
         assert g["cumulative_self_time_percent"].iloc[-1] == pytest.approx(100)

@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT, tree_state
 
 import tfprof_widgets as tw
-from tfprof_widgets.analysis.tfprof_views import tfprof_node_stats
+from tfprof_widgets.analysis.tfprof_tables import tfprof_node_stats
 from tfprof_widgets.proto import tfprof_pb2
 
 if os.environ.get("CI") != "true":
@@ -42,24 +42,24 @@ def test_flops_and_parameters_match_tensorflow(ref):
     run = tw.load(out / "model.tfprof")
     assert tw.total_float_ops(run) == want["total_float_ops"] > 0
     assert tw.total_parameters(run) == want["total_parameters"] == 62_810
-    scopes = tw.tfprof_view(
+    scopes = tw.tfprof_table(
         run, "scope", account_type_regexes=["_trainable_variables"], select=["params"], max_depth=0
     )
     assert dict(zip(scopes["name"], scopes["total_parameters"])) == want["scope_parameters"]
 
 
 @pytest.mark.parametrize("step,key", [(-1, "op_view_avg"), (0, "op_view_step0")])
-def test_op_view_times_and_memory_match_tensorflow(ref, step, key):
+def test_op_table_times_and_memory_match_tensorflow(ref, step, key):
     out, want = ref
-    view = tw.tfprof_view(
+    table = tw.tfprof_table(
         tw.load(out / "model.tfprof"),
         "op",
         step=step,
         select=["micros", "bytes", "peak_bytes", "residual_bytes", "output_bytes", "float_ops"],
     ).set_index("name")
-    assert sorted(view.index) == sorted(want[key])
+    assert sorted(table.index) == sorted(want[key])
     for op, w in want[key].items():
-        got = view.loc[op]
+        got = table.loc[op]
         assert (
             got["exec_us"],
             got["requested_bytes"],
@@ -77,7 +77,7 @@ def test_op_view_times_and_memory_match_tensorflow(ref, step, key):
             w["float_ops"],
             w["nodes"],
         ), op
-    assert view["exec_us"].sum() > 0
+    assert table["exec_us"].sum() > 0
 
 
 def _tfprof_frame_name(name: str) -> str:
@@ -88,15 +88,15 @@ def _tfprof_frame_name(name: str) -> str:
     return f"{file}:{line}:{func}{suffix}"
 
 
-@pytest.mark.parametrize("view", ["scope", "graph", "code"])
-def test_tree_views_match_tensorflow(ref, view):
-    """Every row of tfprof's scope, graph and code views (order_by name): same names (tfprof
+@pytest.mark.parametrize("cmd", ["scope", "graph", "code"])
+def test_tree_tables_match_tensorflow(ref, cmd):
+    """Every row of tfprof's scope, graph and code tables (order_by name): same names (tfprof
     shortens code frames), depths, own and total time and memory, in the same order (the
-    code view's siblings sort by different names, so its rows are compared as a set)."""
+    code table's siblings sort by different names, so its rows are compared as a set)."""
     out, want = ref
-    got = tw.tfprof_view(tw.load(out / "model.tfprof"), view, select=["micros", "bytes"])
+    got = tw.tfprof_table(tw.load(out / "model.tfprof"), cmd, select=["micros", "bytes"])
     names = got["name"]
-    if view == "code":
+    if cmd == "code":
         names = names.str.replace(r"^.*/", "", regex=True)
     ours = [
         [
@@ -109,11 +109,11 @@ def test_tree_views_match_tensorflow(ref, view):
         ]
         for n, r in zip(names, got.itertuples())
     ]
-    theirs = want[f"{view}_view"]
-    if view == "code":  # tfprof cuts function names of 20+ characters to 17 and '...'
+    theirs = want[f"{cmd}_view"]
+    if cmd == "code":  # tfprof cuts function names of 20+ characters to 17 and '...'
         ours = [[_tfprof_frame_name(n), *rest] for n, *rest in ours]
     assert len(ours) == len(theirs) > 20
-    if view == "code":  # siblings sort by our full path, tfprof's by its short name
+    if cmd == "code":  # siblings sort by our full path, tfprof's by its short name
         ours, theirs = sorted(ours), sorted(theirs)
     assert ours == theirs
 
@@ -152,40 +152,40 @@ def test_runs_work_with_the_other_analyses_and_overview(ref):
     summary = tw.overview_summary(run)
     assert any("ExpensiveOperationChecker" in r for r in summary.recommendations)
     assert any("No accelerator" in r for r in summary.recommendations)
-    bundle = tw.overview(run)._repr_mimebundle_()
+    bundle = tw.views.overview(run)._repr_mimebundle_()
     assert "ExpensiveOperationChecker" in bundle["text/html"]
 
 
-def test_views_options(ref):
+def test_table_options(ref):
     out, _ = ref
     run = tw.load(out / "model.tfprof")
-    full = tw.tfprof_view(run, "scope", select=["micros"])
+    full = tw.tfprof_table(run, "scope", select=["micros"])
     assert full["depth"].max() >= 3
-    assert tw.tfprof_view(run, "scope", max_depth=1, select=["micros"])["depth"].max() == 1
-    slow = tw.tfprof_view(run, "scope", min_micros=100, select=["micros"])
+    assert tw.tfprof_table(run, "scope", max_depth=1, select=["micros"])["depth"].max() == 1
+    slow = tw.tfprof_table(run, "scope", min_micros=100, select=["micros"])
     assert (slow["total_exec_us"] >= 100).all() and len(slow) < len(full)
-    by_time = tw.tfprof_view(run, "op", order_by="micros", select=["micros"])
+    by_time = tw.tfprof_table(run, "op", order_by="micros", select=["micros"])
     assert by_time["total_exec_us"].is_monotonic_decreasing
-    hidden = tw.tfprof_view(run, "scope", hide_name_regexes=["gradients.*"], select=["micros"])
+    hidden = tw.tfprof_table(run, "scope", hide_name_regexes=["gradients.*"], select=["micros"])
     assert not hidden["name"].str.startswith("gradients").any()
-    started = tw.tfprof_view(run, "scope", start_name_regexes=["dense"], select=["micros"])
+    started = tw.tfprof_table(run, "scope", start_name_regexes=["dense"], select=["micros"])
     assert set(started["name"].str.split("/").str[0]) == {"dense"}
-    trimmed = tw.tfprof_view(run, "scope", trim_name_regexes=["gradients"], select=["micros"])
+    trimmed = tw.tfprof_table(run, "scope", trim_name_regexes=["gradients"], select=["micros"])
     assert (
         "gradients" in set(trimmed["name"])
         and not trimmed["name"].str.startswith("gradients/").any()
     )
-    # The graph view's total covers a node and everything it depends on.
-    graph = tw.tfprof_view(run, "graph", select=["micros"]).drop_duplicates("name")
+    # The graph table's total covers a node and everything it depends on.
+    graph = tw.tfprof_table(run, "graph", select=["micros"]).drop_duplicates("name")
     row = graph.set_index("name").loc["dense/add"]
     assert row["total_exec_us"] >= row["exec_us"] and row["nodes"] > 3
-    code = tw.tfprof_view(run, "code", order_by="micros", select=["micros"])
+    code = tw.tfprof_table(run, "code", order_by="micros", select=["micros"])
     assert code["name"].iloc[0].startswith(str(ROOT / "tests" / "tf1_reference.py"))
     avg = tfprof_node_stats(run, -1)
     traced = avg["code"].map(len) > 0  # like tfprof, nodes without a traceback are left out
     assert code.loc[code["depth"] == 0, "total_exec_us"].sum() == avg.loc[traced, "exec_us"].sum()
-    with pytest.raises(ValueError, match="view must be"):
-        tw.tfprof_view(run, "tree")
+    with pytest.raises(ValueError, match="cmd must be"):
+        tw.tfprof_table(run, "tree")
 
 
 def test_nhwc_on_gpu_is_flagged(tmp_path):

@@ -1,4 +1,13 @@
-"""The columns of every DataFrame a :class:`~tfprof_widgets.Run` exposes, documented once.
+"""The columns of every DataFrame this package returns, documented once: the run's tables,
+and every analysis's output.
+
+Tables of a run (:class:`~tfprof_widgets.Run`): EVENTS, EVENT_STATS, PLANES, LINES,
+EVENT_METADATA, METADATA_STATS, PLANE_STATS, TFPROF_NODES, TFPROF_EXECS; of a logdir: RUNS.
+Analyses (``run.<name>``, see :data:`tfprof_widgets.analysis.ANALYSES`): STEPS,
+PER_HOST_STEPS, OP_STATS, KERNELS, MEMORY, MEMORY_SUMMARY, MEMORY_BREAKDOWN,
+INPUT_PIPELINE_STEPS, INPUT_OPS, TF_DATA_ITERATORS, TF_DATA_EXECUTIONS, TF_DATA_PIPELINES,
+TF_DATA_EVENTS, TF_DATA_ITERATOR_STATS, TF_DATA_BOTTLENECK, OP_DIFF, LINE_SUMMARY,
+PROFILE_OPTIONS, TFPROF_NODE_STATS, TFPROF_TABLE, TFPROF_ADVICE, SUMMARY_FRAME.
 
 Conventions, the same in every table:
 
@@ -9,12 +18,23 @@ Conventions, the same in every table:
 * string columns are pandas categoricals, nullable integers use pandas' ``Int32``/``Int64``;
 * ``host`` is the capture file's host name (the file name before ``.xplane.pb``), ``plane``
   the XPlane name (``/host:CPU``, ``/device:GPU:0``), ``line`` the XLine (a thread on the
-  host, a stream or derived line such as ``Steps`` / ``TensorFlow Ops`` on a device).
+  host, a stream or derived line such as ``Steps`` / ``TensorFlow Ops`` on a device);
+* one name per role: ``operation`` is a TF op's name, ``occurrences`` a count of executions,
+  ``total_time_us``/``avg_time_us`` durations summed/averaged, ``*_percent`` a percentage,
+  ``group_id`` a step group and ``step`` its step number.
 
-The dicts below map column name -> (dtype, meaning). Tests assert that the tables match them.
+The dicts below map column name -> (dtype, meaning); "str" is pandas' string dtype (object
+before pandas 3). Tests assert that every table and analysis output matches them
+(:func:`mismatches`).
 """
 
 from __future__ import annotations
+
+import pandas as pd
+
+# The accelerator kinds of the planes table's ``device_kind`` column ('/device:GPU:0' is
+# 'GPU'); the host is 'CPU', planes without a timeline 'metadata'.
+DEVICE_KINDS = ("GPU", "TPU", "CUSTOM")
 
 EVENTS: dict[str, tuple[str, str]] = {
     "host": ("category", "Host the event was captured on (capture file name without suffix)."),
@@ -206,6 +226,340 @@ TFPROF_EXECS: dict[str, tuple[str, str]] = {
     "output_bytes": ("int64", "Bytes of the node's output tensors."),
 }
 
+TFPROF_NODE_STATS: dict[str, tuple[str, str]] = {
+    **{c: TFPROF_NODES[c] for c in ("host", "node", "op", "device", "op_types")},
+    "float_ops": ("int64", "Floating-point operations of one run (0 without a graph)."),
+    "parameters": ("int64", "Variable elements (0 for other nodes)."),
+    **{c: TFPROF_NODES[c] for c in ("trainable", "inputs")},
+    "data_format": ("str", TFPROF_NODES["data_format"][1]),
+    "code": TFPROF_NODES["code"],
+    "run_count": ("int64", TFPROF_EXECS["run_count"][1]),
+    **{c: TFPROF_EXECS[c] for c in ("exec_us", "accelerator_exec_us", "cpu_exec_us")},
+    **{
+        c: TFPROF_EXECS[c]
+        for c in ("requested_bytes", "peak_bytes", "residual_bytes", "output_bytes")
+    },
+}
+
+TFPROF_TABLE: dict[str, tuple[str, str]] = {
+    # Then, for each figure of `select`, its own value and `total_<figure>` (the row and what
+    # hangs below it), float64: exec_us, requested_bytes, parameters, float_ops, run_count...
+    "name": ("str", "Scope, op type, graph node or code frame."),
+    "depth": ("int64", "Depth shown (0 at the top)."),
+    "parent": ("str", "The shown parent row's name ('' at the top)."),
+    "nodes": ("int64", "Graph nodes in the row and below."),
+}
+
+TFPROF_ADVICE: dict[str, tuple[str, str]] = {
+    "checker": ("str", "tfprof's checker ('AcceleratorUtilizationChecker', ...)."),
+    "finding": ("str", "What it found."),
+}
+
+# -- analyses ---------------------------------------------------------------------------------
+
+_OVERLAP = "µs; overlaps counted once"
+
+STEPS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "step": ("Int64", "Step number (the step marker's step_num)."),
+    "group_id": ("Int32", "The step's group id (see Run.events)."),
+    "start_us": ("float64", "Start of the step's time span, µs on the run's clock."),
+    "step_time_us": (
+        "float64",
+        "Step time: the longest host step marker (or the device step), µs.",
+    ),
+    "device_compute_us": ("float64", f"Device compute (16- and 32-bit kernels), {_OVERLAP}."),
+    "device_to_device_us": ("float64", f"Device-to-device copies and waits, {_OVERLAP}."),
+    "device_collectives_us": ("float64", f"Device collectives (NCCL), {_OVERLAP}."),
+    "host_compute_us": ("float64", f"Host compute (TF ops on host threads), {_OVERLAP}."),
+    "kernel_launch_us": ("float64", f"Kernel launch (host preparing device work), {_OVERLAP}."),
+    "input_us": (
+        "float64",
+        "Input: the host waiting for input, host-to-device copies and "
+        f"the device waiting for the host, {_OVERLAP}.",
+    ),
+    "output_us": ("float64", f"Output (device-to-host copies), {_OVERLAP}."),
+    "compile_us": ("float64", f"Compilation, {_OVERLAP}."),
+    "all_others_us": ("float64", "Step time no event covers, µs."),
+    "device_compute_16_us": ("float64", "Part of device compute in 16-bit kernels, µs."),
+    "device_compute_32_us": ("float64", "Part of device compute in 32-bit kernels, µs."),
+    "host_wait_input_us": (
+        "float64",
+        "Part of input: host waiting for tf.data (IteratorGetNext), µs.",
+    ),
+    "host_to_device_us": (
+        "float64",
+        "Part of input: copies to the device and the device waiting for the host, µs.",
+    ),
+}
+
+PER_HOST_STEPS: dict[str, tuple[str, str]] = {
+    # Indexed by `step` (Int64); before these, one float64 column per host: its step time, µs.
+    "slowest_host": ("str", "Host with the longest step time in the step."),
+    "spread_us": ("float64", "Slowest minus fastest host's step time, µs."),
+    "bottleneck": ("str", "Largest category of the slowest host's step ('input', ...)."),
+}
+
+OP_STATS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host the op ran on (or launched from, for device ops)."),
+    "host_or_device": (
+        "category",
+        "'Host' for ops on host threads, 'Device' for kernels on accelerators.",
+    ),
+    "type": (
+        "category",
+        "Op type ('MatMul', '_MklNativeFusedConv2D', 'Dataset' for tf.data, 'IDLE').",
+    ),
+    "operation": ("category", "Op name ('dense/MatMul'); the full iterator name for tf.data."),
+    "occurrences": ("int64", "Number of executions (events)."),
+    "total_time_us": ("float64", "Sum of durations, microseconds."),
+    "avg_time_us": ("float64", "total_time_us / occurrences."),
+    "total_self_time_us": (
+        "float64",
+        "Total minus the time of ops nested directly inside, microseconds.",
+    ),
+    "avg_self_time_us": ("float64", "total_self_time_us / occurrences."),
+    "self_time_percent": (
+        "float64",
+        "Share of all self time of this host on this side (host/device), %.",
+    ),
+    "cumulative_self_time_percent": (
+        "float64",
+        "Running sum of self_time_percent in table order, %.",
+    ),
+    "is_eager": (
+        "bool",
+        "True when the op ran eagerly (the 'is_eager' stat), else inside a tf.function.",
+    ),
+}
+
+KERNELS: dict[str, tuple[str, str]] = {
+    "host": ("str", "Host."),
+    "kernel_name": ("str", "Kernel (GPU function) name."),
+    "registers_per_thread": ("int64", "Registers per thread."),
+    "shmem_bytes": ("int64", "Shared memory per block, static + dynamic, bytes."),
+    "block_dim": ("str", "Block dimensions 'x,y,z'."),
+    "grid_dim": ("str", "Grid dimensions 'x,y,z'."),
+    "occupancy_percent": ("float64", "Theoretical occupancy reported by the profiler, %."),
+    "is_op_tensor_core_eligible": (
+        "bool",
+        "The launching op could use Tensor Cores "
+        "(convolutions, MatMul, BatchMatMul, cuDNN RNNs, "
+        "einsum with 2 inputs).",
+    ),
+    "is_kernel_using_tensor_core": ("bool", "The kernel's name marks it as a Tensor Core kernel."),
+    "operation": ("str", "TF op that launched the kernel ('' when unknown)."),
+    "occurrences": ("int64", "Launches."),
+    "total_time_us": ("float64", "Sum of kernel durations, µs."),
+    "avg_time_us": ("float64", "Average duration, µs."),
+    "min_time_us": ("float64", "Shortest launch, µs."),
+    "max_time_us": ("float64", "Longest launch, µs."),
+}
+
+MEMORY: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "allocator": ("category", "Allocator (memory id): 'mklcpu', 'GPU_0_bfc', ..."),
+    "time_us": ("float64", "When the allocation or free happened, µs on the run's clock."),
+    "activity": ("category", "'ALLOCATION' or 'DEALLOCATION'."),
+    "stack_reserved_bytes": ("int64", "Allocator's reserved (stack) bytes after the event."),
+    "heap_allocated_bytes": ("int64", "Allocator's allocated (heap) bytes after the event."),
+    "free_memory_bytes": ("int64", "Allocator's available bytes after the event."),
+    "in_use_bytes": ("int64", "stack_reserved_bytes + heap_allocated_bytes: memory in use."),
+    "fragmentation": (
+        "float64",
+        "Allocator fragmentation after the event (0..1): share of "
+        "free memory not in the largest free chunk.",
+    ),
+    "peak_bytes_in_use": ("int64", "The allocator's own lifetime peak so far."),
+    "requested_bytes": ("int64", "Bytes the op asked for."),
+    "allocation_bytes": ("int64", "Bytes the allocator gave (requested, rounded up)."),
+    "address": ("int64", "Address of the chunk (deallocations are matched to allocations by it)."),
+    "tf_op": ("category", "TF op that allocated (deallocations inherit their allocation's)."),
+    "group_id": (
+        "int64",
+        "Step group of the event (the run's group_id); events outside steps "
+        "take the previous one + 1, as XProf numbers them.",
+    ),
+    "region_type": ("category", "'output', 'temp', 'persist', ... as the allocator records it."),
+    "data_type": ("category", "Tensor data type ('float', 'half', ...)."),
+    "tensor_shape": ("category", "Tensor shape, e.g. '[32,26,26,8]'."),
+    "event": ("int64", "Row of the event in Run.events."),
+}
+
+MEMORY_SUMMARY: dict[str, tuple[str, str]] = {
+    "host": ("str", "Host."),
+    "allocator": ("str", "Allocator."),
+    "num_allocations": ("int64", "Allocations seen."),
+    "num_deallocations": ("int64", "Deallocations seen."),
+    "memory_capacity_bytes": (
+        "int64",
+        "Stack + heap + free at the peak: what the allocator manages.",
+    ),
+    "peak_bytes_lifetime": (
+        "int64",
+        "The allocator's own lifetime peak (may predate the capture).",
+    ),
+    "peak_in_use_bytes": ("int64", "Stack + heap at the profile's peak."),
+    "peak_heap_bytes": ("int64", "Heap at the peak."),
+    "peak_stack_bytes": ("int64", "Stack at the peak."),
+    "peak_free_bytes": ("int64", "Free memory at the peak."),
+    "peak_fragmentation": ("float64", "Fragmentation at the peak (0..1)."),
+    "peak_time_us": ("float64", "When the peak was reached, µs on the run's clock."),
+    "peak_group_id": ("int64", "Step group of the peak (MEMORY.group_id)."),
+}
+
+MEMORY_BREAKDOWN: dict[str, tuple[str, str]] = {
+    "occurrences": ("int64", "Identical live allocations merged into this row."),
+    "allocation_bytes": ("int64", "Bytes each one holds."),
+    "requested_bytes": ("int64", "Bytes each one asked for."),
+    "tf_op": (
+        "str",
+        "TF op that allocated it; 'unused preallocated device memory' for heap "
+        "no allocation accounts for, 'stack' for the reserved bytes.",
+    ),
+    "region_type": ("str", "Region type as the allocator records it."),
+    "data_type": ("str", "Tensor data type."),
+    "tensor_shape": ("str", "Tensor shape."),
+    "group_id": ("int64", "The peak's step group."),
+}
+
+INPUT_PIPELINE_STEPS: dict[str, tuple[str, str]] = {
+    **{
+        c: STEPS[c]
+        for c in (
+            "host",
+            "step",
+            "group_id",
+            "step_time_us",
+            "input_us",
+            "host_wait_input_us",
+            "host_to_device_us",
+        )
+    },
+    "input_percent": ("float64", "input_us / step_time_us, %."),
+}
+
+INPUT_OPS: dict[str, tuple[str, str]] = {
+    "host": ("str", "Host."),
+    "operation": ("str", "Input op: the tf.data iterator, copy or infeed op."),
+    "occurrences": ("int64", "Executions."),
+    "total_time_us": ("float64", "Sum of durations, µs."),
+    "total_self_time_us": ("float64", "Sum of self times, µs."),
+    "time_percent": (
+        "float64",
+        "total_time_us as a share of all input ops' self time on the host, %.",
+    ),
+    "self_time_percent": ("float64", "Share of all input ops' self time on the host, %."),
+    "category": (
+        "str",
+        "XProf's class: 'Enqueue', 'Demanded file read', 'Advanced file read' or 'Preprocessing'.",
+    ),
+}
+
+TF_DATA_ITERATORS: dict[str, tuple[str, str]] = {
+    "host": ("str", "Host."),
+    "iterator_id": ("int64", "The iterator's 'id' stat."),
+    "parent_id": ("int64", "Its parent iterator's id (0 for a root)."),
+    "name": ("str", "Its own kind, e.g. 'Map'."),
+    "long_name": ("str", "Its path from the root, 'Iterator::Root::Batch::Map'."),
+    "depth": ("int64", "1 for a root, +1 per level."),
+    "is_async": ("bool", "Runs its input elsewhere (Prefetch, ParallelMap, ...)."),
+    "pipeline": ("int64", "Root iterator id of its pipeline."),
+}
+
+TF_DATA_EXECUTIONS: dict[str, tuple[str, str]] = {
+    "host": ("str", "Host."),
+    "pipeline": ("int64", "Root iterator id."),
+    "pipeline_name": ("str", "'Host:<n>', numbered per host by first call."),
+    "event": ("int64", "Row of the root call in Run.events."),
+    "start_us": ("float64", "Start of the call, µs."),
+    "dur_us": ("float64", "Its latency, µs."),
+    "is_slow": ("bool", "Slower than 50 µs (XProf's threshold)."),
+}
+
+TF_DATA_PIPELINES: dict[str, tuple[str, str]] = {
+    "host": ("str", "Host."),
+    "pipeline": ("int64", "Root iterator id."),
+    "pipeline_name": ("str", "'Host:<n>'."),
+    "calls": ("int64", "Root calls (GetNext on the pipeline)."),
+    "avg_latency_us": ("float64", "Average call latency, µs."),
+    "min_latency_us": ("float64", "Fastest call, µs."),
+    "max_latency_us": ("float64", "Slowest call, µs."),
+    "slow_calls": ("int64", "Calls slower than 50 µs."),
+}
+
+TF_DATA_EVENTS: dict[str, tuple[str, str]] = {
+    "row": ("int64", "Row of the event in Run.events."),
+    "host": ("str", "Host."),
+    "line": ("str", "Thread it ran on."),
+    "iterator_id": ("int64", "Iterator."),
+    "parent_id": ("int64", "Parent iterator."),
+    "long_name": ("str", "Iterator path."),
+    "depth": ("int64", "Iterator depth."),
+    "start_us": ("float64", "Start, µs."),
+    "end_us": ("float64", "End, µs."),
+    "dur_us": ("float64", "Duration, µs."),
+    "pipeline": ("int64", "Root iterator id."),
+    "execution": ("int64", "Row in TF_DATA_EXECUTIONS of the root call it belongs to."),
+    "parent_event": (
+        "int64",
+        "Index (in this table) of the parent iterator's event, -1 for roots.",
+    ),
+    "self_us": ("float64", "Duration minus the overlap with its children, µs."),
+    "is_blocking": ("bool", "On the call's critical path (its parent is and they overlap)."),
+}
+
+TF_DATA_ITERATOR_STATS: dict[str, tuple[str, str]] = {
+    "iterator_id": ("int64", "Iterator."),
+    "name": ("str", "Its kind."),
+    "long_name": ("str", "Its path."),
+    "depth": ("int64", "Its depth."),
+    "start_us": ("float64", "First start in the call, µs."),
+    "total_us": ("float64", "Sum of its events' durations in the call, µs."),
+    "self_us": ("float64", "Sum of their self times, µs."),
+    "calls": ("int64", "Its events in the call."),
+    "is_blocking": ("bool", "Any of them on the critical path."),
+    "is_async": ("bool", "An asynchronous iterator."),
+}
+
+TF_DATA_BOTTLENECK: dict[str, tuple[str, str]] = {
+    "host": ("str", "Host."),
+    "input_pipeline": ("str", "'Host:<n>'."),
+    "max_latency_us": ("float64", "Its slowest call, µs."),
+    "iterator_name": ("str", "The bottleneck iterator's kind."),
+    "iterator_long_name": ("str", "Its path."),
+    "iterator_latency_us": ("float64", "Its self time in the slowest call, µs."),
+    "bottleneck_type": ("str", "'slow_source', 'parallel_version', 'sequential', ..."),
+    "suggestion": ("str", "What to do about it (XProf's words)."),
+}
+
+OP_DIFF: dict[str, tuple[str, str]] = {
+    "host_or_device": ("str", "'Host' or 'Device'."),
+    "type": ("str", "Op type."),
+    "operation": ("str", "Op name."),
+    "self_time_a_us": ("float64", "Self time in run A (hosts combined), µs."),
+    "self_time_b_us": ("float64", "Self time in run B, µs."),
+    "delta_us": ("float64", "B − A, µs."),
+    "ratio": ("float64", "B / A; NaN when A is 0."),
+    "occurrences_a": ("int64", "Executions in A."),
+    "occurrences_b": ("int64", "Executions in B."),
+}
+
+LINE_SUMMARY: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "plane": ("category", "XPlane name."),
+    "line": ("category", "Line."),
+    "events": ("int64", "Events on the line."),
+    "first_us": ("float64", "First start, µs."),
+    "last_us": ("float64", "Last end, µs."),
+    "total_dur_us": ("float64", "Sum of durations (nested events overlap their parents), µs."),
+}
+
+SUMMARY_FRAME: dict[str, tuple[str, str]] = {
+    "name": ("str", "Figure of a summary (OverviewSummary, InputPipelineSummary)."),
+    "value": ("object", "Its value."),
+}
+
 # Device properties that planes carry as stats and the planes table shows as columns.
 DEVICE_PROPERTIES = (
     "core_count",
@@ -220,3 +574,39 @@ DEVICE_PROPERTIES = (
 def dtypes(table: dict[str, tuple[str, str]]) -> dict[str, str]:
     """Column name -> dtype string for one of the tables above."""
     return {name: spec[0] for name, spec in table.items()}
+
+
+def empty(table: dict[str, tuple[str, str]]) -> pd.DataFrame:
+    """An empty DataFrame with the table's columns and dtypes."""
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, (t, _) in table.items()})
+
+
+def conform(df: pd.DataFrame, table: dict[str, tuple[str, str]]) -> pd.DataFrame:
+    """``df`` with the table's columns, in its order and with its dtypes."""
+    df = df[list(table)]
+    wrong = {c: t for c, (t, _) in table.items() if not _same_dtype(df[c].dtype, t)}
+    return df.astype(wrong) if wrong else df
+
+
+def mismatches(df: pd.DataFrame, table: dict[str, tuple[str, str]]) -> list[str]:
+    """How ``df`` differs from the table (columns, order, dtypes); empty when it matches."""
+    if list(df.columns) != list(table):
+        return [f"columns {list(df.columns)} instead of {list(table)}"]
+    return [
+        f"{c}: {df[c].dtype} instead of {t}"
+        for c, (t, _) in table.items()
+        if not _same_dtype(df[c].dtype, t)
+    ]
+
+
+def _same_dtype(dtype, name: str) -> bool:
+    if name == "category":
+        return isinstance(dtype, pd.CategoricalDtype)
+    if name == "str":  # pandas' string dtype; object columns of str before pandas 3
+        return str(dtype) in ("str", "string") or (
+            pd.api.types.is_object_dtype(dtype) and not _PANDAS_STR
+        )
+    return str(dtype) == name
+
+
+_PANDAS_STR = str(pd.Series(["x"]).dtype) == "str"

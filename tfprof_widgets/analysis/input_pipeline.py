@@ -10,10 +10,13 @@ table with each op's share of input time.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 import pandas as pd
 
+from .. import schema
+from .results import Summary
 from .steps import overview_steps
 
 _FILE_READERS = (
@@ -51,36 +54,22 @@ def input_op_category(name: str, op_type: str) -> str:
 
 
 def input_ops(ops: pd.DataFrame) -> pd.DataFrame:
-    """Host input ops (tf.data, host-to-device copies, infeed) with their share of input time.
-
-    Columns: host, op_name, count, time_us, self_time_us, time_percent, self_time_percent
-    (percent of all input ops' self time on that host), category.
-    """
+    """Host input ops (tf.data, host-to-device copies, infeed) with their share of input time
+    (columns: schema.INPUT_OPS; percentages of all input ops' self time on that host)."""
     host = ops[
         (ops["host_or_device"] == "Host")
         & ops["type"].astype(str).isin(["Dataset", *_ENQUEUE_TYPES])
     ]
     if not len(host):
-        return pd.DataFrame(
-            columns=[
-                "host",
-                "op_name",
-                "count",
-                "time_us",
-                "self_time_us",
-                "time_percent",
-                "self_time_percent",
-                "category",
-            ]
-        )
+        return schema.empty(schema.INPUT_OPS)
     total = host.groupby("host", observed=True)["total_self_time_us"].transform("sum")
     out = pd.DataFrame(
         {
             "host": host["host"].astype(str).to_numpy(),
-            "op_name": host["operation"].astype(str).to_numpy(),
-            "count": host["occurrences"].to_numpy(),
-            "time_us": host["total_time_us"].to_numpy(),
-            "self_time_us": host["total_self_time_us"].to_numpy(),
+            "operation": host["operation"].astype(str).to_numpy(),
+            "occurrences": host["occurrences"].to_numpy(),
+            "total_time_us": host["total_time_us"].to_numpy(),
+            "total_self_time_us": host["total_self_time_us"].to_numpy(),
             "time_percent": (100 * host["total_time_us"] / total).to_numpy(),
             "self_time_percent": (100 * host["total_self_time_us"] / total).to_numpy(),
             "category": [
@@ -89,7 +78,10 @@ def input_ops(ops: pd.DataFrame) -> pd.DataFrame:
             ],
         }
     )
-    return out.sort_values(["host", "self_time_us"], ascending=[True, False], ignore_index=True)
+    out = out.sort_values(
+        ["host", "total_self_time_us"], ascending=[True, False], ignore_index=True
+    )
+    return schema.conform(out, schema.INPUT_OPS)
 
 
 def tf_data_in_use(ops: pd.DataFrame) -> bool:
@@ -98,8 +90,14 @@ def tf_data_in_use(ops: pd.DataFrame) -> bool:
 
 
 @dataclasses.dataclass
-class InputPipelineAnalysis:
-    """Device-side waits per step and the host-side split of input time (microseconds)."""
+class InputPipelineSummary(Summary):
+    """Device-side waits per step and the host-side split of input time (microseconds).
+
+    ``steps`` has the columns of schema.INPUT_PIPELINE_STEPS, ``input_ops`` those of
+    schema.INPUT_OPS; ``to_frame()`` gives the scalar figures.
+    """
+
+    _not_in_frame = ("recommendations",)
 
     steps: pd.DataFrame  # host, step, group_id, step_time_us, input_us, ... input_percent
     input_percent_avg: float
@@ -127,12 +125,9 @@ class InputPipelineAnalysis:
         )
 
 
-def input_pipeline(
-    run, steps: pd.DataFrame | None = None, ops: pd.DataFrame | None = None
-) -> InputPipelineAnalysis:
-    """The input-pipeline analysis of a run (``steps``/``ops`` default to the run's)."""
-    steps = run.steps if steps is None else steps
-    ops = run.ops if ops is None else ops
+def input_pipeline(run) -> InputPipelineSummary:
+    """The input-pipeline analysis of a run (from ``run.steps`` and ``run.ops``)."""
+    steps, ops = run.steps, run.ops
     kept = overview_steps(steps)
     per_step = kept[
         [
@@ -149,7 +144,7 @@ def input_pipeline(
         per_step["step_time_us"] > 0, 100 * per_step["input_us"] / per_step["step_time_us"], 0.0
     )
     table = input_ops(ops)
-    by_cat = table.groupby("category")["self_time_us"].sum()
+    by_cat = table.groupby("category", observed=True)["total_self_time_us"].sum()
     enqueue = float(by_cat.get("Enqueue", 0.0))
     reading = {
         c: float(by_cat.get(c, 0.0))
@@ -166,7 +161,7 @@ def input_pipeline(
     }
     unclassified = max(0.0, non_enqueue - sum(scaled.values()))
     pct = per_step["input_percent"]
-    return InputPipelineAnalysis(
+    return InputPipelineSummary(
         steps=per_step.reset_index(drop=True),
         input_percent_avg=float(pct.mean()) if len(pct) else 0.0,
         input_percent_std=float(pct.std(ddof=1)) if len(pct) > 1 else 0.0,
@@ -182,9 +177,21 @@ def input_pipeline(
 
 
 __all__ = [
-    "InputPipelineAnalysis",
+    "InputPipelineSummary",
     "input_op_category",
     "input_ops",
     "input_pipeline",
     "tf_data_in_use",
 ]
+
+
+def __getattr__(name: str):
+    if name == "InputPipelineAnalysis":  # the previous release's name
+        warnings.warn(
+            "InputPipelineAnalysis is deprecated and will be removed in the next release: "
+            "use InputPipelineSummary",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return InputPipelineSummary
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .. import stat_columns
+from .. import schema, stat_columns
 from .event_index import event_line_ids, on_device
 from .tf_ops import is_derived_line, parse_tf_op
 
@@ -43,25 +43,6 @@ TENSOR_CORE_PATTERNS = (
 _TC_RE = re.compile("|".join(re.escape(p) for p in TENSOR_CORE_PATTERNS))
 MAX_KERNELS = 1000
 
-KERNEL_COLUMNS = {
-    "host": "Host.",
-    "kernel_name": "Kernel (GPU function) name.",
-    "registers_per_thread": "Registers per thread.",
-    "shmem_bytes": "Shared memory per block, static + dynamic, bytes.",
-    "block_dim": "Block dimensions 'x,y,z'.",
-    "grid_dim": "Grid dimensions 'x,y,z'.",
-    "occupancy_pct": "Theoretical occupancy reported by the profiler, %.",
-    "is_op_tensor_core_eligible": "The launching op could use Tensor Cores (convolutions, "
-    "MatMul, BatchMatMul, cuDNN RNNs, einsum with 2 inputs).",
-    "is_kernel_using_tensor_core": "The kernel's name marks it as a Tensor Core kernel.",
-    "op_name": "TF op that launched the kernel ('' when unknown).",
-    "occurrences": "Launches.",
-    "total_duration_us": "Sum of kernel durations, µs.",
-    "avg_duration_us": "Average duration, µs.",
-    "min_duration_us": "Shortest launch, µs.",
-    "max_duration_us": "Longest launch, µs.",
-}
-
 
 def parse_kernel_details(details: str) -> dict:
     """Launch parameters from a ``kernel_details`` stat (both formats)."""
@@ -71,7 +52,7 @@ def parse_kernel_details(details: str) -> dict:
         "dynamic_shmem": 0,
         "block_dim": "1,1,1",
         "grid_dim": "1,1,1",
-        "occupancy_pct": 0.0,
+        "occupancy_percent": 0.0,
     }
     for token in re.split(r"[ \n]", details or ""):
         key, sep, value = token.partition(":")
@@ -89,7 +70,7 @@ def parse_kernel_details(details: str) -> dict:
                 if len(dims) == 3:
                     out[f"{key}_dim"] = ",".join(map(str, dims))
             elif key == "occ_pct":
-                out["occupancy_pct"] = float(value)
+                out["occupancy_percent"] = float(value)
         except ValueError:
             continue
     return out
@@ -122,7 +103,7 @@ def einsum_eligible(equation: str) -> bool:
 
 
 def kernel_stats(run) -> pd.DataFrame:
-    """One row per (host, kernel, launch parameters, op): see KERNEL_COLUMNS."""
+    """One row per (host, kernel, launch parameters, op): columns of schema.KERNELS."""
     ev = run.events
     n = len(ev)
     details, has_details = stat_columns.strings(run.event_stats, "kernel_details", n)
@@ -137,7 +118,7 @@ def kernel_stats(run) -> pd.DataFrame:
     )
     rows = np.flatnonzero(keep)
     if not len(rows):
-        return pd.DataFrame({c: [] for c in KERNEL_COLUMNS})
+        return schema.empty(schema.KERNELS)
     sub = ev.iloc[rows]
     names = sub["name"].astype(str).to_numpy()
     tf_op = sub["tf_op"].astype(object).to_numpy()
@@ -170,10 +151,10 @@ def kernel_stats(run) -> pd.DataFrame:
             "dynamic_shmem": params["dynamic_shmem"].to_numpy(),
             "block_dim": params["block_dim"].to_numpy(),
             "grid_dim": params["grid_dim"].to_numpy(),
-            "occupancy_pct": params["occupancy_pct"].to_numpy(),
+            "occupancy_percent": params["occupancy_percent"].to_numpy(),
             "is_op_tensor_core_eligible": eligible,
             "is_kernel_using_tensor_core": uses_tc,
-            "op_name": op_names,
+            "operation": op_names,
             "dur": sub["dur_us"].to_numpy(),
         }
     )
@@ -187,28 +168,28 @@ def kernel_stats(run) -> pd.DataFrame:
         "dynamic_shmem",
         "is_kernel_using_tensor_core",
         "is_op_tensor_core_eligible",
-        "op_name",
+        "operation",
     ]
     agg = (
         df.groupby(keys, sort=False)
         .agg(
-            occupancy_pct=("occupancy_pct", "first"),
+            occupancy_percent=("occupancy_percent", "first"),
             occurrences=("dur", "size"),
-            total_duration_us=("dur", "sum"),
-            min_duration_us=("dur", "min"),
-            max_duration_us=("dur", "max"),
+            total_time_us=("dur", "sum"),
+            min_time_us=("dur", "min"),
+            max_time_us=("dur", "max"),
         )
         .reset_index()
     )
     agg["shmem_bytes"] = agg["static_shmem"] + agg["dynamic_shmem"]
-    agg["avg_duration_us"] = agg["total_duration_us"] / agg["occurrences"]
+    agg["avg_time_us"] = agg["total_time_us"] / agg["occurrences"]
     agg = agg.sort_values(
-        ["host", "total_duration_us", "kernel_name"],
+        ["host", "total_time_us", "kernel_name"],
         ascending=[True, False, True],
         ignore_index=True,
     )
     agg = agg.groupby("host", sort=False).head(MAX_KERNELS).reset_index(drop=True)
-    return agg[list(KERNEL_COLUMNS)]
+    return schema.conform(agg, schema.KERNELS)
 
 
 def _plane_vendors(run) -> dict:
@@ -219,4 +200,4 @@ def _plane_vendors(run) -> dict:
     }
 
 
-__all__ = ["KERNEL_COLUMNS", "kernel_stats", "parse_kernel_details"]
+__all__ = ["kernel_stats", "parse_kernel_details"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import stat_columns
+from .. import schema, stat_columns
 
 # TensorFlow DataType enum -> the name XProf shows (DataTypeString).
 DATA_TYPES = [
@@ -49,32 +49,9 @@ DATA_TYPES = [
     "uint4",
 ]
 
-MEMORY_COLUMNS = {
-    "host": "Host.",
-    "allocator": "Allocator (memory id): 'mklcpu', 'GPU_0_bfc', ...",
-    "time_us": "When the allocation or free happened, µs on the run's clock.",
-    "activity": "'ALLOCATION' or 'DEALLOCATION'.",
-    "stack_reserved_bytes": "Allocator's reserved (stack) bytes after the event.",
-    "heap_allocated_bytes": "Allocator's allocated (heap) bytes after the event.",
-    "free_memory_bytes": "Allocator's available bytes after the event.",
-    "in_use_bytes": "stack_reserved_bytes + heap_allocated_bytes: memory in use.",
-    "fragmentation": "Allocator fragmentation after the event (0..1): share of free memory "
-    "not in the largest free chunk.",
-    "peak_bytes_in_use": "The allocator's own lifetime peak so far.",
-    "requested_bytes": "Bytes the op asked for.",
-    "allocation_bytes": "Bytes the allocator gave (requested, rounded up).",
-    "address": "Address of the chunk (deallocations are matched to allocations by it).",
-    "tf_op": "TF op that allocated (deallocations inherit their allocation's).",
-    "step_id": "Step (group id) of the event; events outside steps take the previous + 1.",
-    "region_type": "'output', 'temp', 'persist', ... as the allocator records it.",
-    "data_type": "Tensor data type ('float', 'half', ...).",
-    "tensor_shape": "Tensor shape, e.g. '[32,26,26,8]'.",
-    "event": "Row of the event in Run.events.",
-}
-
 
 def memory_events(run) -> pd.DataFrame:
-    """One row per allocator event, ordered by host, allocator and time: MEMORY_COLUMNS."""
+    """One row per allocator event, ordered by host, allocator and time: schema.MEMORY."""
     ev = run.events
     names = ev["name"].astype(str)
     is_alloc = (names == "MemoryAllocation").to_numpy()
@@ -93,9 +70,9 @@ def memory_events(run) -> pd.DataFrame:
     # Recorded as double or as int64, depending on the allocator.
     frag, _ = stat_columns.floats(stats, "fragmentation", n)
     dtype_num = num("data_type")
-    step, has_step = stat_columns.numbers(stats, "group_id", n)
+    group_stat, has_group = stat_columns.numbers(stats, "group_id", n)
     group = ev["group_id"].to_numpy(dtype=float, na_value=np.nan)
-    step_id = np.where(has_step, step, np.where(np.isnan(group), -1, group))[rows]
+    group_id = np.where(has_group, group_stat, np.where(np.isnan(group), -1, group))[rows]
     allocator = cat("allocator_name")
     df = pd.DataFrame(
         {
@@ -112,7 +89,7 @@ def memory_events(run) -> pd.DataFrame:
             "allocation_bytes": num("allocation_bytes"),
             "address": num("addr"),
             "tf_op": cat("tf_op"),
-            "step_id": step_id.astype(np.int64),
+            "group_id": group_id.astype(np.int64),
             "region_type": cat("region_type"),
             "data_type": [DATA_TYPES[d] if 0 <= d < len(DATA_TYPES) else str(d) for d in dtype_num],
             "tensor_shape": cat("shape"),
@@ -123,21 +100,21 @@ def memory_events(run) -> pd.DataFrame:
     df = df.sort_values(["host", "allocator", "time_us"], kind="stable", ignore_index=True)
     parts = [_fix_metadata(g) for _, g in df.groupby(["host", "allocator"], sort=False)]
     df = pd.concat(parts, ignore_index=True) if parts else df
-    out = df[list(MEMORY_COLUMNS)]
+    out = df[list(schema.MEMORY)]
     for c in ("host", "allocator", "activity", "tf_op", "region_type", "data_type", "tensor_shape"):
         out[c] = out[c].astype("category")
     return out
 
 
 def _fix_metadata(g: pd.DataFrame) -> pd.DataFrame:
-    """Per allocator (rows in time order): step ids outside steps become previous + 1;
+    """Per allocator (rows in time order): group ids outside steps become previous + 1;
     a deallocation takes the op, region, type and shape of the allocation it frees (the
     latest earlier event at its address, when that is an allocation)."""
     g = g.copy()
-    steps = g["step_id"].to_numpy()
+    steps = g["group_id"].to_numpy()
     valid = steps >= 0
     last = pd.Series(np.where(valid, steps, np.nan)).ffill().fillna(-1).to_numpy()
-    g["step_id"] = np.where(valid, steps, last + 1).astype(np.int64)
+    g["group_id"] = np.where(valid, steps, last + 1).astype(np.int64)
     order = np.lexsort((np.arange(len(g)), g["address"].to_numpy()))
     addr = g["address"].to_numpy()[order]
     is_alloc = (g["activity"].to_numpy() == "ALLOCATION")[order]
@@ -165,17 +142,17 @@ def _peak_step(g: pd.DataFrame) -> int:
     picks it (which can differ from the peak event's own step when the peak is reached
     more than once)."""
     in_use = g["in_use_bytes"].to_numpy()
-    return int(g["step_id"].to_numpy()[np.flatnonzero(in_use == in_use.max())[-1]])
+    return int(g["group_id"].to_numpy()[np.flatnonzero(in_use == in_use.max())[-1]])
 
 
-def memory_summary(run, memory: pd.DataFrame | None = None) -> pd.DataFrame:
+def memory_summary(run) -> pd.DataFrame:
     """One row per (host, allocator): activity counts, capacity, peaks and when they happened.
 
     ``peak_in_use_bytes`` is stack + heap at the profile's peak (``peak_time_us``, in step
-    ``peak_step_id``); ``peak_bytes_lifetime`` is the allocator's own lifetime peak, which
+    ``peak_group_id``); ``peak_bytes_lifetime`` is the allocator's own lifetime peak, which
     can predate the capture.
     """
-    memory = run.memory if memory is None else memory
+    memory = run.memory
     rows = []
     for (host, alloc), g in memory.groupby(["host", "allocator"], observed=True, sort=False):
         p = g.iloc[_peak_index(g)]
@@ -195,41 +172,25 @@ def memory_summary(run, memory: pd.DataFrame | None = None) -> pd.DataFrame:
                 "peak_free_bytes": int(p["free_memory_bytes"]),
                 "peak_fragmentation": float(p["fragmentation"]),
                 "peak_time_us": float(p["time_us"]),
-                "peak_step_id": _peak_step(g),
+                "peak_group_id": _peak_step(g),
             }
         )
-    return pd.DataFrame(rows)
+    return schema.conform(
+        pd.DataFrame(rows, columns=list(schema.MEMORY_SUMMARY)), schema.MEMORY_SUMMARY
+    )
 
 
-def memory_breakdown(
-    run,
-    allocator: str | None = None,
-    host: str | None = None,
-    memory: pd.DataFrame | None = None,
-    summary: pd.DataFrame | None = None,
-) -> pd.DataFrame:
+def memory_breakdown(run, allocator: str | None = None, host: str | None = None) -> pd.DataFrame:
     """What was live at the peak of one allocator (default: the one with the largest peak).
 
-    Rows, largest first: allocations of the peak step made before the peak and not freed
-    by then (identical ones merged, ``occurrences``), plus 'unused preallocated device
-    memory' (heap no such allocation accounts for) and 'stack' (reserved bytes).
-    ``summary`` is the run's memory_summary, when the caller has it already.
+    Rows, largest first (columns: schema.MEMORY_BREAKDOWN): allocations of the peak step
+    made before the peak and not freed by then (identical ones merged, ``occurrences``), plus
+    'unused preallocated device memory' (heap no such allocation accounts for) and 'stack'
+    (reserved bytes).
     """
-    memory = run.memory if memory is None else memory
-    summary = memory_summary(run, memory) if summary is None else summary
+    memory, summary = run.memory, run.memory_summary
     if not len(summary):
-        return pd.DataFrame(
-            columns=[
-                "occurrences",
-                "allocation_bytes",
-                "requested_bytes",
-                "tf_op",
-                "region_type",
-                "data_type",
-                "tensor_shape",
-                "step_id",
-            ]
-        )
+        return schema.empty(schema.MEMORY_BREAKDOWN)
     if allocator is None:
         pick = summary.sort_values("peak_in_use_bytes", ascending=False).iloc[0]
         host, allocator = pick["host"], pick["allocator"]
@@ -243,10 +204,10 @@ def memory_breakdown(
     g = memory[(memory["host"] == s["host"]) & (memory["allocator"] == allocator)]
     g = g.reset_index(drop=True)
     peak_t = g["time_us"].iloc[_peak_index(g)]
-    step = s["peak_step_id"]
+    step = s["peak_group_id"]
     # The peak step's activity up to the peak, in time order (XProf's accounting).
     upto = g.iloc[: int(np.searchsorted(g["time_us"].to_numpy(), peak_t, side="right"))]
-    upto = upto[upto["step_id"].to_numpy() == step]
+    upto = upto[upto["group_id"].to_numpy() == step]
     unmapped = int(s["peak_heap_bytes"])
     unmapped_free = 0
     live: dict[int, int] = {}
@@ -317,8 +278,8 @@ def memory_breakdown(
         ascending=[False, False, True, True, True, True],
         ignore_index=True,
     )
-    out["step_id"] = int(step)
-    return out[["occurrences", *cols, "step_id"]]
+    out["group_id"] = int(step)
+    return schema.conform(out, schema.MEMORY_BREAKDOWN)
 
 
-__all__ = ["DATA_TYPES", "MEMORY_COLUMNS", "memory_breakdown", "memory_events", "memory_summary"]
+__all__ = ["DATA_TYPES", "memory_breakdown", "memory_events", "memory_summary"]

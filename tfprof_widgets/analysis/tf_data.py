@@ -17,11 +17,13 @@ its path from the root (``Iterator::Root::ForeverRepeat[0]::BatchV2::Map``), wit
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 import pandas as pd
 
-from .. import stat_columns
+from .. import schema, stat_columns
+from .results import Summary
 
 SLOW_CALL_US = 50.0
 ASYNC_ITERATORS = {
@@ -116,8 +118,9 @@ def bottleneck_type(kind: str) -> str:
 
 
 @dataclasses.dataclass
-class TfDataStats:
-    """tf.data activity of a run.
+class TfDataSummary(Summary):
+    """tf.data activity of a run (tables of schema.TF_DATA_ITERATORS, TF_DATA_EXECUTIONS,
+    TF_DATA_PIPELINES and TF_DATA_EVENTS); ``to_frame()`` is the pipelines table.
 
     iterators: host, iterator_id, parent_id, name (its own kind, e.g. 'Map'), long_name,
         depth (1 = root), is_async, pipeline (root iterator id).
@@ -133,6 +136,10 @@ class TfDataStats:
     pipelines: pd.DataFrame
     events: pd.DataFrame
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row per input pipeline: its calls and their latency (the pipelines table)."""
+        return self.pipelines
+
     def iterator_stats(
         self, execution: int | None = None, host: str | None = None, pipeline: int | None = None
     ) -> pd.DataFrame:
@@ -145,20 +152,7 @@ class TfDataStats:
             if pipeline is not None:
                 ex = ex[ex["pipeline"] == pipeline]
             if not len(ex):
-                return pd.DataFrame(
-                    columns=[
-                        "iterator_id",
-                        "name",
-                        "long_name",
-                        "depth",
-                        "start_us",
-                        "total_us",
-                        "self_us",
-                        "calls",
-                        "is_blocking",
-                        "is_async",
-                    ]
-                )
+                return schema.empty(schema.TF_DATA_ITERATOR_STATS)
             execution = int(ex["dur_us"].idxmax())
         ev = self.events[self.events["execution"] == execution]
         per = (
@@ -179,24 +173,12 @@ class TfDataStats:
             on="iterator_id",
             how="left",
         )
-        return per.sort_values(["depth", "start_us"], ignore_index=True)[
-            [
-                "iterator_id",
-                "name",
-                "long_name",
-                "depth",
-                "start_us",
-                "total_us",
-                "self_us",
-                "calls",
-                "is_blocking",
-                "is_async",
-            ]
-        ]
+        per = per.sort_values(["depth", "start_us"], ignore_index=True)
+        return schema.conform(per, schema.TF_DATA_ITERATOR_STATS)
 
 
-def tf_data(run) -> TfDataStats:
-    """Iterators, pipeline executions and per-event self time / blocking (see TfDataStats)."""
+def tf_data(run) -> TfDataSummary:
+    """Iterators, pipeline executions and per-event self time / blocking (see TfDataSummary)."""
     ev = run.events
     n = len(ev)
     names = ev["name"].astype(str)
@@ -293,7 +275,12 @@ def tf_data(run) -> TfDataStats:
     iterators = meta[
         ["host", "iterator_id", "parent_id", "name", "long_name", "depth", "is_async", "pipeline"]
     ].reset_index(drop=True)
-    return TfDataStats(iterators, executions, pipelines, events)
+    return TfDataSummary(
+        schema.conform(iterators, schema.TF_DATA_ITERATORS),
+        schema.conform(executions, schema.TF_DATA_EXECUTIONS),
+        schema.conform(pipelines, schema.TF_DATA_PIPELINES),
+        schema.conform(events, schema.TF_DATA_EVENTS),
+    )
 
 
 def _self_and_blocking(events: pd.DataFrame) -> pd.DataFrame:
@@ -329,11 +316,11 @@ def _self_and_blocking(events: pd.DataFrame) -> pd.DataFrame:
     return events
 
 
-def tf_data_bottleneck(run, stats: TfDataStats | None = None) -> pd.DataFrame:
+def tf_data_bottleneck(run) -> pd.DataFrame:
     """One row per host input pipeline, slowest first: its slowest call's latency and the
-    bottleneck iterator (blocking, largest self time) with a suggestion."""
-    if stats is None:
-        stats = run.cached("tf_data", lambda: tf_data(run))
+    bottleneck iterator (blocking, largest self time) with a suggestion (columns:
+    schema.TF_DATA_BOTTLENECK)."""
+    stats = run.tf_data
     rows = []
     for _, p in stats.pipelines.iterrows():
         its = stats.iterator_stats(host=p["host"], pipeline=p["pipeline"])
@@ -354,20 +341,9 @@ def tf_data_bottleneck(run, stats: TfDataStats | None = None) -> pd.DataFrame:
                 "suggestion": SUGGESTIONS[kind],
             }
         )
-    out = pd.DataFrame(
-        rows,
-        columns=[
-            "host",
-            "input_pipeline",
-            "max_latency_us",
-            "iterator_name",
-            "iterator_long_name",
-            "iterator_latency_us",
-            "bottleneck_type",
-            "suggestion",
-        ],
-    )
-    return out.sort_values("max_latency_us", ascending=False, ignore_index=True)
+    out = pd.DataFrame(rows, columns=list(schema.TF_DATA_BOTTLENECK))
+    out = out.sort_values("max_latency_us", ascending=False, ignore_index=True)
+    return schema.conform(out, schema.TF_DATA_BOTTLENECK)
 
 
 def tf_data_summary(bottlenecks: pd.DataFrame) -> str:
@@ -390,10 +366,21 @@ def tf_data_summary(bottlenecks: pd.DataFrame) -> str:
 
 
 __all__ = [
-    "TfDataStats",
+    "TfDataSummary",
     "bottleneck_type",
     "iterator_kind",
     "tf_data",
     "tf_data_bottleneck",
     "tf_data_summary",
 ]
+
+
+def __getattr__(name: str):
+    if name == "TfDataStats":  # the previous release's name
+        warnings.warn(
+            "TfDataStats is deprecated and will be removed in the next release: use TfDataSummary",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return TfDataSummary
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .tfprof_views import tfprof_node_stats, tfprof_view
+from .tfprof_tables import tfprof_node_stats, tfprof_table
 
 __all__ = ["tfprof_advice", "accelerator_utilization", "operation_checks", "expensive_operations"]
 
@@ -57,7 +57,7 @@ def expensive_operations(run, top: int = 3) -> list[str]:
     if total <= 0:
         return []
     out = []
-    ops = tfprof_view(run, "op", order_by="micros", select=["micros"]).head(top)
+    ops = tfprof_table(run, "op", order_by="micros", select=["micros"]).head(top)
     parts = [
         f"{r.name} {r.exec_us:,.0f} µs ({100 * r.exec_us / total:.1f}%)" for r in ops.itertuples()
     ]

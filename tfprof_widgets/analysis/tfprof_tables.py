@@ -1,4 +1,6 @@
-"""tfprof's four views (scope, op, graph, code), FLOPs and parameter totals, as DataFrames.
+"""tfprof's four tables (scope, op, graph, code), FLOPs and parameter totals, as DataFrames.
+
+tfprof calls them views (its ``cmd``); here a "view" is a widget, so they are tables.
 
 For runs loaded from TF1 tfprof profiles or RunMetadata (``run.tfprof_nodes`` and
 ``run.tfprof_execs``). The numbers follow ``tf.compat.v1.profiler``: a node's time is its
@@ -6,31 +8,32 @@ accelerator plus CPU kernel time; with ``step=-1`` each node's figures are avera
 (integer division, as tfprof does) over the steps it ran in; a node counts only when one of
 its account types (op type, device, ``_trainable_variables``...) fully matches one of
 ``account_type_regexes``. Each row has the node's own ("self") figures and the ``total_*``
-ones: the node plus what hangs below it in the view (scope: names under it; graph: the
+ones: the node plus what hangs below it in the table (scope: names under it; graph: the
 inputs first reached through it; code: the nodes created under that call stack, gradient
 nodes under their forward op's stack; op: the same as self). The scope, graph and code
-views give tfprof's rows and figures (with ``order_by="name"``; the code view names frames
+tables give tfprof's rows and figures (with ``order_by="name"``; the code table names frames
 by full path where tfprof shortens them).
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 __all__ = [
-    "tfprof_view",
+    "TABLE_METRICS",
     "tfprof_node_stats",
+    "tfprof_table",
     "total_float_ops",
     "total_parameters",
-    "VIEW_METRICS",
 ]
 
 # Column -> tfprof's `select` / `order_by` name.
-VIEW_METRICS = {
+TABLE_METRICS = {
     "run_count": "occurrence",
     "exec_us": "micros",
     "accelerator_exec_us": "accelerator_micros",
@@ -42,14 +45,14 @@ VIEW_METRICS = {
     "parameters": "params",
     "float_ops": "float_ops",
 }
-_BY_OPTION = {v: k for k, v in VIEW_METRICS.items()}
-_TIME_AND_MEMORY = list(VIEW_METRICS)
+_BY_OPTION = {v: k for k, v in TABLE_METRICS.items()}
+_TIME_AND_MEMORY = list(TABLE_METRICS)
 
 
 def _require(run) -> None:
     if run.tfprof_nodes.empty:
         raise ValueError(
-            "this run has no tfprof graph nodes: tfprof views need a TF1 tfprof "
+            "this run has no tfprof graph nodes: tfprof tables need a TF1 tfprof "
             "profile (.tfprof) or RunMetadata (.run_metadata.pb)"
         )
 
@@ -122,9 +125,9 @@ def _scope_rows(stats: pd.DataFrame) -> tuple[list[str], list[int], list[int]]:
     )
 
 
-def tfprof_view(
+def tfprof_table(
     run,
-    view: str = "scope",
+    cmd: str = "scope",
     *,
     max_depth: int = 100,
     min_micros: float = 0,
@@ -144,34 +147,34 @@ def tfprof_view(
     select: Sequence[str] = ("micros", "bytes", "params", "float_ops", "occurrence"),
     step: int = -1,
 ) -> pd.DataFrame:
-    """A tfprof view as a DataFrame, with tfprof's options (``ProfileOptionBuilder`` names).
+    """One of tfprof's tables as a DataFrame, with tfprof's options (``ProfileOptionBuilder``
+    names).
 
-    ``view``: "scope" (name scopes), "op" (one row per op type), "graph" (each node with its
-    inputs below it, each node counted once) or "code" (Python call stacks that created the
-    nodes). Columns: name,
-    depth, parent (the row's parent name), nodes (graph nodes in the row and below), then for each
-    selected figure its own value and ``total_<figure>``. Rows come in tree order (a parent
-    before its children, children ordered by ``order_by``, largest first, or by name).
-    Rows with no accounted node in or below them are not shown. ``min_*`` filters hide
-    rows whose *total* is below the threshold; ``max_depth`` limits the depth shown;
-    ``start_name_regexes`` start the display at matching rows,
-    ``trim_name_regexes`` cut everything below a match, ``show``/``hide`` keep or drop
-    matching rows (their children still show).
+    ``cmd`` (tfprof's own name for it): "scope" (name scopes), "op" (one row per op type),
+    "graph" (each node with its inputs below it, each node counted once) or "code" (Python
+    call stacks that created the nodes). Columns (schema.TFPROF_TABLE): name, depth, parent
+    (the row's parent name), nodes (graph nodes in the row and below), then for each selected
+    figure its own value and ``total_<figure>``. Rows come in tree order (a parent before its
+    children, children ordered by ``order_by``, largest first, or by name). Rows with no
+    accounted node in or below them are not shown. ``min_*`` filters hide rows whose *total*
+    is below the threshold; ``max_depth`` limits the depth shown; ``start_name_regexes``
+    start the display at matching rows, ``trim_name_regexes`` cut everything below a match,
+    ``show``/``hide`` keep or drop matching rows (their children still show).
     """
-    if view not in ("scope", "op", "graph", "code"):
-        raise ValueError(f"view must be 'scope', 'op', 'graph' or 'code', not {view!r}")
+    if cmd not in ("scope", "op", "graph", "code"):
+        raise ValueError(f"cmd must be 'scope', 'op', 'graph' or 'code', not {cmd!r}")
     if order_by != "name" and order_by not in _BY_OPTION:
         raise ValueError(f"order_by must be 'name' or one of {sorted(_BY_OPTION)}")
     unknown = [s for s in select if s not in _BY_OPTION]
     if unknown:
         raise ValueError(f"unknown select {unknown}; choose from {sorted(_BY_OPTION)}")
     stats = tfprof_node_stats(run, step)
-    metrics = list(VIEW_METRICS) + ["accounted"]
+    metrics = list(TABLE_METRICS) + ["accounted"]
     stats["accounted"] = _accounted(stats, account_type_regexes).astype(np.int64)
     own = stats[metrics].to_numpy(dtype=np.float64)
     own[stats["accounted"].to_numpy() == 0] = 0
 
-    if view == "op":
+    if cmd == "op":
         keys = stats["op"].astype(str).replace("", "(unknown op)")
         grouped = pd.DataFrame(own, columns=metrics).groupby(keys.to_numpy(), sort=False)
         agg = grouped.sum()
@@ -179,7 +182,7 @@ def tfprof_view(
         own_rows, total = agg.to_numpy(), agg.to_numpy()
         counts = grouped.size().reindex(agg.index).to_numpy()
     else:
-        names, parent, own_rows, total, counts = _tree(view, stats, own, metrics)
+        names, parent, own_rows, total, counts = _tree(cmd, stats, own, metrics)
 
     df = pd.DataFrame({"name": names, "parent_index": parent})
     depth = np.zeros(len(df), np.int64)
@@ -192,7 +195,7 @@ def tfprof_view(
         df["total_" + m] = total[:, j]
     return _display(
         df,
-        view,
+        cmd,
         max_depth=max_depth,
         order_by=order_by,
         select=select,
@@ -213,21 +216,21 @@ def tfprof_view(
     )
 
 
-def _tree(view: str, stats: pd.DataFrame, own: np.ndarray, metrics: list[str]):
-    if view == "scope":
+def _tree(cmd: str, stats: pd.DataFrame, own: np.ndarray, metrics: list[str]):
+    if cmd == "scope":
         names, parent, node_row = _scope_rows(stats)
         own_rows = np.zeros((len(names), len(metrics)))
         has = np.array(node_row) >= 0
         own_rows[has] = own[np.array(node_row)[has]]
         counts = _tree_totals(names, parent, has.astype(float)).astype(np.int64)
         return names, parent, own_rows, _tree_totals(names, parent, own_rows), counts
-    if view == "code":
+    if cmd == "code":
         index: dict[tuple, int] = {}
         names, parent = [], []
         own_rows_list: list[np.ndarray] = []
         leaf_of = np.full(len(stats), -1)
         for row, frames in enumerate(_code_stacks(stats)):
-            if not frames:  # tfprof leaves nodes without a traceback out of this view
+            if not frames:  # tfprof leaves nodes without a traceback out of this table
                 continue
             for d in range(1, len(frames) + 1):
                 key = frames[:d]
@@ -242,7 +245,7 @@ def _tree(view: str, stats: pd.DataFrame, own: np.ndarray, metrics: list[str]):
         has = np.bincount(leaf_of[leaf_of >= 0], minlength=len(names)).astype(float)
         counts = _tree_totals(names, parent, has).astype(np.int64)
         return names, parent, own_rows, _tree_totals(names, parent, own_rows), counts
-    # graph: tfprof's graph view is a depth-first walk from the nodes nothing consumes, each
+    # graph: tfprof's graph table is a depth-first walk from the nodes nothing consumes, each
     # node's inputs below it (by name); a node is counted once, under the first row that
     # reaches it, so a row's total is itself plus the inputs first reached through it.
     by_name = {n: i for i, n in enumerate(stats["node"])}
@@ -276,7 +279,7 @@ _GRADIENT_NODE = re.compile(r"^gradients(?:_\d+)?/(.*?)_grad/")
 
 
 def _code_stacks(stats: pd.DataFrame) -> list[tuple]:
-    """Each node's call stack for the code view. Like tfprof, a gradient node
+    """Each node's call stack for the code table. Like tfprof, a gradient node
     ('gradients/<op>_grad/...') is shown under its forward op's stack, each frame marked
     ' (gradient)', since the stack that built it is the optimizer's, not the model's."""
     code = dict(zip(stats["node"], stats["code"]))
@@ -289,7 +292,7 @@ def _code_stacks(stats: pd.DataFrame) -> list[tuple]:
 
 
 def _display(
-    df: pd.DataFrame, view: str, *, max_depth, order_by, select, mins, start, trim, show, hide
+    df: pd.DataFrame, cmd: str, *, max_depth, order_by, select, mins, start, trim, show, hide
 ) -> pd.DataFrame:
     def matches(name: str, regexes) -> bool:
         return any(re.fullmatch(r, name) for r in regexes)
@@ -341,7 +344,7 @@ def _display(
     picked = [_BY_OPTION[s] for s in select]
     cols = ["name", "depth", "parent", "nodes"] + [c for m in picked for c in (m, "total_" + m)]
     res = res[cols].reset_index(drop=True)
-    res.attrs["view"] = view
+    res.attrs["cmd"] = cmd
     return res
 
 
@@ -362,3 +365,14 @@ def total_parameters(run, trainable_only: bool = True) -> int:
         else nodes["op"].astype(str).str.contains("Variable|VarHandle").to_numpy()
     )
     return int(nodes.loc[keep, "parameters"].fillna(0).sum())
+
+
+def tfprof_view(run, view: str = "scope", **options) -> pd.DataFrame:
+    """Deprecated: :func:`tfprof_table` (``view=`` is now ``cmd=``)."""
+    warnings.warn(
+        "tfprof_view() is deprecated and will be removed in the next release: use "
+        "tfprof_widgets.tfprof_table(run, cmd, ...)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return tfprof_table(run, view, **options)

@@ -1,0 +1,52 @@
+"""Two runs compared: their TF ops side by side, by how much each one's self time changed."""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+
+from .. import schema
+
+__all__ = ["op_diff"]
+
+
+def op_diff(run_a, run_b) -> pd.DataFrame:
+    """The ops of two runs side by side (hosts combined), largest change in self time first
+    (columns: schema.OP_DIFF).
+
+    Passing the runs' op tables (``op_diff(a.ops, b.ops)``) still works for one release, with
+    a DeprecationWarning.
+    """
+    ops_a, ops_b = (_ops_of(r, "op_diff") for r in (run_a, run_b))
+    key = ["host_or_device", "type", "operation"]
+
+    def prep(ops):
+        ops = ops[ops["type"] != "IDLE"]
+        g = ops.groupby([ops[k].astype(str) for k in key])
+        return g.agg(self_time_us=("total_self_time_us", "sum"), occurrences=("occurrences", "sum"))
+
+    m = (
+        prep(ops_a)
+        .merge(prep(ops_b), how="outer", left_index=True, right_index=True, suffixes=("_a", "_b"))
+        .fillna(0)
+    )
+    m[["occurrences_a", "occurrences_b"]] = m[["occurrences_a", "occurrences_b"]].astype("int64")
+    m = m.rename(columns={"self_time_us_a": "self_time_a_us", "self_time_us_b": "self_time_b_us"})
+    m["delta_us"] = m["self_time_b_us"] - m["self_time_a_us"]
+    m["ratio"] = m["self_time_b_us"] / m["self_time_a_us"].where(m["self_time_a_us"] > 0)
+    m = m.reset_index()
+    m = m.reindex(m["delta_us"].abs().sort_values(ascending=False).index)
+    return schema.conform(m.reset_index(drop=True), schema.OP_DIFF)
+
+
+def _ops_of(run, name: str) -> pd.DataFrame:
+    if isinstance(run, pd.DataFrame):
+        warnings.warn(
+            f"{name}() of op tables is deprecated and will be removed in the next release: "
+            "pass the runs, not their op tables (run.ops)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return run
+    return run.ops
