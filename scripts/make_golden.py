@@ -1,6 +1,6 @@
 """Make the golden reference files the analyses are tested against, with xprof.
 
-    python scripts/make_golden.py
+    python scripts/make_golden.py [--step-counts]
 
 For every bundled sample (and a synthetic GPU capture from tests/xspace_builder.py) this
 runs xprof's converters, the engine behind TensorBoard's Profile tab, and writes each tool's
@@ -28,19 +28,19 @@ TOOLS = (
 )
 
 
-def run_tools(xplane: pathlib.Path, out_dir: pathlib.Path) -> None:
+def run_tools(xplane: pathlib.Path, out_dir: pathlib.Path, tools=TOOLS) -> None:
     from xprof.convert import raw_to_tool_data as r
 
     with tempfile.TemporaryDirectory(prefix="tfprof_golden_") as tmp:
         copy = pathlib.Path(tmp) / xplane.name
         shutil.copy2(xplane, copy)
         out_dir.mkdir(parents=True, exist_ok=True)
-        for tool in TOOLS:
+        for tool in tools:
             data, _ = r.xspace_to_tool_data([str(copy)], tool, {})
             text = data.decode() if isinstance(data, bytes) else data
             parsed = json.loads(text)  # validate, and store it stably formatted
             (out_dir / f"{tool}.json").write_text(json.dumps(parsed, indent=1, sort_keys=True))
-    print(f"{out_dir.relative_to(ROOT)}: {', '.join(TOOLS)}")
+    print(f"{out_dir.relative_to(ROOT)}: {', '.join(tools)}")
 
 
 def main() -> None:
@@ -53,7 +53,22 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = gpu_capture(**SYNTHETIC_GPU_ARGS).write(pathlib.Path(tmp) / "gpu.xplane.pb")
         run_tools(path, GOLDEN / "synthetic_gpu")
+    make_step_counts()
+
+
+def make_step_counts() -> None:
+    """Overviews of CPU captures with 5 and 6 steps: which steps xprof averages over."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from xspace_builder import cpu_steps_capture
+
+    for n in (5, 6):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = cpu_steps_capture(n).write(pathlib.Path(tmp) / "cpu.xplane.pb")
+            run_tools(path, GOLDEN / f"steps_{n}", tools=("overview_page",))
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--step-counts"]:  # only the step-count captures
+        make_step_counts()
+    else:
+        main()

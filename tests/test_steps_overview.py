@@ -8,9 +8,10 @@ from golden_tables import golden
 from xspace_builder import US, XSpaceBuilder
 
 import tfprof_widgets as tw
+from tfprof_widgets import schema
 from tfprof_widgets.analysis.input_pipeline import input_pipeline
 from tfprof_widgets.analysis.overview import input_verdict, overview_summary
-from tfprof_widgets.analysis.steps import STEP_COLUMNS, overview_steps
+from tfprof_widgets.analysis.steps import overview_steps
 
 # xprof's pod viewer step breakdown ids -> our columns.
 POD_IDS = {
@@ -113,9 +114,9 @@ def test_input_pipeline_host_side_matches_xprof(sample):
     from golden_tables import data_table
 
     g = data_table(gold)
-    m = g.merge(ip.input_ops, left_on="opName", right_on="op_name")
+    m = g.merge(ip.input_ops, left_on="opName", right_on="operation")
     assert len(m) == len(g) == len(ip.input_ops)
-    np.testing.assert_allclose(m["selfTimeInMs"] * 1e3, m["self_time_us"], rtol=1e-6)
+    np.testing.assert_allclose(m["selfTimeInMs"] * 1e3, m["total_self_time_us"], rtol=1e-6)
     np.testing.assert_allclose(m["selfTimeInPercent"] * 100, m["self_time_percent"], rtol=1e-6)
     assert (m["category_x"] == m["category_y"]).all()
 
@@ -128,9 +129,10 @@ def test_verdict_thresholds():
     assert input_verdict(4.9, 2.9)[0] == "device"
 
 
-def gpu_step_capture(tmp_path, half=False, wait_input=False):
+def gpu_step_capture(tmp_path, half=False, wait_input=False, n_steps=3, half_steps=()):
     """A GPU capture with device steps, kernels, copies and an input wait: every number of
-    its breakdown is known by construction."""
+    its breakdown is known by construction. Kernels are 16-bit with ``half`` (or in the
+    steps of ``half_steps``)."""
     b = XSpaceBuilder("g")
     cpu = b.plane("/host:CPU")
     py = cpu.line("python", 1)
@@ -138,7 +140,7 @@ def gpu_step_capture(tmp_path, half=False, wait_input=False):
     dev = b.plane("/device:GPU:0", 1)
     stream = dev.line("Stream #1(Compute)", 1)
     steps_line = dev.line("Steps", 0xDEADBEEF)
-    for s in range(3):
+    for s in range(n_steps):
         t0 = s * 1000 * US
         py.event("train", t0, 1000 * US, {"step_num": s, "group_id": s})
         if wait_input:
@@ -147,7 +149,7 @@ def gpu_step_capture(tmp_path, half=False, wait_input=False):
             "dense/MatMul:MatMul", t0 + 200 * US, 50 * US, {"group_id": s, "correlation_id": s}
         )
         steps_line.event(str(s), t0 + 100 * US, 800 * US, {"group_id": s})
-        kname = "volta_h884gemm_fp16" if half else "volta_sgemm"
+        kname = "volta_h884gemm_fp16" if half or s in half_steps else "volta_sgemm"
         stream.event(kname, t0 + 300 * US, 400 * US, {"group_id": s, "correlation_id": s})
         stream.event(
             "MemcpyHToD", t0 + 150 * US, 100 * US, {"group_id": s, "correlation_id": 100 + s}
@@ -179,6 +181,40 @@ def test_gpu_precision(tmp_path):
     assert o.hardware_type == "GPU" and o.device_core_count == 1
 
 
+@pytest.mark.parametrize("n_steps", [5, 6])
+def test_overview_averages_drop_the_edge_steps_only_past_five(n_steps, tmp_path):
+    """XProf averages over all of a host's steps, dropping the first and the last (usually cut
+    by the capture window) only when it has more than five: tests/golden/steps_<n> is xprof
+    2.24's overview of CPU captures whose step s lasts 1 + 0.3 s ms."""
+    from xspace_builder import cpu_steps_capture
+
+    run = tw.load(cpu_steps_capture(n_steps).write(tmp_path / "cpu.xplane.pb"))
+    o = overview_summary(run)
+    gold = {}
+    for table in golden(f"steps_{n_steps}", "overview_page"):
+        gold.update(table.get("p", {}))
+    assert o.n_steps == (n_steps if n_steps <= 5 else n_steps - 2)
+    assert f"{o.step_time_ms_min:.1f}" == gold["steptime_ms_minimum"]
+    assert f"{o.step_time_ms_max:.1f}" == gold["steptime_ms_maximum"]
+    assert f"{o.step_time_ms_avg:.1f}" == gold["steptime_ms_average"]
+    assert len(input_pipeline(run).steps) == o.n_steps  # the input-pipeline page keeps the same
+
+
+def test_precision_shares_are_over_every_step(tmp_path):
+    """The overview averages over the kept steps (first and last dropped past five steps) but
+    computes the 16/32-bit shares of device compute over every step, as XProf does: its
+    precision stats come from all the non-overlapped step events (ComputePrecisionStats in
+    xprof/convert/xplane_to_op_stats.cc), while only the step database used for the averages
+    drops the edge steps (ConvertStepEventsToStepDb). Here only the first step, which the
+    averages leave out, runs 16-bit kernels: 1 of 8 equal steps."""
+    run = gpu_step_capture(tmp_path, n_steps=8, half_steps={0})
+    o = overview_summary(run)
+    assert o.n_steps == 6 and overview_steps(run.steps)["step"].tolist() == list(range(1, 7))
+    assert (overview_steps(run.steps)["device_compute_16_us"] == 0).all()
+    assert o.device_compute_16bit_percent == pytest.approx(100 / 8)
+    assert o.device_compute_32bit_percent == pytest.approx(700 / 8)
+
+
 def test_multi_host_steps_and_comparison(tmp_path):
     from xspace_builder import write_multi_host_run
 
@@ -187,7 +223,7 @@ def test_multi_host_steps_and_comparison(tmp_path):
     write_multi_host_run(tmp_path, hosts=("w0", "w1", "w2"), n_steps=4)
     run = tw.load(tmp_path)
     assert set(run.steps["host"]) == {"w0", "w1", "w2"}
-    table = per_host_steps(run.steps)
+    table = per_host_steps(run)
     assert list(table.columns) == ["w0", "w1", "w2", "slowest_host", "spread_us", "bottleneck"]
     assert len(table) == 4 and table.index.name == "step"
     # The synthetic hosts run identical steps: no spread, any host is "slowest".
@@ -197,7 +233,7 @@ def test_multi_host_steps_and_comparison(tmp_path):
 
 def test_columns():
     steps = tw.load(SAMPLES / "input_bound").steps
-    assert list(steps.columns) == list(STEP_COLUMNS)
+    assert list(steps.columns) == list(schema.STEPS)
     assert len(overview_steps(steps)) == len(steps) - 2
 
 

@@ -264,6 +264,23 @@ def gpu_capture(
     return b
 
 
+def cpu_steps_capture(n_steps: int, host: str = "cpu") -> XSpaceBuilder:
+    """A CPU capture of ``n_steps`` marked steps whose times all differ (step s lasts
+    1 + 0.3 s ms), so which steps an average kept shows in its minimum and maximum."""
+    b = XSpaceBuilder(host)
+    start_ns = 1_700_000_000_000_000_000
+    b.task_environment(start_ns, start_ns + (n_steps + 1) * 3_000_000)
+    cpu = b.plane("/host:CPU", 0)
+    py = cpu.line("python3", 101)
+    ex = cpu.line("tf_Compute/202", 202)
+    for s in range(n_steps):
+        t0 = s * 3000 * US
+        py.event("train", t0, (1000 + 300 * s) * US, {"step_num": s, "_r": 1, "_p": s, "_pt": 3})
+        ex.event("ExecutorState::Process", t0 + 10 * US, 800 * US, {"_c": s, "_ct": 3})
+        ex.event("dense/MatMul:MatMul", t0 + 20 * US, (100 + 10 * s) * US)
+    return b
+
+
 def write_multi_host_run(
     root: str | os.PathLike, hosts=("worker0", "worker1"), n_steps: int = 3
 ) -> pathlib.Path:

@@ -9,8 +9,8 @@ step's time, which is its longest host step marker (or its device step, for GPU 
 host marker does not contain the device step).
 
 ``step_breakdown(run)`` keeps every step; XProf's overview and input-pipeline pages drop the
-first and the last step of a capture (they are usually cut by the capture window), and
-``overview_steps(run)`` does the same.
+first and the last step of a capture that has more than five (they are usually cut by the
+capture window), and ``overview_steps(steps)`` does the same.
 """
 
 from __future__ import annotations
@@ -18,11 +18,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import stat_columns
+from .. import schema, stat_columns
 from .event_index import event_line_ids, on_device
 from .grouping import function_call_markers
 from .nesting import to_ps
 from .tf_ops import is_derived_line, name_table
+
+# XProf drops a host's first and last step from its averages when it has more steps than
+# this (kDropIncomplteteStepThreshold in xprof's step_events_to_steps_db.cc).
+DROP_EDGE_STEPS_ABOVE = 5
 
 # XProf's EventType values: a higher number wins where events overlap.
 UNKNOWN_TIME = 0
@@ -77,22 +81,17 @@ CATEGORIES = {
     "all_others_us": (UNKNOWN_TIME,),
 }
 
-STEP_COLUMNS = {
-    "host": "Host.",
-    "step": "Step number (the step marker's step_num).",
-    "group_id": "The step's group id (see Run.events).",
-    "start_us": "Start of the step's time span, µs on the run's clock.",
-    "step_time_us": "Step time: the longest host step marker (or the device step), µs.",
-    **{
-        c: f"Time in the step spent on '{c[:-3].replace('_', ' ')}' (events of types "
-        f"{', '.join(EVENT_TYPES[t] for t in ts)}), µs; overlaps counted once."
-        for c, ts in CATEGORIES.items()
-    },
-    "device_compute_16_us": "Part of device compute in 16-bit kernels, µs.",
-    "device_compute_32_us": "Part of device compute in 32-bit kernels, µs.",
-    "host_wait_input_us": "Part of input: host waiting for tf.data (IteratorGetNext), µs.",
-    "host_to_device_us": "Part of input: copies to the device and the device waiting for "
-    "the host, µs.",
+# What TensorBoard calls each category.
+CATEGORY_LABELS = {
+    "device_compute_us": "Device compute",
+    "device_to_device_us": "Device to device",
+    "device_collectives_us": "Device collectives",
+    "host_compute_us": "Host compute",
+    "kernel_launch_us": "Kernel launch",
+    "input_us": "Input (waiting for data)",
+    "output_us": "Output",
+    "compile_us": "Compilation",
+    "all_others_us": "All others",
 }
 
 _NOT_REAL_CPU = ("EagerExecute", "EagerLocalExecute", "EagerKernelExecute", "FunctionRun")
@@ -274,12 +273,12 @@ def _non_overlapped(ev: pd.DataFrame, n_steps: int) -> np.ndarray:
 
 
 def step_breakdown(run) -> pd.DataFrame:
-    """One row per (host, step) with the step time and its breakdown: see STEP_COLUMNS."""
+    """One row per (host, step) with the step time and its breakdown: schema.STEPS."""
     se = step_events(run)
     spans = _step_spans(se)
     spans = spans.sort_values(["host", "start_ps"], kind="stable").reset_index(drop=True)
     if not len(spans):
-        return pd.DataFrame({c: [] for c in STEP_COLUMNS})
+        return schema.empty(schema.STEPS)
     spans["k"] = np.arange(len(spans))
     ev = se[se["kind"] == "event"].merge(
         spans[["host", "group_id", "k", "start_ps", "end_ps"]],
@@ -310,26 +309,34 @@ def step_breakdown(run) -> pd.DataFrame:
     out["device_compute_32_us"] = col[DEVICE_COMPUTE_32] / 1e6
     out["host_wait_input_us"] = col[HOST_WAIT_INPUT] / 1e6
     out["host_to_device_us"] = (col[HOST_TO_DEVICE] + col[DEVICE_WAIT_HOST]) / 1e6
-    return out[list(STEP_COLUMNS)]
+    return out[list(schema.STEPS)]
 
 
 def overview_steps(steps: pd.DataFrame) -> pd.DataFrame:
-    """The steps XProf's overview averages over: per host, all but the first and the last
-    (when a host has three or more steps)."""
+    """The steps XProf's overview and input-pipeline pages average over: per host, all but
+    the first and the last when the host has more than DROP_EDGE_STEPS_ABOVE steps (they
+    are usually cut by the capture window); all of them otherwise."""
     keep = []
     for _, g in steps.groupby("host", observed=True, sort=False):
-        keep.append(g.iloc[1:-1] if len(g) >= 3 else g)
+        keep.append(g.iloc[1:-1] if len(g) > DROP_EDGE_STEPS_ABOVE else g)
     return pd.concat(keep) if keep else steps
 
 
-def per_host_steps(steps: pd.DataFrame) -> pd.DataFrame:
-    """Step time per host side by side (like XProf's pod viewer), one row per step number.
+def per_host_steps(run) -> pd.DataFrame:
+    """Step time per host side by side (like XProf's pod viewer), one row per step number:
+    see :func:`per_host_table`."""
+    return per_host_table(run.steps)
 
-    Columns: one per host (step time, µs), ``slowest_host``, ``spread_us`` (slowest minus
-    fastest host) and ``bottleneck`` (the largest category of the slowest host's step).
+
+def per_host_table(steps: pd.DataFrame) -> pd.DataFrame:
+    """Step time per host side by side, from a steps table (``run.steps``).
+
+    Columns (schema.PER_HOST_STEPS): one per host (step time, µs), ``slowest_host``,
+    ``spread_us`` (slowest minus fastest host) and ``bottleneck`` (the largest category of
+    the slowest host's step).
     """
     if not len(steps):
-        return pd.DataFrame(columns=["slowest_host", "spread_us", "bottleneck"])
+        return schema.empty(schema.PER_HOST_STEPS)
     wide = steps.pivot_table(
         index="step", columns="host", values="step_time_us", observed=True, aggfunc="max"
     )
@@ -351,7 +358,6 @@ def per_host_steps(steps: pd.DataFrame) -> pd.DataFrame:
 __all__ = [
     "CATEGORIES",
     "EVENT_TYPES",
-    "STEP_COLUMNS",
     "overview_steps",
     "per_host_steps",
     "step_breakdown",
