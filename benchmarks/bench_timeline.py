@@ -2,7 +2,7 @@
 
     python benchmarks/bench_timeline.py
 
-First render = building the lane model + the first view + the plotly figure. A zoom =
+First render = building the lane model + the first window + the plotly figure. A zoom =
 recomputing the marks for a window plus the arrays sent to the browser (what the live
 widget's range callback does). Target: < 300 ms per zoom.
 """
@@ -17,29 +17,24 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from synthetic_events import synthetic_events  # noqa: E402
+from synthetic_events import synthetic_events, synthetic_lines  # noqa: E402
 
-from tfprof_widgets.widgets.lod import TimelineModel  # noqa: E402
+from tfprof_widgets.views.timeline_lod import TimelineModel  # noqa: E402
 
 
 class _StubRun:
-    """Just enough of a Run for TimelineView (events, steps, stats, cache)."""
+    """Just enough of a Run for TimelineView (events with their line rows, lines, steps)."""
 
     def __init__(self, events):
         import pandas as pd
 
         self.events = events.assign(step=pd.array([pd.NA] * len(events), dtype="Int64"))
+        self.event_line_rows, self.lines = synthetic_lines(events)
         self.steps = pd.DataFrame({"start_us": [], "step_time_us": [], "step": []})
-        self._cache = {}
-
-    def cached(self, key, compute):
-        if key not in self._cache:
-            self._cache[key] = compute()
-        return self._cache[key]
 
 
 def main() -> None:
-    from tfprof_widgets.widgets.timeline import TimelineView
+    from tfprof_widgets.views.timeline_view import TimelineView
 
     print(
         f"{'events':>11} {'first render s':>15} {'zoom':>12} {'marks':>6} {'zoom ms':>8} "
@@ -48,7 +43,7 @@ def main() -> None:
     for n in (1_000_000, 10_000_000):
         run = _StubRun(synthetic_events(n))
         t = time.perf_counter()
-        model = TimelineModel(run.events)
+        model = TimelineModel(run.events, run.event_line_rows, run.lines)
         view = TimelineView(run, model=model)
         view.figure()
         first = time.perf_counter() - t

@@ -49,3 +49,17 @@ def synthetic_events(n: int, n_lines: int = 8, seed: int = 0) -> pd.DataFrame:
             "occurrences": np.ones(len(df), np.int32),
         }
     )
+
+
+def synthetic_lines(events: pd.DataFrame) -> tuple[np.ndarray, pd.DataFrame]:
+    """The line rows and lines table of :func:`synthetic_events`' frame (what a Run has as
+    ``event_line_rows`` and ``lines``): one host and plane, one line per thread, in order."""
+    line = events["line"]
+    lines = pd.DataFrame(
+        {
+            "host": pd.Categorical(["bench"] * len(line.cat.categories)),
+            "plane": pd.Categorical(["/host:CPU"] * len(line.cat.categories)),
+            "line": pd.Categorical(line.cat.categories, categories=line.cat.categories),
+        }
+    )
+    return line.cat.codes.to_numpy().astype(np.int32), lines

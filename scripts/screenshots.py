@@ -33,22 +33,22 @@ def pages() -> dict[str, str]:
     from golden_tables import synthetic_gpu_path
 
     import tfprof_widgets as tw
-    from tfprof_widgets.widgets._display import reset_plotlyjs
+    from tfprof_widgets.views._display import reset_plotlyjs
 
     samples = ROOT / "sample_profiles"
     ib, cl = tw.load(samples / "input_bound"), tw.load(samples / "custom_loop")
     gpu = tw.load(synthetic_gpu_path())
     views = {
-        "overview": tw.overview(ib),
-        "op_stats_cpu": tw.op_stats(cl),
-        "op_stats_gpu": tw.op_stats(gpu),
-        "timeline": tw.timeline(cl),
-        "timeline_zoomed": tw.timeline(cl, window=(20000.0, 21000.0)),
-        "memory_timeline": tw.memory_timeline(ib),
-        "tf_data_graph": tw.tf_data_graph(ib),
-        "kernel_stats": tw.kernel_stats(gpu),
-        "input_pipeline": tw.input_pipeline_view(ib),
-        "compare": tw.compare(ib, cl, names=("input_bound", "custom_loop")),
+        "overview": tw.views.overview(ib),
+        "op_stats_cpu": tw.views.op_stats(cl),
+        "op_stats_gpu": tw.views.op_stats(gpu),
+        "timeline": tw.views.timeline(cl),
+        "timeline_zoomed": tw.views.timeline(cl, window_us=(20000.0, 21000.0)),
+        "memory_timeline": tw.views.memory_timeline(ib),
+        "tf_data_graph": tw.views.tf_data_graph(ib),
+        "kernel_stats": tw.views.kernel_stats(gpu),
+        "input_pipeline": tw.views.input_pipeline(ib),
+        "compare": tw.views.compare(ib, cl, names=("input_bound", "custom_loop")),
     }
     out = {}
     for name, view in views.items():

@@ -44,13 +44,13 @@ CELLS = [
     "import tfprof_widgets as tw\n"
     f"run = tw.load({str(ROOT / 'sample_profiles' / 'input_bound')!r})\n"
     f"other = tw.load({str(ROOT / 'sample_profiles' / 'custom_loop')!r})",
-    "tw.overview(run)",
-    "tw.op_stats(run)",
-    "tw.timeline(run)",
-    "tw.memory_timeline(run)",
-    "tw.tf_data_graph(run)",
-    "tw.input_pipeline_view(run)",
-    "tw.compare(run, other)",
+    "tw.views.overview(run)",
+    "tw.views.op_stats(run)",
+    "tw.views.timeline(run)",
+    "tw.views.memory_timeline(run)",
+    "tw.views.tf_data_graph(run)",
+    "tw.views.input_pipeline(run)",
+    "tw.views.compare(run, other)",
 ]
 # Plots per cell: step graph, 2 pies, timeline, memory, tf.data graph, 2 input charts, compare
 EXPECTED_PLOTS = 1 + 2 + 1 + 1 + 1 + 2 + 1

@@ -10,9 +10,9 @@ from golden_tables import synthetic_gpu_path
 
 import tfprof_widgets as tw
 from tfprof_widgets.analysis.steps import CATEGORIES, overview_steps
-from tfprof_widgets.widgets._display import figure_html, reset_plotlyjs
-from tfprof_widgets.widgets.lod import MAX_MARKS, TimelineModel
-from tfprof_widgets.widgets.op_stats import PIE_SLICES, pie_values
+from tfprof_widgets.views._display import figure_html, reset_plotlyjs
+from tfprof_widgets.views.op_stats_view import PIE_SLICES, pie_values
+from tfprof_widgets.views.timeline_lod import MAX_MARKS, TimelineModel
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
@@ -28,7 +28,7 @@ def gpu():
 
 
 def test_step_time_graph_equals_run_steps(ib):
-    fig = tw.overview(ib).figures()["step_time"]
+    fig = tw.views.overview(ib).figures()["step_time"]
     kept = overview_steps(ib.steps)
     bars = {t.uid.removeprefix("step-"): t for t in fig.data}
     assert set(bars) == {c for c in CATEGORIES if (kept[c] > 0).any()}
@@ -39,7 +39,7 @@ def test_step_time_graph_equals_run_steps(ib):
 
 
 def test_pies_equal_run_ops(gpu):
-    view = tw.op_stats(gpu)
+    view = tw.views.op_stats(gpu)
     figs = view.figures()
     assert set(figs) == {"host_operation", "host_type", "device_operation", "device_type"}
     ops = gpu.ops[gpu.ops["type"] != "IDLE"]
@@ -51,7 +51,7 @@ def test_pies_equal_run_ops(gpu):
     )
     # IDLE is a slice only when asked for.
     assert "IDLE" not in pie.labels
-    with_idle = tw.op_stats(gpu, include_idle=True).figures()["device_operation"].data[0]
+    with_idle = tw.views.op_stats(gpu, include_idle=True).figures()["device_operation"].data[0]
     assert "IDLE" in with_idle.labels
 
 
@@ -64,7 +64,7 @@ def test_pie_groups_the_tail_as_other(ib):
 
 
 def test_table_filter_and_sort(ib):
-    view = tw.op_stats(ib)
+    view = tw.views.op_stats(ib)
     rows = view.filtered(name_regex="^irfft2d_[12]$")
     assert sorted(rows["operation"].astype(str)) == ["irfft2d_1", "irfft2d_2"]
     assert (view.filtered(op_type="Dataset")["type"] == "Dataset").all()
@@ -79,20 +79,21 @@ def test_table_filter_and_sort(ib):
 
 @pytest.fixture(scope="module")
 def ten_million():
-    from synthetic_events import synthetic_events
+    from synthetic_events import synthetic_events, synthetic_lines
 
-    return TimelineModel(synthetic_events(10_000_000))
+    events = synthetic_events(10_000_000)
+    return TimelineModel(events, *synthetic_lines(events))
 
 
 def test_timeline_budget_at_ten_million_events(ten_million):
     m = ten_million
-    full = m.view()
+    full = m.window()
     assert len(m) == 10_000_000
     assert len(full) <= MAX_MARKS
     assert full.count.sum() == 10_000_000  # every event counted once, raw or in a block
     # Zooming into 1 ms sends exactly the raw events that overlap it.
     x0 = (m.t_min + m.t_max) / 2
-    window = m.view(x0, x0 + 1000.0)
+    window = m.window(x0, x0 + 1000.0)
     assert window.raw.all()
     expected = np.flatnonzero((m.start < x0 + 1000.0) & (m.end > x0))
     assert sorted(window.row.tolist()) == sorted(m.row[expected].tolist())
@@ -100,7 +101,7 @@ def test_timeline_budget_at_ten_million_events(ten_million):
 
 def test_timeline_view_on_a_run():
     run = tw.load(SAMPLES / "custom_loop")
-    view = tw.timeline(run)
+    view = tw.views.timeline(run)
     assert len(view.marks) <= MAX_MARKS
     assert view.marks.count.sum() == (run.events["occurrences"] == 1).sum()
     ev = run.events
@@ -116,18 +117,20 @@ def test_timeline_view_on_a_run():
 
 def test_timeline_zoom_callback_updates_the_live_figure():
     run = tw.load(SAMPLES / "input_bound")
-    view = tw.timeline(run)
+    view = tw.views.timeline(run)
     box = view.widget()
-    fw = box.children[0]
+    (fw,) = [
+        w for part in box.children for w in getattr(part, "children", ()) if hasattr(w, "data")
+    ]
     before = len(fw.data[0].x)
     x0 = float(run.events["start_us"].median())
     fw.layout.xaxis.range = [x0, x0 + 200]
-    assert view.window == (x0, x0 + 200)
+    assert view.window_us == (x0, x0 + 200)
     assert len(fw.data[0].x) == len(view.marks) != before
 
 
 def test_memory_timeline(ib):
-    view = tw.memory_timeline(ib)
+    view = tw.views.memory_timeline(ib)
     fig = view.figures()["memory"]
     in_use = next(t for t in fig.data if t.uid == "mem-in_use_bytes")
     series = view.series()
@@ -137,20 +140,20 @@ def test_memory_timeline(ib):
 
 
 def test_tf_data_graph(ib):
-    view = tw.tf_data_graph(ib)
+    view = tw.views.tf_data_graph(ib)
     nodes = view.nodes()
     assert nodes.loc[nodes["is_bottleneck"], "name"].tolist() == ["Map"]
     fig = view.figures()["graph"]
     node_trace = next(t for t in fig.data if t.uid == "tfdata-nodes")
     assert list(node_trace.text) == nodes["name"].tolist()
-    assert "num_parallel_calls" in view.advice_html()
+    assert "num_parallel_calls" in view.header()
 
 
 def test_kernel_stats_and_input_pipeline(ib, gpu):
-    pie = tw.kernel_stats(gpu).figures()["top_kernels"].data[0]
-    assert sum(pie.values) == pytest.approx(gpu.kernels["total_duration_us"].sum())
-    assert tw.kernel_stats(ib).figures() == {}
-    ip = tw.input_pipeline_view(ib).figures()
+    pie = tw.views.kernel_stats(gpu).figures()["top_kernels"].data[0]
+    assert sum(pie.values) == pytest.approx(gpu.kernels["total_time_us"].sum())
+    assert tw.views.kernel_stats(ib).figures() == {}
+    ip = tw.views.input_pipeline(ib).figures()
     wait = next(t for t in ip["device_side"].data if t.uid == "ip-wait")
     kept = overview_steps(ib.steps)
     np.testing.assert_allclose(wait.y, kept["host_wait_input_us"] / 1e3)
@@ -158,7 +161,7 @@ def test_kernel_stats_and_input_pipeline(ib, gpu):
 
 def test_compare(ib):
     other = tw.load(SAMPLES / "custom_loop")
-    view = tw.compare(ib, other)
+    view = tw.views.compare(ib, other)
     assert "faster per step" in view.headline() or "slower per step" in view.headline()
     diff = view.diff
     assert diff["delta_us"].abs().is_monotonic_decreasing
@@ -169,14 +172,14 @@ def test_compare(ib):
 @pytest.mark.parametrize(
     "make",
     [
-        lambda r, g: tw.overview(r),
-        lambda r, g: tw.op_stats(r),
-        lambda r, g: tw.timeline(r),
-        lambda r, g: tw.memory_timeline(r),
-        lambda r, g: tw.tf_data_graph(r),
-        lambda r, g: tw.kernel_stats(g),
-        lambda r, g: tw.input_pipeline_view(r),
-        lambda r, g: tw.compare(r, g),
+        lambda r, g: tw.views.overview(r),
+        lambda r, g: tw.views.op_stats(r),
+        lambda r, g: tw.views.timeline(r),
+        lambda r, g: tw.views.memory_timeline(r),
+        lambda r, g: tw.views.tf_data_graph(r),
+        lambda r, g: tw.views.kernel_stats(g),
+        lambda r, g: tw.views.input_pipeline(r),
+        lambda r, g: tw.views.compare(r, g),
     ],
 )
 def test_every_view_has_live_and_static_forms(make, ib, gpu):
@@ -188,10 +191,10 @@ def test_every_view_has_live_and_static_forms(make, ib, gpu):
 
 def test_plotlyjs_is_embedded_once(ib):
     reset_plotlyjs()
-    first = tw.overview(ib).html()
-    second = tw.memory_timeline(ib).html()
+    first = tw.views.overview(ib).html()
+    second = tw.views.memory_timeline(ib).html()
     assert first.count("plotly.js v") >= 1 and len(first) > 3_000_000
     assert "plotly.js v" not in second and len(second) < 500_000
     # Re-rendering gives identical HTML (stable div ids), so notebooks diff cleanly.
-    fig = tw.overview(ib).figures()["step_time"]
+    fig = tw.views.overview(ib).figures()["step_time"]
     assert figure_html(fig, False) == figure_html(fig, False)

@@ -10,16 +10,8 @@ import datetime
 import html
 import os
 
-from .widgets import (
-    input_pipeline_view,
-    kernel_stats,
-    memory_timeline,
-    op_stats,
-    overview,
-    tf_data_graph,
-    timeline,
-)
-from .widgets._display import plotter
+from . import views
+from .views._display import plotter
 
 SECTIONS = ("overview", "timeline", "op_stats", "input_pipeline", "memory", "tf_data", "kernels")
 
@@ -36,20 +28,22 @@ def slowest_step_window(run, pad: float = 0.05) -> tuple[float, float] | None:
 
 def report_html(run) -> str:
     """The whole report as one HTML document."""
-    views = {
-        "overview": overview(run),
-        "timeline": timeline(run, window=slowest_step_window(run)),
-        "op_stats": op_stats(run),
-        "input_pipeline": input_pipeline_view(run),
-        "memory": memory_timeline(run),
-        "tf_data": tf_data_graph(run),
-        "kernels": kernel_stats(run),
+    sections = {
+        "overview": views.overview(run),
+        "timeline": views.timeline(run, window_us=slowest_step_window(run)),
+        "op_stats": views.op_stats(run),
+        "input_pipeline": views.input_pipeline(run),
+        "memory": views.memory_timeline(run),
+        "tf_data": views.tf_data_graph(run),
+        "kernels": views.kernel_stats(run),
     }
     if not len(run.kernels):
-        views.pop("kernels")
+        sections.pop("kernels")
     plot = plotter(True)  # one plotly.js for the whole file, in its first figure
-    parts = [f'<section id="{key}">{view.html(plot=plot)}</section>' for key, view in views.items()]
-    nav = " · ".join(f'<a href="#{k}">{k.replace("_", " ")}</a>' for k in views)
+    parts = [
+        f'<section id="{key}">{view.html(plot=plot)}</section>' for key, view in sections.items()
+    ]
+    nav = " · ".join(f'<a href="#{k}">{k.replace("_", " ")}</a>' for k in sections)
     when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     title = html.escape(f"TensorFlow profile report: {run.name}")
     return (

@@ -7,7 +7,8 @@ import re
 import pandas as pd
 import plotly.graph_objects as go
 
-from ._display import View, esc
+from ._display import esc
+from .base import Control, View
 from .tables import csv_link, html_table
 
 PIE_SLICES = 10  # the largest slices shown; the rest is one "Other" slice
@@ -27,6 +28,7 @@ class OpStatsView(View):
     """Pies and a filterable, sortable op table with CSV export; IDLE can be excluded."""
 
     title = "TensorFlow op stats"
+    figure_layout = "row"
     TABLE_COLUMNS = [
         "host",
         "host_or_device",
@@ -49,6 +51,8 @@ class OpStatsView(View):
         self.include_idle = include_idle
         self._with_idle = run.ops
         self._without_idle = op_stats(run, include_idle=False)
+        # What the live view's filters ask for (see filtered()).
+        self._filters: dict[str, object] = {}
 
     @property
     def ops(self) -> pd.DataFrame:
@@ -107,76 +111,72 @@ class OpStatsView(View):
                 figs[f"{side.lower()}_{by}"] = fig
         return figs
 
-    def html_body(self, plot) -> str:
-        pies = "".join(
-            f'<div style="display:inline-block">{plot(f)}</div>' for f in self.figures().values()
-        )
+    def footer(self) -> str:
         table = self.filtered()
         note = "IDLE included" if self.include_idle else "IDLE excluded"
         return (
-            f"<div>{pies}</div><div>{csv_link(table, 'tf_op_stats.csv')} "
+            f"<div>{csv_link(table, 'tf_op_stats.csv')} "
             f'<span style="font:12px sans-serif;color:#666">({note})</span></div>'
             + html_table(table, max_rows=30)
         )
 
-    def widget(self):
+    def live_footer(self) -> str:
+        try:
+            df = self.filtered(**self._filters)
+        except ValueError as exc:
+            return f'<span style="color:#b00">{esc(exc)}</span>'
+        return (
+            f"{csv_link(df, 'tf_op_stats.csv')} "
+            f"<span style='font:12px sans-serif'>{len(df):,} ops</span>"
+            + html_table(df, max_rows=100)
+        )
+
+    def controls(self) -> list[list[Control]]:
         import ipywidgets as w
 
-        from ._live import figure_widget
+        def set_filter(key, all_value=None):
+            def apply(value):
+                self._filters[key] = None if value == all_value and all_value else value
+
+            return apply
+
+        def set_idle(value):
+            self.include_idle = value
 
         types = sorted(self._with_idle["type"].astype(str).unique())
-        name = w.Text(placeholder="regex on op name", description="Name")
-        typ = w.Dropdown(options=["(all)"] + types, description="Type")
-        side = w.Dropdown(options=["(all)", "Host", "Device"], description="Host/device")
-        sort = w.Dropdown(
-            options=[c for c in self.TABLE_COLUMNS if c != "host"],
-            value="total_self_time_us",
-            description="Sort by",
-        )
-        order = w.ToggleButton(value=False, description="ascending")
-        idle = w.Checkbox(value=self.include_idle, description="Include IDLE")
-        pies = w.HBox()
-        table = w.HTML()
-
-        def refresh(*_):
-            self.include_idle = idle.value
-            try:
-                df = self.filtered(
-                    name.value,
-                    None if typ.value == "(all)" else typ.value,
-                    None if side.value == "(all)" else side.value,
-                    sort.value,
-                    order.value,
-                )
-            except ValueError as exc:
-                table.value = f'<span style="color:#b00">{esc(exc)}</span>'
-                return
-            table.value = (
-                f"{csv_link(df, 'tf_op_stats.csv')} "
-                f"<span style='font:12px sans-serif'>{len(df):,} ops</span>"
-                + html_table(df, max_rows=100)
-            )
-
-        def refresh_pies(*_):
-            self.include_idle = idle.value
-            pies.children = [figure_widget(f) for f in self.figures().values()]
-
-        for ctl in (name, typ, side, sort, order):
-            ctl.observe(refresh, "value")
-        idle.observe(refresh, "value")
-        idle.observe(refresh_pies, "value")
-        refresh()
-        refresh_pies()
-        return w.VBox(
+        sortable = [c for c in self.TABLE_COLUMNS if c != "host"]
+        return [
+            [Control(w.Checkbox(value=self.include_idle, description="Include IDLE"), set_idle)],
             [
-                w.HTML(f"<h3>{self.title}</h3>"),
-                idle,
-                pies,
-                w.HBox([name, typ, side]),
-                w.HBox([sort, order]),
-                table,
-            ]
-        )
+                Control(
+                    w.Text(placeholder="regex on op name", description="Name"),
+                    set_filter("name_regex"),
+                    "footer",
+                ),
+                Control(
+                    w.Dropdown(options=["(all)", *types], description="Type"),
+                    set_filter("op_type", "(all)"),
+                    "footer",
+                ),
+                Control(
+                    w.Dropdown(options=["(all)", "Host", "Device"], description="Host/device"),
+                    set_filter("side", "(all)"),
+                    "footer",
+                ),
+            ],
+            [
+                Control(
+                    w.Dropdown(options=sortable, value="total_self_time_us", description="Sort by"),
+                    set_filter("sort_by"),
+                    "footer",
+                ),
+                Control(
+                    w.ToggleButton(value=False, description="ascending"),
+                    set_filter("ascending"),
+                    "footer",
+                ),
+            ],
+        ]
 
     def text(self) -> str:
         ops = self.ops

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..analysis.overview import OverviewSummary, overview_summary
-from ..analysis.steps import CATEGORIES, overview_steps
-from ._display import CATEGORY_COLORS, CATEGORY_LABELS, View, esc
+from ..analysis.overview import OverviewSummary
+from ..analysis.steps import CATEGORIES, CATEGORY_LABELS, overview_steps
+from ._display import CATEGORY_COLORS, esc
+from .base import View
 from .tables import html_table
 
 
@@ -48,13 +49,13 @@ class OverviewView(View):
 
     def __init__(self, run) -> None:
         self.run = run
-        self.summary: OverviewSummary = overview_summary(run)
+        self.summary: OverviewSummary = run.overview_summary
         self.steps = overview_steps(run.steps)
 
     def figures(self):
         return {"step_time": step_time_figure(self.steps)} if len(self.steps) else {}
 
-    def summary_html(self) -> str:
+    def header(self) -> str:
         o = self.summary
         rows = []
         if o.n_steps:
@@ -94,7 +95,7 @@ class OverviewView(View):
         body = "".join(f'<div style="margin:3px 0">{r}</div>' for r in rows)
         return f'<div style="font:13px/1.4 system-ui,sans-serif">{body}</div>'
 
-    def top_ops_html(self) -> str:
+    def footer(self) -> str:
         cols = [
             "host_or_device",
             "type",
@@ -105,20 +106,6 @@ class OverviewView(View):
         ]
         top = self.summary.top_ops
         return html_table(top[cols], title="Top ops by self time") if len(top) else ""
-
-    def html_body(self, plot) -> str:
-        figs = self.figures()
-        return self.summary_html() + "".join(plot(f) for f in figs.values()) + self.top_ops_html()
-
-    def widget(self):
-        import ipywidgets as w
-
-        from ._live import figure_widget
-
-        children = [w.HTML(f"<h3>{self.title}</h3>"), w.HTML(self.summary_html())]
-        children += [figure_widget(f) for f in self.figures().values()]
-        children.append(w.HTML(self.top_ops_html()))
-        return w.VBox(children)
 
     def text(self) -> str:
         return "Overview\n" + "\n".join(self.summary._repr_lines())

@@ -1,14 +1,15 @@
 """A zoomable trace timeline that stays smooth at millions of events.
 
-Rows are host → plane → thread/stream (→ nesting depth). Each view draws at most 5,000 marks
-(see :mod:`.lod`): raw events where they are sparse, "n events" blocks where they are dense.
-Zooming or panning recomputes the view for the visible window only; clicking an event shows
-all its stats below the plot. Steps are shaded bands with their numbers.
+Rows are host → plane → thread/stream (→ nesting depth). Each window of time draws at most
+5,000 marks (see :mod:`.timeline_lod`): raw events where they are sparse, "n events" blocks
+where they are dense. Zooming or panning recomputes the marks for the visible window only;
+clicking an event shows all its stats below the plot. Steps are shaded bands with numbers.
 """
 
 from __future__ import annotations
 
 import json
+import warnings
 import zlib
 
 import numpy as np
@@ -16,9 +17,10 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .. import stat_columns
-from ._display import View, esc
-from .lod import MAX_MARKS, Marks, TimelineModel
+from ._display import esc
+from .base import View
 from .tables import html_table
+from .timeline_lod import MAX_MARKS, Marks, TimelineModel
 
 PALETTE = [
     "#4e79a7",
@@ -45,26 +47,22 @@ class TimelineView(View):
     def __init__(
         self,
         run,
-        window: tuple[float, float] | None = None,
+        window_us: tuple[float, float] | None = None,
         px: int = 1200,
         budget: int = MAX_MARKS,
         model: TimelineModel | None = None,
     ) -> None:
         self.run = run
-        self.model = (
-            model
-            if model is not None
-            else run.cached("timeline_model", lambda: TimelineModel(run.events))
-        )
+        self.model = model if model is not None else run.timeline_model
         self.px, self.budget = px, budget
-        self.window = window
-        self.marks: Marks = self.model.view(*(window or (None, None)), px=px, budget=budget)
+        self.window_us = window_us
+        self.marks: Marks = self.model.window(*(window_us or (None, None)), px=px, budget=budget)
 
     # -- data ---------------------------------------------------------------------------
     def zoom(self, x0: float, x1: float) -> Marks:
         """Recompute the marks for a new window (what a zoom or pan does)."""
-        self.window = (x0, x1)
-        self.marks = self.model.view(x0, x1, px=self.px, budget=self.budget)
+        self.window_us = (x0, x1)
+        self.marks = self.model.window(x0, x1, px=self.px, budget=self.budget)
         return self.marks
 
     def trace_data(self, marks: Marks | None = None) -> dict:
@@ -199,12 +197,11 @@ class TimelineView(View):
         )
         return pd.concat([base, stats], ignore_index=True)
 
-    def widget(self):
+    def attach(self, figure_widgets: dict) -> list:
+        """Zooming and panning recompute the marks; a click shows the event's details."""
         import ipywidgets as w
 
-        from ._live import figure_widget
-
-        fw = figure_widget(self.figure())
+        fw = figure_widgets["timeline"]
         details = w.HTML("<i>Click an event to see its details.</i>")
         status = w.HTML()
 
@@ -238,15 +235,24 @@ class TimelineView(View):
 
         fw.layout.on_change(on_range, "xaxis.range")
         fw.data[0].on_click(on_click)
-        return w.VBox([fw, status, details])
+        return [status, details]
 
     def text(self) -> str:
         return (
             f"Trace timeline: {len(self.model):,} events in {self.model.n_lanes} rows; "
-            f"this view draws {len(self.marks):,} marks"
+            f"this window draws {len(self.marks):,} marks"
         )
 
 
-def timeline(run, window: tuple[float, float] | None = None) -> TimelineView:
-    """The trace timeline of a run; ``window=(start_us, end_us)`` picks the initial view."""
-    return TimelineView(run, window)
+def timeline(run, window_us: tuple[float, float] | None = None, *, window=None) -> TimelineView:
+    """The trace timeline of a run; ``window_us=(start_us, end_us)`` picks the first window
+    (``window=`` is the old, deprecated name)."""
+    if window is not None:
+        warnings.warn(
+            "timeline(window=...) is deprecated and will be removed in the next release: the "
+            "window is in µs, say window_us=(start_us, end_us)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        window_us = window if window_us is None else window_us
+    return TimelineView(run, window_us)

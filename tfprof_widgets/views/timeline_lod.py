@@ -1,21 +1,25 @@
 """Level of detail for the trace timeline: what to draw for a time window.
 
-A browser stays smooth with a few thousand marks, not millions, so a view never holds more
-than ``budget`` (5,000) marks. Events are laid out in lanes, one per (thread/stream, nesting
-depth), sorted by start. For a window:
+A browser stays smooth with a few thousand marks, not millions, so a window of time never
+draws more than ``budget`` (5,000) marks. Events are laid out in lanes, one per
+(thread/stream, nesting depth), sorted by start. For a window:
 
 * if it holds at most ``budget`` events, they are all returned as they are;
 * otherwise events at least one pixel column wide are kept, and the rest are counted per
   (lane, column) and returned as "n events" blocks; columns are widened until the total
   fits the budget.
 
-Counting uses binary searches on each lane's sorted starts, so a zoomed-out view of ten
+Counting uses binary searches on each lane's sorted starts, so a zoomed-out window of ten
 million events costs a few milliseconds of searching, not a pass over all events.
+
+The memory timeline thins its points the same way: :func:`downsample_minmax` keeps each
+bucket's minimum and maximum, so peaks stay peaks.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -25,7 +29,7 @@ MAX_MARKS = 5000
 
 @dataclasses.dataclass
 class Marks:
-    """What one view draws. Raw events and merged blocks share the columns; ``count`` is 1
+    """What one window draws. Raw events and merged blocks share the columns; ``count`` is 1
     for a raw event and N for a block of N small events."""
 
     lane: np.ndarray  # int: index into TimelineModel.lane_labels
@@ -48,24 +52,28 @@ class Marks:
 class TimelineModel:
     """Events arranged in lanes with the indexes needed to cut any window quickly.
 
-    Built from a ``Run.events``-shaped frame (host, plane, line, name, start_us, end_us,
-    occurrences); aggregated events (no start time) are left out.
+    Built from a ``Run.events``-shaped frame (name, start_us, end_us, occurrences), each
+    event's row in the lines table (``run.event_line_rows``; events sorted by line, then
+    start) and the lines table (host, plane, line); aggregated events (no start time) are
+    left out. Lanes follow the lines table's order.
     """
 
-    def __init__(self, events: pd.DataFrame, max_depth: int = 6) -> None:
+    def __init__(
+        self,
+        events: pd.DataFrame,
+        line_rows: np.ndarray,
+        lines: pd.DataFrame,
+        max_depth: int = 6,
+    ) -> None:
         timed = np.flatnonzero(
             (events["occurrences"].to_numpy() == 1) & ~np.isnan(events["start_us"].to_numpy())
         )
         start = events["start_us"].to_numpy()[timed]
         end = np.maximum(events["end_us"].to_numpy()[timed], start)
-        line_key = (
-            (events["host"].cat.codes.to_numpy()[timed].astype(np.int64) << 42)
-            | (events["plane"].cat.codes.to_numpy()[timed].astype(np.int64) << 21)
-            | events["line"].cat.codes.to_numpy()[timed].astype(np.int64)
-        )
+        line = np.asarray(line_rows, np.int64)[timed]
         depth = np.zeros(len(timed), np.int64)
         # Events arrive sorted by line then start; depth = events open at each start.
-        cuts = np.flatnonzero(np.diff(line_key)) + 1
+        cuts = np.flatnonzero(np.diff(line)) + 1
         bounds = np.r_[0, cuts, len(timed)]
         for a, b in zip(bounds[:-1], bounds[1:]):
             ends_sorted = np.sort(end[a:b])
@@ -73,7 +81,7 @@ class TimelineModel:
             depth[a:b] = np.arange(b - a) - closed
         depth = np.clip(depth, 0, max_depth)
         # Lanes: one per (line, depth) that occurs, in line order then depth.
-        lane_key = line_key * (max_depth + 1) + depth
+        lane_key = line * (max_depth + 1) + depth
         uniq, lane = np.unique(lane_key, return_inverse=True)
         order = np.lexsort((start, lane))
         self.lane = lane[order].astype(np.int32)
@@ -83,20 +91,7 @@ class TimelineModel:
         self.names = events["name"]
         self.name_codes = events["name"].cat.codes.to_numpy()[self.row]
         self.n_lanes = len(uniq)
-        lane_lines = uniq // (max_depth + 1)
-        lane_depth = uniq % (max_depth + 1)
-        hosts = events["host"].cat.categories
-        planes = events["plane"].cat.categories
-        lines = events["line"].cat.categories
-        multi_host = len(set((lane_lines >> 42).tolist())) > 1
-        multi_plane = len(set((lane_lines >> 21).tolist())) > 1
-        self.lane_labels = [
-            (f"{hosts[k >> 42]} · " if multi_host else "")
-            + (f"{planes[(k >> 21) & ((1 << 21) - 1)]} · " if multi_plane else "")
-            + f"{lines[k & ((1 << 21) - 1)]}"
-            + (f" [{d}]" if d else "")
-            for k, d in zip(lane_lines.tolist(), lane_depth.tolist())
-        ]
+        self.lane_labels = _lane_labels(lines, uniq // (max_depth + 1), uniq % (max_depth + 1))
         self.lane_offsets = np.searchsorted(self.lane, np.arange(self.n_lanes + 1))
         # Within a lane, the running maximum of end times is sorted even where nesting was
         # imperfect, so it can be binary-searched for "ends after x0".
@@ -123,7 +118,17 @@ class TimelineModel:
             i1[k] = a + np.searchsorted(self.start[a:b], x1, side="left")
         return i0, np.maximum(i1, i0)
 
-    def view(
+    def view(self, *args, **kwargs) -> Marks:
+        """Deprecated: :meth:`window`."""
+        warnings.warn(
+            "TimelineModel.view() is deprecated and will be removed in the next release: "
+            "use TimelineModel.window()",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.window(*args, **kwargs)
+
+    def window(
         self,
         x0: float | None = None,
         x1: float | None = None,
@@ -221,3 +226,42 @@ class TimelineModel:
             c[0] += max(0, pos[0] - (i0[k] - a))  # started before x0, still running
             counts[k] = c
         return counts, edges
+
+
+# The memory timeline draws at most this many points of one allocator's series.
+MAX_POINTS = 5000
+
+
+def downsample_minmax(n: int, values: np.ndarray, max_points: int = MAX_POINTS) -> np.ndarray:
+    """Indexes to keep so that each bucket's minimum and maximum survive (peaks stay peaks)."""
+    if n <= max_points:
+        return np.arange(n)
+    buckets = max_points // 2
+    edges = np.linspace(0, n, buckets + 1).astype(np.int64)
+    keep = [0, n - 1]
+    for a, b in zip(edges[:-1], edges[1:]):
+        if b > a:
+            seg = values[a:b]
+            keep += [a + int(np.argmin(seg)), a + int(np.argmax(seg))]
+    return np.unique(np.array(keep))
+
+
+def timeline_model(run) -> TimelineModel:
+    """The timeline model of a run (``run.timeline_model`` caches it)."""
+    return TimelineModel(run.events, run.event_line_rows, run.lines)
+
+
+def _lane_labels(lines: pd.DataFrame, lane_lines: np.ndarray, lane_depth: np.ndarray) -> list:
+    """'host · plane · line [depth]', naming the host and plane only when lanes differ in it."""
+    hosts = lines["host"].astype(str).to_numpy()[lane_lines]
+    planes = lines["plane"].astype(str).to_numpy()[lane_lines]
+    names = lines["line"].astype(str).to_numpy()[lane_lines]
+    multi_host = len(set(hosts.tolist())) > 1
+    multi_plane = len(set(zip(hosts.tolist(), planes.tolist()))) > 1
+    return [
+        (f"{h} · " if multi_host else "")
+        + (f"{p} · " if multi_plane else "")
+        + n
+        + (f" [{d}]" if d else "")
+        for h, p, n, d in zip(hosts, planes, names, lane_depth.tolist())
+    ]

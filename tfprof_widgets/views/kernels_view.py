@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ._display import View
+from .base import View
 from .tables import csv_link, html_table
 
 TOP = 10
@@ -21,10 +21,10 @@ class KernelStatsView(View):
         k = self.kernels
         if not len(k):
             return {}
-        top = k.nlargest(TOP, "total_duration_us")
+        top = k.nlargest(TOP, "total_time_us")
         labels = [n if len(n) < 60 else n[:57] + "..." for n in top["kernel_name"]]
-        values = list(top["total_duration_us"])
-        rest = k["total_duration_us"].sum() - top["total_duration_us"].sum()
+        values = list(top["total_time_us"])
+        rest = k["total_time_us"].sum() - top["total_time_us"].sum()
         if rest > 0:
             labels.append("Other")
             values.append(rest)
@@ -41,33 +41,17 @@ class KernelStatsView(View):
         fig.update_layout(title="Kernel time (top 10)", height=360, margin=dict(t=40, b=10))
         return {"top_kernels": fig}
 
-    def html_body(self, plot) -> str:
+    def footer(self) -> str:
+        return self._table(max_rows=50)
+
+    def live_footer(self) -> str:
+        return self._table(max_rows=200)
+
+    def _table(self, max_rows: int) -> str:
         if not len(self.kernels):
             return "<i>No GPU kernels in this capture (a CPU-only run).</i>"
-        return (
-            "".join(plot(f) for f in self.figures().values())
-            + csv_link(self.kernels, "kernel_stats.csv")
-            + html_table(self.kernels)
-        )
-
-    def widget(self):
-        import ipywidgets as w
-
-        from ._live import figure_widget
-
-        return w.VBox(
-            [w.HTML(f"<h3>{self.title}</h3>")]
-            + [figure_widget(f) for f in self.figures().values()]
-            + [
-                w.HTML(
-                    (
-                        csv_link(self.kernels, "kernel_stats.csv")
-                        + html_table(self.kernels, max_rows=200)
-                    )
-                    if len(self.kernels)
-                    else "<i>No GPU kernels in this capture.</i>"
-                )
-            ]
+        return csv_link(self.kernels, "kernel_stats.csv") + html_table(
+            self.kernels, max_rows=max_rows
         )
 
     def text(self) -> str:

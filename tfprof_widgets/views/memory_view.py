@@ -2,37 +2,22 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 from plotly.subplots import make_subplots
 
-from ..analysis.memory import memory_breakdown, memory_summary
-from ._display import View, esc
+from ..analysis.memory import memory_breakdown
+from ._display import esc
+from .base import Control, View
 from .tables import html_table
-
-MAX_POINTS = 5000
-
-
-def downsample_minmax(n: int, values: np.ndarray, max_points: int = MAX_POINTS) -> np.ndarray:
-    """Indexes to keep so that each bucket's minimum and maximum survive (peaks stay peaks)."""
-    if n <= max_points:
-        return np.arange(n)
-    buckets = max_points // 2
-    edges = np.linspace(0, n, buckets + 1).astype(np.int64)
-    keep = [0, n - 1]
-    for a, b in zip(edges[:-1], edges[1:]):
-        if b > a:
-            seg = values[a:b]
-            keep += [a + int(np.argmin(seg)), a + int(np.argmax(seg))]
-    return np.unique(np.array(keep))
+from .timeline_lod import downsample_minmax
 
 
-class MemoryView(View):
+class MemoryTimelineView(View):
     title = "Memory profile"
 
     def __init__(self, run, allocator: str | None = None, host: str | None = None) -> None:
         self.run = run
-        self.summary = memory_summary(run)
+        self.summary = run.memory_summary
         if allocator is None and len(self.summary):
             top = self.summary.sort_values("peak_in_use_bytes", ascending=False).iloc[0]
             allocator, host = top["allocator"], top["host"]
@@ -69,7 +54,7 @@ class MemoryView(View):
                 s["region_type"].astype(str),
                 s["data_type"].astype(str),
                 s["tensor_shape"].astype(str),
-                s["step_id"],
+                s["group_id"],
                 s["heap_allocated_bytes"],
                 s["stack_reserved_bytes"],
                 s["free_memory_bytes"],
@@ -114,7 +99,7 @@ class MemoryView(View):
         fig.update_yaxes(title_text="fragmentation", range=[0, 1], secondary_y=True)
         return {"memory": fig}
 
-    def summary_html(self) -> str:
+    def header(self) -> str:
         if self.allocator is None:
             return "<i>No allocator events in this capture.</i>"
         s = self.summary[self.summary["allocator"] == self.allocator].iloc[0]
@@ -125,53 +110,33 @@ class MemoryView(View):
             f"{s['num_allocations']:,} allocations, {s['num_deallocations']:,} "
             f"deallocations; capacity {s['memory_capacity_bytes'] / mib:,.1f} MiB; peak "
             f"in use {s['peak_in_use_bytes'] / mib:,.2f} MiB at {s['peak_time_us']:,.1f} µs "
-            f"(step {s['peak_step_id']}; heap {s['peak_heap_bytes'] / mib:,.2f}, stack "
+            f"(step {s['peak_group_id']}; heap {s['peak_heap_bytes'] / mib:,.2f}, stack "
             f"{s['peak_stack_bytes'] / mib:,.2f} MiB, fragmentation "
             f"{s['peak_fragmentation']:.3f}); lifetime peak "
             f"{s['peak_bytes_lifetime'] / mib:,.2f} MiB</div>"
         )
 
-    def breakdown_html(self) -> str:
+    def footer(self) -> str:
         if self.allocator is None:
             return ""
-        b = memory_breakdown(
-            self.run, allocator=self.allocator, host=self.host, summary=self.summary
-        )
+        b = memory_breakdown(self.run, allocator=self.allocator, host=self.host)
         return html_table(b, title="Memory breakdown at the peak")
 
-    def html_body(self, plot) -> str:
-        return (
-            self.summary_html()
-            + "".join(plot(f) for f in self.figures().values())
-            + self.breakdown_html()
-        )
-
-    def widget(self):
+    def controls(self) -> list[list[Control]]:
         import ipywidgets as w
 
-        from ._live import figure_widget
+        def choose(allocator) -> None:
+            self.allocator = allocator
+            row = self.summary[self.summary["allocator"] == allocator]
+            self.host = row["host"].iloc[0] if len(row) else None
 
         chooser = w.Dropdown(options=self.allocators, value=self.allocator, description="Allocator")
-        box = w.VBox()
-
-        def show(*_):
-            self.allocator = chooser.value
-            row = self.summary[self.summary["allocator"] == self.allocator]
-            self.host = row["host"].iloc[0] if len(row) else None
-            box.children = (
-                [w.HTML(self.summary_html())]
-                + [figure_widget(f) for f in self.figures().values()]
-                + [w.HTML(self.breakdown_html())]
-            )
-
-        chooser.observe(show, "value")
-        show()
-        return w.VBox([w.HTML(f"<h3>{self.title}</h3>"), chooser, box])
+        return [[Control(chooser, choose)]]
 
     def text(self) -> str:
         return f"Memory profile: {len(self.summary)} allocator(s), showing {self.allocator}"
 
 
-def memory_timeline(run, allocator: str | None = None) -> MemoryView:
+def memory_timeline(run, allocator: str | None = None) -> MemoryTimelineView:
     """Memory in use over time for one allocator (default: the one with the largest peak)."""
-    return MemoryView(run, allocator)
+    return MemoryTimelineView(run, allocator)

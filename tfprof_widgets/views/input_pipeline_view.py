@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..analysis.input_pipeline import input_pipeline
-from ..analysis.overview import overview_summary
-from ._display import View, esc
+from ._display import esc
+from .base import View
 from .tables import html_table
 
 
@@ -15,8 +14,8 @@ class InputPipelineView(View):
 
     def __init__(self, run) -> None:
         self.run = run
-        self.analysis = input_pipeline(run)
-        self.summary = overview_summary(run)
+        self.analysis = run.input_pipeline
+        self.summary = run.overview_summary
 
     def figures(self):
         figs = {}
@@ -76,7 +75,7 @@ class InputPipelineView(View):
             figs["host_side"] = fig
         return figs
 
-    def head_html(self) -> str:
+    def header(self) -> str:
         a = self.analysis
         return (
             f"<div style='font:13px/1.4 system-ui,sans-serif'><p>"
@@ -85,7 +84,7 @@ class InputPipelineView(View):
             f"average. {esc(self.summary.summary_next_step)}</p></div>"
         )
 
-    def tail_html(self) -> str:
+    def footer(self) -> str:
         a = self.analysis
         recs = "".join(f"<li>{esc(r)}</li>" for r in a.recommendations)
         return (
@@ -93,25 +92,11 @@ class InputPipelineView(View):
             + f"<div style='font:13px sans-serif'><b>What can be done</b><ul>{recs}</ul></div>"
         )
 
-    def html_body(self, plot) -> str:
-        return (
-            self.head_html() + "".join(plot(f) for f in self.figures().values()) + self.tail_html()
-        )
-
     def text(self) -> str:
         return f"Input pipeline: {self.summary.input_statement}"
 
-    def widget(self):
-        import ipywidgets as w
 
-        from ._live import figure_widget
-
-        return w.VBox(
-            [w.HTML(f"<h3>{self.title}</h3>"), w.HTML(self.head_html())]
-            + [figure_widget(f) for f in self.figures().values()]
-            + [w.HTML(self.tail_html())]
-        )
-
-
-def input_pipeline_view(run) -> InputPipelineView:
+def input_pipeline(run) -> InputPipelineView:
+    """Input time per step on the device side, where the host's input time goes, the input
+    ops and what can be done; ``run.input_pipeline`` holds the numbers."""
     return InputPipelineView(run)

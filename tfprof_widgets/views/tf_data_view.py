@@ -5,14 +5,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..analysis.tf_data import (
-    SUGGESTIONS,
-    bottleneck_type,
-    tf_data,
-    tf_data_bottleneck,
-    tf_data_summary,
-)
-from ._display import View, esc
+from ..analysis.tf_data import tf_data_summary
+from ._display import esc
+from .base import Control, View
 
 
 class TfDataGraphView(View):
@@ -22,8 +17,8 @@ class TfDataGraphView(View):
         self, run, host: str | None = None, pipeline: int | None = None, rank: int = 0
     ) -> None:
         self.run = run
-        self.bottlenecks = tf_data_bottleneck(run)  # computes and caches run's tf_data
-        self.stats = run.cached("tf_data", lambda: tf_data(run))
+        self.bottlenecks = run.tf_data_bottleneck
+        self.stats = run.tf_data
         if host is None and len(self.bottlenecks):
             first = self.bottlenecks.iloc[0]
             host = first["host"]
@@ -117,7 +112,7 @@ class TfDataGraphView(View):
         )
         return {"graph": fig}
 
-    def advice_html(self) -> str:
+    def header(self) -> str:
         summary = esc(tf_data_summary(self.bottlenecks))
         b = (
             self.bottlenecks[self.bottlenecks["host"] == self.host]
@@ -137,13 +132,8 @@ class TfDataGraphView(View):
             f"blocking the call.</p></div>"
         )
 
-    def html_body(self, plot) -> str:
-        return self.advice_html() + "".join(plot(f) for f in self.figures().values())
-
-    def widget(self):
+    def controls(self) -> list[list[Control]]:
         import ipywidgets as w
-
-        from ._live import figure_widget
 
         pipes = self.stats.pipelines
         options = [
@@ -158,20 +148,15 @@ class TfDataGraphView(View):
         rank = w.BoundedIntText(
             value=1, min=1, max=max(1, len(self.executions())), description="Call rank"
         )
-        box = w.VBox()
 
-        def show(*_):
-            if chooser.value:
-                self.host, self.pipeline = chooser.value
-            self.rank = rank.value - 1
-            box.children = [w.HTML(self.advice_html())] + [
-                figure_widget(f) for f in self.figures().values()
-            ]
+        def choose(value) -> None:
+            if value:
+                self.host, self.pipeline = value
 
-        chooser.observe(show, "value")
-        rank.observe(show, "value")
-        show()
-        return w.VBox([w.HTML(f"<h3>{self.title}</h3>"), w.HBox([chooser, rank]), box])
+        def set_rank(value) -> None:
+            self.rank = value - 1
+
+        return [[Control(chooser, choose), Control(rank, set_rank)]]
 
     def text(self) -> str:
         if not len(self.bottlenecks):
@@ -185,4 +170,4 @@ def tf_data_graph(run, host: str | None = None, pipeline: int | None = None) -> 
     return TfDataGraphView(run, host, pipeline)
 
 
-__all__ = ["TfDataGraphView", "tf_data_graph", "bottleneck_type", "SUGGESTIONS"]
+__all__ = ["TfDataGraphView", "tf_data_graph"]
