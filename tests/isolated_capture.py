@@ -95,7 +95,7 @@ def main() -> None:
         out["raised"] = None
     except ZeroDivisionError:
         out["raised"] = summary(ip.user_ns["_tfprof_run"])
-    from tfprof_widgets.capture.tf_runtime import profiler_running
+    from tfprof_widgets.capturing.tf_runtime import profiler_running
 
     out["running_after"] = profiler_running()
 

@@ -39,7 +39,7 @@ def main() -> None:
     from IPython.testing.globalipapp import start_ipython
 
     import tfprof_widgets as tw
-    from tfprof_widgets.capture import rundir
+    from tfprof_widgets.capturing import rundir
 
     ip = start_ipython()
     ip.run_line_magic("load_ext", "tfprof_widgets")

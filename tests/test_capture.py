@@ -22,8 +22,8 @@ from IPython.utils.capture import capture_output  # noqa: E402
 from isolation import run_isolated  # noqa: E402
 
 import tfprof_widgets as tw  # noqa: E402
-from tfprof_widgets.capture import tf_runtime  # noqa: E402
-from tfprof_widgets.capture.session import active_capture  # noqa: E402
+from tfprof_widgets.capturing import tf_runtime  # noqa: E402
+from tfprof_widgets.capturing.session import active_capture  # noqa: E402
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
@@ -315,12 +315,12 @@ def test_read_only_and_full_disk(tmp_path):
 def test_capture_with_nothing_loadable(ip, monkeypatch):
     """A cell that ran no TF work can leave a capture without events (whether background
     threads record something is up to TF), so the loader's refusal is injected here."""
-    import tfprof_widgets.run
+    import tfprof_widgets.loading
 
     def empty(path, **kwargs):
         raise tw.NoEventsError(path, "the capture has 2 plane(s) but no trace events")
 
-    monkeypatch.setattr(tfprof_widgets.run, "load", empty)
+    monkeypatch.setattr(tfprof_widgets.loading, "load", empty)
     with pytest.raises(tw.NoEventsError, match="no trace events") as info:
         ip.run_cell_magic("tfprof", "--no-display", "sum(range(10))")
     assert info.value._render_traceback_()[0].startswith("NoEventsError: ")

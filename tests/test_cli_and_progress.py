@@ -60,7 +60,7 @@ def test_no_progress_bar_for_a_quick_load(capsys):
 
 def test_bar_shown_from_the_start_for_a_big_capture(capsys, monkeypatch):
     """A capture whose size predicts a load over a second gets a bar without waiting."""
-    from tfprof_widgets import run as run_mod
+    from tfprof_widgets import loading as run_mod
 
     monkeypatch.setattr(run_mod, "_BYTES_PER_SECOND", 1e3)  # pretend loading is slow
     tw.load(SAMPLES / "input_bound")

@@ -8,11 +8,9 @@ import sys
 
 import pandas as pd
 
-from .analysis.overview import overview_summary
-from .analysis.tf_data import tf_data_bottleneck
 from .errors import ProfileError
-from .readers.discovery import list_runs
-from .run import Run, load
+from .loading import list_runs, load
+from .run import Run
 
 
 def summary_text(run: Run, top: int = 10) -> str:
@@ -46,7 +44,7 @@ def summary_text(run: Run, top: int = 10) -> str:
         heavy.to_string(float_format="{:,.1f}".format),
         "",
     ]
-    o = overview_summary(run)
+    o = run.overview_summary
     parts += ["Overview (steps XProf would average: all but the first and last)", *o._repr_lines()]
     if o.n_steps:
         avg = pd.Series(o.breakdown_ms_avg).rename(lambda c: c.removesuffix("_us"))
@@ -70,7 +68,7 @@ def summary_text(run: Run, top: int = 10) -> str:
             f"Top {len(ops)} TF ops by self time",
             ops.to_string(index=False, float_format="{:,.1f}".format),
         ]
-    bottleneck = tf_data_bottleneck(run)
+    bottleneck = run.tf_data_bottleneck
     if len(bottleneck):
         b = bottleneck.iloc[0]
         parts += [

@@ -1,5 +1,5 @@
 """IPython magics: ``%load_ext tfprof_widgets`` registers ``%%tfprof`` and ``%tfprof``."""
 
-from .tfprof import TfprofMagics
+from .magics import TfprofMagics
 
 __all__ = ["TfprofMagics"]

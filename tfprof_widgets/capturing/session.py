@@ -24,6 +24,7 @@ from collections.abc import Iterator
 
 from ..errors import CaptureError, ProfileError, ProfilerBusyError
 from ..proto import profiler_service_pb2 as pb
+from ..readers.formats import XPLANE_SUFFIX
 from .options import CaptureOptions
 from .rundir import default_logdir, move_run, prepare_logdir, reserve_run_dir
 from .tf_runtime import import_tf, local_server_port, profiler_running
@@ -186,7 +187,7 @@ class Capture:
         else:
             self._stop_server()
         if load:
-            from ..run import load as load_run
+            from ..loading import load as load_run
 
             self.run = load_run(self.run_dir)
         return self.run
@@ -215,7 +216,7 @@ class Capture:
             self._client.close()
         if self._rpc_error is not None:
             raise CaptureError(self.logdir, str(self._rpc_error))
-        if not any(name.endswith(".xplane.pb") for name in os.listdir(self.run_dir)):
+        if not any(name.endswith(XPLANE_SUFFIX) for name in os.listdir(self.run_dir)):
             raise CaptureError(
                 self.run_dir, "the profiler server saved no capture file here (is the disk full?)"
             )
@@ -248,7 +249,7 @@ def capture(
 
     ``logdir`` defaults to a fresh ``./tfprof_logs/<timestamp>``; an existing run is never
     overwritten. Options mean what they mean in ``tf.profiler.experimental.ProfilerOptions``
-    and are really applied (see :mod:`tfprof_widgets.capture.session`). If the block raises,
+    and are really applied (see :mod:`tfprof_widgets.capturing.session`). If the block raises,
     the profiler is still stopped, what was traced is saved and loaded into ``cap.run``, and
     the block's exception propagates.
     """

@@ -11,11 +11,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-import time
 import warnings
 
 from ..errors import CaptureError
 from ..proto import profiler_service_pb2 as pb
+from ..readers.formats import XPLANE_SUFFIX
 from .options import CaptureOptions
 from .rpc import ProfilerClient, parse_address
 from .rundir import default_logdir, prepare_logdir, reserve_run_dir
@@ -81,12 +81,11 @@ def remote_capture(
             client.close()
 
     threads = [threading.Thread(target=trace, args=(c,), daemon=True) for c in clients]
-    t0 = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    saved = [f for f in os.listdir(run_dir) if f.endswith(".xplane.pb")]
+    saved = [f for f in os.listdir(run_dir) if f.endswith(XPLANE_SUFFIX)]
     if not saved:
         os.rmdir(run_dir)
         why = "; ".join(f"{a}: {e}" for a, e in errors.items()) or "no capture file written"
@@ -95,8 +94,6 @@ def remote_capture(
         warnings.warn(f"{address}: left out of the capture: {exc}", RuntimeWarning, stacklevel=2)
     if not load:
         return run_dir
-    from ..run import load as load_run
+    from ..loading import load as load_run
 
-    run = load_run(run_dir)
-    run.capture_seconds = time.perf_counter() - t0
-    return run
+    return load_run(run_dir)

@@ -39,7 +39,7 @@ def keras_callback(
 
         def on_train_end(self, logs=None):
             super().on_train_end(logs)
-            from ..run import load
+            from ..loading import load
 
             self.run = load(target)
 

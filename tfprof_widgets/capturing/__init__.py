@@ -1,8 +1,8 @@
 """Capturing profiles: in this process (:func:`capture`, the ``%%tfprof`` magic), from Keras
 (:func:`keras_callback`), or from running programs' profiler servers (:func:`remote_capture`).
 
-Nothing here is imported by the readers or the widgets; TensorFlow is imported only when a
-capture starts.
+Nothing here is imported by the readers, the analyses or the views; TensorFlow is imported
+only when a capture starts.
 """
 
 from .keras import keras_callback

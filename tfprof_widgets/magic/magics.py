@@ -58,7 +58,7 @@ def _tracer_arguments(func):
 
 
 def _options(args):
-    from ..capture.options import CaptureOptions
+    from ..capturing.options import CaptureOptions
 
     return CaptureOptions(
         host_tracer_level=args.host_tracer_level,
@@ -164,7 +164,7 @@ class TfprofMagics(Magics):
 
     # -- %%tfprof ------------------------------------------------------------------------
     def _cell(self, line: str, cell: str):
-        from ..capture.session import Capture, active_capture
+        from ..capturing.session import Capture, active_capture
 
         args = _check_name(parse_argstring(self.tfprof, line))
         stale = active_capture()
@@ -181,7 +181,7 @@ class TfprofMagics(Magics):
             status.update("stopping the profiler and saving …")
             cap.stop(load=False)
         status.update(f"loading {cap.run_dir} …")
-        from ..run import load
+        from ..loading import load
 
         error = result.error_before_exec or result.error_in_exec
         try:
@@ -230,15 +230,15 @@ class TfprofMagics(Magics):
         command, rest = words[0], words[1:]
         args = _check_name(parsers[command].parse_args(rest))
         if command == "list":
-            from ..readers.discovery import list_runs
+            from ..loading import list_runs
 
             return list_runs(args.logdir)
         if command == "load":
-            from ..run import load
+            from ..loading import load
 
             run = load(args.path, run=args.run)
         else:
-            from ..capture.remote import remote_capture
+            from ..capturing.remote import remote_capture
 
             status = _Status()
             status.update(f"tracing {args.addresses} for {args.duration_ms} ms …")
@@ -261,6 +261,6 @@ class TfprofMagics(Magics):
 
     @staticmethod
     def _show(run) -> None:
-        from ..widgets import overview
+        from ..views import overview
 
         display(overview(run))
