@@ -1,24 +1,44 @@
 """tfprof_widgets: TensorFlow profiles as pandas DataFrames and Jupyter widgets.
 
-run = tfprof_widgets.load("logs/")     # newest capture under a logdir, or one file
-run.events                             # one row per trace event
-tfprof_widgets.list_runs("logs/")      # every capture under a logdir
-run.steps, run.ops, run.kernels, run.memory       # analyses, as DataFrames
-tfprof_widgets.overview_summary(run)   # TensorBoard's overview page, as an object
+    run = tfprof_widgets.load("logs/")     # newest capture under a logdir, or one file
+    run.events                             # one row per trace event
+    tfprof_widgets.list_runs("logs/")      # every capture under a logdir
+    run.steps, run.ops, run.kernels, run.memory       # analyses, as DataFrames
+    tfprof_widgets.overview_summary(run)   # TensorBoard's overview page, as an object
+    tfprof_widgets.views.overview(run)     # ... and as a widget (also run.view.overview())
 
-%load_ext tfprof_widgets               # then %%tfprof on a cell captures and shows it
-with tfprof_widgets.capture() as cap:  # or from a script; cap.run afterwards
-    ...
+    %load_ext tfprof_widgets               # then %%tfprof on a cell captures and shows it
+    with tfprof_widgets.capture() as cap:  # or from a script; cap.run afterwards
+        ...
+
+The functions here are thin wrappers: each takes a run and returns what the run caches
+(``tfprof_widgets.memory_summary(run)`` is ``run.memory_summary``); the analyses themselves
+are in :mod:`tfprof_widgets.analysis`, the widgets in :mod:`tfprof_widgets.views`.
 """
 
-from .analysis.input_pipeline import input_pipeline
-from .analysis.memory import memory_breakdown, memory_summary
-from .analysis.overview import overview_summary
-from .analysis.steps import per_host_steps, step_breakdown
-from .analysis.tf_data import tf_data, tf_data_bottleneck
-from .analysis.tfprof_advice import tfprof_advice
-from .analysis.tfprof_views import tfprof_view, total_float_ops, total_parameters
-from .capture import Capture, CaptureOptions, capture, keras_callback, remote_capture, stop_capture
+from __future__ import annotations
+
+import warnings as _warnings
+
+import pandas as _pd
+
+from . import _deprecated, views
+from .analysis.compare import op_diff as _op_diff
+from .analysis.input_pipeline import InputPipelineSummary
+from .analysis.memory import memory_breakdown as _memory_breakdown
+from .analysis.overview import OverviewSummary
+from .analysis.steps import per_host_table as _per_host_table
+from .analysis.tf_data import TfDataSummary
+from .analysis.tfprof_tables import tfprof_table
+from .analysis.tfprof_tables import total_parameters as _total_parameters
+from .capturing import (
+    Capture,
+    CaptureOptions,
+    capture,
+    keras_callback,
+    remote_capture,
+    stop_capture,
+)
 from .errors import (
     CaptureError,
     CaptureUnavailableError,
@@ -31,20 +51,88 @@ from .errors import (
     ProfileTooLargeError,
     WrongFormatError,
 )
-from .readers.discovery import list_runs
-from .run import Run, load
-from .widgets import (
-    compare,
-    input_pipeline_view,
-    kernel_stats,
-    memory_timeline,
-    op_stats,
-    overview,
-    tf_data_graph,
-    timeline,
-)
+from .loading import list_runs, load
+from .run import Run
 
 __version__ = "0.1.0"
+
+_deprecated.install()
+
+
+# -- analyses: thin wrappers over what a Run caches -----------------------------------------
+def step_breakdown(run: Run) -> _pd.DataFrame:
+    """One row per (host, step): step time and its breakdown (``run.steps``)."""
+    return run.steps
+
+
+def per_host_steps(run: Run) -> _pd.DataFrame:
+    """Step time per host side by side, like XProf's pod viewer (``run.per_host_steps``).
+
+    Passing ``run.steps`` instead of the run still works for one release, with a
+    DeprecationWarning.
+    """
+    if isinstance(run, _pd.DataFrame):
+        _warnings.warn(
+            "per_host_steps(run.steps) is deprecated and will be removed in the next release: "
+            "pass the run, per_host_steps(run)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return _per_host_table(run)
+    return run.per_host_steps
+
+
+def overview_summary(run: Run) -> OverviewSummary:
+    """What TensorBoard's overview page says about a run (``run.overview_summary``)."""
+    return run.overview_summary
+
+
+def input_pipeline(run: Run) -> InputPipelineSummary:
+    """The input-pipeline analysis of a run (``run.input_pipeline``)."""
+    return run.input_pipeline
+
+
+def tf_data(run: Run) -> TfDataSummary:
+    """tf.data iterators, pipeline calls and their self time (``run.tf_data``)."""
+    return run.tf_data
+
+
+def tf_data_bottleneck(run: Run) -> _pd.DataFrame:
+    """Each input pipeline's bottleneck iterator and what to do (``run.tf_data_bottleneck``)."""
+    return run.tf_data_bottleneck
+
+
+def memory_summary(run: Run) -> _pd.DataFrame:
+    """Per allocator: activity, capacity and the peak (``run.memory_summary``)."""
+    return run.memory_summary
+
+
+def memory_breakdown(run: Run, allocator: str | None = None, host: str | None = None):
+    """What was live at an allocator's peak; the largest peak's by default
+    (``run.memory_breakdown``)."""
+    if allocator is None and host is None:
+        return run.memory_breakdown
+    return _memory_breakdown(run, allocator=allocator, host=host)
+
+
+def op_diff(run_a: Run, run_b: Run) -> _pd.DataFrame:
+    """Two runs' ops side by side, largest change in self time first."""
+    return _op_diff(run_a, run_b)
+
+
+def tfprof_advice(run: Run) -> _pd.DataFrame:
+    """tfprof's advisor checks on a TF1 profile (``run.tfprof_advice``)."""
+    return run.tfprof_advice
+
+
+def total_float_ops(run: Run) -> int:
+    """Floating-point operations of one run of the graph (``run.total_float_ops``)."""
+    return run.total_float_ops
+
+
+def total_parameters(run: Run, trainable_only: bool = True) -> int:
+    """Variable elements, trainable ones by default (``run.total_parameters``)."""
+    return run.total_parameters if trainable_only else _total_parameters(run, False)
 
 
 def load_ipython_extension(ipython) -> None:
@@ -57,6 +145,12 @@ def load_ipython_extension(ipython) -> None:
     ipython.register_magics(TfprofMagics)
 
 
+def __getattr__(name: str):
+    """The names of the previous release (``tw.overview``, ``tw.tfprof_view``...), with a
+    DeprecationWarning naming the new spelling."""
+    return _deprecated.attribute(name)
+
+
 __all__ = [
     "Capture",
     "CaptureError",
@@ -64,27 +158,26 @@ __all__ = [
     "CaptureUnavailableError",
     "CorruptProfileError",
     "EmptyProfileError",
+    "InputPipelineSummary",
     "NoEventsError",
+    "OverviewSummary",
     "ProfileError",
     "ProfileNotFoundError",
     "ProfileTooLargeError",
     "ProfilerBusyError",
     "Run",
+    "TfDataSummary",
     "WrongFormatError",
+    "__version__",
     "capture",
-    "compare",
     "input_pipeline",
-    "input_pipeline_view",
     "keras_callback",
-    "kernel_stats",
-    "load_ipython_extension",
     "list_runs",
     "load",
+    "load_ipython_extension",
     "memory_breakdown",
     "memory_summary",
-    "memory_timeline",
-    "op_stats",
-    "overview",
+    "op_diff",
     "overview_summary",
     "per_host_steps",
     "remote_capture",
@@ -92,11 +185,9 @@ __all__ = [
     "stop_capture",
     "tf_data",
     "tf_data_bottleneck",
-    "tf_data_graph",
     "tfprof_advice",
-    "tfprof_view",
-    "timeline",
+    "tfprof_table",
     "total_float_ops",
     "total_parameters",
-    "__version__",
+    "views",
 ]
