@@ -41,10 +41,7 @@ def main() -> None:
             ("ops (op_stats)", lambda r: r.ops),
             ("kernels", lambda r: r.kernels),
             ("memory timeline", lambda r: r.memory),
-            (
-                "memory_summary + breakdown",
-                lambda r: (tw.memory_summary(r), tw.memory_breakdown(r)),
-            ),
+            ("memory_summary + breakdown", lambda r: (r.memory_summary, r.memory_breakdown)),
             ("tf_data + bottleneck", lambda r: tw.tf_data_bottleneck(r)),
             ("overview_summary", lambda r: tw.overview_summary(r)),
             ("input_pipeline", lambda r: tw.input_pipeline(r)),
@@ -53,13 +50,13 @@ def main() -> None:
         print(f"{'analysis':<30} {'seconds':>8}")
         total = 0.0
         for name, fn in steps:
-            run._cache.clear()  # each row measures its analysis and what it depends on
+            run.clear_cache()  # each row measures its analysis and what it depends on
             t = time.perf_counter()
             fn(run)
             dt = time.perf_counter() - t
             total += dt
             print(f"{name:<30} {dt:>8.3f}")
-        run._cache.clear()
+        run.clear_cache()
         t = time.perf_counter()
         for _, fn in steps:
             fn(run)
