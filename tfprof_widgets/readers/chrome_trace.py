@@ -124,134 +124,39 @@ def read_chrome_trace(path: str, data: bytes | None = None, host: str | None = N
 
 
 def _events_to_tables(raw: list, path: str, host: str) -> HostTables:
-    process_names: dict[object, str] = {}
-    thread_names: dict[tuple, str] = {}
-    # Timed events as (pid, tid, name, ts_us, dur_us, args) before planes/lines are known.
-    timed: list[tuple] = []
-    open_b: dict[tuple, list] = {}
-    open_async: dict[tuple, list] = {}
-    n_flow = 0
-    n_unclosed = 0
-
-    for j, ev in enumerate(raw):
-        if not isinstance(ev, dict):
-            raise WrongFormatError(
-                path,
-                f"traceEvents[{j}] is a {type(ev).__name__}, not an "
-                f"event object: not a Chrome trace",
-            )
-        ph = ev.get("ph")
-        if ph is None:
-            raise CorruptProfileError(path, f"traceEvents[{j}] has no 'ph' (event phase)")
-        if ph == "M":
-            args = ev.get("args") or {}
-            if ev.get("name") == "process_name":
-                process_names[ev.get("pid")] = str(args.get("name", ev.get("pid")))
-            elif ev.get("name") == "thread_name":
-                thread_names[(ev.get("pid"), ev.get("tid"))] = str(args.get("name", ev.get("tid")))
-            continue
-        if ph in ("s", "t", "f"):
-            n_flow += 1
-            continue
-        ts = _number(ev, "ts", j, path)
-        pid, tid, name = ev.get("pid"), ev.get("tid"), str(ev.get("name", ""))
-        args = ev.get("args")
-        if ph == "X":
-            dur = _number(ev, "dur", j, path) if "dur" in ev else 0.0
-            if dur < 0:
-                raise CorruptProfileError(path, f"traceEvents[{j}].dur is negative ({dur})")
-            timed.append((pid, tid, name, ts, dur, args))
-        elif ph == "B":
-            open_b.setdefault((pid, tid), []).append((name, ts, args))
-        elif ph == "E":
-            stack = open_b.get((pid, tid))
-            if stack:
-                bname, bts, bargs = stack.pop()
-                merged = {**(bargs or {}), **(args or {})} if args else bargs
-                timed.append((pid, tid, bname, bts, max(ts - bts, 0.0), merged))
-        elif ph in ("b", "e"):
-            key = (pid, ev.get("cat"), ev.get("id"), name)
-            if ph == "b":
-                open_async.setdefault(key, []).append((tid, ts, args))
-            elif open_async.get(key):
-                btid, bts, bargs = open_async[key].pop()
-                timed.append((pid, btid, name, bts, max(ts - bts, 0.0), bargs))
-        elif ph in ("i", "I", "n", "C", "P"):
-            timed.append((pid, tid, name, ts, 0.0, args))
-        # Other phases (object snapshots, marks, ...) are not timeline events.
-    n_unclosed = sum(len(v) for v in open_b.values()) + sum(len(v) for v in open_async.values())
-
-    if not timed:
+    found = _TimedEvents(raw, path)
+    if not found.timed:
         raise NoEventsError(path, "the trace has no timed events (only metadata or nothing)")
-
-    # Planes per pid, lines per (pid, tid), in order of first appearance.
-    plane_of: dict[object, int] = {}
-    line_of: dict[tuple, int] = {}
-    planes: list[PlaneInfo] = []
-    lines: list[LineInfo] = []
-    names: list[str] = []
-    name_of: dict[str, int] = {}
-    n = len(timed)
-    ev_line = np.empty(n, np.int32)
-    ev_name = np.empty(n, np.int32)
-    ts_us = np.empty(n, np.float64)
-    dur_us = np.empty(n, np.float64)
-    stat_rows: list[tuple] = []
-    for i, (pid, tid, name, ts, dur, args) in enumerate(timed):
-        li = line_of.get((pid, tid))
-        if li is None:
-            pi = plane_of.get(pid)
-            if pi is None:
-                pi = plane_of[pid] = len(planes)
-                planes.append(
-                    PlaneInfo(
-                        process_names.get(pid, f"pid {pid}"), _int_or_zero(pid), StatRows.empty()
-                    )
-                )
-            li = line_of[(pid, tid)] = len(lines)
-            tname = thread_names.get((pid, tid), f"tid {tid}")
-            lines.append(LineInfo(pi, tname, _int_or_zero(tid), tname, 0, 0, 0))
-        ni = name_of.get(name)
-        if ni is None:
-            ni = name_of[name] = len(names)
-            names.append(name)
-        ev_line[i] = li
-        ev_name[i] = ni
-        ts_us[i] = ts
-        dur_us[i] = dur
-        if args:
-            if not isinstance(args, dict):
-                args = {"args": args}
-            for k, v in args.items():
-                stat_rows.append((i, str(k), *_arg_kind(v)))
-
+    cols = _Columns(found, path)
     # Each line's base is its first event's whole microsecond, so that offsets in ps stay
     # small even when ts are epoch microseconds.
-    base_us = np.full(len(lines), np.inf)
-    np.minimum.at(base_us, ev_line, np.floor(ts_us))
-    for li, ln in enumerate(lines):
+    base_us = np.full(len(cols.lines), np.inf)
+    np.minimum.at(base_us, cols.ev_line, np.floor(cols.ts_us))
+    for li, ln in enumerate(cols.lines):
         ln.base_ns = int(base_us[li]) * 1000
         ln.timestamp_ns = ln.base_ns
-    offset_ps = np.round((ts_us - base_us[ev_line]) * 1e6).astype(np.int64)
+    offset_ps = np.round((cols.ts_us - base_us[cols.ev_line]) * 1e6).astype(np.int64)
     warnings = []
-    if n_flow:
-        warnings.append(f"{n_flow} flow events (ph s/t/f) carry no duration and were not loaded")
-    if n_unclosed:
+    if found.n_flow:
         warnings.append(
-            f"{n_unclosed} begin events (ph B/b) had no matching end and were not loaded"
+            f"{found.n_flow} flow events (ph s/t/f) carry no duration and were not loaded"
+        )
+    if found.n_unclosed:
+        warnings.append(
+            f"{found.n_unclosed} begin events (ph B/b) had no matching end and were not loaded"
         )
     return HostTables(
         host=host,
         path=path,
-        planes=planes,
-        lines=lines,
-        ev_line=ev_line,
-        ev_name=ev_name,
+        planes=cols.planes,
+        lines=cols.lines,
+        ev_line=cols.ev_line,
+        ev_name=cols.ev_name,
         ev_offset_ps=offset_ps,
-        ev_dur_ps=np.round(dur_us * 1e6).astype(np.int64),
-        ev_occ=np.ones(n, np.int32),
-        names=names,
-        event_stats=StatRows.from_tuples(stat_rows, None, path),
+        ev_dur_ps=np.round(cols.dur_us * 1e6).astype(np.int64),
+        ev_occ=np.ones(len(found.timed), np.int32),
+        names=cols.names,
+        event_stats=cols.stats,
         md_plane=[],
         md_id=[],
         md_name=[],
@@ -261,6 +166,120 @@ def _events_to_tables(raw: list, path: str, host: str) -> HostTables:
         metadata_stats=StatRows.empty(),
         warnings=warnings,
     )
+
+
+class _TimedEvents:
+    """The trace's timeline events, each phase pairing resolved: complete events (X),
+    begin/end pairs (B/E), async pairs (b/e), instants and counters; plus the process and
+    thread names its metadata (M) gives, and how many flow or unclosed events were left."""
+
+    def __init__(self, raw: list, path: str) -> None:
+        self.process_names: dict[object, str] = {}
+        self.thread_names: dict[tuple, str] = {}
+        # Timed events as (pid, tid, name, ts_us, dur_us, args), planes/lines not known yet.
+        self.timed: list[tuple] = []
+        self.n_flow = 0
+        self._open_b: dict[tuple, list] = {}
+        self._open_async: dict[tuple, list] = {}
+        for j, ev in enumerate(raw):
+            if not isinstance(ev, dict):
+                raise WrongFormatError(
+                    path,
+                    f"traceEvents[{j}] is a {type(ev).__name__}, not an "
+                    f"event object: not a Chrome trace",
+                )
+            ph = ev.get("ph")
+            if ph is None:
+                raise CorruptProfileError(path, f"traceEvents[{j}] has no 'ph' (event phase)")
+            if ph == "M":
+                self._metadata(ev)
+            elif ph in ("s", "t", "f"):
+                self.n_flow += 1
+            else:
+                self._timed(ev, ph, j, path)
+        self.n_unclosed = sum(len(v) for v in self._open_b.values()) + sum(
+            len(v) for v in self._open_async.values()
+        )
+
+    def _metadata(self, ev: dict) -> None:
+        args = ev.get("args") or {}
+        if ev.get("name") == "process_name":
+            self.process_names[ev.get("pid")] = str(args.get("name", ev.get("pid")))
+        elif ev.get("name") == "thread_name":
+            key = (ev.get("pid"), ev.get("tid"))
+            self.thread_names[key] = str(args.get("name", ev.get("tid")))
+
+    def _timed(self, ev: dict, ph: str, j: int, path: str) -> None:
+        ts = _number(ev, "ts", j, path)
+        pid, tid, name = ev.get("pid"), ev.get("tid"), str(ev.get("name", ""))
+        args = ev.get("args")
+        if ph == "X":
+            dur = _number(ev, "dur", j, path) if "dur" in ev else 0.0
+            if dur < 0:
+                raise CorruptProfileError(path, f"traceEvents[{j}].dur is negative ({dur})")
+            self.timed.append((pid, tid, name, ts, dur, args))
+        elif ph == "B":
+            self._open_b.setdefault((pid, tid), []).append((name, ts, args))
+        elif ph == "E":
+            stack = self._open_b.get((pid, tid))
+            if stack:
+                bname, bts, bargs = stack.pop()
+                merged = {**(bargs or {}), **(args or {})} if args else bargs
+                self.timed.append((pid, tid, bname, bts, max(ts - bts, 0.0), merged))
+        elif ph in ("b", "e"):
+            key = (pid, ev.get("cat"), ev.get("id"), name)
+            if ph == "b":
+                self._open_async.setdefault(key, []).append((tid, ts, args))
+            elif self._open_async.get(key):
+                btid, bts, bargs = self._open_async[key].pop()
+                self.timed.append((pid, btid, name, bts, max(ts - bts, 0.0), bargs))
+        elif ph in ("i", "I", "n", "C", "P"):
+            self.timed.append((pid, tid, name, ts, 0.0, args))
+        # Other phases (object snapshots, marks, ...) are not timeline events.
+
+
+class _Columns:
+    """Planes per pid, lines per (pid, tid), in order of first appearance; the events as
+    arrays (line, name, ts, dur) and their args as stats."""
+
+    def __init__(self, found: _TimedEvents, path: str) -> None:
+        plane_of: dict[object, int] = {}
+        line_of: dict[tuple, int] = {}
+        self.planes: list[PlaneInfo] = []
+        self.lines: list[LineInfo] = []
+        self.names: list[str] = []
+        name_of: dict[str, int] = {}
+        n = len(found.timed)
+        self.ev_line = np.empty(n, np.int32)
+        self.ev_name = np.empty(n, np.int32)
+        self.ts_us = np.empty(n, np.float64)
+        self.dur_us = np.empty(n, np.float64)
+        stat_rows: list[tuple] = []
+        for i, (pid, tid, name, ts, dur, args) in enumerate(found.timed):
+            li = line_of.get((pid, tid))
+            if li is None:
+                pi = plane_of.get(pid)
+                if pi is None:
+                    pi = plane_of[pid] = len(self.planes)
+                    pname = found.process_names.get(pid, f"pid {pid}")
+                    self.planes.append(PlaneInfo(pname, _int_or_zero(pid), StatRows.empty()))
+                li = line_of[(pid, tid)] = len(self.lines)
+                tname = found.thread_names.get((pid, tid), f"tid {tid}")
+                self.lines.append(LineInfo(pi, tname, _int_or_zero(tid), tname, 0, 0, 0))
+            ni = name_of.get(name)
+            if ni is None:
+                ni = name_of[name] = len(self.names)
+                self.names.append(name)
+            self.ev_line[i] = li
+            self.ev_name[i] = ni
+            self.ts_us[i] = ts
+            self.dur_us[i] = dur
+            if args:
+                if not isinstance(args, dict):
+                    args = {"args": args}
+                for k, v in args.items():
+                    stat_rows.append((i, str(k), *_arg_kind(v)))
+        self.stats = StatRows.from_tuples(stat_rows, None, path)
 
 
 def _number(ev: dict, key: str, j: int, path: str) -> float:

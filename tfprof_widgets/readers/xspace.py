@@ -223,6 +223,53 @@ def _to_tables(w: _Walk, path: str, host: str) -> HostTables:
     give an event's time; TF writes line timestamps relative to the 'Task Environment'
     plane's ``profile_start_time`` stat, which is added (when every line timestamp is below
     it) so that captures of several hosts share one clock."""
+    _check_walk(w, path)
+    md = _Metadata(w.planes, path)
+    start_ns = _profile_start_ns(w.planes, md.stat_names)
+    max_ts = max((ln.timestamp_ns for _, ln in w.lines), default=0)
+    shift = start_ns if start_ns and max_ts < start_ns // 2 else 0
+    lines = [
+        LineInfo(
+            plane=pi,
+            name=ln.name,
+            line_id=ln.id,
+            display_name=ln.display_name,
+            timestamp_ns=ln.timestamp_ns,
+            duration_ps=ln.duration_ps,
+            base_ns=ln.timestamp_ns + shift,
+        )
+        for pi, ln in w.lines
+    ]
+    line_plane = np.array([pi for pi, _ in w.lines], np.int32)
+    ev_plane = line_plane[w.ev_line]
+    aggregated = w.ev_occ > 0
+    return HostTables(
+        host=host,
+        path=path,
+        planes=md.planes,
+        lines=lines,
+        ev_line=np.asarray(w.ev_line, np.int32),
+        ev_name=_event_names(w, ev_plane, md.lookup, path),
+        ev_offset_ps=np.where(aggregated, 0, w.ev_off),
+        ev_dur_ps=np.array(w.ev_dur),
+        ev_occ=np.where(aggregated, w.ev_occ, 1).astype(np.int32),
+        names=md.names,
+        event_stats=_event_stats(w, ev_plane, md.stat_names, path),
+        md_plane=md.plane,
+        md_id=md.id,
+        md_name=md.name,
+        md_display=md.display,
+        md_children=md.children,
+        md_bytes=md.bytes,
+        metadata_stats=StatRows.concat(md.stat_parts, [0] * len(md.stat_parts)),
+        errors=list(w.space.errors),
+        warnings=list(w.space.warnings),
+        hostnames=list(w.space.hostnames),
+    )
+
+
+def _check_walk(w: _Walk, path: str) -> None:
+    """Refuse a walk with no planes, a plane twice, or no events, saying which."""
     if not w.planes:
         if _has_unknown_fields(w.space):
             raise WrongFormatError(
@@ -245,59 +292,53 @@ def _to_tables(w: _Walk, path: str, host: str) -> HostTables:
             f"profiler ran while nothing executed, or stopped before any work",
         )
 
-    planes: list[PlaneInfo] = []
-    names: list[str] = []
-    md_plane, md_id, md_name, md_display, md_children, md_bytes = [], [], [], [], [], []
-    md_stat_parts: list[StatRows] = []
-    stat_names: list[dict[int, str]] = []
-    # Per plane: sorted event metadata ids and the global name index of each.
-    md_lookup: list[tuple[np.ndarray, np.ndarray]] = []
-    for pi, plane in enumerate(w.planes):
-        snames = {k: m.name for k, m in plane.stat_metadata.items()}
-        stat_names.append(snames)
-        pstats = [(0, s.metadata_id, s.WhichOneof("value"), _value(s)) for s in plane.stats]
-        planes.append(PlaneInfo(plane.name, plane.id, StatRows.from_tuples(pstats, snames, path)))
-        items = sorted(plane.event_metadata.items())
-        md_lookup.append(
-            (
-                np.array([k for k, _ in items], np.int64),
-                np.arange(len(names), len(names) + len(items), dtype=np.int32),
+
+class _Metadata:
+    """The planes (with their stats) and every plane's event and stat metadata."""
+
+    def __init__(self, xplanes, path: str) -> None:
+        self.planes: list[PlaneInfo] = []
+        self.names: list[str] = []
+        self.plane, self.id, self.name, self.display = [], [], [], []
+        self.children, self.bytes = [], []
+        self.stat_parts: list[StatRows] = []
+        self.stat_names: list[dict[int, str]] = []
+        # Per plane: sorted event metadata ids and the global name index of each.
+        self.lookup: list[tuple[np.ndarray, np.ndarray]] = []
+        for pi, plane in enumerate(xplanes):
+            snames = {k: m.name for k, m in plane.stat_metadata.items()}
+            self.stat_names.append(snames)
+            pstats = [(0, s.metadata_id, s.WhichOneof("value"), _value(s)) for s in plane.stats]
+            stats = StatRows.from_tuples(pstats, snames, path)
+            self.planes.append(PlaneInfo(plane.name, plane.id, stats))
+            items = sorted(plane.event_metadata.items())
+            first = len(self.names)
+            self.lookup.append(
+                (
+                    np.array([k for k, _ in items], np.int64),
+                    np.arange(first, first + len(items), dtype=np.int32),
+                )
             )
-        )
-        md_rows = []
-        for k, m in items:
-            row = len(md_id)
-            names.append(m.name)
-            md_plane.append(pi)
-            md_id.append(k)
-            md_name.append(m.name)
-            md_display.append(m.display_name or None)
-            md_children.append(len(m.child_id))
-            md_bytes.append(len(m.metadata))
-            md_rows.extend((row, s.metadata_id, s.WhichOneof("value"), _value(s)) for s in m.stats)
-        md_stat_parts.append(StatRows.from_tuples(md_rows, snames, path))
+            md_rows = []
+            for k, m in items:
+                row = len(self.id)
+                self.names.append(m.name)
+                self.plane.append(pi)
+                self.id.append(k)
+                self.name.append(m.name)
+                self.display.append(m.display_name or None)
+                self.children.append(len(m.child_id))
+                self.bytes.append(len(m.metadata))
+                md_rows.extend(
+                    (row, s.metadata_id, s.WhichOneof("value"), _value(s)) for s in m.stats
+                )
+            self.stat_parts.append(StatRows.from_tuples(md_rows, snames, path))
 
-    start_ns = _profile_start_ns(w.planes, stat_names)
-    max_ts = max((ln.timestamp_ns for _, ln in w.lines), default=0)
-    shift = start_ns if start_ns and max_ts < start_ns // 2 else 0
-    lines = [
-        LineInfo(
-            plane=pi,
-            name=ln.name,
-            line_id=ln.id,
-            display_name=ln.display_name,
-            timestamp_ns=ln.timestamp_ns,
-            duration_ps=ln.duration_ps,
-            base_ns=ln.timestamp_ns + shift,
-        )
-        for pi, ln in w.lines
-    ]
 
-    # Event names: metadata ids are per plane, looked up by binary search.
-    line_plane = np.array([pi for pi, _ in w.lines], np.int32)
-    ev_plane = line_plane[w.ev_line]
+def _event_names(w: _Walk, ev_plane: np.ndarray, lookup, path: str) -> np.ndarray:
+    """Each event's name index: metadata ids are per plane, looked up by binary search."""
     ev_name = np.empty(len(w.ev_md), np.int32)
-    for pi, (ids, gidx) in enumerate(md_lookup):
+    for pi, (ids, gidx) in enumerate(lookup):
         m = ev_plane == pi
         if not m.any():
             continue
@@ -313,8 +354,11 @@ def _to_tables(w: _Walk, path: str, host: str) -> HostTables:
                 f"not define ({int(bad.sum())} such events)",
             )
         ev_name[m] = gidx[pos]
+    return ev_name
 
-    # Event stats: names and ref values resolve through their own plane's stat metadata.
+
+def _event_stats(w: _Walk, ev_plane: np.ndarray, stat_names, path: str) -> StatRows:
+    """Event stats: names and ref values resolve through their own plane's stat metadata."""
     stat_plane = ev_plane[w.st_owner] if len(w.st_owner) else np.zeros(0, np.int32)
     parts = []
     for pi, snames in enumerate(stat_names):
@@ -331,31 +375,7 @@ def _to_tables(w: _Walk, path: str, host: str) -> HostTables:
     event_stats = StatRows.concat(parts, [0] * len(parts))
     if len(parts) > 1:  # keep owner order, as a single-plane capture has it
         event_stats = event_stats.take(np.argsort(event_stats.owner, kind="stable"))
-
-    aggregated = w.ev_occ > 0
-    return HostTables(
-        host=host,
-        path=path,
-        planes=planes,
-        lines=lines,
-        ev_line=np.asarray(w.ev_line, np.int32),
-        ev_name=ev_name,
-        ev_offset_ps=np.where(aggregated, 0, w.ev_off),
-        ev_dur_ps=np.array(w.ev_dur),
-        ev_occ=np.where(aggregated, w.ev_occ, 1).astype(np.int32),
-        names=names,
-        event_stats=event_stats,
-        md_plane=md_plane,
-        md_id=md_id,
-        md_name=md_name,
-        md_display=md_display,
-        md_children=md_children,
-        md_bytes=md_bytes,
-        metadata_stats=StatRows.concat(md_stat_parts, [0] * len(md_stat_parts)),
-        errors=list(w.space.errors),
-        warnings=list(w.space.warnings),
-        hostnames=list(w.space.hostnames),
-    )
+    return event_stats
 
 
 def _has_unknown_fields(msg) -> bool:
