@@ -104,60 +104,9 @@ def einsum_eligible(equation: str) -> bool:
 
 def kernel_stats(run) -> pd.DataFrame:
     """One row per (host, kernel, launch parameters, op): columns of schema.KERNELS."""
-    ev = run.events
-    n = len(ev)
-    details, has_details = stat_columns.strings(run.event_stats, "kernel_details", n)
-    equation, _ = stat_columns.strings(run.event_stats, "equation", n)
-    vendor = _plane_vendors(run)
-    keep = (
-        on_device(run)
-        & has_details
-        & (ev["dur_us"].to_numpy() > 0)
-        & ~is_derived_line(event_line_ids(run))
-        & (ev["occurrences"].to_numpy() == 1)
-    )
-    rows = np.flatnonzero(keep)
-    if not len(rows):
+    df = _launches(run)
+    if df is None:
         return schema.empty(schema.KERNELS)
-    sub = ev.iloc[rows]
-    names = sub["name"].astype(str).to_numpy()
-    tf_op = sub["tf_op"].astype(object).to_numpy()
-    op_names = np.array(["" if pd.isna(t) else parse_tf_op(str(t))[1] for t in tf_op], object)
-    uniq, inv = np.unique(details[rows].astype(str), return_inverse=True)
-    params = pd.DataFrame([parse_kernel_details(d) for d in uniq]).iloc[inv].reset_index(drop=True)
-    non_nvidia = np.array(
-        [
-            v not in ("", "nvidia")
-            for v in (
-                vendor.get((h, p), "")
-                for h, p in zip(sub["host"].astype(str), sub["plane"].astype(str))
-            )
-        ]
-    )
-    uniq_names, name_inv = np.unique(names, return_inverse=True)
-    uses_tc = np.array([bool(_TC_RE.search(k)) for k in uniq_names], bool)[name_inv] & ~non_nvidia
-    eligible = np.array(
-        [
-            einsum_eligible(e) or is_op_tensor_core_eligible(o)
-            for e, o in zip(equation[rows], op_names)
-        ]
-    ) | (uses_tc & (op_names != ""))
-    df = pd.DataFrame(
-        {
-            "host": sub["host"].astype(str).to_numpy(),
-            "kernel_name": names,
-            "registers_per_thread": params["registers_per_thread"].to_numpy(),
-            "static_shmem": params["static_shmem"].to_numpy(),
-            "dynamic_shmem": params["dynamic_shmem"].to_numpy(),
-            "block_dim": params["block_dim"].to_numpy(),
-            "grid_dim": params["grid_dim"].to_numpy(),
-            "occupancy_percent": params["occupancy_percent"].to_numpy(),
-            "is_op_tensor_core_eligible": eligible,
-            "is_kernel_using_tensor_core": uses_tc,
-            "operation": op_names,
-            "dur": sub["dur_us"].to_numpy(),
-        }
-    )
     keys = [
         "host",
         "kernel_name",
@@ -190,6 +139,65 @@ def kernel_stats(run) -> pd.DataFrame:
     )
     agg = agg.groupby("host", sort=False).head(MAX_KERNELS).reset_index(drop=True)
     return schema.conform(agg, schema.KERNELS)
+
+
+def _launches(run) -> pd.DataFrame | None:
+    """One row per kernel launch with its parameters, op and Tensor Core use (None if the
+    run has no kernels)."""
+    ev = run.events
+    n = len(ev)
+    details, has_details = stat_columns.strings(run.event_stats, "kernel_details", n)
+    equation, _ = stat_columns.strings(run.event_stats, "equation", n)
+    vendor = _plane_vendors(run)
+    keep = (
+        on_device(run)
+        & has_details
+        & (ev["dur_us"].to_numpy() > 0)
+        & ~is_derived_line(event_line_ids(run))
+        & (ev["occurrences"].to_numpy() == 1)
+    )
+    rows = np.flatnonzero(keep)
+    if not len(rows):
+        return None
+    sub = ev.iloc[rows]
+    names = sub["name"].astype(str).to_numpy()
+    tf_op = sub["tf_op"].astype(object).to_numpy()
+    op_names = np.array(["" if pd.isna(t) else parse_tf_op(str(t))[1] for t in tf_op], object)
+    uniq, inv = np.unique(details[rows].astype(str), return_inverse=True)
+    params = pd.DataFrame([parse_kernel_details(d) for d in uniq]).iloc[inv].reset_index(drop=True)
+    non_nvidia = np.array(
+        [
+            v not in ("", "nvidia")
+            for v in (
+                vendor.get((h, p), "")
+                for h, p in zip(sub["host"].astype(str), sub["plane"].astype(str))
+            )
+        ]
+    )
+    uniq_names, name_inv = np.unique(names, return_inverse=True)
+    uses_tc = np.array([bool(_TC_RE.search(k)) for k in uniq_names], bool)[name_inv] & ~non_nvidia
+    eligible = np.array(
+        [
+            einsum_eligible(e) or is_op_tensor_core_eligible(o)
+            for e, o in zip(equation[rows], op_names)
+        ]
+    ) | (uses_tc & (op_names != ""))
+    return pd.DataFrame(
+        {
+            "host": sub["host"].astype(str).to_numpy(),
+            "kernel_name": names,
+            "registers_per_thread": params["registers_per_thread"].to_numpy(),
+            "static_shmem": params["static_shmem"].to_numpy(),
+            "dynamic_shmem": params["dynamic_shmem"].to_numpy(),
+            "block_dim": params["block_dim"].to_numpy(),
+            "grid_dim": params["grid_dim"].to_numpy(),
+            "occupancy_percent": params["occupancy_percent"].to_numpy(),
+            "is_op_tensor_core_eligible": eligible,
+            "is_kernel_using_tensor_core": uses_tc,
+            "operation": op_names,
+            "dur": sub["dur_us"].to_numpy(),
+        }
+    )
 
 
 def _plane_vendors(run) -> dict:

@@ -203,12 +203,55 @@ def memory_breakdown(run, allocator: str | None = None, host: str | None = None)
     s = sel.iloc[0]
     g = memory[(memory["host"] == s["host"]) & (memory["allocator"] == allocator)]
     g = g.reset_index(drop=True)
+    live, unmapped = _live_at_peak(g, int(s["peak_group_id"]), int(s["peak_heap_bytes"]))
+    picked = g.loc[live, _BREAKDOWN_ITEM]
+    items = [
+        {c: ("" if pd.isna(v) else v) for c, v in zip(_BREAKDOWN_ITEM, row)}
+        for row in picked.itertuples(index=False)
+    ]
+    for name, nbytes, region in (
+        ("unused preallocated device memory", unmapped, "persist/dynamic"),
+        ("stack", int(s["peak_stack_bytes"]), "stack"),
+    ):
+        if nbytes > 0:
+            items.append(
+                {
+                    "allocation_bytes": nbytes,
+                    "requested_bytes": nbytes,
+                    "tf_op": name,
+                    "region_type": region,
+                    "data_type": "INVALID",
+                    "tensor_shape": "unknown",
+                }
+            )
+    df = pd.DataFrame(items, columns=_BREAKDOWN_ITEM)
+    for c in _BREAKDOWN_ITEM[2:]:
+        df[c] = df[c].astype(str)
+    out = df.groupby(_BREAKDOWN_ITEM, sort=False).size().rename("occurrences").reset_index()
+    out = out.sort_values(
+        _BREAKDOWN_ITEM, ascending=[False, False, True, True, True, True], ignore_index=True
+    )
+    out["group_id"] = int(s["peak_group_id"])
+    return schema.conform(out, schema.MEMORY_BREAKDOWN)
+
+
+_BREAKDOWN_ITEM = [
+    "allocation_bytes",
+    "requested_bytes",
+    "tf_op",
+    "region_type",
+    "data_type",
+    "tensor_shape",
+]
+
+
+def _live_at_peak(g: pd.DataFrame, step: int, peak_heap: int) -> tuple[list[int], int]:
+    """XProf's accounting of the peak step's activity up to the peak, in time order: the rows
+    of the allocations still live at the peak, and the heap none of them accounts for."""
     peak_t = g["time_us"].iloc[_peak_index(g)]
-    step = s["peak_group_id"]
-    # The peak step's activity up to the peak, in time order (XProf's accounting).
     upto = g.iloc[: int(np.searchsorted(g["time_us"].to_numpy(), peak_t, side="right"))]
     upto = upto[upto["group_id"].to_numpy() == step]
-    unmapped = int(s["peak_heap_bytes"])
+    unmapped = peak_heap
     unmapped_free = 0
     live: dict[int, int] = {}
     for i, act, addr, nbytes in zip(
@@ -226,60 +269,7 @@ def memory_breakdown(run, allocator: str | None = None, host: str | None = None)
             else:
                 unmapped_free += nbytes
             unmapped += nbytes
-    unmapped -= unmapped_free
-    cols = [
-        "allocation_bytes",
-        "requested_bytes",
-        "tf_op",
-        "region_type",
-        "data_type",
-        "tensor_shape",
-    ]
-    picked = g.loc[list(live.values()), cols]
-    items = [
-        {c: ("" if pd.isna(v) else v) for c, v in zip(cols, row)}
-        for row in picked.itertuples(index=False)
-    ]
-    if unmapped > 0:
-        items.append(
-            {
-                "allocation_bytes": unmapped,
-                "requested_bytes": unmapped,
-                "tf_op": "unused preallocated device memory",
-                "region_type": "persist/dynamic",
-                "data_type": "INVALID",
-                "tensor_shape": "unknown",
-            }
-        )
-    if s["peak_stack_bytes"] > 0:
-        items.append(
-            {
-                "allocation_bytes": int(s["peak_stack_bytes"]),
-                "requested_bytes": int(s["peak_stack_bytes"]),
-                "tf_op": "stack",
-                "region_type": "stack",
-                "data_type": "INVALID",
-                "tensor_shape": "unknown",
-            }
-        )
-    df = pd.DataFrame(items, columns=cols)
-    for c in cols[2:]:
-        df[c] = df[c].astype(str)
-    out = df.groupby(cols, sort=False).size().rename("occurrences").reset_index()
-    out = out.sort_values(
-        [
-            "allocation_bytes",
-            "requested_bytes",
-            "tf_op",
-            "region_type",
-            "data_type",
-            "tensor_shape",
-        ],
-        ascending=[False, False, True, True, True, True],
-        ignore_index=True,
-    )
-    out["group_id"] = int(step)
-    return schema.conform(out, schema.MEMORY_BREAKDOWN)
+    return list(live.values()), unmapped - unmapped_free
 
 
 __all__ = ["DATA_TYPES", "memory_breakdown", "memory_events", "memory_summary"]

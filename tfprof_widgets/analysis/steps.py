@@ -122,15 +122,12 @@ def step_events(run) -> pd.DataFrame:
     device = on_device(run)
     derived = is_derived_line(event_line_ids(run))
     names = ev["name"]
-    table = name_table(names)
     codes = names.cat.codes.to_numpy()
     cat_str = pd.Series(names.cat.categories.astype(str))
-    op_type = table["op_type"].to_numpy()[codes]
     grouped = ~np.isnan(group) & (ev["occurrences"].to_numpy() == 1)
 
     _, has_corr = stat_columns.numbers(run.event_stats, "correlation_id", n)
-    step_name, has_step_name = stat_columns.strings(run.event_stats, "step_name", n)
-    shapes, has_shapes = stat_columns.strings(run.event_stats, "tensor_shapes", n)
+    _, has_step_name = stat_columns.strings(run.event_stats, "step_name", n)
 
     # Device step markers: events on a device's 'Steps' line.
     dev_marker = grouped & device & (ev["line"].astype(str).to_numpy() == "Steps")
@@ -149,36 +146,8 @@ def step_events(run) -> pd.DataFrame:
     cat_not_real = cat_str.str.startswith(_NOT_REAL_CPU).to_numpy()
     real = host & ~explicit & ~implicit & ~cat_not_real[codes] & ~_is_explicit_marker(names)
 
-    types = np.full(n, HOST_COMPUTE, np.int16)
-    cat_lower = cat_str.str.lower()
-    getnext = cat_lower.str.startswith("iteratorgetnext").to_numpy()[codes]
-    process = cat_lower.str.startswith("executorstate::process").to_numpy()[codes]
-    types[getnext] = HOST_WAIT_INPUT
-    if has_device:
-        types[has_corr | process] = HOST_PREPARE
-    types[op_type == "MemcpyHToH"] = HOST_TO_HOST
-    types[np.isin(op_type, ["MemcpyHToD", *_INFEED_TYPES])] = HOST_TO_DEVICE
-
-    dtypes = np.full(n, DEVICE_COMPUTE_32, np.int16)
-    half = cat_lower.str.contains("half|fp16").to_numpy()[codes]
-    shape_half = (
-        np.array(["half" in str(s) for s in shapes]) if has_shapes.any() else np.zeros(n, bool)
-    )
-    dtypes[np.where(has_shapes, shape_half, half)] = DEVICE_COMPUTE_16
-    dtypes[cat_lower.str.startswith("nccl").to_numpy()[codes]] = DEVICE_COLLECTIVES
-    # Copies: XProf only knows the 'MemcpyHToD' spelling, but GPU captures name them
-    # 'MemcpyH2D'/'MemcpyD2H'/'MemcpyD2D' (and 'MemcpyP2P'); both spellings count here.
-    for direction, typ in (
-        ("dtod", DEVICE_TO_DEVICE),
-        ("d2d", DEVICE_TO_DEVICE),
-        ("p2p", DEVICE_TO_DEVICE),
-        ("dtoh", DEVICE_TO_HOST),
-        ("d2h", DEVICE_TO_HOST),
-        ("htod", HOST_TO_DEVICE),
-        ("h2d", HOST_TO_DEVICE),
-    ):
-        dtypes[cat_lower.str.startswith(f"memcpy{direction}").to_numpy()[codes]] = typ
-
+    types = _host_types(names, has_corr, has_device)
+    dtypes = _device_types(names, run.event_stats)
     start = to_ps(ev["start_us"].to_numpy())
     end = to_ps(ev["end_us"].to_numpy())
     parts = []
@@ -203,6 +172,52 @@ def step_events(run) -> pd.DataFrame:
             )
         )
     return pd.concat(parts, ignore_index=True)
+
+
+def _host_types(names: pd.Series, has_corr: np.ndarray, has_device: bool) -> np.ndarray:
+    """XProf's event type of each host event: compute, waiting for input, kernel launch
+    (on runs with a device), copies."""
+    codes = names.cat.codes.to_numpy()
+    cat_lower = pd.Series(names.cat.categories.astype(str)).str.lower()
+    op_type = name_table(names)["op_type"].to_numpy()[codes]
+    types = np.full(len(names), HOST_COMPUTE, np.int16)
+    getnext = cat_lower.str.startswith("iteratorgetnext").to_numpy()[codes]
+    process = cat_lower.str.startswith("executorstate::process").to_numpy()[codes]
+    types[getnext] = HOST_WAIT_INPUT
+    if has_device:
+        types[has_corr | process] = HOST_PREPARE
+    types[op_type == "MemcpyHToH"] = HOST_TO_HOST
+    types[np.isin(op_type, ["MemcpyHToD", *_INFEED_TYPES])] = HOST_TO_DEVICE
+    return types
+
+
+def _device_types(names: pd.Series, event_stats: pd.DataFrame) -> np.ndarray:
+    """XProf's event type of each device event: 16- or 32-bit compute (by its tensor shapes,
+    else its name), collectives, copies."""
+    n = len(names)
+    codes = names.cat.codes.to_numpy()
+    cat_lower = pd.Series(names.cat.categories.astype(str)).str.lower()
+    shapes, has_shapes = stat_columns.strings(event_stats, "tensor_shapes", n)
+    dtypes = np.full(n, DEVICE_COMPUTE_32, np.int16)
+    half = cat_lower.str.contains("half|fp16").to_numpy()[codes]
+    shape_half = (
+        np.array(["half" in str(s) for s in shapes]) if has_shapes.any() else np.zeros(n, bool)
+    )
+    dtypes[np.where(has_shapes, shape_half, half)] = DEVICE_COMPUTE_16
+    dtypes[cat_lower.str.startswith("nccl").to_numpy()[codes]] = DEVICE_COLLECTIVES
+    # Copies: XProf only knows the 'MemcpyHToD' spelling, but GPU captures name them
+    # 'MemcpyH2D'/'MemcpyD2H'/'MemcpyD2D' (and 'MemcpyP2P'); both spellings count here.
+    for direction, typ in (
+        ("dtod", DEVICE_TO_DEVICE),
+        ("d2d", DEVICE_TO_DEVICE),
+        ("p2p", DEVICE_TO_DEVICE),
+        ("dtoh", DEVICE_TO_HOST),
+        ("d2h", DEVICE_TO_HOST),
+        ("htod", HOST_TO_DEVICE),
+        ("h2d", HOST_TO_DEVICE),
+    ):
+        dtypes[cat_lower.str.startswith(f"memcpy{direction}").to_numpy()[codes]] = typ
+    return dtypes
 
 
 def _step_spans(se: pd.DataFrame) -> pd.DataFrame:

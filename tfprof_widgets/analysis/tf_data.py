@@ -179,88 +179,12 @@ class TfDataSummary(Summary):
 
 def tf_data(run) -> TfDataSummary:
     """Iterators, pipeline executions and per-event self time / blocking (see TfDataSummary)."""
-    ev = run.events
-    n = len(ev)
-    names = ev["name"].astype(str)
-    is_it = names.str.startswith("Iterator::").to_numpy() & (ev["occurrences"].to_numpy() == 1)
-    it_id, has_id = stat_columns.numbers(run.event_stats, "id", n)
-    parent, has_parent = stat_columns.numbers(run.event_stats, "parent_id", n)
-    rows = np.flatnonzero(is_it & has_id)
-    long_names = names.to_numpy()[rows]
-    depth = np.array([len(s.split("::")) - 1 for s in long_names])
-    df = pd.DataFrame(
-        {
-            "row": rows,
-            "host": ev["host"].astype(str).to_numpy()[rows],
-            "line": ev["line"].astype(str).to_numpy()[rows],
-            "iterator_id": it_id[rows],
-            "parent_id": np.where(has_parent[rows], parent[rows], 0),
-            "long_name": long_names,
-            "depth": depth,
-            "start_us": ev["start_us"].to_numpy()[rows],
-            "end_us": ev["end_us"].to_numpy()[rows],
-            "dur_us": ev["dur_us"].to_numpy()[rows],
-        }
-    )
-
-    meta = df.drop_duplicates(["host", "iterator_id"]).copy()
-    meta["name"] = [iterator_kind(s) for s in meta["long_name"]]
-    meta["is_async"] = meta["name"].isin(ASYNC_ITERATORS)
-    # Each iterator's pipeline: follow parent ids up to a root (depth 1).
-    parent_of = {(h, i): p for h, i, p in zip(meta["host"], meta["iterator_id"], meta["parent_id"])}
-    roots = set(
-        zip(meta.loc[meta["depth"] == 1, "host"], meta.loc[meta["depth"] == 1, "iterator_id"])
-    )
-
-    def pipeline_of(h, i):
-        for _ in range(100):  # bounded: ids come from a file
-            if (h, i) in roots:
-                return i
-            if (h, i) not in parent_of:
-                return None
-            i = parent_of[(h, i)]
-        return None
-
-    meta["pipeline"] = [pipeline_of(h, i) for h, i in zip(meta["host"], meta["iterator_id"])]
+    df = _iterator_events(run)
+    meta = _iterators(df)
     df = df.merge(meta[["host", "iterator_id", "pipeline"]], on=["host", "iterator_id"])
     df = df[df["pipeline"].notna()]
-
-    # Executions: root calls, numbered per host in order of pipelines' first appearance.
-    root_ev = df[df["depth"] == 1].sort_values(["host", "start_us"])
-    names_map: dict = {}
-    for h, p in zip(root_ev["host"], root_ev["pipeline"]):
-        if (h, p) not in names_map:
-            names_map[(h, p)] = f"Host:{sum(1 for k in names_map if k[0] == h)}"
-    executions = pd.DataFrame(
-        {
-            "host": root_ev["host"].to_numpy(),
-            "pipeline": root_ev["pipeline"].astype(np.int64),
-            "pipeline_name": [names_map[k] for k in zip(root_ev["host"], root_ev["pipeline"])],
-            "event": root_ev["row"].to_numpy(),
-            "start_us": root_ev["start_us"].to_numpy(),
-            "dur_us": root_ev["dur_us"].to_numpy(),
-            "is_slow": root_ev["dur_us"].to_numpy() > SLOW_CALL_US,
-        }
-    ).reset_index(drop=True)
-
-    # Assign every iterator event to the root call of its pipeline that overlaps it.
-    parts = []
-    for (h, p), ex in executions.groupby(["host", "pipeline"], sort=False):
-        evs = df[(df["host"] == h) & (df["pipeline"] == p)]
-        starts, ends = (
-            ex["start_us"].to_numpy(),
-            ex["start_us"].to_numpy() + ex["dur_us"].to_numpy(),
-        )
-        k = np.searchsorted(starts, evs["end_us"].to_numpy(), side="left") - 1
-        ok = k >= 0
-        kk = np.maximum(k, 0)
-        ok &= evs["start_us"].to_numpy() < ends[kk]
-        ok |= evs["depth"].to_numpy() == 1
-        sub = evs[ok].copy()
-        sub["execution"] = ex.index.to_numpy()[kk[ok]]
-        parts.append(sub)
-    events = pd.concat(parts, ignore_index=True) if parts else df.assign(execution=0).iloc[:0]
-    events = _self_and_blocking(events)
+    executions = _executions(df)
+    events = _self_and_blocking(_events_in_executions(df, executions))
     pipelines = (
         executions.groupby(["host", "pipeline", "pipeline_name"], sort=False)
         .agg(
@@ -272,15 +196,100 @@ def tf_data(run) -> TfDataSummary:
         )
         .reset_index()
     )
-    iterators = meta[
-        ["host", "iterator_id", "parent_id", "name", "long_name", "depth", "is_async", "pipeline"]
-    ].reset_index(drop=True)
     return TfDataSummary(
-        schema.conform(iterators, schema.TF_DATA_ITERATORS),
+        schema.conform(meta.reset_index(drop=True), schema.TF_DATA_ITERATORS),
         schema.conform(executions, schema.TF_DATA_EXECUTIONS),
         schema.conform(pipelines, schema.TF_DATA_PIPELINES),
         schema.conform(events, schema.TF_DATA_EVENTS),
     )
+
+
+def _iterator_events(run) -> pd.DataFrame:
+    """Every timed ``Iterator::...`` event that carries its iterator's id."""
+    ev = run.events
+    n = len(ev)
+    names = ev["name"].astype(str)
+    is_it = names.str.startswith("Iterator::").to_numpy() & (ev["occurrences"].to_numpy() == 1)
+    it_id, has_id = stat_columns.numbers(run.event_stats, "id", n)
+    parent, has_parent = stat_columns.numbers(run.event_stats, "parent_id", n)
+    rows = np.flatnonzero(is_it & has_id)
+    long_names = names.to_numpy()[rows]
+    return pd.DataFrame(
+        {
+            "row": rows,
+            "host": ev["host"].astype(str).to_numpy()[rows],
+            "line": ev["line"].astype(str).to_numpy()[rows],
+            "iterator_id": it_id[rows],
+            "parent_id": np.where(has_parent[rows], parent[rows], 0),
+            "long_name": long_names,
+            "depth": np.array([len(s.split("::")) - 1 for s in long_names]),
+            "start_us": ev["start_us"].to_numpy()[rows],
+            "end_us": ev["end_us"].to_numpy()[rows],
+            "dur_us": ev["dur_us"].to_numpy()[rows],
+        }
+    )
+
+
+def _iterators(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per iterator, with its kind and its pipeline (the root its parents lead to)."""
+    meta = df.drop_duplicates(["host", "iterator_id"]).copy()
+    meta["name"] = [iterator_kind(s) for s in meta["long_name"]]
+    meta["is_async"] = meta["name"].isin(ASYNC_ITERATORS)
+    parent_of = {(h, i): p for h, i, p in zip(meta["host"], meta["iterator_id"], meta["parent_id"])}
+    is_root = meta["depth"] == 1
+    roots = set(zip(meta.loc[is_root, "host"], meta.loc[is_root, "iterator_id"]))
+
+    def pipeline_of(h, i):
+        for _ in range(100):  # bounded: ids come from a file
+            if (h, i) in roots:
+                return i
+            if (h, i) not in parent_of:
+                return None
+            i = parent_of[(h, i)]
+        return None
+
+    meta["pipeline"] = [pipeline_of(h, i) for h, i in zip(meta["host"], meta["iterator_id"])]
+    return meta[
+        ["host", "iterator_id", "parent_id", "name", "long_name", "depth", "is_async", "pipeline"]
+    ]
+
+
+def _executions(df: pd.DataFrame) -> pd.DataFrame:
+    """Root calls, pipelines named per host in order of first appearance ('Host:0', ...)."""
+    root_ev = df[df["depth"] == 1].sort_values(["host", "start_us"])
+    names_map: dict = {}
+    for h, p in zip(root_ev["host"], root_ev["pipeline"]):
+        if (h, p) not in names_map:
+            names_map[(h, p)] = f"Host:{sum(1 for k in names_map if k[0] == h)}"
+    return pd.DataFrame(
+        {
+            "host": root_ev["host"].to_numpy(),
+            "pipeline": root_ev["pipeline"].astype(np.int64),
+            "pipeline_name": [names_map[k] for k in zip(root_ev["host"], root_ev["pipeline"])],
+            "event": root_ev["row"].to_numpy(),
+            "start_us": root_ev["start_us"].to_numpy(),
+            "dur_us": root_ev["dur_us"].to_numpy(),
+            "is_slow": root_ev["dur_us"].to_numpy() > SLOW_CALL_US,
+        }
+    ).reset_index(drop=True)
+
+
+def _events_in_executions(df: pd.DataFrame, executions: pd.DataFrame) -> pd.DataFrame:
+    """Every iterator event with the root call (execution) of its pipeline that overlaps it."""
+    parts = []
+    for (h, p), ex in executions.groupby(["host", "pipeline"], sort=False):
+        evs = df[(df["host"] == h) & (df["pipeline"] == p)]
+        starts = ex["start_us"].to_numpy()
+        ends = starts + ex["dur_us"].to_numpy()
+        k = np.searchsorted(starts, evs["end_us"].to_numpy(), side="left") - 1
+        ok = k >= 0
+        kk = np.maximum(k, 0)
+        ok &= evs["start_us"].to_numpy() < ends[kk]
+        ok |= evs["depth"].to_numpy() == 1
+        sub = evs[ok].copy()
+        sub["execution"] = ex.index.to_numpy()[kk[ok]]
+        parts.append(sub)
+    return pd.concat(parts, ignore_index=True) if parts else df.assign(execution=0).iloc[:0]
 
 
 def _self_and_blocking(events: pd.DataFrame) -> pd.DataFrame:

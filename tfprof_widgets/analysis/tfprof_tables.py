@@ -174,25 +174,7 @@ def tfprof_table(
     own = stats[metrics].to_numpy(dtype=np.float64)
     own[stats["accounted"].to_numpy() == 0] = 0
 
-    if cmd == "op":
-        keys = stats["op"].astype(str).replace("", "(unknown op)")
-        grouped = pd.DataFrame(own, columns=metrics).groupby(keys.to_numpy(), sort=False)
-        agg = grouped.sum()
-        names, parent = list(agg.index), [-1] * len(agg)
-        own_rows, total = agg.to_numpy(), agg.to_numpy()
-        counts = grouped.size().reindex(agg.index).to_numpy()
-    else:
-        names, parent, own_rows, total, counts = _tree(cmd, stats, own, metrics)
-
-    df = pd.DataFrame({"name": names, "parent_index": parent})
-    depth = np.zeros(len(df), np.int64)
-    for i, p in enumerate(parent):
-        depth[i] = depth[p] + 1 if p >= 0 else 0
-    df["depth"] = depth
-    df["nodes"] = counts
-    for j, m in enumerate(metrics):
-        df[m] = own_rows[:, j]
-        df["total_" + m] = total[:, j]
+    df = _rows(cmd, stats, own, metrics)
     return _display(
         df,
         cmd,
@@ -214,6 +196,31 @@ def tfprof_table(
         show=show_name_regexes,
         hide=hide_name_regexes,
     )
+
+
+def _rows(cmd: str, stats: pd.DataFrame, own: np.ndarray, metrics: list[str]) -> pd.DataFrame:
+    """Every row of the table before filtering: name, parent_index, depth, nodes, and each
+    metric's own and total value."""
+    if cmd == "op":
+        keys = stats["op"].astype(str).replace("", "(unknown op)")
+        grouped = pd.DataFrame(own, columns=metrics).groupby(keys.to_numpy(), sort=False)
+        agg = grouped.sum()
+        names, parent = list(agg.index), [-1] * len(agg)
+        own_rows, total = agg.to_numpy(), agg.to_numpy()
+        counts = grouped.size().reindex(agg.index).to_numpy()
+    else:
+        names, parent, own_rows, total, counts = _tree(cmd, stats, own, metrics)
+
+    df = pd.DataFrame({"name": names, "parent_index": parent})
+    depth = np.zeros(len(df), np.int64)
+    for i, p in enumerate(parent):
+        depth[i] = depth[p] + 1 if p >= 0 else 0
+    df["depth"] = depth
+    df["nodes"] = counts
+    for j, m in enumerate(metrics):
+        df[m] = own_rows[:, j]
+        df["total_" + m] = total[:, j]
+    return df
 
 
 def _tree(cmd: str, stats: pd.DataFrame, own: np.ndarray, metrics: list[str]):
