@@ -25,7 +25,7 @@ import sys
 import types
 import warnings
 
-__all__ = ["MODULES", "NAMES", "install"]
+__all__ = ["MODULES", "MOVED", "NAMES", "attribute", "install", "renamed"]
 
 # Old top-level name -> (new module, new name, how the new spelling reads).
 NAMES = {
@@ -123,6 +123,15 @@ def attribute(name: str):
     module, new_name, spelled = NAMES[name]
     _warn(f"tfprof_widgets.{name}", spelled, stacklevel=4)  # the caller of __getattr__
     return getattr(importlib.import_module(module), new_name)
+
+
+def renamed(module: str, name: str, names: dict[str, str], namespace: dict):
+    """For a module's ``__getattr__``: what an old name of the module was renamed to (a name in
+    ``namespace``, the module's globals), with a warning; AttributeError for other names."""
+    if name not in names:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    _warn(f"{module}.{name}", f"{module}.{names[name]}", stacklevel=4)  # the caller
+    return namespace[names[name]]
 
 
 class _Alias(types.ModuleType):

@@ -8,6 +8,7 @@ import sys
 
 import pandas as pd
 
+from .analysis.overview import TOP_OPS_COLUMNS
 from .errors import ProfileError
 from .loading import list_runs, load
 from .run import Run
@@ -45,23 +46,17 @@ def summary_text(run: Run, top: int = 10) -> str:
         "",
     ]
     o = run.overview_summary
-    parts += ["Overview (steps XProf would average: all but the first and last)", *o._repr_lines()]
+    parts += [
+        "Overview (the steps XProf averages: past five, all but the first and last)",
+        *o._repr_lines(),
+    ]
     if o.n_steps:
         avg = pd.Series(o.breakdown_ms_avg).rename(lambda c: c.removesuffix("_us"))
         parts += [
             "Average step-time breakdown, ms:",
             avg[avg > 0].to_string(float_format="{:,.3f}".format),
         ]
-    ops = o.top_ops[
-        [
-            "host_or_device",
-            "type",
-            "operation",
-            "occurrences",
-            "total_self_time_us",
-            "self_time_percent",
-        ]
-    ]
+    ops = o.top_ops[TOP_OPS_COLUMNS]
     if len(ops):
         parts += [
             "",

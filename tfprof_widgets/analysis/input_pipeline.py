@@ -10,12 +10,11 @@ table with each op's share of input time.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 
 import numpy as np
 import pandas as pd
 
-from .. import schema
+from .. import _deprecated, schema
 from .results import Summary
 from .steps import overview_steps
 
@@ -129,17 +128,7 @@ def input_pipeline(run) -> InputPipelineSummary:
     """The input-pipeline analysis of a run (from ``run.steps`` and ``run.ops``)."""
     steps, ops = run.steps, run.ops
     kept = overview_steps(steps)
-    per_step = kept[
-        [
-            "host",
-            "step",
-            "group_id",
-            "step_time_us",
-            "input_us",
-            "host_wait_input_us",
-            "host_to_device_us",
-        ]
-    ].copy()
+    per_step = kept[list(schema.INPUT_PIPELINE_STEPS)[:-1]].copy()
     per_step["input_percent"] = np.where(
         per_step["step_time_us"] > 0, 100 * per_step["input_us"] / per_step["step_time_us"], 0.0
     )
@@ -186,12 +175,6 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    if name == "InputPipelineAnalysis":  # the previous release's name
-        warnings.warn(
-            "InputPipelineAnalysis is deprecated and will be removed in the next release: "
-            "use InputPipelineSummary",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return InputPipelineSummary
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _deprecated.renamed(
+        __name__, name, {"InputPipelineAnalysis": "InputPipelineSummary"}, globals()
+    )

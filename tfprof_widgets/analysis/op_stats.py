@@ -46,11 +46,7 @@ def host_op_events(run) -> pd.DataFrame:
     for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(rows)]):
         parent = direct_parents(start[a:b], end[a:b])
         self_ps[a:b] -= children_sum(parent, dur[a:b].astype(np.float64))
-    eager = (
-        run.stat("is_eager").to_numpy(dtype=float, na_value=0)[rows]
-        if "is_eager" in run.stat_names
-        else np.zeros(len(rows))
-    )
+    eager = _is_eager(run, rows)
     return pd.DataFrame(
         {
             "row": rows,
@@ -63,7 +59,7 @@ def host_op_events(run) -> pd.DataFrame:
             "end_ps": end,
             "dur_ps": dur,
             "self_ps": self_ps,
-            "is_eager": eager.astype(bool),
+            "is_eager": eager,
         }
     )
 
@@ -81,11 +77,7 @@ def device_op_events(run) -> pd.DataFrame:
     )
     codes = ops.cat.codes.to_numpy()
     start, end = to_ps(sub["start_us"].to_numpy()), to_ps(sub["end_us"].to_numpy())
-    eager = (
-        run.stat("is_eager").to_numpy(dtype=float, na_value=0)[rows]
-        if "is_eager" in run.stat_names
-        else np.zeros(len(rows))
-    )
+    eager = _is_eager(run, rows)
     return pd.DataFrame(
         {
             "row": rows,
@@ -97,9 +89,16 @@ def device_op_events(run) -> pd.DataFrame:
             "end_ps": end,
             "dur_ps": end - start,
             "self_ps": (end - start).astype(np.float64),
-            "is_eager": eager.astype(bool),
+            "is_eager": eager,
         }
     )
+
+
+def _is_eager(run, rows: np.ndarray) -> np.ndarray:
+    """Whether each of these events ran eagerly (its 'is_eager' stat)."""
+    if "is_eager" not in run.stat_names:
+        return np.zeros(len(rows), bool)
+    return run.stat("is_eager").to_numpy(dtype=float, na_value=0)[rows].astype(bool)
 
 
 def _device_spans(run) -> pd.DataFrame:

@@ -32,6 +32,15 @@ NO_STEPS_STATEMENT = (
     "Mark steps with tf.profiler.experimental.Trace('train', step_num=step, _r=1), or "
     "profile for longer than one step."
 )
+# The columns of the top ops that the overview shows.
+TOP_OPS_COLUMNS = [
+    "host_or_device",
+    "type",
+    "operation",
+    "occurrences",
+    "total_self_time_us",
+    "self_time_percent",
+]
 # Below this share of 16-bit device compute, mixed precision is recommended (XProf's rule).
 LOW_PRECISION_PERCENT = 10.0
 PYTHON_EXPLANATION = (

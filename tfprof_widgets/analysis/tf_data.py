@@ -17,12 +17,11 @@ its path from the root (``Iterator::Root::ForeverRepeat[0]::BatchV2::Map``), wit
 from __future__ import annotations
 
 import dataclasses
-import warnings
 
 import numpy as np
 import pandas as pd
 
-from .. import schema, stat_columns
+from .. import _deprecated, schema, stat_columns
 from .results import Summary
 
 SLOW_CALL_US = 50.0
@@ -385,11 +384,4 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    if name == "TfDataStats":  # the previous release's name
-        warnings.warn(
-            "TfDataStats is deprecated and will be removed in the next release: use TfDataSummary",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return TfDataSummary
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _deprecated.renamed(__name__, name, {"TfDataStats": "TfDataSummary"}, globals())

@@ -1,10 +1,13 @@
-"""Readers: capture files on disk -> columnar :class:`~.capture.HostCapture` objects.
+"""Readers: capture files on disk -> columnar :class:`~.columnar.HostTables`, one per host.
 
-Readers never import plotly or build widgets; they only decode and validate files.
+``formats`` tells the kinds of file apart and names their hosts, ``discovery`` finds runs
+under logdirs, ``xspace`` / ``chrome_trace`` / ``tfprof`` read each kind, and ``assemble``
+merges a run's hosts into DataFrames. Readers never import plotly or build widgets; they only
+decode and validate files. ``tfprof_widgets.load()`` (in ``loading.py``) puts them together.
 """
 
 from .chrome_trace import read_chrome_trace
-from .discovery import find_runs, list_runs, resolve
+from .discovery import find_runs, resolve
 from .xspace import read_xspace
 
-__all__ = ["find_runs", "list_runs", "read_chrome_trace", "read_xspace", "resolve"]
+__all__ = ["find_runs", "read_chrome_trace", "read_xspace", "resolve"]

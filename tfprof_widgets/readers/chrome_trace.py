@@ -157,13 +157,6 @@ def _events_to_tables(raw: list, path: str, host: str) -> HostTables:
         ev_occ=np.ones(len(found.timed), np.int32),
         names=cols.names,
         event_stats=cols.stats,
-        md_plane=[],
-        md_id=[],
-        md_name=[],
-        md_display=[],
-        md_children=[],
-        md_bytes=[],
-        metadata_stats=StatRows.empty(),
         warnings=warnings,
     )
 

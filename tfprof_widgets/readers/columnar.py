@@ -289,14 +289,14 @@ class HostTables:
     ev_occ: np.ndarray  # int32, 1 for timed events, N for aggregated ones
     names: list[str]
     event_stats: StatRows  # owner = event index in this capture
-    # Event metadata: one row each, plus their stats (owner = metadata row).
-    md_plane: list[int]
-    md_id: list[int]
-    md_name: list[str]
-    md_display: list[str | None]
-    md_children: list[int]
-    md_bytes: list[int]
-    metadata_stats: StatRows
+    # Event metadata (XSpace only): one row each, plus their stats (owner = metadata row).
+    md_plane: list[int] = dataclasses.field(default_factory=list)
+    md_id: list[int] = dataclasses.field(default_factory=list)
+    md_name: list[str] = dataclasses.field(default_factory=list)
+    md_display: list[str | None] = dataclasses.field(default_factory=list)
+    md_children: list[int] = dataclasses.field(default_factory=list)
+    md_bytes: list[int] = dataclasses.field(default_factory=list)
+    metadata_stats: StatRows = dataclasses.field(default_factory=lambda: StatRows.empty())
     errors: list[str] = dataclasses.field(default_factory=list)
     warnings: list[str] = dataclasses.field(default_factory=list)
     hostnames: list[str] = dataclasses.field(default_factory=list)

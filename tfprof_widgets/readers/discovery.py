@@ -13,11 +13,8 @@ from __future__ import annotations
 import dataclasses
 import os
 
-import pandas as pd
-
-from .. import schema
 from ..errors import EmptyProfileError, ProfileError, ProfileNotFoundError, WrongFormatError
-from .formats import XPLANE_SUFFIX, host_sources, is_capture_file
+from .formats import XPLANE_SUFFIX, is_capture_file
 
 _MAX_WALK_DEPTH = 12  # plugins/profile sits a few levels below a logdir; bound the walk
 
@@ -105,29 +102,3 @@ def resolve(path: str | os.PathLike[str], run: str | None = None) -> RunFiles:
         names = ", ".join(r.name for r in runs[-10:])
         raise ProfileNotFoundError(path, f"no run named {run!r}; runs here: {names}")
     return matches[-1]
-
-
-def list_runs(logdir: str | os.PathLike[str]) -> pd.DataFrame:
-    """One row per run under a TensorBoard logdir, oldest first.
-
-    Columns (see :data:`tfprof_widgets.schema.RUNS`): run, path, hosts, bytes, mtime.
-    """
-    logdir = os.fspath(logdir)
-    if not os.path.isdir(logdir):
-        if not os.path.lexists(logdir):
-            raise ProfileNotFoundError(logdir, "no such directory")
-        raise ProfileError(logdir, "list_runs() takes a logdir, not a file")
-    rows = []
-    for r in find_runs(logdir):
-        stats = [os.stat(f) for f in r.files]
-        rows.append(
-            {
-                "run": r.name,
-                "path": os.path.abspath(r.path),
-                "hosts": tuple(host for host, _ in host_sources(r.files)),
-                "bytes": sum(s.st_size for s in stats),
-                "mtime": pd.Timestamp(max(s.st_mtime for s in stats), unit="s"),
-            }
-        )
-    df = pd.DataFrame(rows, columns=list(schema.RUNS))
-    return df.astype(schema.dtypes(schema.RUNS))

@@ -155,13 +155,6 @@ class _Builder:
             ev_occ=np.ones(len(ev), np.int32),
             names=self.names,
             event_stats=StatRows.from_tuples(self.stats, None, self.path),
-            md_plane=[],
-            md_id=[],
-            md_name=[],
-            md_display=[],
-            md_children=[],
-            md_bytes=[],
-            metadata_stats=StatRows.empty(),
             tables=tables,
         )
 

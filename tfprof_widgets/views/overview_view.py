@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..analysis.overview import OverviewSummary
+from ..analysis.overview import TOP_OPS_COLUMNS, OverviewSummary
 from ..analysis.steps import CATEGORIES, CATEGORY_LABELS, overview_steps
 from ._display import CATEGORY_COLORS, esc
 from .base import View
@@ -96,16 +96,10 @@ class OverviewView(View):
         return f'<div style="font:13px/1.4 system-ui,sans-serif">{body}</div>'
 
     def footer(self) -> str:
-        cols = [
-            "host_or_device",
-            "type",
-            "operation",
-            "occurrences",
-            "total_self_time_us",
-            "self_time_percent",
-        ]
         top = self.summary.top_ops
-        return html_table(top[cols], title="Top ops by self time") if len(top) else ""
+        if not len(top):
+            return ""
+        return html_table(top[TOP_OPS_COLUMNS], title="Top ops by self time")
 
     def text(self) -> str:
         return "Overview\n" + "\n".join(self.summary._repr_lines())
