@@ -1,6 +1,7 @@
 """tf.data bottleneck analysis. xprof 2.24 no longer ships this tool, so the answers are
 stated here from how the pipelines were built (see sample_profiles/make_samples.py)."""
 
+import pandas as pd
 import pytest
 from conftest import SAMPLES
 from xspace_builder import US, XSpaceBuilder
@@ -59,6 +60,21 @@ def test_async_child_outside_the_call_is_not_blocking():
     assert its.loc["Root", "self_us"] == pytest.approx(10)
     b_ = tf_data_bottleneck(run).iloc[0]
     assert b_["iterator_name"] == "Prefetch" and b_["bottleneck_type"] == "other"
+
+
+def test_an_iterator_whose_parents_lead_nowhere_has_no_pipeline():
+    """Its parent's events were not captured: the iterator is listed without a pipeline and
+    its events are left out; the pipeline the capture does hold is analysed as usual."""
+    b = XSpaceBuilder("h")
+    line = b.plane("/host:CPU").line("python", 1)
+    line.event("Iterator::Root", 0, 100 * US, {"id": 1})
+    line.event("Iterator::Root::Map", 5 * US, 90 * US, {"id": 2, "parent_id": 1})
+    line.event("Iterator::Root::Batch::Map", 200 * US, 10 * US, {"id": 7, "parent_id": 6})
+    run = tw.load(b.write(__import__("tempfile").mkdtemp() + "/h.xplane.pb"))
+    its = tf_data(run).iterators.set_index("iterator_id")
+    assert its["pipeline"].tolist()[:2] == [1, 1] and its.loc[7, "pipeline"] is pd.NA
+    assert 7 not in set(tf_data(run).events["iterator_id"])
+    assert tf_data_bottleneck(run)["iterator_name"].tolist() == ["Map"]
 
 
 def test_no_tf_data():

@@ -464,7 +464,11 @@ TF_DATA_ITERATORS: dict[str, tuple[str, str]] = {
     "long_name": ("str", "Its path from the root, 'Iterator::Root::Batch::Map'."),
     "depth": ("int64", "1 for a root, +1 per level."),
     "is_async": ("bool", "Runs its input elsewhere (Prefetch, ParallelMap, ...)."),
-    "pipeline": ("int64", "Root iterator id of its pipeline."),
+    "pipeline": (
+        "Int64",
+        "Root iterator id of its pipeline; <NA> when its parents lead to no "
+        "root the capture holds (its events are then left out).",
+    ),
 }
 
 TF_DATA_EXECUTIONS: dict[str, tuple[str, str]] = {

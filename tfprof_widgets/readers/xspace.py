@@ -242,6 +242,10 @@ def _to_tables(w: _Walk, path: str, host: str) -> HostTables:
     ]
     line_plane = np.array([pi for pi, _ in w.lines], np.int32)
     ev_plane = line_plane[w.ev_line]
+    ev_name = _event_names(w, ev_plane, md.lookup, path)
+    # Stats before the event columns below: their temporaries then never coexist (peak RSS).
+    event_stats = _event_stats(w, ev_plane, md.stat_names, path)
+    del ev_plane
     aggregated = w.ev_occ > 0
     return HostTables(
         host=host,
@@ -249,12 +253,12 @@ def _to_tables(w: _Walk, path: str, host: str) -> HostTables:
         planes=md.planes,
         lines=lines,
         ev_line=np.asarray(w.ev_line, np.int32),
-        ev_name=_event_names(w, ev_plane, md.lookup, path),
+        ev_name=ev_name,
         ev_offset_ps=np.where(aggregated, 0, w.ev_off),
         ev_dur_ps=np.array(w.ev_dur),
         ev_occ=np.where(aggregated, w.ev_occ, 1).astype(np.int32),
         names=md.names,
-        event_stats=_event_stats(w, ev_plane, md.stat_names, path),
+        event_stats=event_stats,
         md_plane=md.plane,
         md_id=md.id,
         md_name=md.name,
