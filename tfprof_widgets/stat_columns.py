@@ -48,19 +48,27 @@ class _Rows:
     def __init__(self, stats, name: str, owner) -> None:
         if isinstance(stats, pd.DataFrame):
             hit = (stats["stat"] == name).to_numpy() if len(stats) else np.zeros(0, bool)
+            idx = np.flatnonzero(hit)  # integer takes: cheap when the stat is rare
             own = stats[owner] if isinstance(owner, str) else owner
-            self.owner = np.asarray(own)[hit]
-            self.kind = stats["kind"].cat.codes.to_numpy()[hit]
-            self.int_value = stats["int_value"].to_numpy()[hit]
-            self.float_value = stats["float_value"].to_numpy()[hit]
-            self.str_value = stats["str_value"].array[hit]
+            self.owner = np.asarray(own)[idx]
+            self.kind = stats["kind"].cat.codes.to_numpy()[idx]
+            self.int_value = stats["int_value"].to_numpy()[idx]
+            self.float_value = stats["float_value"].to_numpy()[idx]
+            self._str = (stats["str_value"], idx)
         else:  # the readers' StatRows
-            hit = np.asarray(stats.name == name) if len(stats) else np.zeros(0, bool)
-            self.owner = stats.owner[hit]
-            self.kind = stats.kind[hit]
-            self.int_value = stats.int_value[hit]
-            self.float_value = stats.float_value[hit]
-            self.str_value = stats.str_value[hit]
+            idx = np.flatnonzero(np.asarray(stats.name == name)) if len(stats) else []
+            self.owner = stats.owner[idx]
+            self.kind = stats.kind[idx]
+            self.int_value = stats.int_value[idx]
+            self.float_value = stats.float_value[idx]
+            self._str = (stats.str_value, idx)
+
+    @property
+    def str_value(self) -> pd.Categorical:
+        """The string values (only taken when asked for)."""
+        column, idx = self._str
+        values = column.array if isinstance(column, pd.Series) else column
+        return values.take(idx)
 
     def __len__(self) -> int:
         return len(self.owner)
@@ -74,8 +82,10 @@ class _Rows:
         keep = np.sort(len(self) - 1 - first_in_rev)
         if len(keep) == len(self):
             return self
-        for f in ("owner", "kind", "int_value", "float_value", "str_value"):
+        for f in ("owner", "kind", "int_value", "float_value"):
             setattr(self, f, getattr(self, f)[keep])
+        column, idx = self._str
+        self._str = (column, np.asarray(idx)[keep])
         return self
 
 
