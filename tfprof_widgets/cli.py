@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+import warnings
+from typing import NoReturn
 
 import pandas as pd
 
@@ -78,52 +81,128 @@ def summary_text(run: Run, top: int = 10) -> str:
     return "\n".join(parts)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="tfprof-widgets", description="Read TensorFlow profiler captures."
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line on stderr (and exit code 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive whole number, not {text!r}"
+        ) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, not {value}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="tfprof-widgets", description="Read TensorFlow profiler captures.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{summary,report,runs}")
     p_sum = sub.add_parser("summary", help="print what a capture holds")
     p_sum.add_argument("path", help="logdir, run directory, .xplane.pb or .trace.json(.gz)")
     p_sum.add_argument("--run", help="run name under a logdir (default: newest)")
-    p_sum.add_argument("--top", type=int, default=10, help="heaviest event names to list")
+    p_sum.add_argument("--top", type=_positive_int, default=10, help="heaviest event names to list")
     p_rep = sub.add_parser("report", help="write a self-contained HTML report (offline)")
     p_rep.add_argument("path", help="logdir, run directory, .xplane.pb or .trace.json(.gz)")
     p_rep.add_argument(
         "-o", "--output", default=None, help="output file (default: <run>.report.html here)"
     )
     p_rep.add_argument("--run", help="run name under a logdir (default: newest)")
-    p_rep.add_argument("--force", action="store_true", help="replace an existing output file")
+    p_rep.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing output file (or a symbolic link, never its target)",
+    )
     p_rep.add_argument(
         "--quiet", action="store_true", help="do not print the summary, only the file written"
     )
     p_runs = sub.add_parser("runs", help="list the runs under a logdir")
     p_runs.add_argument("logdir")
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "summary":
-            with pd.option_context("display.width", 160, "display.max_colwidth", 60):
-                print(summary_text(load(args.path, args.run), args.top))
-        elif args.command == "report":
-            from .report import write_report
+    return parser
 
-            run = load(args.path, args.run)
-            out = args.output or f"{run.name}.report.html"
-            try:
-                write_report(run, out, overwrite=args.force)
-            except FileExistsError as exc:
-                print(f"tfprof-widgets: {exc}", file=sys.stderr)
-                return 2
-            if not args.quiet:
+
+def _emit(text: str, stream=None) -> None:
+    """Print ``text``, never failing on a character the terminal's encoding lacks."""
+    stream = stream or sys.stdout
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    stream.write(text.encode(encoding, "backslashreplace").decode(encoding) + "\n")
+
+
+def _fail(message: str, code: int) -> int:
+    _emit(f"tfprof-widgets: {message}", sys.stderr)
+    return code
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    _emit(f"tfprof-widgets: warning: {message}", sys.stderr)
+
+
+def _report(args) -> None:
+    from .report import check_report_path, write_report
+
+    if args.output is not None:  # answer before a long load, not after it
+        check_report_path(args.output, args.force)
+    run = load(args.path, args.run)
+    out = args.output or f"{run.name}.report.html"
+    write_report(run, out, overwrite=args.force)
+    if not args.quiet:
+        with pd.option_context("display.width", 160, "display.max_colwidth", 60):
+            _emit(summary_text(run, 10) + "\n")
+    _emit(
+        f"wrote {out} ({os.path.getsize(out) / 1e6:.1f} MB): open it in any browser, "
+        "no internet needed"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code (0 ok, 2 bad input or output, 1 a bug).
+
+    Every failure is one line on stderr, never a traceback (set ``TFPROF_WIDGETS_DEBUG=1``
+    to see the traceback of an unexpected error).
+    """
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error already printed in one line
+        return exc.code if isinstance(exc.code, int) else int(exc.code is not None) * 2
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning
+            if args.command == "summary":
                 with pd.option_context("display.width", 160, "display.max_colwidth", 60):
-                    print(summary_text(run, 10) + "\n")
-            print(
-                f"wrote {out} ({os.path.getsize(out) / 1e6:.1f} MB): open it in any "
-                "browser, no internet needed"
-            )
-        elif args.command == "runs":
-            print(list_runs(args.logdir).to_string(index=False))
+                    _emit(summary_text(load(args.path, args.run), args.top))
+            elif args.command == "report":
+                _report(args)
+            elif args.command == "runs":
+                _emit(list_runs(args.logdir).to_string(index=False))
     except ProfileError as exc:
-        print(f"tfprof-widgets: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc), 2)
+    except OSError as exc:  # the report cannot be written there (ReportWriteError), or a read
+        if isinstance(exc, BrokenPipeError):  # the reader went away (| head): not an error
+            return _quiet_broken_pipe()
+        return _fail(str(exc) if exc.filename is None else f"{exc.filename}: {exc.strerror}", 2)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except MemoryError:
+        return _fail("out of memory (the capture is too big for this machine's memory)", 1)
+    except Exception as exc:  # a bug: still one line, and how to see more
+        if os.environ.get("TFPROF_WIDGETS_DEBUG"):
+            raise
+        return _fail(
+            f"unexpected {type(exc).__name__}: {exc} (a bug in tfprof_widgets; "
+            "TFPROF_WIDGETS_DEBUG=1 shows the traceback)",
+            1,
+        )
     return 0
+
+
+def _quiet_broken_pipe() -> int:
+    # Python would report the broken pipe again when it flushes stdout at exit.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(devnull, sys.stdout.fileno())
+    return 1

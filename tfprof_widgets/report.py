@@ -6,9 +6,13 @@ and a timeline of the slowest step, with plotly.js embedded once in the file.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import html
 import os
+import re
+import secrets
+import stat
 
 from . import views
 from .views._display import plotter
@@ -57,11 +61,157 @@ def report_html(run) -> str:
     )
 
 
-def write_report(run, path: str | os.PathLike, overwrite: bool = False) -> str:
-    """Write the report to ``path`` (refusing to replace an existing file unless told)."""
+class ReportWriteError(OSError):
+    """The report cannot be written where asked; ``path`` and ``problem`` say why.
+
+    Raised before anything is written: nothing at ``path`` (or anywhere else) is changed.
+    """
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(problem)
+        self.path, self.problem = path, problem
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.problem}"
+
+
+def check_report_path(path: str | os.PathLike, overwrite: bool = False) -> str:
+    """Raise :class:`ReportWriteError` if a report cannot go to ``path``; else ``path``.
+
+    Checks what can be known before the report is built (a cheap early answer for a
+    command line); :func:`write_report` checks again when it writes.
+    """
     path = os.fspath(path)
-    if os.path.exists(path) and not overwrite:
-        raise FileExistsError(f"{path} exists; choose another name or pass --force")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(report_html(run))
+    if not path:
+        raise ReportWriteError(path, "an empty file name")
+    if "\0" in path:
+        raise ReportWriteError(repr(path), "a file name cannot contain a NUL character")
+    problem = _refusal(path, overwrite)
+    if problem:
+        raise ReportWriteError(path, problem)
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        what = f"{directory} is not a directory"
+        if not os.path.lexists(directory):
+            what = f"the directory {directory} does not exist"
+        raise ReportWriteError(path, f"cannot write here: {what}")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        why = "permission denied"
+        with contextlib.suppress(OSError):
+            if os.statvfs(directory).f_flag & os.ST_RDONLY:
+                why = "Read-only file system"
+        raise ReportWriteError(path, f"cannot write into {directory}: {why}")
     return path
+
+
+def _refusal(path: str, overwrite: bool) -> str | None:
+    """Why ``path`` must not be replaced by a report (None when it may be)."""
+    if os.path.islink(path):
+        if overwrite:
+            return None  # the link itself is replaced; its target is never written
+        return (
+            f"is a symbolic link (to {os.readlink(path)}); pass --force to replace the "
+            "link itself with the report (its target is left alone)"
+        )
+    if os.path.isdir(path):
+        return "is a directory; give the report a file name"
+    if os.path.lexists(path):
+        if not overwrite:
+            return "exists; choose another name or pass --force"
+        if not os.path.isfile(path):
+            return "exists and is not a regular file; choose another name"
+    return None
+
+
+def _open_beside(path: str) -> tuple[int, str]:
+    """A new hidden file in ``path``'s directory, created exclusively: (fd, its path)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    stem = os.path.basename(path)[:100]  # room for the suffix within NAME_MAX
+    mode = 0o666  # less the umask, as for any file the user creates
+    with contextlib.suppress(OSError):
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode):
+            mode = stat.S_IMODE(st.st_mode)  # a replaced report keeps its mode
+    for _ in range(100):
+        tmp = os.path.join(directory, f".{stem}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode), tmp
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise ReportWriteError(
+                path, f"cannot write into {directory}: {exc.strerror or exc}"
+            ) from None
+    raise ReportWriteError(path, f"cannot find a free temporary name in {directory}")
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` as UTF-8; a lone surrogate (not text, so not encodable) becomes U+FFFD."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def write_report(run, path: str | os.PathLike, overwrite: bool = False) -> str:
+    """Write the report of ``run`` to ``path`` (refusing to replace a file unless told).
+
+    The report is built in memory and written into a temporary file beside ``path``, which
+    then takes ``path``'s place in one rename: a report is never left half-written, and if
+    building it fails, an existing file at ``path`` is untouched, even with ``overwrite``.
+    A symbolic link at ``path`` is refused unless ``overwrite``, which replaces the link
+    itself; its target is never written. Raises :class:`ReportWriteError` (an ``OSError``)
+    when ``path`` cannot be written: before building anything where that can be known.
+    """
+    path = check_report_path(path, overwrite)
+    if os.path.lexists(path) and any(_same_file(path, f) for f in run.files):
+        raise ReportWriteError(path, "is one of the capture's own files; choose another name")
+    data = _utf8(report_html(run))
+    fd, tmp = _open_beside(path)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        _publish(tmp, path, overwrite)
+    except BaseException as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, ReportWriteError):
+            raise ReportWriteError(
+                path, f"could not write the report: {exc.strerror or exc}"
+            ) from None
+        raise
+    return path
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _publish(tmp: str, path: str, overwrite: bool) -> None:
+    """Give the finished temporary file its name, in one step."""
+    if overwrite:
+        problem = _refusal(path, overwrite)  # it may have changed while the report was built
+        if problem:
+            raise ReportWriteError(path, problem)
+        os.replace(tmp, path)
+        return
+    # A hard link never replaces anything: a file that appeared meanwhile is kept.
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise ReportWriteError(path, _refusal(path, False) or "exists") from None
+    except OSError:  # a filesystem without hard links
+        problem = _refusal(path, False)
+        if problem:
+            raise ReportWriteError(path, problem) from None
+        os.replace(tmp, path)
+        return
+    os.unlink(tmp)
