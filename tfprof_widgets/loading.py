@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 import warnings
 from collections.abc import Callable
 
@@ -26,7 +27,11 @@ from .readers.tfprof import read_run_metadata, read_tfprof_profile
 from .readers.xspace import read_xspace
 from .run import Run
 
-__all__ = ["list_runs", "load"]
+__all__ = ["CAPTURE_LOG", "list_runs", "load"]
+
+# What TensorFlow logged while tfprof_widgets made a capture, beside its files (run.capture_log).
+CAPTURE_LOG = "capture.log"
+_MAX_CAPTURE_LOG_BYTES = 1 << 20
 
 _SHOW_PROGRESS_AFTER_S = 1.0
 # Loading speed seen here on one core (benchmarks/bench_load.py: 30 MB in 0.45 s). A bar is
@@ -86,6 +91,7 @@ def load(
     if not loaded:
         raise failed[0] if failed else _nothing_in(path, planes, window_s)
     result = Run(loaded, files.name, files.path)
+    result.capture_log = _capture_log(files.path)
     notes = [f"{exc.path}: not loaded ({exc.problem})" for exc in failed]
     notes += [f"{p}: named like a capture but not a file; skipped" for p in files.skipped]
     for note in notes:
@@ -118,6 +124,21 @@ def list_runs(logdir: str | os.PathLike[str]) -> pd.DataFrame:
         )
     df = pd.DataFrame(rows, columns=list(schema.RUNS))
     return df.astype(schema.dtypes(schema.RUNS))
+
+
+def _capture_log(run_dir: str) -> str:
+    """The run directory's ``capture.log`` (its first MiB), or "" when there is none."""
+    try:
+        fd = os.open(os.path.join(run_dir, CAPTURE_LOG), os.O_RDONLY | os.O_NONBLOCK)
+    except (OSError, ValueError):
+        return ""
+    with os.fdopen(fd, "rb") as f:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or device named like it
+                return ""
+            return f.read(_MAX_CAPTURE_LOG_BYTES).decode("utf-8", "replace")
+        except OSError:
+            return ""
 
 
 # -- what to read ---------------------------------------------------------------------------
