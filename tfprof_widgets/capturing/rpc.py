@@ -10,14 +10,27 @@ or a ``Terminate`` names its session, then the *server* saves the XSpace as
 
 from __future__ import annotations
 
+import os
+import threading
+import time
+
 from ..errors import CaptureError, CaptureUnavailableError
 from ..proto import profiler_service_pb2 as pb
 
-__all__ = ["ProfilerClient", "parse_address"]
+__all__ = ["ProfilerClient", "Pending", "parse_address", "save_timeout_s", "wait_for_answers"]
 
 _SERVICE = "/tensorflow.ProfilerService/"
-# The server holds Profile open while it traces; writing a large capture takes a while too.
-_SAVE_GRACE_S = 600.0
+# After its trace a server saves the capture, then answers. Saving a few seconds' trace
+# takes well under a second; a long trace of a busy GPU program can take several. Past this
+# wait (longer while the capture file visibly grows) the server is taken to be hung.
+_MIN_SAVE_TIMEOUT_S = 10.0
+_POLL_S = 0.25  # how often a growing capture file is looked at
+
+
+def save_timeout_s(duration_ms: float) -> float:
+    """How long to wait for a server to save and answer after its trace ended, by default:
+    10 s, or half the trace's duration for traces over 20 s."""
+    return max(_MIN_SAVE_TIMEOUT_S, duration_ms / 2000.0)
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -71,23 +84,16 @@ class ProfilerClient:
             response_deserializer=pb.TerminateResponse.FromString,
         )
 
-    def profile(self, request: pb.ProfileRequest) -> pb.ProfileResponse:
-        """Trace until the request's duration ends or :meth:`terminate`; blocks till saved."""
-        timeout = request.opts.duration_ms / 1000.0 + _SAVE_GRACE_S
-        if request.opts.start_timestamp_ns:
-            timeout += 3600.0
-        try:
-            return self._profile(request, timeout=timeout)
-        except self._grpc.RpcError as exc:
-            raise CaptureError(
-                self.address,
-                f"the profiler server failed the capture: {exc.code().name}: {exc.details()}",
-            ) from None
+    def profile(self, request: pb.ProfileRequest) -> Pending:
+        """Send the request; the server traces until its duration ends or :meth:`terminate`,
+        saves, then answers. Returns at once: :func:`wait_for_answers` waits for the answer.
+        """
+        return Pending(self, self._profile.future(request))
 
-    def terminate(self, session_id: str) -> None:
+    def terminate(self, session_id: str, timeout_s: float = 10.0) -> None:
         """Ask the server to end the trace of ``session_id`` now and save it."""
         try:
-            self._terminate(pb.TerminateRequest(session_id=session_id), timeout=30)
+            self._terminate(pb.TerminateRequest(session_id=session_id), timeout=timeout_s)
         except self._grpc.RpcError as exc:
             raise CaptureError(
                 self.address, f"could not stop the capture: {exc.code().name}: {exc.details()}"
@@ -95,3 +101,95 @@ class ProfilerClient:
 
     def close(self) -> None:
         self._channel.close()
+
+
+class Pending:
+    """A Profile request sent to one server, its answer still to come."""
+
+    def __init__(self, client: ProfilerClient, future) -> None:
+        self.client = client
+        self.future = future
+        self.error: CaptureError | None = None  # set when it failed or was given up on
+
+    @property
+    def address(self) -> str:
+        return self.client.address
+
+    def done(self) -> bool:
+        return self.future.done()
+
+    def settle(self) -> None:
+        """Turn a finished call's failure into :attr:`error` (a CaptureError)."""
+        grpc = self.client._grpc
+        try:
+            self.future.result(timeout=0)
+        except grpc.FutureCancelledError:
+            self.error = self.error or CaptureError(self.address, "the request was cancelled")
+        except grpc.RpcError as exc:
+            self.error = self.error or CaptureError(
+                self.address,
+                f"the profiler server failed the capture: {exc.code().name}: {exc.details()}",
+            )
+
+    def give_up(self, problem: str) -> None:
+        self.error = CaptureError(self.address, problem)
+        self.future.cancel()
+
+
+def _bytes_in(directory: str | None) -> int:
+    if not directory:
+        return -1
+    try:
+        with os.scandir(directory) as entries:
+            return sum(e.stat(follow_symlinks=False).st_size for e in entries if e.is_file())
+    except OSError:
+        return -1
+
+
+def wait_for_answers(
+    pending: list[Pending],
+    trace_end: float,
+    save_timeout: float,
+    run_dir: str | None = None,
+    what: str = "trace",
+) -> None:
+    """Wait until every request is answered, or give up on those still silent.
+
+    ``trace_end`` is when the traces end (``time.monotonic()``); a server then has
+    ``save_timeout`` seconds to save and answer, counted again from each time the files in
+    ``run_dir`` (where the server writes, if this machine sees it) grow. A server still
+    silent then is given up on: its request is cancelled and its :attr:`Pending.error` says
+    so. Ctrl-C cancels every request still pending, and is raised.
+    """
+    done = threading.Event()
+    for p in pending:
+        p.future.add_done_callback(lambda _f: done.set())
+    deadline = trace_end + save_timeout
+    seen = _bytes_in(run_dir)
+    try:
+        while True:
+            done.clear()
+            waiting = [p for p in pending if not p.done()]
+            if not waiting:
+                break
+            now = time.monotonic()
+            size = _bytes_in(run_dir)
+            if size != seen:  # the capture is still being written: not hung
+                seen = size
+                deadline = max(deadline, now + save_timeout)
+            if now >= deadline:
+                for p in waiting:
+                    p.give_up(
+                        f"the profiler server took the request but did not answer within "
+                        f"{save_timeout:g} s after the {what} ended; gave up. If it is still "
+                        "saving a large capture, give it longer (save_timeout_s= or "
+                        "--save-timeout-s)"
+                    )
+                break
+            done.wait(min(_POLL_S, deadline - now))
+    except BaseException:
+        for p in pending:
+            p.future.cancel()
+        raise
+    for p in pending:
+        p.settle()

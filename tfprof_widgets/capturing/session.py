@@ -16,38 +16,62 @@ import contextlib
 import os
 import shutil
 import socket
-import tempfile
 import threading
 import time
 import warnings
 from collections.abc import Iterator
 
 from ..errors import CaptureError, ProfileError, ProfilerBusyError
+from ..loading import CAPTURE_LOG
 from ..proto import profiler_service_pb2 as pb
 from ..readers.formats import XPLANE_SUFFIX
+from .interrupts import sigint_deferred
 from .options import CaptureOptions
-from .rundir import default_logdir, move_run, prepare_logdir, reserve_run_dir
-from .tf_runtime import import_tf, local_server_port, profiler_running
+from .rpc import save_timeout_s as rpc_save_timeout
+from .rpc import wait_for_answers
+from .rundir import (
+    default_logdir,
+    make_staging,
+    move_run,
+    prepare_logdir,
+    reserve_run_dir,
+    staged_runs,
+)
+from .tf_log import TFLog
+from .tf_runtime import import_tf, local_server_port, local_session_open, profiler_running
 
-__all__ = ["Capture", "capture", "active_capture", "stop_capture"]
+__all__ = ["Capture", "capture", "active_capture", "finish_interrupted", "stop_capture"]
 
 # A server-side trace runs until Terminate; this is only its upper bound.
 _MAX_TRACE_MS = 24 * 3600 * 1000
 _READY_TIMEOUT_S = 60.0
 
 _active: Capture | None = None
+_active_lock = threading.Lock()
 
 
 def active_capture() -> Capture | None:
-    """The capture started by tfprof_widgets that is still recording, if any."""
-    return _active if _active is not None and _active.running else None
+    """The capture started by tfprof_widgets that is still recording (or was interrupted
+    while stopping and is not saved yet), if any."""
+    return _active
 
 
 def stop_capture() -> Capture | None:
-    """Stop a capture left recording (e.g. by an interrupted cell); returns it, loaded."""
-    cap = active_capture()
+    """Stop a capture left recording or interrupted while stopping; returns it, loaded."""
+    cap = _active
     if cap is not None:
         cap.stop()
+    return cap
+
+
+def finish_interrupted() -> Capture | None:
+    """Finish the capture whose stop was interrupted (or whose owner asked it to stop and
+    was interrupted before it could): TF's profiler is stopped and the capture saved and
+    moved into its run directory. Returns that capture (not loaded), or None."""
+    cap = _active
+    if cap is None or not (cap.state in ("stopping", "saved") or cap._stop_requested):
+        return None
+    cap.stop(load=False)
     return cap
 
 
@@ -57,7 +81,14 @@ class Capture:
     Attributes (after :meth:`stop`): ``logdir``; ``run_dir``, the new
     ``<logdir>/plugins/profile/<run>`` directory; ``run``, the loaded
     :class:`~tfprof_widgets.Run` (None when ``load=False``); ``elapsed_s``, the time traced;
-    ``options``; ``route``, ``"start/stop"`` or ``"server"``.
+    ``options``; ``route``, ``"start/stop"`` or ``"server"``; ``log``, what TensorFlow
+    logged while the capture started and stopped (also ``capture.log`` in the run
+    directory); ``state``: ``"new"``, ``"recording"``, ``"stopping"``, ``"saved"`` (TF is
+    done; the files are not in place yet), ``"published"`` or ``"failed"``.
+
+    Stopping is safe to interrupt: Ctrl-C waits until the capture is saved and in place
+    (main thread), and a stop cut short anyway is finished by calling :meth:`stop` again,
+    by the next capture's :meth:`start` or by :func:`stop_capture`.
     """
 
     def __init__(
@@ -70,26 +101,81 @@ class Capture:
         self.run_dir: str | None = None
         self.run = None
         self.elapsed_s: float | None = None
-        self.running = False
+        self.state = "new"
+        self.log = TFLog()
+        self._stop_requested = False  # its owner began stopping it (then maybe interrupted)
         self._t0 = 0.0
         self._staging: str | None = None
         self._client = None
         self._session_id: str | None = None
-        self._thread: threading.Thread | None = None
-        self._rpc_error: BaseException | None = None
+        self._pending = None
+        self._lock = threading.RLock()
+
+    @property
+    def running(self) -> bool:
+        """True while recording."""
+        return self.state == "recording"
 
     # -- starting ------------------------------------------------------------------------
     def start(self) -> Capture:
-        """Begin recording. Raises ProfilerBusyError if any profiler already records here."""
+        """Begin recording. Raises ProfilerBusyError if any profiler already records here.
+
+        A capture of this process interrupted while stopping is finished first.
+        """
         global _active
+        if self.state != "new":
+            raise CaptureError(self.logdir or "(capture)", "this capture was already started")
         where = self.requested_logdir or "(new logdir)"
-        if active_capture() is not None:
-            raise ProfilerBusyError(
-                where,
-                f"a tfprof_widgets capture into "
-                f"{_active.logdir} is still recording; stop it "
-                "first (tfprof_widgets.stop_capture())",
-            )
+        finish_interrupted()
+        with _active_lock:
+            if _active is not None:
+                raise ProfilerBusyError(
+                    where,
+                    f"a tfprof_widgets capture into {_active.logdir} is still recording; "
+                    "stop it first (tfprof_widgets.stop_capture())",
+                )
+            _active = self
+            self.state = "starting"
+        try:
+            with sigint_deferred() as held:
+                with self.log.collect():
+                    self._start(where)
+                if held.received:  # Ctrl-C while starting: undo the start, then raise it
+                    self._undo_start()
+        except BaseException as exc:
+            if self.state == "starting":
+                self._abandon_start()
+            if isinstance(exc, CaptureError):
+                self.log.show()  # why it failed may be in what TensorFlow logged
+            raise
+        return self
+
+    def _undo_start(self) -> None:
+        """Stop a capture that started fully, and remove it: none of the code ran."""
+        self._stop_requested = True
+        self._finish()
+        if self.run_dir:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+        self.state = "failed"
+
+    def _abandon_start(self) -> None:
+        """Clean up a start cut short halfway (a Ctrl-C forced through, or an error)."""
+        global _active
+        with contextlib.suppress(Exception):
+            if self.route == "start/stop" and self._staging and local_session_open():
+                import_tf(self.logdir).profiler.experimental.stop(save=False)
+        self._discard_staging()
+        if self._pending is not None:
+            self._pending.future.cancel()
+        if self._client is not None:
+            self._client.close()
+        if self.run_dir:
+            with contextlib.suppress(OSError):
+                os.rmdir(self.run_dir)
+        with _active_lock:
+            _active, self.state = None, "new"
+
+    def _start(self, where: str) -> None:
         import_tf(where)
         if profiler_running():
             raise ProfilerBusyError(
@@ -108,13 +194,16 @@ class Capture:
         else:
             self._start_server()
         self._t0 = time.perf_counter()
-        self.running = True
-        _active = self
-        return self
+        self.state = "recording"
 
     def _start_local(self) -> None:
         tf = import_tf(self.logdir)
-        self._staging = tempfile.mkdtemp(prefix=".tfprof-staging-", dir=self.logdir)
+        try:
+            self._staging = make_staging(self.logdir)
+        except OSError as exc:
+            raise CaptureError(
+                self.logdir, f"cannot create a staging directory: {exc.strerror or exc}"
+            ) from None
         try:
             tf.profiler.experimental.start(self._staging)
         except tf.errors.AlreadyExistsError:
@@ -142,83 +231,140 @@ class Capture:
             session_id=self._session_id,
             host_name=socket.gethostname(),
         )
-        self._thread = threading.Thread(
-            target=self._profile_rpc, args=(request,), name="tfprof-capture", daemon=True
-        )
-        self._thread.start()
+        self._pending = self._client.profile(request)
         if self.options.delay_ms:
             return  # tracing begins later by design; nothing to wait for
         deadline = time.monotonic() + _READY_TIMEOUT_S
         while not profiler_running():
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                self._thread.join(timeout=1)
+            if self._pending.done() or time.monotonic() > deadline:
+                self._pending.future.cancel()
+                self._pending.settle()
                 self._client.close()
                 os.rmdir(self.run_dir)
                 problem = (
-                    str(self._rpc_error)
-                    if self._rpc_error
+                    self._pending.error.problem
+                    if self._pending.error
                     else f"the profiler server did not start tracing within {_READY_TIMEOUT_S:g} s"
                 )
                 raise CaptureError(self.logdir, problem)
             time.sleep(0.002)
-
-    def _profile_rpc(self, request: pb.ProfileRequest) -> None:
-        try:
-            self._client.profile(request)
-        except BaseException as exc:  # reported by stop(), from the caller's thread
-            self._rpc_error = exc
 
     # -- stopping ------------------------------------------------------------------------
     def stop(self, load: bool = True):
         """Stop recording, save the capture into a new run directory, and load it.
 
         Returns the :class:`~tfprof_widgets.Run` (or None with ``load=False``). Calling it
-        again does nothing more.
+        again does nothing more; after an interrupted stop, it finishes the stop.
         """
         global _active
-        if not self.running:
-            return self.run
-        self.elapsed_s = time.perf_counter() - self._t0
-        self.running = False
-        if _active is self:
-            _active = None
-        if self.route == "start/stop":
-            self._stop_local()
-        else:
-            self._stop_server()
-        if load:
+        with self._lock:
+            if self.state in ("new", "starting"):
+                raise CaptureError(self.logdir or "(capture)", "this capture was not started")
+            if self.state == "failed":
+                return None
+            if self.state != "published":
+                self._stop_requested = True
+                try:
+                    with sigint_deferred():
+                        self._finish()
+                except CaptureError:
+                    with _active_lock:
+                        self.state = "failed"
+                        if _active is self:
+                            _active = None
+                    self.log.show()  # why it failed may be in what TensorFlow logged
+                    raise
+        if load and self.run is None:
             from ..loading import load as load_run
 
             self.run = load_run(self.run_dir)
         return self.run
 
+    def _finish(self) -> None:
+        """Each step once, in order, resumed where an interrupted call left off."""
+        global _active
+        if self.state == "recording":
+            self.elapsed_s = time.perf_counter() - self._t0
+            self.state = "stopping"
+        if self.state == "stopping":
+            with self.log.collect():
+                if self.route == "start/stop":
+                    self._stop_local()
+                else:
+                    self._stop_server()
+            self.state = "saved"
+        if self.state == "saved":
+            if self.route == "start/stop":
+                self._publish_local()
+            self._save_log()
+            with _active_lock:
+                self.state = "published"
+                if _active is self:
+                    _active = None
+
     def _stop_local(self) -> None:
         tf = import_tf(self.logdir)
+        if not local_session_open():
+            return  # TF's stop already ran (its caller was interrupted right after)
         try:
+            # Safe to repeat: a session whose export already ran (and was cut short just
+            # after) exports nothing more and is closed.
             tf.profiler.experimental.stop()
         except tf.errors.OpError as exc:
             self._discard_staging()
             raise CaptureError(
                 self.logdir, f"TensorFlow could not save the capture: {exc.message}"
             ) from None
+
+    def _publish_local(self) -> None:
         try:
-            self.run_dir = move_run(self._staging, self.logdir)
+            if self.run_dir is None:
+                runs = staged_runs(self._staging)
+                if not runs:
+                    self._discard_staging()
+                    raise CaptureError(
+                        self.logdir,
+                        "the profiler stopped but wrote no capture file (is the disk full?)",
+                    )
+                self.run_dir = reserve_run_dir(self.logdir, os.path.basename(runs[-1]))
+            move_run(self._staging, self.logdir, self.run_dir)
         except OSError as exc:
             raise CaptureError(
-                self.logdir, f"could not move the capture into place: {exc}"
+                self.logdir,
+                f"could not move the capture into place ({exc}); it is in {self._staging}",
             ) from None
 
     def _stop_server(self) -> None:
         try:
-            self._client.terminate(self._session_id)
-            self._thread.join()
+            if not self._pending.done():
+                self._client.terminate(self._session_id)
+                wait_for_answers(
+                    [self._pending],
+                    time.monotonic(),
+                    rpc_save_timeout(1000 * (self.elapsed_s or 0)),
+                    self.run_dir,
+                    what="capture was stopped",
+                )
+            self._pending.settle()
         finally:
             self._client.close()
-        if self._rpc_error is not None:
-            raise CaptureError(self.logdir, str(self._rpc_error))
+        if self._pending.error is not None:
+            raise CaptureError(self.logdir, self._pending.error.problem)
         if not any(name.endswith(XPLANE_SUFFIX) for name in os.listdir(self.run_dir)):
             raise CaptureError(
                 self.run_dir, "the profiler server saved no capture file here (is the disk full?)"
+            )
+
+    def _save_log(self) -> None:
+        if os.path.exists(os.path.join(self.run_dir, CAPTURE_LOG)):
+            return  # saved before an interruption
+        try:
+            self.log.save(self.run_dir)
+        except OSError as exc:  # the capture matters more than its log
+            warnings.warn(
+                f"could not save TensorFlow's log of the capture: {exc}",
+                RuntimeWarning,
+                stacklevel=4,
             )
 
     def _discard_staging(self) -> None:
@@ -226,8 +372,8 @@ class Capture:
             shutil.rmtree(self._staging, ignore_errors=True)
 
     def __repr__(self) -> str:
-        state = "recording" if self.running else (self.run_dir or "not started")
-        return f"<tfprof_widgets.Capture {self.route} {state}>"
+        where = self.run_dir or self.logdir or "not started"
+        return f"<tfprof_widgets.Capture {self.route} {self.state} {where}>"
 
 
 @contextlib.contextmanager
@@ -263,6 +409,7 @@ def capture(
     try:
         yield cap
     except BaseException:
+        cap._stop_requested = True  # first, so that an interrupt now leaves it finishable
         try:
             cap.stop(load=load)
         except (CaptureError, ProfileError) as exc:
@@ -272,4 +419,5 @@ def capture(
                 stacklevel=3,
             )
         raise
+    cap._stop_requested = True
     cap.stop(load=load)

@@ -8,7 +8,7 @@ import warnings
 
 from ..errors import CaptureError, CaptureUnavailableError
 
-__all__ = ["import_tf", "profiler_running", "local_server_port"]
+__all__ = ["import_tf", "profiler_running", "local_session_open", "local_server_port"]
 
 _INSTALL_HINT = (
     "capturing needs TensorFlow: pip install 'tfprof_widgets[capture]' (or "
@@ -38,6 +38,18 @@ def profiler_running() -> bool:
     except ImportError:  # a TF without this private module: rely on start()'s own error
         return False
     return bool(_pywrap_traceme.traceme_enabled())
+
+
+def local_session_open() -> bool:
+    """Whether ``tf.profiler.experimental.start()`` holds a session that ``stop()`` has not
+    closed yet (it may already have stopped recording if ``stop()`` was cut short)."""
+    try:
+        from tensorflow.python.profiler import profiler_v2
+    except ImportError:
+        return profiler_running()
+    if not hasattr(profiler_v2, "_profiler"):  # a TF that keeps it elsewhere
+        return profiler_running()
+    return profiler_v2._profiler is not None
 
 
 def _free_port() -> int:

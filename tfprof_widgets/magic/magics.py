@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import os
 import shlex
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -113,12 +114,106 @@ def _subcommand_parsers() -> dict[str, MagicArgumentParser]:
     )
     remote.add_argument("addresses", help="grpc://host:port[,grpc://host2:port2...]")
     remote.add_argument("--duration-ms", type=int, default=2000)
+    remote.add_argument(
+        "--save-timeout-s",
+        type=float,
+        default=None,
+        help="how long a server may take to save and answer after its trace (default: 10 s, "
+        "or half the duration for traces over 20 s)",
+    )
     remote.add_argument("--logdir", help="default: a fresh ./tfprof_logs/<timestamp>")
     remote.add_argument("--name", help="also store the run in this variable")
     remote.add_argument("--no-display", action="store_true")
     for arg in _TRACER_ARGUMENTS:
         remote.add_argument(*arg.args, **arg.kwds)
-    return {"load": load, "list": listing, "remote": remote}
+    recover = MagicArgumentParser(
+        prog="%tfprof recover",
+        description="Move captures left in staging directories by a session that stopped "
+        "while saving into their logdir's plugins/profile.",
+    )
+    recover.add_argument("logdir", nargs="?", default="tfprof_logs")
+    return {"load": load, "list": listing, "remote": remote, "recover": recover}
+
+
+def _note(text: str) -> None:
+    """One line of output under the cell (not a stream: no red box)."""
+    display(_Status._bundle(text), raw=True)
+
+
+def _stop(cap) -> KeyboardInterrupt | None:
+    """Stop ``cap`` and put its capture in place, whatever Ctrl-C does meanwhile.
+
+    Returns the KeyboardInterrupt that arrived while stopping (held back until the capture
+    was in place), or None. A stop cut short anyway (Ctrl-C pressed again and again, or a
+    thread where it cannot be held back) is finished once more before giving up; what is
+    still left then is finished by the next magic.
+    """
+    try:
+        cap.stop(load=False)
+        return None
+    except KeyboardInterrupt as exc:
+        if cap.state != "published":
+            try:
+                cap.stop(load=False)
+            except KeyboardInterrupt:
+                raise exc from None
+        return exc
+
+
+def _finish_interrupted() -> None:
+    """Finish a capture whose stop an earlier interrupt cut short, and say so."""
+    from ..capturing.session import finish_interrupted
+
+    cap = finish_interrupted()
+    if cap is not None:
+        _note(
+            f"finished the capture interrupted while stopping: {cap.run_dir} "
+            f"(%tfprof load {cap.run_dir})"
+        )
+
+
+def _note_tf_warnings(cap) -> None:
+    found = cap.log.warnings
+    if found:
+        first = found[0] if len(found[0]) <= 160 else found[0][:157] + "…"
+        _note(
+            f"TensorFlow logged {len(found)} warning(s) while profiling, kept in "
+            f"{RUN_VARIABLE}.capture_log; the first: {first}"
+        )
+
+
+def _offer_unpublished(logdir: str) -> None:
+    from ..capturing.rundir import find_unpublished
+
+    for item in find_unpublished(logdir, _owned_here()):
+        _note(
+            f"unpublished capture (its session stopped while saving it): {item.run_dir}; "
+            f"%tfprof recover {logdir} moves it into {item.logdir}, "
+            f"%tfprof load {item.run_dir} loads it where it is"
+        )
+
+
+def _recover(logdir: str):
+    from ..capturing.rundir import find_unpublished, publish_unpublished
+    from ..loading import list_runs
+
+    if not os.path.isdir(logdir):
+        raise CaptureError(logdir, "no such directory")
+    found = find_unpublished(logdir, _owned_here())
+    for item in found:
+        _note(f"recovered {item.run_dir} → {publish_unpublished(item)}")
+    if not found:
+        _note(f"no unpublished captures under {logdir}")
+    return list_runs(logdir)
+
+
+def _owned_here() -> frozenset[str]:
+    """Staging directories this process's capture is still using."""
+    from ..capturing.session import active_capture
+
+    cap = active_capture()
+    staging = getattr(cap, "_staging", None)
+    return frozenset([os.path.abspath(staging)] if staging else [])
 
 
 @magics_class
@@ -152,10 +247,19 @@ class TfprofMagics(Magics):
 
             %tfprof load PATH [--run RUN] [--name NAME] [--no-display]
             %tfprof list [LOGDIR]
+            %tfprof recover [LOGDIR]
             %tfprof remote grpc://host:port[,...] [--duration-ms N] [--logdir DIR]
-                           [--name NAME] [tracer options as above] [--no-display]
+                           [--save-timeout-s S] [--name NAME] [tracer options as above]
+                           [--no-display]
+
+        Ctrl-C while the profiler stops waits until the capture is saved. ``%tfprof list``
+        also names captures that a session which crashed while saving left in a hidden
+        staging directory; ``%tfprof recover`` moves them into place. What TensorFlow logs
+        while a capture starts and stops is kept in ``run.capture_log`` (and
+        ``capture.log`` in the run directory) instead of being shown.
         """
         try:
+            _finish_interrupted()
             if cell is None:
                 return self._line(line)
             return self._cell(line, cell)
@@ -164,26 +268,26 @@ class TfprofMagics(Magics):
 
     # -- %%tfprof ------------------------------------------------------------------------
     def _cell(self, line: str, cell: str):
-        from ..capturing.session import Capture, active_capture
+        from ..capturing.session import Capture
 
         args = _check_name(parse_argstring(self.tfprof, line))
-        stale = active_capture()
-        if stale is not None and getattr(stale, "_magic_cell_done", False):
-            stale.stop(load=False)  # its cell was interrupted while the magic stopped it
         cap = Capture(args.logdir, _options(args))
         cap.start()
         status = _Status()
         status.update(f"capturing ({cap.route}) into {cap.logdir} …")
         try:
             result = self.shell.run_cell(cell, store_history=False)
-        finally:
-            cap._magic_cell_done = True
-            status.update("stopping the profiler and saving …")
-            cap.stop(load=False)
+        except BaseException:  # an interrupt that landed just outside the cell's own code
+            cap._stop_requested = True  # first: whatever happens next, it can be finished
+            _stop(cap)
+            raise
+        cap._stop_requested = True
+        status.update("stopping the profiler and saving … (Ctrl-C waits until it is saved)")
+        interrupted = _stop(cap)
         status.update(f"loading {cap.run_dir} …")
         from ..loading import load
 
-        error = result.error_before_exec or result.error_in_exec
+        error = result.error_before_exec or result.error_in_exec or interrupted
         try:
             run = load(cap.run_dir)
         except ProfileError as exc:
@@ -203,6 +307,13 @@ class TfprofMagics(Magics):
             f"events, {run.events['step'].nunique()} steps → {cap.run_dir} "
             f"(in {RUN_VARIABLE}{', ' + args.name if args.name else ''})"
         )
+        _note_tf_warnings(cap)
+        if interrupted is not None and error is interrupted:
+            raise _one_line(
+                interrupted,
+                "KeyboardInterrupt while the profiler was stopping: it waited until the "
+                f"capture was saved; it is in {RUN_VARIABLE}",
+            )
         if error is not None:
             # The cell's traceback is already shown; fail this cell too, in one line, so
             # "run all" stops here as it would without the magic.
@@ -223,8 +334,9 @@ class TfprofMagics(Magics):
         if not words or words[0] not in parsers:
             raise _one_line(
                 ValueError(
-                    "usage: %tfprof load PATH | %tfprof list [LOGDIR] | %tfprof remote "
-                    "grpc://host:port[,...] (or %%tfprof as a cell magic); see %tfprof?"
+                    "usage: %tfprof load PATH | %tfprof list [LOGDIR] | %tfprof recover "
+                    "[LOGDIR] | %tfprof remote grpc://host:port[,...] (or %%tfprof as a cell "
+                    "magic); see %tfprof?"
                 )
             )
         command, rest = words[0], words[1:]
@@ -232,7 +344,11 @@ class TfprofMagics(Magics):
         if command == "list":
             from ..loading import list_runs
 
-            return list_runs(args.logdir)
+            runs = list_runs(args.logdir)
+            _offer_unpublished(args.logdir)
+            return runs
+        if command == "recover":
+            return _recover(args.logdir)
         if command == "load":
             from ..loading import load
 
@@ -243,7 +359,11 @@ class TfprofMagics(Magics):
             status = _Status()
             status.update(f"tracing {args.addresses} for {args.duration_ms} ms …")
             run = remote_capture(
-                args.addresses, args.logdir, duration_ms=args.duration_ms, options=_options(args)
+                args.addresses,
+                args.logdir,
+                duration_ms=args.duration_ms,
+                options=_options(args),
+                save_timeout_s=args.save_timeout_s,
             )
             status.update(
                 f"captured {len(run.events):,} events from {len(run.hosts)} "
