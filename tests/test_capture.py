@@ -17,6 +17,7 @@ from conftest import ROOT, SAMPLES
 if os.environ.get("CI") != "true":  # in CI the dev extra installs it: a missing TF fails
     pytest.importorskip("tensorflow")
 
+from IPython import get_ipython  # noqa: E402
 from IPython.testing.globalipapp import start_ipython  # noqa: E402
 from IPython.utils.capture import capture_output  # noqa: E402
 from isolation import run_isolated  # noqa: E402
@@ -50,7 +51,7 @@ def train_step(x):
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = start_ipython()
+    shell = start_ipython() or get_ipython()  # one shell per process
     shell.run_line_magic("load_ext", "tfprof_widgets")
     shell.run_cell(TINY_KERAS + LOOP_SETUP)
     return shell
