@@ -54,13 +54,6 @@ def surrogate_trace(path: pathlib.Path) -> pathlib.Path:
     return path
 
 
-@pytest.fixture
-def stdlib_json(monkeypatch):
-    """Decode JSON with the standard library, which accepts lone surrogates as JSON does
-    (orjson refuses them; the reader may use either)."""
-    monkeypatch.setattr(chrome_trace, "_orjson", None)
-
-
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
     code = cli.main([str(a) for a in argv])
     out, err = capsys.readouterr()
@@ -76,7 +69,12 @@ def one_line(err: str) -> str:
 
 
 # -- 12: the report is written atomically ---------------------------------------------------
-def test_lone_surrogate_loads_and_its_report_replaces_the_old_one(tmp_path, capsys, stdlib_json):
+@pytest.mark.parametrize("decoder", ["orjson", "json"])
+def test_lone_surrogate_loads_and_its_report_replaces_the_old_one(
+    tmp_path, capsys, monkeypatch, decoder
+):
+    if decoder == "json":  # the reader's other JSON path (no orjson, or deep nesting)
+        monkeypatch.setattr(chrome_trace, "_orjson", None)
     trace = surrogate_trace(tmp_path / "odd.trace.json")
     run = tw.load(trace)
     names = set(run.events["name"].astype(str))
@@ -88,6 +86,28 @@ def test_lone_surrogate_loads_and_its_report_replaces_the_old_one(tmp_path, caps
     html = out.read_bytes().decode("utf-8")  # strict: valid UTF-8 throughout
     assert "\ufffd" in html and "matmul" in html
     assert sorted(os.listdir(tmp_path)) == ["odd.trace.json", "r.html"]  # no temp left
+
+
+def test_lone_surrogates_in_json_and_file_names_become_u_fffd(tmp_path):
+    from tfprof_widgets.readers.text import json_without_lone_surrogates
+
+    raw = rb'["\ud83d\ude00", "\uD800x", "x\udc00", "\\ud800", "\\\ud800", "\u00e9"]'
+    assert json.loads(json_without_lone_surrogates(raw)) == [
+        "\U0001f600",  # a valid pair stays one character
+        "\ufffdx",
+        "x\ufffd",
+        "\\ud800",  # an escaped backslash, then text: not an escape
+        "\\\ufffd",
+        "\u00e9",
+    ]
+    host = os.fsdecode(b"worker\xff")
+    trace = tmp_path / f"{host}.trace.json"
+    trace.write_text(json.dumps({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2}]}))
+    run = tw.load(trace)
+    assert run.hosts == ["worker\ufffd"] and list(run.events["host"]) == ["worker\ufffd"]
+    out = tmp_path / "r.html"
+    report.write_report(run, out)
+    assert "worker\ufffd" in out.read_bytes().decode("utf-8")
 
 
 def test_a_failed_build_never_touches_the_old_report(tmp_path, capsys, monkeypatch):

@@ -75,16 +75,6 @@ class Run:
         self.warnings = [f"{h.host}: {w}" for h in hosts for w in h.warnings]
         # What TensorFlow logged while tfprof_widgets captured this run (its capture.log).
         self.capture_log: str = ""
-        for df in (
-            self.planes,
-            self.lines,
-            self.events,
-            self.event_stats,
-            self.event_metadata,
-            self.metadata_stats,
-            self.plane_stats,
-        ):
-            _replace_lone_surrogates(df)
         self._fill_typed_columns()
 
     def _fill_typed_columns(self) -> None:
@@ -178,34 +168,6 @@ class Run:
     def _repr_html_(self) -> str:
         items = "".join(f"<li>{html.escape(s)}</li>" for s in self._summary_lines())
         return f"<div><b>tfprof_widgets.Run</b><ul>{items}</ul></div>"
-
-
-def _replace_lone_surrogates(df: pd.DataFrame) -> None:
-    """Make every string category encodable: a lone UTF-16 surrogate becomes U+FFFD.
-
-    JSON may spell one (``"\\ud800"``) and a file name with undecodable bytes gives one; it
-    is not text, so no report, CSV or widget could write it as UTF-8. Categories are checked
-    at C speed; only a table that holds one is rebuilt.
-    """
-    for col in df.columns:
-        values = df[col]
-        if not isinstance(values.dtype, pd.CategoricalDtype):
-            continue
-        cats = values.cat.categories
-        if not len(cats) or not pd.api.types.is_string_dtype(cats.dtype):
-            continue
-        try:
-            "\0".join(cats).encode("utf-8")
-            continue
-        except TypeError:  # not strings
-            continue
-        except UnicodeEncodeError:
-            pass
-        fixed = pd.Index(cats.str.replace("[\ud800-\udfff]", "\ufffd", regex=True))
-        codes, uniques = pd.factorize(fixed)  # two names may now be one
-        old = values.cat.codes.to_numpy()
-        new = np.where(old < 0, -1, codes[np.maximum(old, 0)])
-        df[col] = pd.Categorical.from_codes(new, categories=uniques)
 
 
 def _analysis_property(analysis: Analysis) -> functools.cached_property:

@@ -19,6 +19,7 @@ from ..errors import CorruptProfileError, NoEventsError, ProfileTooLargeError, W
 from .columnar import HostTables, LineInfo, PlaneInfo, StatRows
 from .formats import host_of
 from .limits import MEMORY_PER_FILE_BYTE, available_memory_bytes, fmt_bytes
+from .text import json_without_lone_surrogates
 
 try:  # orjson is 3-5x faster on big traces; the stdlib decoder is the fallback
     import orjson as _orjson
@@ -92,6 +93,7 @@ def decode_json(data: bytes, path: str):
         raise CorruptProfileError(path, "the file is empty (0 bytes)")
     if data[:2] == _GZIP_MAGIC:
         data = _gunzip_bounded(data, path)
+    data = json_without_lone_surrogates(data)
     try:
         if _orjson is not None and _max_nesting(data) <= _ORJSON_MAX_DEPTH:
             return _orjson.loads(data)

@@ -18,6 +18,7 @@ import os
 import re
 
 from ..errors import WrongFormatError
+from .text import name_as_text
 
 __all__ = [
     "CAPTURE_SUFFIXES",
@@ -70,7 +71,7 @@ def host_of(path: str) -> str:
     and ``worker-0.run_metadata.pb`` are all host ``worker-0`` (a name that is nothing but a
     suffix keeps it whole).
     """
-    base = os.path.basename(path)
+    base = name_as_text(os.path.basename(path))  # undecodable bytes become U+FFFD
     for suffix in _HOST_SUFFIXES:
         if base.endswith(suffix) and len(base) > len(suffix):
             return base[: -len(suffix)]
