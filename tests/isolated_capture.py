@@ -98,6 +98,30 @@ def main() -> None:
     from tfprof_widgets.capturing.tf_runtime import profiler_running
 
     out["running_after"] = profiler_running()
+    # Ctrl-C that gets through right after Terminate: the stop is finished all the same.
+    from tfprof_widgets.capturing import rpc
+
+    real_terminate, calls = rpc.ProfilerClient.terminate, []
+
+    def terminate(self, *args, **kwargs):
+        real_terminate(self, *args, **kwargs)
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+
+    rpc.ProfilerClient.terminate = terminate
+    try:
+        ip.run_cell_magic("tfprof", "--host-tracer-level 1 --no-display", "step(tf.ones((8, 32)))")
+        out["interrupted_server_stop"] = None
+    except KeyboardInterrupt as exc:
+        out["interrupted_server_stop"] = {
+            **summary(ip.user_ns["_tfprof_run"]),
+            "said": exc._render_traceback_(),
+            "running": profiler_running(),
+            "terminate_calls": len(calls),
+        }
+    finally:
+        rpc.ProfilerClient.terminate = real_terminate
 
     # 2. Remote capture from programs serving the profiler.
     ports = [free_port(), free_port()]

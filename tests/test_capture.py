@@ -221,6 +221,8 @@ def test_help_lists_every_flag():
         "--delay-ms",
         "--no-display",
         "%tfprof remote",
+        "--save-timeout-s",
+        "%tfprof recover",
     ):
         assert flag in doc
 
@@ -284,6 +286,13 @@ def test_tracer_options_are_really_applied(isolated):
     assert isolated["raised"]["python_tracer_level"] == [1]
     assert isolated["raised"]["python_events"] > 0
     assert isolated["running_after"] is False
+    stopped = isolated["interrupted_server_stop"]
+    assert stopped["running"] is False and stopped["events"] > 0
+    assert stopped["host_tracer_level"] == [1] and stopped["terminate_calls"] in (1, 2)
+    assert stopped["said"] == [
+        "KeyboardInterrupt while the profiler was stopping: it waited until the capture was "
+        "saved; it is in _tfprof_run"
+    ]
 
 
 def test_remote_capture(isolated):

@@ -512,6 +512,23 @@ def test_a_stop_interrupted_for_good_is_finished_by_the_next_magic(ip, tf, clean
     assert matmuls(tw.load(first)) >= 20
 
 
+def test_the_capture_api_finishes_an_interrupted_stop(tf, clean, monkeypatch):
+    """``with tw.capture()``: a KeyboardInterrupt right after TF's stop propagates; the
+    capture waits in its "stopping" state and stop_capture() finishes it."""
+    from tfprof_widgets.capturing import tf_runtime
+    from tfprof_widgets.capturing.session import active_capture
+
+    interrupt_at(monkeypatch, tf, "after TF's stop", "raise")
+    with pytest.raises(KeyboardInterrupt), tw.capture(clean) as cap:
+        exec(CELL, {"tf": tf})
+    assert active_capture() is cap and cap.state == "stopping"
+    assert not tf_runtime.profiler_running()  # TF's stop ran; the files are still staged
+    assert len(list(clean.glob(".tfprof-staging-*/plugins/profile/*/*.xplane.pb"))) == 1
+    assert tw.stop_capture() is cap and cap.state == "published"
+    (run_dir,) = published(clean)
+    assert cap.run.path == str(run_dir) and matmuls(cap.run) >= 20
+
+
 def test_interrupted_while_starting_leaves_nothing(ip, tf, clean, monkeypatch):
     real_start = tf.profiler.experimental.start
 

@@ -152,6 +152,7 @@ def wait_for_answers(
     save_timeout: float,
     run_dir: str | None = None,
     what: str = "trace",
+    cancel_on_interrupt: bool = True,
 ) -> None:
     """Wait until every request is answered, or give up on those still silent.
 
@@ -159,7 +160,8 @@ def wait_for_answers(
     ``save_timeout`` seconds to save and answer, counted again from each time the files in
     ``run_dir`` (where the server writes, if this machine sees it) grow. A server still
     silent then is given up on: its request is cancelled and its :attr:`Pending.error` says
-    so. Ctrl-C cancels every request still pending, and is raised.
+    so. Ctrl-C cancels every request still pending (unless ``cancel_on_interrupt`` is
+    False: the caller waits again later), and is raised.
     """
     done = threading.Event()
     for p in pending:
@@ -188,8 +190,9 @@ def wait_for_answers(
                 break
             done.wait(min(_POLL_S, deadline - now))
     except BaseException:
-        for p in pending:
-            p.future.cancel()
+        if cancel_on_interrupt:
+            for p in pending:
+                p.future.cancel()
         raise
     for p in pending:
         p.settle()

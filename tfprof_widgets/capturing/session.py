@@ -335,6 +335,8 @@ class Capture:
             ) from None
 
     def _stop_server(self) -> None:
+        # An interrupt leaves the request open (the channel too), for the stop to resume;
+        # Terminate is safe to repeat (the server only notes the session is to end).
         try:
             if not self._pending.done():
                 self._client.terminate(self._session_id)
@@ -344,10 +346,13 @@ class Capture:
                     rpc_save_timeout(1000 * (self.elapsed_s or 0)),
                     self.run_dir,
                     what="capture was stopped",
+                    cancel_on_interrupt=False,
                 )
-            self._pending.settle()
-        finally:
+        except CaptureError:
             self._client.close()
+            raise
+        self._pending.settle()
+        self._client.close()
         if self._pending.error is not None:
             raise CaptureError(self.logdir, self._pending.error.problem)
         if not any(name.endswith(XPLANE_SUFFIX) for name in os.listdir(self.run_dir)):
