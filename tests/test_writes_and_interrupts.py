@@ -245,6 +245,11 @@ CLI_FAILURES = {
     "report -o ''": (["report", SAMPLE, "-o", ""], 2, "an empty file name"),
     "report -o NUL": (["report", SAMPLE, "-o", "a\0b"], 2, "NUL"),
     "report of nothing": (["report", "{tmp}/missing", "-o", "{tmp}/r.html"], 2, "no such"),
+    "report -o too long a name": (
+        ["report", SAMPLE, "-o", "{tmp}/" + "x" * 300 + ".html", "--quiet"],
+        2,
+        "File name too long",
+    ),
 }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
 import html
 import os
 import re
@@ -153,6 +154,8 @@ def _utf8(text: str) -> bytes:
         return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
 
 
+# What link() fails with where a filesystem has no hard links (FAT, some network mounts).
+_NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS}
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -208,8 +211,10 @@ def _publish(tmp: str, path: str, overwrite: bool) -> None:
         os.link(tmp, path)
     except FileExistsError:
         raise ReportWriteError(path, _refusal(path, False) or "exists") from None
-    except OSError:  # a filesystem without hard links
-        problem = _refusal(path, False)
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+        problem = _refusal(path, False)  # a filesystem without hard links: check, rename
         if problem:
             raise ReportWriteError(path, problem) from None
         os.replace(tmp, path)

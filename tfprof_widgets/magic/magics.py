@@ -358,13 +358,18 @@ class TfprofMagics(Magics):
 
             status = _Status()
             status.update(f"tracing {args.addresses} for {args.duration_ms} ms …")
-            run = remote_capture(
-                args.addresses,
-                args.logdir,
-                duration_ms=args.duration_ms,
-                options=_options(args),
-                save_timeout_s=args.save_timeout_s,
-            )
+            try:
+                run = remote_capture(
+                    args.addresses,
+                    args.logdir,
+                    duration_ms=args.duration_ms,
+                    options=_options(args),
+                    save_timeout_s=args.save_timeout_s,
+                )
+            except KeyboardInterrupt as exc:
+                status.update("interrupted: the trace requests were cancelled")
+                said = "KeyboardInterrupt: the remote capture was cancelled"
+                raise _one_line(exc, said) from None
             status.update(
                 f"captured {len(run.events):,} events from {len(run.hosts)} "
                 f"host(s) → {run.path} (in {RUN_VARIABLE})"
