@@ -361,6 +361,17 @@ def _magic_cases(work: pathlib.Path):
             f"{len(run.events) if run is not None else 0} events loaded"
         )
 
+    def cell_with_stop(stop) -> None:
+        """Run the cell under %%tfprof with TF's stop replaced; a Ctrl-C is expected."""
+        tf.profiler.experimental.stop = stop
+        try:
+            with capture_output():
+                ip.run_cell_magic("tfprof", f"--logdir {logdir} --no-display", cell)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            tf.profiler.experimental.stop = real_stop
+
     def interrupted(where: str):
         def stop(*a, **k):
             if where == "before":
@@ -372,14 +383,7 @@ def _magic_cases(work: pathlib.Path):
 
         def case():
             ip.user_ns.pop("_tfprof_run", None)
-            tf.profiler.experimental.stop = stop
-            try:
-                with capture_output():
-                    ip.run_cell_magic("tfprof", f"--logdir {logdir} --no-display", cell)
-            except KeyboardInterrupt:
-                pass
-            finally:
-                tf.profiler.experimental.stop = real_stop
+            cell_with_stop(stop)
             return state()
 
         return case
@@ -388,14 +392,7 @@ def _magic_cases(work: pathlib.Path):
         def stop(*a, **k):
             raise KeyboardInterrupt  # got through, every time
 
-        tf.profiler.experimental.stop = stop
-        try:
-            with capture_output():
-                ip.run_cell_magic("tfprof", f"--logdir {logdir} --no-display", cell)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            tf.profiler.experimental.stop = real_stop
+        cell_with_stop(stop)
         left = active_capture().state
         with capture_output():
             ip.run_cell_magic("tfprof", f"--logdir {logdir} --no-display", cell)
