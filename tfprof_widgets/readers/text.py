@@ -13,26 +13,31 @@ import re
 
 __all__ = ["json_without_lone_surrogates", "name_as_text"]
 
-# An escape \uXXXX preceded by an even number of backslashes (so it is an escape, not
-# literal text), that is a high surrogate with its low one (a valid pair, kept), a lone
-# high surrogate or a lone low surrogate (both replaced).
-_SURROGATE_ESCAPE = re.compile(
-    rb"(?<!\\)((?:\\\\)*)\\u(?:([dD][89abAB][0-9a-fA-F]{2})(\\u[dD][c-fC-F][0-9a-fA-F]{2})?"
-    rb"|[dD][c-fC-F][0-9a-fA-F]{2})"
+# Whether a JSON text holds a surrogate escape at all (a scan for a literal: fast).
+_SURROGATE_HINT = re.compile(rb"\\u[dD][89a-fA-F]")
+_HIGH = rb"\\u[dD][89abAB][0-9a-fA-F]{2}"
+_LOW = rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+# A high surrogate escape not followed by a low one, or a low one not after a high one
+# (both begin with the literal "\\u", which the regex engine scans for quickly).
+_LONE = re.compile(
+    rb"\\u[dD](?:[89abAB][0-9a-fA-F]{2}(?!"
+    + _LOW
+    + rb")|[c-fC-F][0-9a-fA-F]{2}(?<!"
+    + _HIGH
+    + _LOW
+    + rb"))"
 )
-
-
-def _replace(m: re.Match) -> bytes:
-    if m.group(3):  # a high and a low surrogate: one character, fine
-        return m.group(0)
-    return m.group(1) + rb"\ufffd"
+# Stands in for an escaped backslash while the escapes are looked at: "\\ud800" is text,
+# not an escape. A JSON text cannot hold a raw NUL, so nothing real is mistaken for it.
+_MASK = b"\x00\x01"
 
 
 def json_without_lone_surrogates(data: bytes) -> bytes:
     """JSON text with each lone surrogate escape made ``\\ufffd``; other bytes untouched."""
-    if b"\\ud" not in data and b"\\uD" not in data:  # a fast scan first: the common case
+    if _SURROGATE_HINT.search(data) is None or b"\x00" in data:  # nothing to do (or not JSON)
         return data
-    return _SURROGATE_ESCAPE.sub(_replace, data)
+    masked = data.replace(b"\\\\", _MASK)  # pairs from the left, as JSON reads them
+    return _LONE.sub(rb"\\ufffd", masked).replace(_MASK, b"\\\\")
 
 
 def name_as_text(name: str) -> str:
