@@ -76,11 +76,12 @@ class OverviewView(View):
                 f"{o.device_compute_16bit_percent:.1f} %, 32-bit "
                 f"{o.device_compute_32bit_percent:.1f} %"
             )
-        rows.append(
-            f"<b>Op time placement</b> host {o.host_op_time_percent:.1f} %, device "
-            f"{o.device_op_time_percent:.1f} %; eager: host "
-            f"{o.eager_host_op_percent:.1f} %, device {o.eager_device_op_percent:.1f} %"
-        )
+        if o.host_op_time_percent == o.host_op_time_percent:  # NaN: TensorBoard's page alone
+            rows.append(
+                f"<b>Op time placement</b> host {o.host_op_time_percent:.1f} %, device "
+                f"{o.device_op_time_percent:.1f} %; eager: host "
+                f"{o.eager_host_op_percent:.1f} %, device {o.eager_device_op_percent:.1f} %"
+            )
         rows.append(
             f"<b>Run environment</b> {len(o.hosts)} host(s): {esc(', '.join(o.hosts))}; "
             f"device type {esc(o.device_type)}"
