@@ -175,7 +175,7 @@ class ToolData:
                     int(m["peak_in_use_bytes"].iloc[0]) if len(m) else None,
                 )
             )
-        return pd.DataFrame(rows, columns=["figure", "tensorboard", "ours"])
+        return pd.DataFrame(rows, columns=["figure", "tensorboard", "ours"], dtype=object)
 
     def __repr__(self) -> str:
         role = "the source of this run's tables" if self.is_source else "kept beside the trace"

@@ -297,7 +297,15 @@ _FILLERS = (
     (("memory_profile",), lambda out: _fill_memory(out, out.raw["memory_profile"])),
     (("pod_viewer",), _fill_pod_viewer),
 )
-_CONTENT_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError)
+_CONTENT_ERRORS = (
+    TypeError,
+    ValueError,
+    AttributeError,
+    KeyError,
+    IndexError,
+    OverflowError,
+    DecodeError,  # an Any payload (step details, verdicts) that does not parse
+)
 
 
 def _fill(out: HostToolData) -> None:
