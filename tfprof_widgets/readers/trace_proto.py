@@ -20,13 +20,23 @@ is what TF 2.0/2.1 built it from:
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
+import pandas as pd
 
 from ..errors import NoEventsError, WrongFormatError
 from ..proto import trace_events_pb2 as pb
-from .columnar import HostTables, LineInfo, PlaneInfo, StatRows
+from ..stat_columns import KIND_CODE
+from .columnar import (
+    HostTables,
+    LineInfo,
+    PlaneInfo,
+    StatRows,
+    categorical_from_codes,
+    unique_inverse,
+)
 from .formats import host_of
 from .tool_data import parse_message
 
@@ -66,34 +76,37 @@ def read_trace_proto(path: str, data: bytes, host: str | None = None) -> HostTab
     events = trace.trace_events
     if not len(events):
         raise NoEventsError(path, "the trace holds no events")
-    device_ids = np.fromiter((e.device_id for e in events), np.int64, len(events))
-    resource_ids = np.fromiter((e.resource_id for e in events), np.int64, len(events))
     if not trace.devices:
         raise WrongFormatError(path, "a Trace with events but no devices: not TensorFlow's")
+    # One pass over the events: reading a field of a protobuf object from Python costs about
+    # as much as the rest of the work, so each is read once.
+    dev, res, names, ts, dur, args = zip(
+        *[
+            (e.device_id, e.resource_id, e.name, e.timestamp_ps, e.duration_ps, e.args)
+            for e in events
+        ]
+    )
+    n = len(events)
     # One line per (device, resource) that has events, in device then resource order.
-    pairs, ev_line = np.unique(np.stack([device_ids, resource_ids], 1), axis=0, return_inverse=True)
+    key = np.array(dev, np.int64) << 32 | np.array(res, np.int64)
+    keys, ev_line = unique_inverse(key)
     planes: list[str] = []
     plane_devices: dict[str, list[str]] = {}
     lines: list[LineInfo] = []
-    for dev_id, rid in pairs.tolist():
-        dev = trace.devices.get(dev_id)
-        device = dev.name if dev is not None else f"device {dev_id}"
+    for k in keys.tolist():
+        dev_id, rid = k >> 32, k & 0xFFFFFFFF
+        d = trace.devices.get(dev_id)
+        device = d.name if d is not None else f"device {dev_id}"
         plane, stream = _plane_and_stream(device)
         if plane not in plane_devices:
             planes.append(plane)
             plane_devices[plane] = []
         if device not in plane_devices[plane]:
             plane_devices[plane].append(device)
-        res = dev.resources.get(rid) if dev is not None else None
-        name = _line_name(device, plane, stream, res.name if res is not None else "", rid)
+        r = d.resources.get(rid) if d is not None else None
+        name = _line_name(device, plane, stream, r.name if r is not None else "", rid)
         lines.append(LineInfo(planes.index(plane), name, rid, name, 0, 0, 0))
-    names: dict[str, int] = {}
-    ev_name = np.fromiter(
-        (names.setdefault(e.name, len(names)) for e in events), np.int32, len(events)
-    )
-    stats = [
-        (i, key, *_arg_value(value)) for i, e in enumerate(events) for key, value in e.args.items()
-    ]
+    name_codes, name_values = pd.factorize(pd.Series(names, dtype=object), use_na_sentinel=False)
     plane_info = [
         PlaneInfo(
             name,
@@ -109,22 +122,37 @@ def read_trace_proto(path: str, data: bytes, host: str | None = None) -> HostTab
         path=path,
         planes=plane_info,
         lines=lines,
-        ev_line=ev_line.reshape(-1).astype(np.int32),
-        ev_name=ev_name,
-        ev_offset_ps=np.fromiter((e.timestamp_ps for e in events), np.uint64, len(events)).astype(
-            np.int64
-        ),
-        ev_dur_ps=np.fromiter((e.duration_ps for e in events), np.uint64, len(events)).astype(
-            np.int64
-        ),
-        ev_occ=np.ones(len(events), np.int32),
-        names=list(names),
-        event_stats=StatRows.from_tuples(stats, None, path),
+        ev_line=ev_line.astype(np.int32),
+        ev_name=name_codes.astype(np.int32),
+        ev_offset_ps=np.array(ts, np.uint64).astype(np.int64),
+        ev_dur_ps=np.array(dur, np.uint64).astype(np.int64),
+        ev_occ=np.ones(n, np.int32),
+        names=list(name_values),
+        event_stats=_arg_stats(args),
     )
 
 
-def _arg_value(value: str) -> tuple[str, object]:
-    """A Trace arg (always a string) as a stat: integers as int64, the rest as strings."""
-    if _INT.fullmatch(value):
-        return "int64_value", int(value)
-    return "str_value", value
+def _arg_stats(args) -> StatRows:
+    """Every event's args as stats: integer-looking values as int64, the rest as strings.
+    Keys and values repeat a lot (op labels), so they are told apart on the unique ones."""
+    counts = np.fromiter(map(len, args), np.int64, len(args))
+    if not counts.any():
+        return StatRows.empty()
+    # Iterating a protobuf map's keys is C; its items() goes through Python wrappers.
+    keys = list(itertools.chain.from_iterable(args))
+    values = [a[k] for a in args for k in a]
+    owner = np.repeat(np.arange(len(args)), counts)
+    key_codes, key_names = pd.factorize(pd.Series(keys, dtype=object), use_na_sentinel=False)
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)
+    is_int = np.array([bool(_INT.fullmatch(u)) for u in uniques], bool)
+    as_int = np.array([int(u) if i else 0 for u, i in zip(uniques, is_int)], np.int64)
+    int_arg = is_int[codes]
+    str_codes = np.where(int_arg, -1, codes)
+    return StatRows(
+        owner=owner,
+        name=categorical_from_codes(key_codes, list(key_names)),
+        kind=np.where(int_arg, KIND_CODE["int"], KIND_CODE["str"]).astype(np.int8),
+        int_value=np.where(int_arg, as_int[codes], 0),
+        float_value=np.full(len(owner), np.nan),
+        str_value=categorical_from_codes(str_codes, list(uniques)),
+    )
