@@ -323,3 +323,34 @@ def test_xplane_and_tool_data_of_two_hosts(tmp_path):
     assert run.tool_data.hosts == ["localhost"]
     assert run.overview_summary is not run.tool_data.overview_page
     assert os.path.basename(run.tool_data.files["path"].iloc[0]) == "localhost.overview_page.pb"
+
+
+@pytest.mark.parametrize(
+    "name,host,fmt",
+    [
+        ("10.240.1.50.overview_page.json", "10.240.1.50", "overview_page (json)"),
+        ("localhost.tensorflow_stats.pb", "localhost", "tensorflow_stats"),
+        ("34.83.195.179_6003.memory_profile.json.gz", "34.83.195.179_6003", "memory_profile"),
+        ("10.240.1.50.pod_viewer.json", "10.240.1.50", "pod_viewer"),
+        ("local.trace", "local", "trace"),
+        ("h.trace.json.gz", "h", "trace.json.gz"),
+        ("10.240.1.50.op_profile.json", "10.240.1.50", "op_profile (not read)"),
+        ("h.module.memory_viewer.json", "h.module", "memory_viewer (not read)"),
+        ("ALL_HOSTS.op_stats_v2.pb", "ALL_HOSTS.op_stats_v2", None),  # xprof's cache
+    ],
+)
+def test_tool_file_names(name, host, fmt):
+    from tfprof_widgets.readers.formats import file_format, host_of
+
+    assert host_of(f"/logs/plugins/profile/run/{name}") == host
+    assert file_format(name) == fmt
+
+
+def test_an_unreadable_trace_leaves_tensorboards_numbers(tmp_path):
+    """TF 2.2 wrote a Chrome trace beside the tool data; if it cannot be read, the run is
+    its tool data, with a warning naming the trace."""
+    run_dir = demo_run("demo_GPU-compute-bound", tmp_path)
+    (run_dir / "localhost.trace.json.gz").write_bytes(gzip.compress(b"[{"))
+    with pytest.warns(UserWarning, match="trace.json.gz: not loaded"):
+        run = tw.load(run_dir)
+    assert run.tool_data.is_source and len(run.steps) == 11

@@ -106,10 +106,16 @@ def load(
     bar = _Progress(sum(sizes), f"loading {files.name}", progress)
     try:
         loaded, failed = _read_hosts(sources, sizes, bar, keep_plane, window_s)
+    except ProfileError as exc:
+        if not tool_sources:
+            raise
+        loaded, failed = [], [exc]  # an unreadable trace: TensorBoard's numbers remain
     finally:
         bar.close()
-    tool_data, tool_failed = _read_tool_data(tool_sources, only=not sources)
-    if not loaded and not (tool_data and not sources):
+    # Without a trace, the tool data is the run (a cut that kept no event is not that case).
+    no_trace = not loaded and (failed or not sources)
+    tool_data, tool_failed = _read_tool_data(tool_sources, only=bool(no_trace))
+    if not loaded and not (no_trace and tool_data):
         raise failed[0] if failed else _nothing_in(path, planes, window_s)
     if not loaded:  # a run of tool data only: its tables come from the files
         loaded = [no_trace_tables(t.host, next(iter(t.files.values()))) for t in tool_data]
