@@ -315,13 +315,14 @@ def test_quickstart_notebook_runs_in_jupyterlab(tmp_path, jupyterlab, shots_dir)
 
 # Plots each committed notebook shows (static parts of its views): 01 overview + 2 op pies;
 # 02 overview + comparison; 03 memory + tf.data graph; 04 overview + kernel pie + timeline;
-# 05 overview.
+# 05 overview; 06 overview + input pipeline (2) + the Kineto trace's timeline.
 NOTEBOOK_PLOTS = {
     "01_quickstart.ipynb": 3,
     "02_input_bound.ipynb": 2,
     "03_memory_and_tf_data.ipynb": 2,
     "04_gpu_capture_tour.ipynb": 3,
     "05_tf1_tfprof.ipynb": 1,
+    "06_old_logdirs_and_other_profilers.ipynb": 4,
 }
 
 

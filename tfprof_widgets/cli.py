@@ -21,10 +21,11 @@ def summary_text(run: Run, top: int = 10) -> str:
     """What a person wants first from a capture: its shape, its steps and its heaviest events."""
     ev = run.events
     parts = [repr(run), ""]
-    planes = run.planes[["host", "plane", "device_kind", "n_lines", "n_events"]]
-    parts += ["Planes", planes.to_string(index=False), ""]
-    lines = run.line_summary()[["host", "plane", "line", "events", "total_dur_us"]]
-    parts += ["Lines", lines.to_string(index=False, float_format="{:,.1f}".format), ""]
+    if len(ev):  # a run of TensorBoard's tool data alone has no trace to describe
+        planes = run.planes[["host", "plane", "device_kind", "n_lines", "n_events"]]
+        parts += ["Planes", planes.to_string(index=False), ""]
+        lines = run.line_summary()[["host", "plane", "line", "events", "total_dur_us"]]
+        parts += ["Lines", lines.to_string(index=False, float_format="{:,.1f}".format), ""]
     stepped = ev[ev["step"].notna()]
     if len(stepped):
         steps = stepped.groupby(["host", "step"], observed=True).agg(
@@ -43,11 +44,12 @@ def summary_text(run: Run, top: int = 10) -> str:
         .nlargest(top, "sum")
         .rename(columns={"size": "count", "sum": "total_us", "mean": "avg_us"})
     )
-    parts += [
-        f"Top {top} event names by total duration (nested events overlap their parents)",
-        heavy.to_string(float_format="{:,.1f}".format),
-        "",
-    ]
+    if len(heavy):
+        parts += [
+            f"Top {top} event names by total duration (nested events overlap their parents)",
+            heavy.to_string(float_format="{:,.1f}".format),
+            "",
+        ]
     o = run.overview_summary
     parts += [
         "Overview (the steps XProf averages: past five, all but the first and last)",

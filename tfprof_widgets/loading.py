@@ -3,7 +3,9 @@
 
 Finding the files is :mod:`.readers.discovery`, reading each host's files one reader of
 :mod:`.readers` (chosen by :func:`.readers.formats.file_kind`), and merging the hosts into
-DataFrames :func:`.readers.assemble.assemble`, which :class:`Run` calls.
+DataFrames :func:`.readers.assemble.assemble`, which :class:`Run` calls. A run directory's
+tool-data files (TensorBoard's own numbers, :mod:`.readers.tool_data`) are read beside the
+traces and handed to the run as ``run.tool_data``.
 """
 
 from __future__ import annotations
@@ -17,13 +19,27 @@ from collections.abc import Callable
 import pandas as pd
 
 from . import schema
-from .errors import ProfileError, ProfileNotFoundError, ProfileTooLargeError
+from .errors import (
+    CorruptProfileError,
+    ProfileError,
+    ProfileNotFoundError,
+    ProfileTooLargeError,
+    WrongFormatError,
+)
 from .readers.chrome_trace import read_chrome_trace
 from .readers.columnar import HostTables
 from .readers.discovery import RunFiles, find_runs, resolve
-from .readers.formats import file_kind, host_sources
+from .readers.formats import file_format, file_kind, host_of, host_sources
 from .readers.limits import available_memory_bytes, estimated_need, fmt_bytes
 from .readers.tfprof import read_run_metadata, read_tfprof_profile
+from .readers.tool_data import (
+    HostToolData,
+    describe_pb,
+    no_trace_tables,
+    read_tool_data,
+    tool_files_of,
+)
+from .readers.trace_proto import read_trace_proto
 from .readers.xspace import read_xspace
 from .run import Run
 
@@ -77,23 +93,48 @@ def load(
     anything wrong with the input. Nothing is ever written.
     """
     files: RunFiles = resolve(path, run)
-    sources = _select_hosts(path, host_sources(files.files), hosts)
+    sources, tool_sources = _select_hosts(
+        path, host_sources(files.files), tool_files_of(list(files.tool_files)), hosts
+    )
     window_s = _checked_window(window_s)
     cut = planes is not None or window_s is not None
+    if cut and not sources:
+        raise ProfileError(
+            path,
+            "this run has no trace, only TensorBoard's tool data "
+            f"({', '.join(files.formats)}): planes= and window_s= cut a trace and do not "
+            "apply",
+        )
     sizes = [sum(os.path.getsize(f) for f in fs) for _, fs in sources]
     _check_memory(path, sources, sizes, cut, max_memory_bytes)
     keep_plane = _plane_filter(planes)
     bar = _Progress(sum(sizes), f"loading {files.name}", progress)
     try:
         loaded, failed = _read_hosts(sources, sizes, bar, keep_plane, window_s)
+    except ProfileError as exc:
+        if not tool_sources:
+            raise
+        loaded, failed = [], [exc]  # an unreadable trace: TensorBoard's numbers remain
     finally:
         bar.close()
-    if not loaded:
+    # Without a trace, the tool data is the run (a cut that kept no event is not that case).
+    no_trace = not loaded and (failed or not sources)
+    tool_data, tool_failed = _read_tool_data(tool_sources, only=bool(no_trace))
+    if not loaded and not (no_trace and tool_data):
         raise failed[0] if failed else _nothing_in(path, planes, window_s)
+<<<<<<< HEAD
     result = Run(loaded, files.name, files.path)
     result.capture_log = _capture_log(files.path)
     notes = [f"{exc.path}: not loaded ({exc.problem})" for exc in failed]
+=======
+    if not loaded:  # a run of tool data only: its tables come from the files
+        loaded = [no_trace_tables(t.host, next(iter(t.files.values()))) for t in tool_data]
+    result = Run(loaded, files.name, files.path, tool_data=tool_data)
+    notes = [f"{exc.path}: not loaded ({exc.problem})" for exc in failed + tool_failed]
+    notes += [w for t in tool_data for w in t.warnings]
+>>>>>>> tooldata
     notes += [f"{p}: named like a capture but not a file; skipped" for p in files.skipped]
+    notes += _sibling_note(files)
     for note in notes:
         result.warnings.append(note)
         warnings.warn(note, stacklevel=2)
@@ -103,7 +144,9 @@ def load(
 def list_runs(logdir: str | os.PathLike[str]) -> pd.DataFrame:
     """One row per run under a TensorBoard logdir, oldest first.
 
-    Columns (see :data:`tfprof_widgets.schema.RUNS`): run, path, hosts, bytes, mtime.
+    Columns (see :data:`tfprof_widgets.schema.RUNS`): run, path, hosts, bytes, mtime, and
+    formats: what each run directory holds ('xplane', 'trace.json.gz', 'trace', tool data
+    such as 'overview_page'...).
     """
     logdir = os.fspath(logdir)
     if not os.path.isdir(logdir):
@@ -112,14 +155,17 @@ def list_runs(logdir: str | os.PathLike[str]) -> pd.DataFrame:
         raise ProfileError(logdir, "list_runs() takes a logdir, not a file")
     rows = []
     for r in find_runs(logdir):
-        stats = [os.stat(f) for f in r.files]
+        stats = [os.stat(f) for f in r.files + r.tool_files]
+        hosts = [host for host, _ in host_sources(r.files)]
+        hosts += [h for h, _ in tool_files_of(list(r.tool_files)) if h not in hosts]
         rows.append(
             {
                 "run": r.name,
                 "path": os.path.abspath(r.path),
-                "hosts": tuple(host for host, _ in host_sources(r.files)),
+                "hosts": tuple(hosts),
                 "bytes": sum(s.st_size for s in stats),
                 "mtime": pd.Timestamp(max(s.st_mtime for s in stats), unit="s"),
+                "formats": r.formats,
             }
         )
     df = pd.DataFrame(rows, columns=list(schema.RUNS))
@@ -142,18 +188,56 @@ def _capture_log(run_dir: str) -> str:
 
 
 # -- what to read ---------------------------------------------------------------------------
-def _select_hosts(path, sources, hosts: list[str] | None) -> list[tuple[str, list[str]]]:
+def _select_hosts(path, sources, tool_sources, hosts: list[str] | None):
+    """The traces and the tool-data files of the hosts asked for (all by default)."""
     if hosts is None:
-        return sources
+        return sources, tool_sources
     wanted = set(hosts)
     selected = [(h, fs) for h, fs in sources if h in wanted]
-    if not selected:
+    tools = [(h, fs) for h, fs in tool_sources if h in wanted]
+    if not selected and not tools:
+        here = list(dict.fromkeys(h for h, _ in sources + tool_sources))
         raise ProfileNotFoundError(
-            path,
-            f"no host named {', '.join(sorted(wanted))}; hosts here: "
-            f"{', '.join(h for h, _ in sources)}",
+            path, f"no host named {', '.join(sorted(wanted))}; hosts here: {', '.join(here)}"
         )
-    return selected
+    return selected, tools
+
+
+def _read_tool_data(tool_sources, only: bool) -> tuple[list[HostToolData], list[ProfileError]]:
+    """Each host's tool-data files. When they are all the run has (``only``), a single
+    host's error is raised as it is; otherwise unreadable hosts are reported as warnings."""
+    read, failed = [], []
+    for host, fs in tool_sources:
+        try:
+            read.append(read_tool_data(host, fs))
+        except ProfileError as exc:
+            if only and len(tool_sources) == 1:
+                raise
+            failed.append(exc)
+    if only and not read and failed:
+        raise failed[0]
+    return read, failed
+
+
+def _sibling_note(files: RunFiles) -> list[str]:
+    """A single tool file loads alone; say so when its run directory has more."""
+    if files.files or len(files.tool_files) != 1:
+        return []
+    try:
+        others = [
+            n
+            for n in os.listdir(files.path)
+            if n != files.name and host_of(n) == host_of(files.name) and file_format(n) is not None
+        ]
+    except OSError:
+        return []
+    if not others:
+        return []
+    return [
+        f"{files.tool_files[0]}: loaded this one tool's output; its directory holds "
+        f"{len(others)} more file(s) of the same run ({', '.join(sorted(others)[:4])}"
+        f"{'...' if len(others) > 4 else ''}): load the directory for all of them"
+    ]
 
 
 def _checked_window(window_s) -> tuple[float, float] | None:
@@ -246,13 +330,27 @@ def _read_host(host: str, files: list[str], on_fraction: Callable[[float], None]
         raise ProfileError(path, "a directory where a capture file was expected") from None
     except OSError as exc:
         raise ProfileError(path, f"cannot be read: {exc.strerror or exc}") from None
-    kind = file_kind(path, data[:16])
+    kind = file_kind(path, data[:64])
     if kind == "xspace":
-        return read_xspace(path, data, host, on_fraction=on_fraction)
+        try:
+            return read_xspace(path, data, host, on_fraction=on_fraction)
+        except CorruptProfileError:
+            what = describe_pb(data)
+            if what is None:
+                raise
+            raise WrongFormatError(
+                path,
+                f"not an XSpace: it decodes as {what}, under a name that does not say so. "
+                "Load its run directory (TensorBoard names it <host>.overview_page.pb, "
+                "<host>.input_pipeline.pb, <host>.tensorflow_stats.pb or "
+                "<host>.kernel_stats.pb)",
+            ) from None
     if kind == "tfprof":
         return read_tfprof_profile(path, data, host)
     if kind == "run_metadata":
         return read_run_metadata([path], host)
+    if kind == "trace_proto":
+        return read_trace_proto(path, data, host)
     return read_chrome_trace(path, data, host)
 
 

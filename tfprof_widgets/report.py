@@ -24,7 +24,7 @@ SECTIONS = ("overview", "timeline", "op_stats", "input_pipeline", "memory", "tf_
 def slowest_step_window(run, pad: float = 0.05) -> tuple[float, float] | None:
     """The time window of the slowest step (with a little margin), or None without steps."""
     steps = run.steps
-    if not len(steps):
+    if not len(steps) or steps["start_us"].isna().all():  # none, or TensorBoard's (no times)
         return None
     s = steps.loc[steps["step_time_us"].idxmax()]
     margin = pad * s["step_time_us"]

@@ -19,6 +19,7 @@ from . import schema, stat_columns
 from .analysis import ANALYSES, Analysis
 from .analysis.event_index import on_device
 from .analysis.grouping import assign_groups
+from .analysis.tool_data import FROM_TOOL_DATA, ToolData
 from .readers.assemble import assemble
 from .readers.columnar import HostTables
 
@@ -45,13 +46,21 @@ class Run:
             errors/warnings), plus our reader's warnings, each prefixed by its host.
         capture_log: what TensorFlow logged while tfprof_widgets made this capture (the
             run directory's ``capture.log``), "" for other captures.
+        tool_data: TensorBoard's own numbers from the run directory's tool-data files
+            (overview page, input pipeline, TF stats, kernel stats, memory profile, pod
+            viewer), a :class:`~tfprof_widgets.analysis.tool_data.ToolData`; None when it
+            has none. Without a trace they are the source of ``steps``, ``ops``,
+            ``kernels``, ``memory*``, ``overview_summary`` and ``input_pipeline``; with one,
+            they are kept to compare with ours (``run.tool_data.compare(run)``).
 
     Every analysis of :data:`~tfprof_widgets.analysis.ANALYSES` is an attribute too
     (``ops``, ``steps``, ``kernels``, ``memory``, ``overview_summary``, ``input_pipeline``,
     ``tf_data``...), computed when first read and kept; :meth:`clear_cache` forgets them.
     """
 
-    def __init__(self, hosts: list[HostTables], name: str, path: str) -> None:
+    def __init__(
+        self, hosts: list[HostTables], name: str, path: str, tool_data: list | None = None
+    ) -> None:
         if not hosts:
             raise ValueError("a Run needs at least one host's tables")
         tables = assemble(hosts)
@@ -75,6 +84,12 @@ class Run:
         self.warnings = [f"{h.host}: {w}" for h in hosts for w in h.warnings]
         # What TensorFlow logged while tfprof_widgets captured this run (its capture.log).
         self.capture_log: str = ""
+        self.tool_data: ToolData | None = None
+        if tool_data:
+            # The trace is the source when there is one; tool data alone fills the tables.
+            self.tool_data = ToolData(
+                tool_data, is_source=not len(self.events), hosts_of_run=self.hosts
+            )
         self._fill_typed_columns()
 
     def _fill_typed_columns(self) -> None:
@@ -148,6 +163,17 @@ class Run:
         ev = self.events
         steps = ev["step"].dropna().unique()
         devices = self.planes[self.planes["device_kind"].isin(schema.DEVICE_KINDS)]
+        td = self.tool_data
+        if td is not None and td.is_source:
+            n = len(self.steps)
+            return [
+                f"run {self.name!r} at {self.path}",
+                f"hosts: {', '.join(self.hosts)}",
+                "no trace: TensorBoard's tool data only (" + ", ".join(td.tools) + ")",
+                f"steps: {n} (from TensorBoard's overview page)"
+                if n
+                else "steps: 0 (no step in the tool data)",
+            ]
         return [
             f"run {self.name!r} at {self.path}",
             f"hosts: {', '.join(self.hosts)}",
@@ -174,6 +200,9 @@ def _analysis_property(analysis: Analysis) -> functools.cached_property:
     """``run.<name>``: the analysis of this run, computed when first read and then kept."""
 
     def compute(run: Run):
+        td = run.tool_data
+        if td is not None and td.is_source and analysis.name in FROM_TOOL_DATA:
+            return FROM_TOOL_DATA[analysis.name](run)
         return analysis.resolve()(run)
 
     compute.__name__ = analysis.name

@@ -3,6 +3,10 @@ and every analysis's output.
 
 Tables of a run (:class:`~tfprof_widgets.Run`): EVENTS, EVENT_STATS, PLANES, LINES,
 EVENT_METADATA, METADATA_STATS, PLANE_STATS, TFPROF_NODES, TFPROF_EXECS; of a logdir: RUNS.
+TensorBoard's own numbers from a run directory's tool-data files (``Run.tool_data``):
+TOOL_DATA_FILES, TOOL_STEPS, TOOL_TF_STATS, TOOL_TOP_OPS, TOOL_MEMORY_BREAKDOWN,
+TOOL_POD_STATS, TOOL_ALL_REDUCE_OPS (and STEPS, OP_STATS, KERNELS, MEMORY, MEMORY_SUMMARY,
+INPUT_OPS filled from the files).
 Analyses (``run.<name>``, see :data:`tfprof_widgets.analysis.ANALYSES`): STEPS,
 PER_HOST_STEPS, OP_STATS, KERNELS, MEMORY, MEMORY_SUMMARY, MEMORY_BREAKDOWN,
 INPUT_PIPELINE_STEPS, INPUT_OPS, TF_DATA_ITERATORS, TF_DATA_EXECUTIONS, TF_DATA_PIPELINES,
@@ -159,6 +163,14 @@ RUNS: dict[str, tuple[str, str]] = {
     "hosts": ("object", "Tuple of host names (capture files) in the run."),
     "bytes": ("int64", "Total size of the run's capture files."),
     "mtime": ("datetime64[ns]", "Newest modification time among the capture files (local)."),
+    "formats": (
+        "object",
+        "Tuple of what the run directory holds, each once: 'xplane', 'trace.json.gz', "
+        "'trace.json', 'trace' (TF 2.0/2.1 Trace), 'tfprof', 'run_metadata', and tool data "
+        "('overview_page', 'input_pipeline', 'tensorflow_stats', 'kernel_stats', "
+        "'memory_profile', 'pod_viewer'; ' (json)' for the 2019 DataTable form); files we "
+        "recognise but do not read end in ' (not read)'.",
+    ),
 }
 
 PROFILE_OPTIONS: dict[str, tuple[str, str]] = {
@@ -557,6 +569,102 @@ LINE_SUMMARY: dict[str, tuple[str, str]] = {
     "first_us": ("float64", "First start, µs."),
     "last_us": ("float64", "Last end, µs."),
     "total_dur_us": ("float64", "Sum of durations (nested events overlap their parents), µs."),
+}
+
+# -- tool data: TensorBoard's own numbers (Run.tool_data) ----------------------------------------
+# A TF 2.2-2.10 run directory holds the outputs of TensorBoard's Profile tools beside (or instead
+# of) the trace. Their numbers fill the analyses' tables (STEPS, OP_STATS, KERNELS, MEMORY,
+# MEMORY_SUMMARY, INPUT_OPS) when the run has no trace; the tables below keep what those
+# schemas have no place for. Times are µs as everywhere (the files' ms are multiplied by 1e3,
+# their ns divided by 1e3, their fractions multiplied by 100 into percents).
+
+TOOL_DATA_FILES: dict[str, tuple[str, str]] = {
+    "host": ("str", "Host (the file name before the tool's suffix)."),
+    "tool": (
+        "str",
+        "TensorBoard tool: 'overview_page', 'input_pipeline', 'tensorflow_stats', "
+        "'kernel_stats', 'memory_profile' or 'pod_viewer'.",
+    ),
+    "encoding": (
+        "str",
+        "'pb' (the tool's protobuf message), 'json' (proto3 JSON) or 'datatable' (Google "
+        "DataTable JSON, 2019 Cloud TPU).",
+    ),
+    "path": ("str", "The file."),
+}
+
+TOOL_STEPS: dict[str, tuple[str, str]] = {
+    # STEPS with the file's numbers: start_us, group_id and the 16/32-bit split are unknown
+    # (NaN / <NA>); on TPU DataTables, device_compute_us is the compute time, input_us the
+    # infeed wait and all_others_us the idle time.
+    **STEPS,
+    "step_name": ("str", "The step's name when the file gives one, else its number."),
+    "infeed_percent_avg": ("float64", "TPU: infeed share of the step, averaged over cores, %."),
+    "infeed_percent_min": ("float64", "TPU: smallest core's infeed share, %."),
+    "infeed_percent_max": ("float64", "TPU: largest core's infeed share, %."),
+    "max_infeed_core": ("str", "TPU: the core with the longest infeed in the step."),
+}
+
+TOOL_TF_STATS: dict[str, tuple[str, str]] = {
+    # OP_STATS with TensorBoard's TfStatsDatabase numbers (in its rank order), then the
+    # fields OP_STATS has no place for.
+    **OP_STATS,
+    "rank": ("int64", "TensorBoard's rank: 1.. by self time, device rows first."),
+    "measured_flop_rate": ("float64", "Measured FLOP rate, GFLOP/s (0 when not measured)."),
+    "model_flop_rate": ("float64", "Model FLOP rate, GFLOP/s (0 when not measured)."),
+    "measured_memory_bw": ("float64", "Measured memory bandwidth, GB/s (0 when not measured)."),
+    "operational_intensity": ("float64", "FLOPs per byte accessed (roofline)."),
+    "bound_by": ("category", "Roofline verdict: 'Compute', 'Memory' or 'Unknown'."),
+    "gpu_tensorcore_utilization": ("float64", "Share of kernel time on Tensor Cores, 0..1."),
+    "flops": ("float64", "FLOPs of the op (all occurrences)."),
+    "bytes_accessed": ("int64", "Bytes accessed by the op (all occurrences)."),
+}
+
+TOOL_TOP_OPS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "host_or_device": ("category", "'Device' (the overview page lists device ops)."),
+    "type": ("category", "Op type (the overview page's category)."),
+    "operation": ("category", "Op name."),
+    "occurrences": ("Int64", "From the run's TF stats, when it has them; <NA> otherwise."),
+    "total_self_time_us": (
+        "float64",
+        "From the run's TF stats, when it has them; NaN otherwise.",
+    ),
+    "self_time_percent": ("float64", "Share of device self time, % (the file's fraction × 100)."),
+    "cumulative_self_time_percent": ("float64", "Running sum of self_time_percent, %."),
+    "flop_rate": ("float64", "GFLOP/s (0 when not measured)."),
+    "is_op_tensor_core_eligible": ("bool", "The op could use Tensor Cores."),
+    "is_op_using_tensor_core": ("bool", "The op used Tensor Cores."),
+}
+
+TOOL_MEMORY_BREAKDOWN: dict[str, tuple[str, str]] = {
+    "host": ("str", "Host."),
+    "allocator": ("str", "Allocator (memory id)."),
+    **MEMORY_BREAKDOWN,
+}
+
+TOOL_POD_STATS: dict[str, tuple[str, str]] = {
+    # Then one float64 column per step-time category the file names, µs: the 2019 layout's
+    # 'high_flops_compute_us', 'host_infeed_us', 'all_reduce_compute_us', ...; the current
+    # layout's 'device_compute_us', 'kernel_launch_us', 'all_others_us', ...
+    "step": ("int64", "Step number."),
+    "core_id": ("int64", "Core (TPU core or GPU) id."),
+    "replica_id": ("Int64", "Replica the core belongs to (<NA> when not recorded)."),
+    "host_name": ("str", "Host of the core."),
+    "chip_id": ("int64", "Chip id."),
+    "node_id": ("int64", "Node (core within the chip) id."),
+    "total_duration_us": ("float64", "Step time on this core, µs."),
+    "bottleneck": ("str", "The category that took longest on this core."),
+}
+
+TOOL_ALL_REDUCE_OPS: dict[str, tuple[str, str]] = {
+    "step": ("int64", "Step number."),
+    "name": ("str", "All-reduce (XLA) op."),
+    "occurrences": ("int64", "Executions in the step."),
+    "duration_us": ("float64", "Average duration, µs."),
+    "data_size_bytes": ("int64", "Bytes reduced."),
+    "replica_groups": ("str", "Replica groups, e.g. '[[0,1],[2,3]]' ('' for all)."),
+    "description": ("str", "The XLA instruction."),
 }
 
 SUMMARY_FRAME: dict[str, tuple[str, str]] = {

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema, stat_columns
+from .tool_data import tool_data_source
 
 # TensorFlow DataType enum -> the name XProf shows (DataTypeString).
 DATA_TYPES = [
@@ -188,6 +189,9 @@ def memory_breakdown(run, allocator: str | None = None, host: str | None = None)
     'unused preallocated device memory' (heap no such allocation accounts for) and 'stack'
     (reserved bytes).
     """
+    td = tool_data_source(run)
+    if td is not None:  # a run without a trace: TensorBoard's own breakdown
+        return td.memory_breakdown(allocator, host)
     memory, summary = run.memory, run.memory_summary
     if not len(summary):
         return schema.empty(schema.MEMORY_BREAKDOWN)

@@ -21,6 +21,7 @@ from .. import schema
 from .event_index import event_line_ids, on_device
 from .nesting import children_sum, direct_parents, to_ps
 from .tf_ops import is_derived_line, name_table, parse_tf_op
+from .tool_data import tool_data_source
 
 
 def host_op_events(run) -> pd.DataFrame:
@@ -147,7 +148,14 @@ def _idle_rows(side: str, ops: pd.DataFrame, spans: pd.DataFrame, key: str) -> p
 
 
 def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
-    """One row per (host, host/device, op type, op name, eager): columns of schema.OP_STATS."""
+    """One row per (host, host/device, op type, op name, eager): columns of schema.OP_STATS.
+
+    A run without a trace gives TensorBoard's own table (its TF stats tool output)."""
+    td = tool_data_source(run)
+    if td is not None:
+        return schema.conform(
+            td.tf_stats if include_idle else td.tf_stats_without_idle, schema.OP_STATS
+        )
     host = host_op_events(run)
     device = device_op_events(run)
     parts = []

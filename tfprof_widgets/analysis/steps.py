@@ -330,7 +330,10 @@ def step_breakdown(run) -> pd.DataFrame:
 def overview_steps(steps: pd.DataFrame) -> pd.DataFrame:
     """The steps XProf's overview and input-pipeline pages average over: per host, all but
     the first and the last when the host has more than DROP_EDGE_STEPS_ABOVE steps (they
-    are usually cut by the capture window); all of them otherwise."""
+    are usually cut by the capture window); all of them otherwise, and all of them when
+    the steps are TensorBoard's own list (a run without a trace), which it already cut."""
+    if steps.attrs.get("edge_steps_dropped"):
+        return steps
     keep = []
     for _, g in steps.groupby("host", observed=True, sort=False):
         keep.append(g.iloc[1:-1] if len(g) > DROP_EDGE_STEPS_ABOVE else g)

@@ -4,8 +4,12 @@ Layout written by the TF profiler::
 
     <logdir>/[train/]plugins/profile/<YYYY_MM_DD_HH_MM_SS>/<host>.xplane.pb
 
-A *run* is one such timestamped directory; it holds one capture file per host. The directory
-walk never follows symbolic links, so a link loop in a logdir cannot hang it.
+A *run* is one such timestamped directory; it holds one capture file per host. Older
+TensorFlow wrote other files there (TF 2.0/2.1 ``local.trace``; TF 2.2-2.10
+``<host>.trace.json.gz`` and the tool-data files ``<host>.overview_page.pb``...): the trace
+of each host is its ``.xplane.pb`` when the run has one, else its Chrome trace, else its
+``.trace``; tool-data files are listed apart (``RunFiles.tool_files``). The directory walk
+never follows symbolic links, so a link loop in a logdir cannot hang it.
 """
 
 from __future__ import annotations
@@ -14,7 +18,14 @@ import dataclasses
 import os
 
 from ..errors import EmptyProfileError, ProfileError, ProfileNotFoundError, WrongFormatError
-from .formats import XPLANE_SUFFIX, is_capture_file
+from .formats import (
+    TRACE_PROTO_SUFFIX,
+    XPLANE_SUFFIX,
+    file_format,
+    host_of,
+    is_capture_file,
+    is_tool_data_name,
+)
 
 _MAX_WALK_DEPTH = 12  # plugins/profile sits a few levels below a logdir; bound the walk
 
@@ -25,23 +36,33 @@ class RunFiles:
 
     name: str
     path: str
-    files: tuple[str, ...]
+    files: tuple[str, ...]  # the traces, one per host (RunMetadata: one per step)
     skipped: tuple[str, ...] = ()  # entries named like captures that are not files
+    tool_files: tuple[str, ...] = ()  # TensorBoard's tool-data files (readers.tool_data)
+    formats: tuple[str, ...] = ()  # what the directory holds (formats.file_format), each once
 
 
-def _capture_entries(directory: str) -> tuple[list[str], list[str]]:
-    """(capture files, entries named like captures that are not regular files)."""
+def _capture_entries(directory: str) -> RunFiles:
+    """The traces and tool-data files of a directory (``name`` left empty)."""
     try:
         names = sorted(os.listdir(directory))
     except PermissionError:
         raise ProfileError(directory, "permission denied reading the directory") from None
     entries = [os.path.join(directory, n) for n in names if is_capture_file(n)]
+    tools = [os.path.join(directory, n) for n in names if is_tool_data_name(n)]
     files = [f for f in entries if os.path.isfile(f)]
-    odd = [f for f in entries if not os.path.isfile(f)]
+    odd = [f for f in entries + tools if not os.path.isfile(f)]
+    tools = [f for f in tools if os.path.isfile(f)]
     xplanes = [f for f in files if f.endswith(XPLANE_SUFFIX)]
     # A run dir may hold both host.xplane.pb and an older host.trace.json.gz of the same
-    # capture: the XSpace is the complete record, so prefer it.
-    return (xplanes or files), odd
+    # capture: the XSpace is the complete record, so prefer it. Without one, a host's Chrome
+    # trace is preferred to the Trace protobuf it was made from.
+    chrome_hosts = {host_of(f) for f in files if not f.endswith(TRACE_PROTO_SUFFIX)}
+    traces = xplanes or [
+        f for f in files if not (f.endswith(TRACE_PROTO_SUFFIX) and host_of(f) in chrome_hosts)
+    ]
+    formats = tuple(dict.fromkeys(filter(None, (file_format(n) for n in names))))
+    return RunFiles("", directory, tuple(traces), tuple(odd), tuple(tools), formats)
 
 
 def find_runs(logdir: str) -> list[RunFiles]:
@@ -58,12 +79,11 @@ def find_runs(logdir: str) -> list[RunFiles]:
             and os.path.basename(os.path.dirname(dirpath)) == "plugins"
         ):
             for run in dirnames:
-                run_dir = os.path.join(dirpath, run)
-                files, odd = _capture_entries(run_dir)
-                if files:
-                    runs.append(RunFiles(run, run_dir, tuple(files), tuple(odd)))
+                found = _capture_entries(os.path.join(dirpath, run))
+                if found.files or found.tool_files:
+                    runs.append(dataclasses.replace(found, name=run))
             dirnames[:] = []  # nothing deeper inside plugins/profile
-    runs.sort(key=lambda r: (r.name, max(os.path.getmtime(f) for f in r.files)))
+    runs.sort(key=lambda r: (r.name, max(os.path.getmtime(f) for f in r.files + r.tool_files)))
     return runs
 
 
@@ -77,23 +97,26 @@ def resolve(path: str | os.PathLike[str], run: str | None = None) -> RunFiles:
     if os.path.isfile(path):
         if run is not None:
             raise ProfileError(path, "run= applies to a logdir, but this is a single file")
-        return RunFiles(os.path.basename(path), os.path.dirname(os.path.abspath(path)), (path,))
+        name, parent = os.path.basename(path), os.path.dirname(os.path.abspath(path))
+        fmt = (file_format(name) or "",)
+        if is_tool_data_name(name):
+            return RunFiles(name, parent, (), tool_files=(path,), formats=fmt)
+        return RunFiles(name, parent, (path,), formats=fmt)
     if not os.path.isdir(path):
         raise WrongFormatError(path, "neither a regular file nor a directory")
-    direct, odd = _capture_entries(path)
-    if direct and run is None:
-        return RunFiles(
-            os.path.basename(os.path.abspath(path)),
-            os.path.abspath(path),
-            tuple(direct),
-            tuple(odd),
+    direct = _capture_entries(path)
+    if (direct.files or direct.tool_files) and run is None:
+        return dataclasses.replace(
+            direct, name=os.path.basename(os.path.abspath(path)), path=os.path.abspath(path)
         )
     runs = find_runs(path)
     if not runs:
         raise EmptyProfileError(
             path,
             "no profile runs found: expected plugins/profile/<run>/<host>.xplane.pb "
-            "below this directory (or capture files directly in it)",
+            "(or older TensorFlow's <host>.trace.json.gz, local.trace or tool-data files "
+            "such as <host>.overview_page.pb) below this directory, or capture files "
+            "directly in it",
         )
     if run is None:
         return runs[-1]

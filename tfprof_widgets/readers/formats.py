@@ -9,7 +9,18 @@ its host named, the same way everywhere:
 * ``<name>.tfprof`` or ProfileContext's ``profile_<step>``: a TF1 tfprof ``ProfileProto``;
 * ``<name>.run_metadata.pb`` / ``.runmeta`` (or a ``.pb`` that sniffs as one): a TF1
   ``RunMetadata``. Several RunMetadata files in one run are the steps of one session, and
-  load as one host, :data:`RUN_METADATA_HOST`.
+  load as one host, :data:`RUN_METADATA_HOST`;
+* ``<host>.trace``: a ``Trace`` of trace_events.proto, what TF 2.0/2.1 wrote as
+  ``plugins/profile/<run>/local.trace`` (and the 2019 Cloud TPU profiler as ``<host>.trace``);
+* tool data (:data:`TOOL_DATA_SUFFIXES`): the outputs of TensorBoard's Profile tools that TF
+  2.2-2.10 wrote into every run directory (``<host>.overview_page.pb``,
+  ``.input_pipeline.pb``, ``.tensorflow_stats.pb``, ``.kernel_stats.pb``,
+  ``.memory_profile.json.gz``) and the 2019 Cloud TPU profiler's Google DataTable JSON
+  (``.overview_page.json``, ``.input_pipeline.json``) and ``.pod_viewer.json``. They hold
+  TensorBoard's numbers, not a trace: a run made only of them has tables but no events.
+
+Files that are not profiles are named for what they are (:func:`describe_foreign`): an events
+file, a checkpoint, a SavedModel, an image, a profile tool's output we do not read...
 """
 
 from __future__ import annotations
@@ -22,6 +33,13 @@ from .text import name_as_text
 
 __all__ = [
     "CAPTURE_SUFFIXES",
+    "TOOL_DATA_SUFFIXES",
+    "TRACE_PROTO_SUFFIX",
+    "UNREAD_TOOL_SUFFIXES",
+    "describe_foreign",
+    "file_format",
+    "is_tool_data_name",
+    "tool_of",
     "JSON_SUFFIXES",
     "RUN_METADATA_HOST",
     "RUN_METADATA_SUFFIXES",
@@ -43,15 +61,55 @@ TRACE_SUFFIXES = (".trace.json.gz", ".trace.json")
 JSON_SUFFIXES = (".json.gz", ".json")
 TFPROF_SUFFIX = ".tfprof"
 RUN_METADATA_SUFFIXES = (".run_metadata.pb", ".runmeta")
-# What discovery counts as a capture file in a directory.
-CAPTURE_SUFFIXES = (XPLANE_SUFFIX, *TRACE_SUFFIXES, TFPROF_SUFFIX, *RUN_METADATA_SUFFIXES)
+# TF 2.0/2.1's trace viewer data: a Trace protobuf (trace_events.proto).
+TRACE_PROTO_SUFFIX = ".trace"
+# What discovery counts as a capture file (a trace) in a directory.
+CAPTURE_SUFFIXES = (
+    XPLANE_SUFFIX,
+    *TRACE_SUFFIXES,
+    TFPROF_SUFFIX,
+    *RUN_METADATA_SUFFIXES,
+    TRACE_PROTO_SUFFIX,
+)
+# TensorBoard's Profile-tool outputs that we read: suffix -> (tool, encoding). "pb" is the
+# tool's protobuf message, "json" its proto3 JSON, "datatable" a list of Google DataTables
+# (the 2019 Cloud TPU profiler). Names as the profile plugin's file regex has them: the host
+# is everything before the suffix and may hold dots (10.240.1.50.overview_page.json).
+TOOL_DATA_SUFFIXES: dict[str, tuple[str, str]] = {
+    ".overview_page.pb": ("overview_page", "pb"),
+    ".input_pipeline.pb": ("input_pipeline", "pb"),
+    ".tensorflow_stats.pb": ("tensorflow_stats", "pb"),
+    ".kernel_stats.pb": ("kernel_stats", "pb"),
+    ".memory_profile.json.gz": ("memory_profile", "json"),
+    ".memory_profile.json": ("memory_profile", "json"),
+    ".pod_viewer.json": ("pod_viewer", "json"),
+    ".overview_page.json": ("overview_page", "datatable"),
+    ".input_pipeline.json": ("input_pipeline", "datatable"),
+}
+# Files of a profile run that we recognise but do not read: suffix -> what they are.
+UNREAD_TOOL_SUFFIXES: dict[str, str] = {
+    ".op_profile.json": "TensorBoard's op-profile tool output (TPU/XLA op profile)",
+    ".memory_viewer.json": "TensorBoard's memory-viewer tool output (XLA buffer assignment)",
+    ".tf_data_bottleneck_analysis.json": (
+        "TensorBoard's tf.data bottleneck tool output (run.tf_data_bottleneck computes it "
+        "from a trace)"
+    ),
+    ".tracetable": "a Cloud TPU streaming trace table",
+}
 # The host of a run's RunMetadata files, which are the steps of one session.
 RUN_METADATA_HOST = "localhost"
 
 # ProfileContext writes <dir>/profile_<step>.
 _PROFILE_CONTEXT_NAME = re.compile(r"^profile_\d+$")
 # Stripped from a file name to name its host, longest first.
-_HOST_SUFFIXES = tuple(sorted({*CAPTURE_SUFFIXES, *JSON_SUFFIXES, ".pb"}, key=len, reverse=True))
+_HOST_SUFFIXES = tuple(
+    sorted(
+        {*CAPTURE_SUFFIXES, *TOOL_DATA_SUFFIXES, *UNREAD_TOOL_SUFFIXES, *JSON_SUFFIXES, ".pb"},
+        key=len,
+        reverse=True,
+    )
+)
+_TOOL_SUFFIXES_LONGEST_FIRST = sorted(TOOL_DATA_SUFFIXES, key=len, reverse=True)
 
 
 def is_tfprof_name(name: str) -> bool:
@@ -60,8 +118,50 @@ def is_tfprof_name(name: str) -> bool:
 
 
 def is_capture_file(name: str) -> bool:
-    """Whether discovery counts a directory entry of this name as a capture file."""
+    """Whether discovery counts a directory entry of this name as a capture file (a trace)."""
     return name.endswith(CAPTURE_SUFFIXES) or is_tfprof_name(name)
+
+
+def tool_of(name: str) -> tuple[str, str] | None:
+    """(tool, encoding) of a tool-data file name (see :data:`TOOL_DATA_SUFFIXES`), else None."""
+    base = os.path.basename(name)
+    for suffix in _TOOL_SUFFIXES_LONGEST_FIRST:
+        if base.endswith(suffix) and len(base) > len(suffix):
+            return TOOL_DATA_SUFFIXES[suffix]
+    return None
+
+
+def is_tool_data_name(name: str) -> bool:
+    """Whether a file name is one of the tool-data files we read."""
+    return tool_of(name) is not None
+
+
+def file_format(name: str) -> str | None:
+    """What a run-directory entry holds, as ``list_runs`` shows it: 'xplane',
+    'trace.json.gz', 'trace.json', 'trace' (TF 2.0/2.1 Trace), 'tfprof', 'run_metadata', a
+    tool ('overview_page', 'tensorflow_stats'...; '(json)' for the DataTable form), a tool we
+    do not read ('op_profile (not read)'), or None for anything else."""
+    base = os.path.basename(name)
+    tool = tool_of(base)
+    if tool is not None:
+        return tool[0] + (" (json)" if tool[1] == "datatable" else "")
+    for suffix, fmt in (
+        (XPLANE_SUFFIX, "xplane"),
+        (".trace.json.gz", "trace.json.gz"),
+        (".trace.json", "trace.json"),
+        (TRACE_PROTO_SUFFIX, "trace"),
+        (TFPROF_SUFFIX, "tfprof"),
+    ):
+        if base.endswith(suffix):
+            return fmt
+    if base.endswith(RUN_METADATA_SUFFIXES):
+        return "run_metadata"
+    if is_tfprof_name(base):
+        return "tfprof"
+    for suffix in UNREAD_TOOL_SUFFIXES:
+        if base.endswith(suffix):
+            return suffix.lstrip(".").removesuffix(".json") + " (not read)"
+    return None
 
 
 def host_of(path: str) -> str:
@@ -111,10 +211,78 @@ def sniff_run_metadata(head: bytes) -> bool:
     return True
 
 
-def file_kind(path: str, head: bytes) -> str:
-    """'xspace', 'chrome', 'tfprof' (ProfileProto) or 'run_metadata' for a file, by its name,
-    else by its first bytes (``head``, 16 are enough)."""
+_CHECKPOINT_DATA = re.compile(r"\.data-\d{5}-of-\d{5}$")
+_MAGIC = (
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"%PDF", "a PDF document"),
+    (b"\x89HDF\r\n\x1a\n", "an HDF5 file (a Keras .h5 model or weights?)"),
+    (b"PK\x03\x04", "a zip archive (a .keras model?)"),
+    (b"\x7fELF", "a compiled program or library (ELF)"),
+)
+# How JSON that is not a Chrome trace starts (the writers' first key).
+_JSON_HEADS = (
+    (b'[{"cols"', "TensorBoard tool output as Google DataTable JSON"),
+    (b'{"cols"', "TensorBoard tool output as Google DataTable JSON"),
+    (b'{"memoryProfilePerAllocator"', "TensorBoard's memory-profile tool output"),
+    (b'{"podStatsSequence"', "TensorBoard's pod-viewer tool output"),
+    (b'{"hloInfoMap"', "TensorBoard's pod-viewer tool output"),
+)
+
+
+def describe_foreign(path: str, head: bytes) -> str | None:
+    """What a file that is not a profile we read is, by its name and first bytes (``head``,
+    64 are enough): the problem to report in a :class:`WrongFormatError`, else None."""
     base = os.path.basename(path)
+    if "tfevents" in base:
+        return (
+            "a TensorBoard events file (summaries), not a profile: profiles are the files "
+            "under plugins/profile/<run>/ beside it; load the logdir"
+        )
+    for suffix, what in UNREAD_TOOL_SUFFIXES.items():
+        if base.endswith(suffix):
+            return (
+                f"{what}, which tfprof_widgets does not read; load its run directory for the "
+                "tools it does (trace, overview page, input pipeline, TF stats, kernel stats, "
+                "memory profile)"
+            )
+    if base in ("saved_model.pb", "saved_model.pbtxt", "keras_metadata.pb", "fingerprint.pb"):
+        return "part of a TensorFlow SavedModel, not a profile"
+    if (
+        base == "checkpoint"
+        or base.endswith((".index", ".ckpt", ".ckpt.index"))
+        or _CHECKPOINT_DATA.search(base)
+    ):
+        return "a TensorFlow checkpoint file, not a profile"
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            return f"{what}, not a profile"
+    stripped = head.lstrip()
+    for start, what in _JSON_HEADS:
+        if stripped.startswith(start):
+            return (
+                f"{what}, not a trace. Tool outputs are read under TensorBoard's names "
+                "(<host>.overview_page.json, <host>.input_pipeline.json, "
+                "<host>.pod_viewer.json, <host>.memory_profile.json.gz); this name is "
+                "none of them. Load its run directory"
+            )
+    return None
+
+
+def file_kind(path: str, head: bytes) -> str:
+    """'xspace', 'chrome', 'tfprof' (ProfileProto), 'run_metadata', 'trace_proto' (TF
+    2.0/2.1 Trace) or 'tool_data' for a file, by its name, else by its first bytes
+    (``head``, 64 are enough). A file that is none of them raises :class:`WrongFormatError`
+    saying what it is, where :func:`describe_foreign` can tell."""
+    base = os.path.basename(path)
+    if is_tool_data_name(base):
+        return "tool_data"
+    foreign = describe_foreign(path, head)
+    if foreign is not None:
+        raise WrongFormatError(path, foreign)
+    if base.endswith(TRACE_PROTO_SUFFIX):
+        return "trace_proto"
     if base.endswith(XPLANE_SUFFIX):
         return "xspace"
     if is_tfprof_name(base):
@@ -132,6 +300,7 @@ def file_kind(path: str, head: bytes) -> str:
     raise WrongFormatError(
         path,
         "not a profile: expected a .xplane.pb capture, a Chrome .trace.json(.gz), a "
-        "tfprof profile (.tfprof) or a RunMetadata (.run_metadata.pb); the file's name "
-        "and first bytes match none of them",
+        "tfprof profile (.tfprof), a RunMetadata (.run_metadata.pb), a TF 2.0/2.1 .trace or "
+        "a TensorBoard tool-data file (<host>.overview_page.pb ...); the file's name and "
+        "first bytes match none of them",
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from ..analysis.tool_data import no_trace_note
+from ._display import esc
 from .base import View
 from .tables import csv_link, html_table
 
@@ -49,7 +51,8 @@ class KernelStatsView(View):
 
     def _table(self, max_rows: int) -> str:
         if not len(self.kernels):
-            return "<i>No GPU kernels in this capture (a CPU-only run).</i>"
+            note = no_trace_note(self.run, "kernel-stats (<host>.kernel_stats.pb)")
+            return f"<i>{esc(note or 'No GPU kernels in this capture (a CPU-only run).')}</i>"
         return csv_link(self.kernels, "kernel_stats.csv") + html_table(
             self.kernels, max_rows=max_rows
         )

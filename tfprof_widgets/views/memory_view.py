@@ -6,6 +6,7 @@ import pandas as pd
 from plotly.subplots import make_subplots
 
 from ..analysis.memory import memory_breakdown
+from ..analysis.tool_data import no_trace_note
 from ._display import esc
 from .base import Control, View
 from .tables import html_table
@@ -101,7 +102,8 @@ class MemoryTimelineView(View):
 
     def header(self) -> str:
         if self.allocator is None:
-            return "<i>No allocator events in this capture.</i>"
+            note = no_trace_note(self.run, "memory-profile (<host>.memory_profile.json.gz)")
+            return f"<i>{esc(note or 'No allocator events in this capture.')}</i>"
         s = self.summary[self.summary["allocator"] == self.allocator].iloc[0]
         mib = 2**20
         return (

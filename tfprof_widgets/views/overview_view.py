@@ -76,11 +76,18 @@ class OverviewView(View):
                 f"{o.device_compute_16bit_percent:.1f} %, 32-bit "
                 f"{o.device_compute_32bit_percent:.1f} %"
             )
-        rows.append(
-            f"<b>Op time placement</b> host {o.host_op_time_percent:.1f} %, device "
-            f"{o.device_op_time_percent:.1f} %; eager: host "
-            f"{o.eager_host_op_percent:.1f} %, device {o.eager_device_op_percent:.1f} %"
-        )
+        # NaN where TensorBoard's page alone does not say (a run of tool data only).
+        if o.host_op_time_percent == o.host_op_time_percent:
+            eager = (
+                f"; eager: host {o.eager_host_op_percent:.1f} %, device "
+                f"{o.eager_device_op_percent:.1f} %"
+                if o.eager_host_op_percent == o.eager_host_op_percent
+                else ""
+            )
+            rows.append(
+                f"<b>Op time placement</b> host {o.host_op_time_percent:.1f} %, device "
+                f"{o.device_op_time_percent:.1f} %{eager}"
+            )
         rows.append(
             f"<b>Run environment</b> {len(o.hosts)} host(s): {esc(', '.join(o.hosts))}; "
             f"device type {esc(o.device_type)}"

@@ -6,6 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..analysis.tf_data import tf_data_summary
+from ..analysis.tool_data import no_trace_note
 from ._display import esc
 from .base import Control, View
 
@@ -113,7 +114,7 @@ class TfDataGraphView(View):
         return {"graph": fig}
 
     def header(self) -> str:
-        summary = esc(tf_data_summary(self.bottlenecks))
+        summary = esc(no_trace_note(self.run) or tf_data_summary(self.bottlenecks))
         b = (
             self.bottlenecks[self.bottlenecks["host"] == self.host]
             if self.host

@@ -17,6 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .. import stat_columns
+from ..analysis.tool_data import no_trace_note
 from ._display import esc
 from .base import View
 from .tables import html_table
@@ -181,7 +182,11 @@ class TimelineView(View):
         return shapes, notes
 
     def figures(self):
-        return {"timeline": self.figure()}
+        return {} if no_trace_note(self.run) else {"timeline": self.figure()}
+
+    def header(self) -> str:
+        note = no_trace_note(self.run)
+        return f"<p style='font:13px sans-serif'><i>{esc(note)}</i></p>" if note else ""
 
     # -- details ----------------------------------------------------------------------------
     def event_details(self, row: int) -> pd.DataFrame:
@@ -201,6 +206,8 @@ class TimelineView(View):
         """Zooming and panning recompute the marks; a click shows the event's details."""
         import ipywidgets as w
 
+        if "timeline" not in figure_widgets:  # a run without a trace draws none
+            return []
         fw = figure_widgets["timeline"]
         details = w.HTML("<i>Click an event to see its details.</i>")
         status = w.HTML()
@@ -238,6 +245,8 @@ class TimelineView(View):
         return [status, details]
 
     def text(self) -> str:
+        if no_trace_note(self.run):
+            return f"Trace timeline: {no_trace_note(self.run)}"
         return (
             f"Trace timeline: {len(self.model):,} events in {self.model.n_lanes} rows; "
             f"this window draws {len(self.marks):,} marks"

@@ -1,0 +1,366 @@
+"""Tool data: the outputs of TensorBoard's Profile tools, as a run directory keeps them.
+
+TF 2.2-2.10 wrote, beside (or, in TF 2.2, instead of) the trace, what each tool of the
+Profile tab showed: ``<host>.overview_page.pb`` (``OverviewPage``),
+``<host>.input_pipeline.pb`` (``InputPipelineAnalysisResult``),
+``<host>.tensorflow_stats.pb`` (``TfStatsDatabase``), ``<host>.kernel_stats.pb``
+(``KernelStatsDb``) and ``<host>.memory_profile.json.gz`` (``MemoryProfile`` as proto3 JSON);
+the 2019 Cloud TPU profiler wrote Google DataTable JSON (``<host>.overview_page.json``,
+``<host>.input_pipeline.json``) and ``<host>.pod_viewer.json``. The messages are ours
+(``tfprof_widgets/proto/tool_data.proto``, wire-compatible with xprof's).
+
+:func:`read_tool_data` reads one host's files into a :class:`HostToolData`: the decoded
+messages (``raw``), TensorBoard's numbers mapped onto our schema's tables (``tables``; the
+values are the files' own, converted only in unit: ms → µs, ns → µs, fractions → %), and
+the overview and input-pipeline figures (``overview``, ``input_pipeline``) that the analyses
+turn into their summaries. Nothing is re-analysed here. :mod:`.tool_pages` maps the
+overview page and the input pipeline (protobuf or DataTable), :mod:`.tool_json` the memory
+profile and the pod viewer; the TF stats and kernel stats are mapped here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import zlib
+
+import numpy as np
+import pandas as pd
+from google.protobuf.message import DecodeError
+from google.protobuf.unknown_fields import UnknownFieldSet
+
+from .. import schema
+from ..errors import CorruptProfileError, EmptyProfileError, ProfileError, WrongFormatError
+from ..proto import tool_data_pb2 as pb
+from .columnar import HostTables, StatRows
+from .formats import host_of, tool_of
+from .tool_json import fill_memory, pod_viewer
+from .tool_pages import datatables, fill_pages, top_op_times
+
+__all__ = ["HostToolData", "describe_pb", "no_trace_tables", "read_tool_data", "tool_files_of"]
+
+# What each tool's file holds, for messages.
+TOOL_TITLES = {
+    "overview_page": "TensorBoard's overview-page tool output",
+    "input_pipeline": "TensorBoard's input-pipeline tool output",
+    "tensorflow_stats": "TensorBoard's TF-stats tool output",
+    "kernel_stats": "TensorBoard's kernel-stats tool output",
+    "memory_profile": "TensorBoard's memory-profile tool output",
+    "pod_viewer": "TensorBoard's pod-viewer tool output",
+}
+_MESSAGES = {
+    "overview_page": pb.OverviewPage,
+    "input_pipeline": pb.InputPipelineAnalysisResult,
+    "tensorflow_stats": pb.TfStatsDatabase,
+    "kernel_stats": pb.KernelStatsDb,
+}
+# Tool files are small (a few MB at most); a larger one is not what its name says.
+_MAX_JSON_BYTES = 1 << 30
+
+
+@dataclasses.dataclass
+class HostToolData:
+    """One host's tool-data files, decoded and mapped onto our tables.
+
+    ``files``: tool -> path. ``raw``: tool -> the decoded message (``OverviewPage``,
+    ``InputPipelineAnalysisResult``, ``TfStatsDatabase``, ``KernelStatsDb``) or the parsed
+    JSON (memory profile, pod viewer, DataTables). ``tables``: name -> DataFrame in our schema
+    ('steps': TOOL_STEPS, 'tf_stats' / 'tf_stats_without_idle': TOOL_TF_STATS, 'top_ops':
+    TOOL_TOP_OPS, 'input_ops': INPUT_OPS, 'kernels': KERNELS, 'memory': MEMORY,
+    'memory_summary': MEMORY_SUMMARY, 'memory_breakdown': TOOL_MEMORY_BREAKDOWN, 'pod_stats':
+    TOOL_POD_STATS, 'all_reduce_ops': TOOL_ALL_REDUCE_OPS). ``overview`` /
+    ``input_pipeline``: the figures of those pages by the names of
+    :class:`~tfprof_widgets.OverviewSummary` / ``InputPipelineSummary`` (None where the
+    file has no such figure), or None without that tool.
+    """
+
+    host: str
+    files: dict[str, str] = dataclasses.field(default_factory=dict)
+    encodings: dict[str, str] = dataclasses.field(default_factory=dict)
+    raw: dict[str, object] = dataclasses.field(default_factory=dict)
+    tables: dict[str, pd.DataFrame] = dataclasses.field(default_factory=dict)
+    overview: dict[str, object] | None = None
+    input_pipeline: dict[str, object] | None = None
+    warnings: list[str] = dataclasses.field(default_factory=list)
+
+
+def read_tool_data(host: str, paths: list[str]) -> HostToolData:
+    """One host's tool-data files (any subset of the tools) into a :class:`HostToolData`.
+
+    A file that cannot be read is left out with a warning when the host has other files,
+    and raises its :class:`~tfprof_widgets.ProfileError` when it is the only one.
+    """
+    out = HostToolData(host)
+    decoded: dict[str, object] = {}
+    errors: list[ProfileError] = []
+    for path in paths:
+        tool, encoding = tool_of(path) or ("", "")
+        try:
+            decoded[tool] = _decode(path, tool, encoding)
+        except ProfileError as exc:
+            errors.append(exc)
+            continue
+        out.files[tool] = path
+        out.encodings[tool] = encoding
+    if not decoded:
+        raise errors[0]
+    out.warnings += [f"{e.path}: not loaded ({e.problem})" for e in errors]
+    out.raw = decoded
+    _fill(out)
+    return out
+
+
+# -- decoding -----------------------------------------------------------------------------------
+def _read_bytes(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except PermissionError:
+        raise ProfileError(path, "permission denied: the file cannot be read") from None
+    except OSError as exc:
+        raise ProfileError(path, f"cannot be read: {exc.strerror or exc}") from None
+    if not data:
+        raise EmptyProfileError(path, "the file is empty (0 bytes)")
+    return data
+
+
+def _decode(path: str, tool: str, encoding: str):
+    data = _read_bytes(path)
+    what = TOOL_TITLES.get(tool, "a tool-data file")
+    if encoding == "pb":
+        return parse_message(_MESSAGES[tool], data, path, what)
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise CorruptProfileError(
+                path, f"{what}: the gzip stream is truncated or damaged ({exc})"
+            ) from None
+    if len(data) > _MAX_JSON_BYTES:
+        raise CorruptProfileError(path, f"{what}: over 1 GiB of JSON, not a tool output")
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise CorruptProfileError(
+            path, f"{what}: not valid JSON ({exc}); the file is truncated or damaged"
+        ) from None
+    if encoding == "datatable":
+        return datatables(doc, path, what)
+    if tool == "memory_profile" and not (
+        isinstance(doc, dict) and isinstance(doc.get("memoryProfilePerAllocator", {}), dict)
+    ):
+        raise WrongFormatError(path, f"not {what}: no 'memoryProfilePerAllocator' object")
+    if tool == "pod_viewer" and not (
+        isinstance(doc, dict) and isinstance(doc.get("podStatsSequence", {}), dict)
+    ):
+        raise WrongFormatError(path, f"not {what}: no 'podStatsSequence' object")
+    return doc
+
+
+def parse_message(cls, data: bytes, path: str, what: str):
+    """``cls`` parsed from ``data``; damaged bytes raise CorruptProfileError, a message with
+    fields ``cls`` does not have (another file under this name) WrongFormatError."""
+    msg = cls()
+    try:
+        msg.ParseFromString(data)
+    except DecodeError as exc:
+        raise CorruptProfileError(
+            path,
+            f"not a valid {cls.DESCRIPTOR.name} protobuf ({what}: {exc}); the file is "
+            "truncated or damaged",
+        ) from None
+    unknown = sorted({f.field_number for f in UnknownFieldSet(msg)})
+    if unknown:
+        raise WrongFormatError(
+            path,
+            f"not {what}: it has fields {unknown} that a {cls.DESCRIPTOR.name} does not "
+            "have (another file under this tool's name?)",
+        )
+    return msg
+
+
+def describe_pb(data: bytes) -> str | None:
+    """What a ``.pb`` that is not an XSpace may be, for an error message: one of the tools'
+    messages (decoding with no unknown field and something set), else None."""
+    for tool, cls in _MESSAGES.items():
+        msg = cls()
+        try:
+            msg.ParseFromString(data)
+        except DecodeError:
+            continue
+        if msg.ListFields() and not len(UnknownFieldSet(msg)):
+            return TOOL_TITLES[tool] + f" ({cls.DESCRIPTOR.name})"
+    return None
+
+
+# -- mapping onto our tables ---------------------------------------------------------------------
+def _fill_tf_stats(out: HostToolData) -> None:
+    db = out.raw["tensorflow_stats"]
+    out.tables["tf_stats"] = _tf_stats(db.with_idle.tf_stats_record, out.host)
+    out.tables["tf_stats_without_idle"] = _tf_stats(db.without_idle.tf_stats_record, out.host)
+    if "top_ops" in out.tables:
+        out.tables["top_ops"] = top_op_times(out.tables["top_ops"], out.tables["tf_stats"])
+
+
+def _fill_pod_viewer(out: HostToolData) -> None:
+    out.tables["pod_stats"], out.tables["all_reduce_ops"] = pod_viewer(out.raw["pod_viewer"])
+
+
+# Which tools each step maps onto our tables, in order (the TF stats complete the overview's
+# top ops). Damaged content (a number where a list belongs...) fails the step's own files.
+_FILLERS = (
+    (("overview_page", "input_pipeline"), fill_pages),
+    (("tensorflow_stats",), _fill_tf_stats),
+    (
+        ("kernel_stats",),
+        lambda out: out.tables.update(kernels=_kernels(out.raw["kernel_stats"], out.host)),
+    ),
+    (("memory_profile",), lambda out: fill_memory(out, out.raw["memory_profile"])),
+    (("pod_viewer",), _fill_pod_viewer),
+)
+_CONTENT_ERRORS = (
+    TypeError,
+    ValueError,
+    AttributeError,
+    KeyError,
+    IndexError,
+    OverflowError,
+    DecodeError,  # an Any payload (step details, verdicts) that does not parse
+)
+
+
+def _fill(out: HostToolData) -> None:
+    """Map every decoded file onto our tables. A file whose content is not what its tool
+    writes is dropped with a warning (raised when it is all the host has)."""
+    for tools, fill in _FILLERS:
+        present = [t for t in tools if t in out.raw]
+        if not present:
+            continue
+        before = dict(out.tables)
+        try:
+            fill(out)
+        except _CONTENT_ERRORS as exc:
+            path = out.files[present[0]]
+            err = CorruptProfileError(
+                path,
+                f"{TOOL_TITLES[present[0]]} whose content is not what that tool writes "
+                f"({type(exc).__name__}: {exc})",
+            )
+            if len(present) == len(out.raw):
+                raise err from None
+            out.tables = before
+            for t in present:
+                out.raw.pop(t)
+                out.files.pop(t)
+                out.encodings.pop(t)
+            if "overview_page" in present:
+                out.overview = out.input_pipeline = None
+            out.warnings.append(f"{err.path}: not loaded ({err.problem})")
+
+
+def _tf_stats(records, host: str) -> pd.DataFrame:
+    """TOOL_TF_STATS from TfStatsRecords, in the file's order."""
+    n = len(records)
+    is_device = np.array([r.host_or_device == "Device" for r in records], bool)
+
+    def f(name, dtype=float):
+        return np.array([getattr(r, name) for r in records], dtype)
+
+    self_frac = np.where(
+        is_device, f("device_total_self_time_as_fraction"), f("host_total_self_time_as_fraction")
+    )
+    cum_frac = np.where(
+        is_device,
+        f("device_cumulative_total_self_time_as_fraction"),
+        f("host_cumulative_total_self_time_as_fraction"),
+    )
+    flops_v2 = f("flops_v2")
+    df = pd.DataFrame(
+        {
+            "host": [host] * n,
+            "host_or_device": [r.host_or_device for r in records],
+            "type": [r.op_type for r in records],
+            "operation": [r.op_name for r in records],
+            "occurrences": f("occurrences", np.int64),
+            "total_time_us": f("total_time_in_us"),
+            "avg_time_us": f("avg_time_in_us"),
+            "total_self_time_us": f("total_self_time_in_us"),
+            "avg_self_time_us": f("avg_self_time_in_us"),
+            "self_time_percent": self_frac * 100,
+            "cumulative_self_time_percent": cum_frac * 100,
+            "is_eager": f("is_eager", bool),
+            "rank": f("rank", np.int64),
+            "measured_flop_rate": f("measured_flop_rate"),
+            "model_flop_rate": f("model_flop_rate"),
+            "measured_memory_bw": f("measured_memory_bw"),
+            "operational_intensity": f("operational_intensity"),
+            "bound_by": [r.bound_by for r in records],
+            "gpu_tensorcore_utilization": f("gpu_tensorcore_utilization"),
+            "flops": np.where(flops_v2 != 0, flops_v2, f("flops", np.uint64).astype(float)),
+            "bytes_accessed": f("bytes_accessed", np.uint64).astype(np.int64),
+        }
+    )
+    return schema.conform(df, schema.TOOL_TF_STATS)
+
+
+def _dims(values) -> str:
+    return ",".join(str(v) for v in values)
+
+
+def _kernels(db, host: str) -> pd.DataFrame:
+    """KERNELS from a KernelStatsDb, in the file's order (by total time)."""
+    reps = db.reports
+    occ = np.array([r.occurrences for r in reps], np.int64)
+    total_ns = np.array([r.total_duration_ns for r in reps], np.uint64).astype(float)
+    df = pd.DataFrame(
+        {
+            "host": [host] * len(reps),
+            "kernel_name": [r.name for r in reps],
+            "registers_per_thread": np.array([r.registers_per_thread for r in reps], np.int64),
+            "shmem_bytes": np.array(
+                [r.static_shmem_bytes + r.dynamic_shmem_bytes for r in reps], np.int64
+            ),
+            "block_dim": [_dims(r.block_dim) for r in reps],
+            "grid_dim": [_dims(r.grid_dim) for r in reps],
+            "occupancy_percent": np.array([r.occupancy_pct for r in reps], float),
+            "is_op_tensor_core_eligible": np.array(
+                [r.is_op_tensor_core_eligible for r in reps], bool
+            ),
+            "is_kernel_using_tensor_core": np.array(
+                [r.is_kernel_using_tensor_core for r in reps], bool
+            ),
+            "operation": [r.op_name for r in reps],
+            "occurrences": occ,
+            "total_time_us": total_ns / 1e3,
+            "avg_time_us": np.divide(total_ns / 1e3, occ, out=np.zeros(len(reps)), where=occ > 0),
+            "min_time_us": np.array([r.min_duration_ns for r in reps], np.uint64) / 1e3,
+            "max_time_us": np.array([r.max_duration_ns for r in reps], np.uint64) / 1e3,
+        }
+    )
+    return schema.conform(df, schema.KERNELS)
+
+
+def no_trace_tables(host: str, path: str) -> HostTables:
+    """The (empty) trace tables of a host that has tool data but no trace."""
+    return HostTables(
+        host=host,
+        path=path,
+        planes=[],
+        lines=[],
+        ev_line=np.zeros(0, np.int32),
+        ev_name=np.zeros(0, np.int32),
+        ev_offset_ps=np.zeros(0, np.int64),
+        ev_dur_ps=np.zeros(0, np.int64),
+        ev_occ=np.zeros(0, np.int32),
+        names=[],
+        event_stats=StatRows.empty(),
+    )
+
+
+def tool_files_of(paths: list[str]) -> list[tuple[str, list[str]]]:
+    """Each host of a run's tool-data files with its files, hosts in first-seen order."""
+    by_host: dict[str, list[str]] = {}
+    for p in paths:
+        by_host.setdefault(host_of(p), []).append(p)
+    return list(by_host.items())
