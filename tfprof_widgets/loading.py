@@ -122,17 +122,12 @@ def load(
     tool_data, tool_failed = _read_tool_data(tool_sources, only=bool(no_trace))
     if not loaded and not (no_trace and tool_data):
         raise failed[0] if failed else _nothing_in(path, planes, window_s)
-<<<<<<< HEAD
-    result = Run(loaded, files.name, files.path)
-    result.capture_log = _capture_log(files.path)
-    notes = [f"{exc.path}: not loaded ({exc.problem})" for exc in failed]
-=======
     if not loaded:  # a run of tool data only: its tables come from the files
         loaded = [no_trace_tables(t.host, next(iter(t.files.values()))) for t in tool_data]
     result = Run(loaded, files.name, files.path, tool_data=tool_data)
+    result.capture_log = _capture_log(files.path)
     notes = [f"{exc.path}: not loaded ({exc.problem})" for exc in failed + tool_failed]
     notes += [w for t in tool_data for w in t.warnings]
->>>>>>> tooldata
     notes += [f"{p}: named like a capture but not a file; skipped" for p in files.skipped]
     notes += _sibling_note(files)
     for note in notes:
