@@ -2,7 +2,7 @@
 host, and analysed where the data is: by DuckDB on one machine (bounded memory), or by Dask on
 a cluster.
 
-    tfprof_widgets.convert("logs/", "pod_dataset")    # or: tfprof-widgets convert logs/ -o pod_dataset
+    tfprof_widgets.convert("logs/", "pod_dataset")    # or: tfprof-widgets convert logs/ -o ...
     pod = tfprof_widgets.open("pod_dataset")          # or "s3://bucket/pod_dataset", client=...
     pod.steps, pod.ops, pod.kernels, pod.memory_summary   # as on a Run, over every host
     pod.top_events(20); pod.sql("SELECT host, count(*) FROM events GROUP BY host")

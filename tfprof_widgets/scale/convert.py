@@ -19,8 +19,6 @@ import os
 import time
 import warnings
 
-import pandas as pd
-
 from ..errors import ProfileError
 from ..loading import load
 from ..readers.discovery import resolve
@@ -89,6 +87,7 @@ def convert(
     :class:`~tfprof_widgets.ProfileError` is raised, naming the host (``exc.result`` is the
     :class:`ConvertResult`). An output that holds another run's conversion is refused.
     """
+    ds.require("pyarrow", "fsspec")
     t_start = time.perf_counter()
     files = resolve(path, run)
     sources = host_sources(files.files)

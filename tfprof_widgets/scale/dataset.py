@@ -77,6 +77,22 @@ _META_KEY = b"tfprof_widgets"
 _BYTES_SUFFIX = "__bytes"
 
 
+def require(*modules: str) -> None:
+    """Import the scale extra's packages, or say how to install them."""
+    import importlib
+
+    missing = []
+    for m in modules:
+        try:
+            importlib.import_module(m)
+        except ImportError:
+            missing.append(m)
+    if missing:
+        raise ImportError(
+            f"pod datasets need {', '.join(missing)}: pip install 'tfprof_widgets[scale]'"
+        )
+
+
 def schema_fingerprint() -> dict[str, list[list[str]]]:
     """Every stored table's columns and dtypes, as the manifest records them."""
     return {t: [[c, d] for c, (d, _) in spec.items()] for t, spec in TABLES.items()}

@@ -98,6 +98,7 @@ class Pod:
         threads: int | None = None,
         storage_options: dict | None = None,
     ) -> None:
+        ds.require("duckdb", "pyarrow", "fsspec")
         self.loc = ds.Location(os.fspath(dataset), storage_options)
         self.manifest = ds.read_manifest(self.loc)
         self.name: str = self.manifest["run"]
