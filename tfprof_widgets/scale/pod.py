@@ -340,6 +340,8 @@ class Pod:
             p.drop(columns=[ds.LINK_COLUMNS[table]]) if table in ds.LINK_COLUMNS else p
             for p in parts
         ]
+        if not any(len(p) for p in parts):  # e.g. the tfprof tables of an XSpace capture
+            return parts[0]
         out = pd.concat(parts, ignore_index=True)
         for col in out.columns:
             kinds = [p[col].dtype for p in parts]
