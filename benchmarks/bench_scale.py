@@ -170,9 +170,8 @@ def main() -> None:
         duck = child(DUCKDB, str(ds), args.memory_limit)
         dask = child(DASK, ds.as_uri())
         names = [k for k in duck if k not in ("rss", "straggler")]
-        print(
-            f"\n| analysis | DuckDB (limit {args.memory_limit}), s | Dask LocalCluster (2 workers), s |"
-        )
+        duck_col = f"DuckDB (limit {args.memory_limit}), s"
+        print(f"\n| analysis | {duck_col} | Dask LocalCluster (2 workers), s |")
         print("|---|---:|---:|")
         for k in [*names, *[k for k in dask if k not in duck and k not in ("rss", "worker_rss")]]:
             d = f"{duck[k]:.3f}" if k in duck else ""

@@ -364,56 +364,11 @@ class Pod:
             out[col] = pd.Categorical(out[col].astype(object), dtype=dtype)
         return out
 
-    @functools.cached_property
-    def planes(self) -> pd.DataFrame:
-        """Every host's planes (schema.PLANES)."""
-        return self._small_table("planes")
-
-    @functools.cached_property
-    def lines(self) -> pd.DataFrame:
-        """Every host's lines (schema.LINES)."""
-        return self._small_table("lines")
-
-    @functools.cached_property
-    def event_metadata(self) -> pd.DataFrame:
-        return self._small_table("event_metadata")
-
-    @functools.cached_property
-    def metadata_stats(self) -> pd.DataFrame:
-        return self._small_table("metadata_stats")
-
-    @functools.cached_property
-    def plane_stats(self) -> pd.DataFrame:
-        return self._small_table("plane_stats")
-
-    @functools.cached_property
-    def tfprof_nodes(self) -> pd.DataFrame:
-        return self._small_table("tfprof_nodes")
-
-    @functools.cached_property
-    def tfprof_execs(self) -> pd.DataFrame:
-        return self._small_table("tfprof_execs")
-
     # -- analyses -------------------------------------------------------------------------------
-    @functools.cached_property
-    def steps(self) -> pd.DataFrame:
-        """Step time and its breakdown per (host, step) (schema.STEPS), on the pod's clock."""
-        return self._analysis("steps")
-
     @functools.cached_property
     def per_host_steps(self) -> pd.DataFrame:
         """Step time per host side by side, one row per step (schema.PER_HOST_STEPS)."""
         return per_host_table(self.steps)
-
-    @functools.cached_property
-    def ops(self) -> pd.DataFrame:
-        """TF op statistics per host, host and device side with IDLE (schema.OP_STATS)."""
-        return self._analysis("ops")
-
-    @functools.cached_property
-    def kernels(self) -> pd.DataFrame:
-        """GPU kernel statistics per host (schema.KERNELS)."""
-        return self._analysis("kernels")
 
     @functools.cached_property
     def memory(self) -> pd.DataFrame:
@@ -428,11 +383,6 @@ class Pod:
             return m[(m["host"] == host) & (m["allocator"] == allocator)].reset_index(drop=True)
         where = f"t.host = {_quote(host)} AND t.allocator = {_quote(allocator)}"
         return self._analysis("memory", where)
-
-    @functools.cached_property
-    def memory_summary(self) -> pd.DataFrame:
-        """Per (host, allocator): activity, capacity and the peak (schema.MEMORY_SUMMARY)."""
-        return self._analysis("memory_summary")
 
     @functools.cached_property
     def memory_breakdown(self) -> pd.DataFrame:
@@ -459,16 +409,6 @@ class Pod:
         return memory_breakdown(one, allocator=allocator, host=host)
 
     @functools.cached_property
-    def tf_data_bottleneck(self) -> pd.DataFrame:
-        """Each host input pipeline's bottleneck, slowest first (schema.TF_DATA_BOTTLENECK)."""
-        return self._analysis("tf_data_bottleneck")
-
-    @functools.cached_property
-    def profile_options(self) -> pd.DataFrame:
-        """The options each host's profiler ran with (schema.PROFILE_OPTIONS)."""
-        return self._analysis("profile_options")
-
-    @functools.cached_property
     def input_pipeline(self) -> InputPipelineSummary:
         """The input-pipeline analysis of the whole pod (from :attr:`steps` and :attr:`ops`)."""
         return input_pipeline(self)
@@ -489,6 +429,15 @@ class Pod:
         for name, value in list(vars(type(self)).items()):
             if isinstance(value, functools.cached_property):
                 self.__dict__.pop(name, None)
+
+    # The Run's tables and stored analyses under the Run's names, each read when first used
+    # (set below from dataset.RAW_TABLES and dataset.ANALYSIS_TABLES).
+    planes: pd.DataFrame
+    lines: pd.DataFrame
+    steps: pd.DataFrame
+    ops: pd.DataFrame
+    kernels: pd.DataFrame
+    memory_summary: pd.DataFrame
 
     # -- summaries ------------------------------------------------------------------------------
     @property
@@ -529,6 +478,30 @@ class Pod:
     def _repr_html_(self) -> str:
         items = "".join(f"<li>{html.escape(s)}</li>" for s in self._summary_lines())
         return f"<div><b>tfprof_widgets.Pod</b><ul>{items}</ul></div>"
+
+
+def _cached(name: str, read, what: str) -> functools.cached_property:
+    prop = functools.cached_property(lambda self: read(self, name))
+    prop.__doc__ = f"{what} over every host (columns: schema.{name.upper()}), read when first used."
+    prop.__set_name__(Pod, name)
+    return prop
+
+
+# The small tables of a Run, and the per-host analyses a dataset stores (memory: its own).
+for _name in (
+    "planes",
+    "lines",
+    "event_metadata",
+    "metadata_stats",
+    "plane_stats",
+    "tfprof_nodes",
+    "tfprof_execs",
+):
+    setattr(Pod, _name, _cached(_name, Pod._small_table, f"The Run table ``{_name}``"))
+for _name in ds.ANALYSIS_TABLES:
+    if _name != "memory":
+        setattr(Pod, _name, _cached(_name, Pod._analysis, f"The analysis ``{_name}``"))
+del _name
 
 
 def _connect(loc: ds.Location, memory_limit, temp_directory, threads):
