@@ -13,13 +13,14 @@ import pytest
 from conftest import ROOT
 
 PACKAGE = ROOT / "tfprof_widgets"
-UPPER = ("run", "loading", "report", "cli", "magic", "capturing")
+UPPER = ("run", "loading", "report", "cli", "magic", "capturing", "scale")
 # Module (or package) -> what it must never import.
 FORBIDDEN = {
     "readers": ("analysis", "views", *UPPER),
     "analysis": ("readers", "views", *UPPER),
-    "views": ("readers", "loading", "report", "cli", "magic", "capturing"),
+    "views": ("readers", "loading", "report", "cli", "magic", "capturing", "scale"),
     "stat_columns": ("readers", "analysis", "views", *UPPER),
+    "scale": ("views", "report", "cli", "magic", "capturing"),
     "schema": ("readers", "analysis", "views", "stat_columns", *UPPER),
     "errors": ("readers", "analysis", "views", "stat_columns", "schema", *UPPER),
 }

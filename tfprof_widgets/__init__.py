@@ -135,6 +135,26 @@ def total_parameters(run: Run, trainable_only: bool = True) -> int:
     return run.total_parameters if trainable_only else _total_parameters(run, False)
 
 
+# -- pod scale: a capture of many hosts as a Parquet dataset (needs the `scale` extra) ----
+def convert(path, output, run: str | None = None, **kwargs):
+    """Convert a capture (logdir, run directory or file) into a pod dataset at ``output``,
+    one Parquet file set per host, hosts in parallel, resumable: see
+    :func:`tfprof_widgets.scale.convert`."""
+    from .scale import convert as _convert
+
+    return _convert(path, output, run, **kwargs)
+
+
+def open(dataset, client=None, **kwargs):  # shadows the builtin only as tw.open
+    """Open a pod dataset made by :func:`convert` (a path or an fsspec URL) as a
+    :class:`~tfprof_widgets.scale.Pod`: the Run's tables and analyses over every host, by
+    DuckDB, or by Dask when ``client`` is a ``dask.distributed.Client``; see
+    :func:`tfprof_widgets.scale.open_dataset`."""
+    from .scale import open_dataset
+
+    return open_dataset(dataset, client, **kwargs)
+
+
 def load_ipython_extension(ipython) -> None:
     """``%load_ext tfprof_widgets``: register ``%%tfprof`` / ``%tfprof``.
 
@@ -170,6 +190,7 @@ __all__ = [
     "WrongFormatError",
     "__version__",
     "capture",
+    "convert",
     "input_pipeline",
     "keras_callback",
     "list_runs",
@@ -178,6 +199,7 @@ __all__ = [
     "memory_breakdown",
     "memory_summary",
     "op_diff",
+    "open",
     "overview_summary",
     "per_host_steps",
     "remote_capture",

@@ -125,6 +125,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p_runs = sub.add_parser("runs", help="list the runs under a logdir")
     p_runs.add_argument("logdir")
+    _add_convert_parser(sub)
     return parser
 
 
@@ -174,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _one_line_warning
+            if args.command == "convert":
+                return convert_command(args)
             if args.command == "summary":
                 with pd.option_context("display.width", 160, "display.max_colwidth", 60):
                     _emit(summary_text(load(args.path, args.run), args.top))
@@ -208,3 +211,46 @@ def _quiet_broken_pipe() -> int:
     with contextlib.suppress(OSError, ValueError):
         os.dup2(devnull, sys.stdout.fileno())
     return 1
+
+
+def _add_convert_parser(sub) -> None:
+    p = sub.add_parser(
+        "convert",
+        help="convert a capture of many hosts into a Parquet dataset (tfprof_widgets.open)",
+        description="Every host's tables and per-host analyses as Parquet, one file set per "
+        "host, hosts in parallel. Resumable: run it again to finish an interrupted "
+        "conversion. Needs the scale extra: pip install 'tfprof_widgets[scale]'.",
+    )
+    p.add_argument("path", help="logdir, run directory or capture file")
+    p.add_argument(
+        "-o", "--output", required=True, help="dataset directory or fsspec URL (s3://...)"
+    )
+    p.add_argument("--run", help="run name under a logdir (default: newest)")
+    p.add_argument("-j", "--workers", type=int, help="hosts converted at once (default: CPUs)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def convert_command(args) -> int:
+    """``tfprof-widgets convert PATH -o DATASET``: 0 when every host converted, 2 when some
+    host could not be (the others are converted; the message names it), 1 without the
+    scale extra."""
+    from .scale import convert
+
+    try:
+        result = convert(
+            args.path,
+            args.output,
+            args.run,
+            workers=args.workers,
+            progress=False if args.quiet else None,
+        )
+    except ImportError as exc:
+        return _fail(str(exc), 1)
+    except ProfileError as exc:
+        return _fail(str(exc), 2)
+    _emit(
+        f"{result.dataset}: {len(result.converted)} host(s) converted, "
+        f"{len(result.skipped)} already there, in {result.seconds:.1f} s; "
+        f"open it with tfprof_widgets.open({result.dataset!r})"
+    )
+    return 0

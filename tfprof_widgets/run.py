@@ -20,7 +20,7 @@ from .analysis import ANALYSES, Analysis
 from .analysis.event_index import on_device
 from .analysis.grouping import assign_groups
 from .analysis.tool_data import FROM_TOOL_DATA, ToolData
-from .readers.assemble import assemble
+from .readers.assemble import RunTables, assemble
 from .readers.columnar import HostTables
 
 __all__ = ["Run"]
@@ -63,11 +63,45 @@ class Run:
     ) -> None:
         if not hosts:
             raise ValueError("a Run needs at least one host's tables")
-        tables = assemble(hosts)
+        self._adopt(assemble(hosts), name, path, [h.path for h in hosts], [h.host for h in hosts])
+        self.errors = [f"{h.host}: {e}" for h in hosts for e in h.errors]
+        self.warnings = [f"{h.host}: {w}" for h in hosts for w in h.warnings]
+        if tool_data:
+            # The trace is the source when there is one; tool data alone fills the tables.
+            self.tool_data = ToolData(
+                tool_data, is_source=not len(self.events), hosts_of_run=self.hosts
+            )
+        self._fill_typed_columns()
+
+    @classmethod
+    def from_tables(
+        cls,
+        tables: RunTables,
+        name: str,
+        path: str,
+        files: list[str],
+        hosts: list[str],
+        errors: list[str] | None = None,
+        warnings: list[str] | None = None,
+    ) -> Run:
+        """A Run of tables assembled before (a converted dataset's host, see
+        :mod:`tfprof_widgets.scale`). Events that already carry ``group_id``, ``step`` and
+        ``tf_op`` keep them; ``errors``/``warnings`` are taken as they are."""
+        run = cls.__new__(cls)
+        run._adopt(tables, name, path, list(files), list(hosts))
+        run.errors = list(errors or [])
+        run.warnings = list(warnings or [])
+        if not {"group_id", "step", "tf_op"} <= set(run.events.columns):
+            run._fill_typed_columns()
+        return run
+
+    def _adopt(
+        self, tables: RunTables, name: str, path: str, files: list[str], hosts: list[str]
+    ) -> None:
         self.name = name
         self.path = path
-        self.files = [h.path for h in hosts]
-        self.hosts = [h.host for h in hosts]
+        self.files = files
+        self.hosts = hosts
         self.planes: pd.DataFrame = tables.planes
         self.lines: pd.DataFrame = tables.lines
         self.events: pd.DataFrame = tables.events
@@ -80,17 +114,9 @@ class Run:
         self.t0_ns: int = int(tables.t0_ns)
         self.tfprof_nodes: pd.DataFrame = tables.tfprof_nodes
         self.tfprof_execs: pd.DataFrame = tables.tfprof_execs
-        self.errors = [f"{h.host}: {e}" for h in hosts for e in h.errors]
-        self.warnings = [f"{h.host}: {w}" for h in hosts for w in h.warnings]
         # What TensorFlow logged while tfprof_widgets captured this run (its capture.log).
         self.capture_log: str = ""
         self.tool_data: ToolData | None = None
-        if tool_data:
-            # The trace is the source when there is one; tool data alone fills the tables.
-            self.tool_data = ToolData(
-                tool_data, is_source=not len(self.events), hosts_of_run=self.hosts
-            )
-        self._fill_typed_columns()
 
     def _fill_typed_columns(self) -> None:
         ev = self.events

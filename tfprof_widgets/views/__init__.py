@@ -14,6 +14,7 @@ function               shows                                                modu
 ``kernel_stats``       the top GPU kernels and the kernel table             ``kernels_view``
 ``input_pipeline``     input time per step and where the host's time goes   ``input_pipeline_view``
 ``compare``            two runs' step time and the ops that changed         ``compare_view``
+``pod_viewer``         step time per host, the straggler and its cause      ``pod_view``
 =====================  ===================================================  ===============
 
 Each module is named ``<what>_view`` so that the function exported here never hides it. All
@@ -28,6 +29,7 @@ from .kernels_view import kernel_stats
 from .memory_view import memory_timeline
 from .op_stats_view import op_stats
 from .overview_view import overview
+from .pod_view import pod_viewer
 from .tf_data_view import tf_data_graph
 from .timeline_view import timeline
 
@@ -39,6 +41,7 @@ __all__ = [
     "memory_timeline",
     "op_stats",
     "overview",
+    "pod_viewer",
     "tf_data_graph",
     "timeline",
 ]

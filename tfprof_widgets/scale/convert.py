@@ -1,0 +1,332 @@
+"""``convert()``: a capture (logdir, run directory or file) into a pod dataset, host by host.
+
+Each host is loaded alone into an ordinary :class:`~tfprof_widgets.Run` (one host in memory
+per worker at a time), its tables and its per-host analyses are written as Parquet under a
+temporary name, the directory is renamed into place, and only then does the host get its
+manifest entry. So an interrupted conversion leaves nothing that looks finished: run it again
+and converted hosts are skipped (while their source file is unchanged: same size and mtime),
+anything half-written is removed and done again. Hosts are converted in parallel, in worker
+processes. Nothing is ever written next to the capture (unless the output is put there), and
+the capture files are only read.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import multiprocessing
+import os
+import time
+import warnings
+
+from ..errors import ProfileError
+from ..loading import load
+from ..readers.discovery import resolve
+from ..readers.formats import host_sources
+from ..run import Run
+from . import dataset as ds
+from .per_host import host_analyses, host_raw_tables
+
+
+@dataclasses.dataclass(frozen=True)
+class HostJob:
+    """What a worker needs to convert one host (picklable)."""
+
+    host: str
+    index: int
+    files: tuple[str, ...]
+    run_dir: str
+    out_url: str
+    storage_options: dict | None = None
+
+    @property
+    def source(self) -> str:
+        """What to load: the host's one file, or the run directory for a multi-file host."""
+        return self.files[0] if len(self.files) == 1 else self.run_dir
+
+
+@dataclasses.dataclass
+class ConvertResult:
+    """What :func:`convert` did: the dataset, and per host whether it was converted now,
+    skipped (already there) or failed (with the reason)."""
+
+    dataset: str
+    converted: list[str]
+    skipped: list[str]
+    failed: dict[str, str]
+    seconds: float
+
+    def __repr__(self) -> str:
+        return (
+            f"<ConvertResult {self.dataset}: {len(self.converted)} converted, "
+            f"{len(self.skipped)} already there, {len(self.failed)} failed, "
+            f"{self.seconds:.1f} s>"
+        )
+
+
+def convert(
+    path: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    run: str | None = None,
+    *,
+    workers: int | None = None,
+    storage_options: dict | None = None,
+    progress: bool | None = None,
+) -> ConvertResult:
+    """Convert a capture into a pod dataset at ``output`` (a directory or an fsspec URL).
+
+    ``path`` is what :func:`tfprof_widgets.load` takes: a logdir (its newest run, or
+    ``run=``), a run directory or a single capture file. Every host's tables and per-host
+    analyses are written as Parquet under ``output/hosts/<host>/``, with ``manifest.json``
+    (see :mod:`tfprof_widgets.scale.dataset`). ``workers``: processes converting hosts at
+    once (default: the CPU count, at most one per host); 1 converts in this process.
+
+    Running it again resumes: hosts already converted from the same, unchanged file are
+    skipped, half-written ones are redone. A host whose file cannot be read does not stop
+    the others: they are converted and the manifest lists it as failed, then its
+    :class:`~tfprof_widgets.ProfileError` is raised, naming the host (``exc.result`` is the
+    :class:`ConvertResult`). An output that holds another run's conversion is refused.
+    """
+    ds.require("pyarrow", "fsspec")
+    t_start = time.perf_counter()
+    files = resolve(path, run)
+    sources = host_sources(files.files)
+    out_url = os.fspath(output)
+    loc = ds.Location(out_url, storage_options)
+    _refuse_source_tree(loc, files.path, sources)
+    manifest = _start_manifest(loc, files)
+    done = {e["host"]: e for e in manifest["hosts"]}
+    jobs, skipped = [], []
+    for i, (host, fs) in enumerate(sources):
+        job = HostJob(host, i, tuple(fs), files.path, out_url, storage_options)
+        if host in done and _unchanged(done[host], fs) and loc.fs.exists(loc.host_dir(host)):
+            skipped.append(host)
+        else:
+            done.pop(host, None)
+            jobs.append(job)
+    _remove_leftovers(loc, keep={ds.host_dirname(h) for h in done})
+    failed: dict[str, str] = {}
+    errors: list[tuple[HostJob, dict]] = []
+    order = {h: i for i, (h, _) in enumerate(sources)}
+
+    def record(job: HostJob, outcome: dict) -> None:
+        if "error" in outcome:
+            failed[job.host] = outcome["error"]["problem"]
+            errors.append((job, outcome["error"]))
+            manifest["failed"] = [f for f in manifest["failed"] if f["host"] != job.host] + [
+                {"host": job.host, "files": list(job.files), **outcome["error"]}
+            ]
+        else:
+            done[job.host] = outcome
+            manifest["failed"] = [f for f in manifest["failed"] if f["host"] != job.host]
+        manifest["hosts"] = sorted(done.values(), key=lambda e: order.get(e["host"], 1 << 30))
+        loc.write_json(loc.path(ds.MANIFEST), manifest)
+
+    bar = _bar(len(jobs), progress, f"converting {files.name}")
+    try:
+        for job, outcome in _run_jobs(jobs, workers):
+            record(job, outcome)
+            bar.update(1)
+    finally:
+        bar.close()
+    if not jobs:  # nothing to do: still make sure the manifest is there
+        loc.write_json(loc.path(ds.MANIFEST), manifest)
+    result = ConvertResult(
+        dataset=out_url,
+        converted=[j.host for j in jobs if j.host not in failed],
+        skipped=skipped,
+        failed=failed,
+        seconds=time.perf_counter() - t_start,
+    )
+    if errors:
+        raise _error_from(errors, result)
+    return result
+
+
+# -- one host -------------------------------------------------------------------------------
+def convert_host(job: HostJob) -> dict:
+    """Convert one host (in a worker process): its manifest entry, or ``{"error": ...}``
+    when its capture cannot be read."""
+    t0 = time.perf_counter()
+    loc = ds.Location(job.out_url, job.storage_options)
+    try:
+        run = load(job.source, hosts=[job.host], progress=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # analyses' notes stay in the run, not here
+            tables = {**host_raw_tables(run), **host_analyses(run)}
+    except ProfileError as exc:
+        return {"error": {"type": type(exc).__name__, "path": exc.path, "problem": exc.problem}}
+    final = loc.host_dir(job.host)
+    tmp = loc.path(ds.HOSTS_DIR, f"{ds.TMP_PREFIX}{ds.host_dirname(job.host)}-{ds._token()}")
+    loc.fs.makedirs(tmp, exist_ok=True)
+    for name, df in tables.items():
+        ds.write_table(loc, f"{tmp}/{name}.parquet", df)
+    entry = _entry(job, run, tables, time.perf_counter() - t0)
+    entry["bytes"] = sum(loc.fs.size(f"{tmp}/{name}.parquet") for name in tables)
+    with loc.fs.open(f"{tmp}/{ds.HOST_ENTRY}", "wb") as f:
+        import json
+
+        f.write(json.dumps(entry).encode("utf-8"))
+    if loc.fs.exists(final):
+        loc.fs.rm(final, recursive=True)
+    loc.fs.mv(tmp, final, recursive=True)
+    return entry
+
+
+def _entry(job: HostJob, run: Run, tables: dict, seconds: float) -> dict:
+    ev = run.events
+    timed = ev["start_us"].notna()
+    return {
+        "host": job.host,
+        "dir": ds.host_dirname(job.host),
+        "events": len(ev),
+        "event_stats": len(run.event_stats),
+        "rows": {name: len(df) for name, df in tables.items()},
+        "t0_ns": int(run.t0_ns),
+        "duration_us": float(run.duration_us) if timed.any() else 0.0,
+        "steps": int(len(tables["steps"])),
+        "step_groups": "file" if "group_id" in run.stat_names else "derived",
+        "sources": [
+            {"path": os.path.abspath(f), "size": os.path.getsize(f), "mtime": os.path.getmtime(f)}
+            for f in job.files
+        ],
+        "errors": list(run.errors),
+        "warnings": list(run.warnings),
+        "seconds": round(seconds, 3),
+    }
+
+
+def _error_from(failures: list[tuple[HostJob, dict]], result: ConvertResult) -> ProfileError:
+    """The first failed host's error, of its own type, naming the host and what became of
+    the others (``exc.host``, ``exc.result``)."""
+    from .. import errors
+
+    job, err = min(failures, key=lambda f: f[0].index)
+    cls = getattr(errors, err["type"], ProfileError)
+    if not (isinstance(cls, type) and issubclass(cls, ProfileError)):
+        cls = ProfileError
+    others = [j.host for j, _ in failures if j is not job]
+    problem = f"host {job.host} not converted: {err['problem']}"
+    if others:
+        problem += f"; {len(others)} more host(s) failed too: {', '.join(others)}"
+    problem += (
+        f"; the other {len(result.converted) + len(result.skipped)} host(s) are in {result.dataset}"
+    )
+    exc = cls(err["path"], problem)
+    exc.host = job.host
+    exc.result = result
+    return exc
+
+
+# -- running the jobs -----------------------------------------------------------------------
+def _run_jobs(jobs: list[HostJob], workers: int | None):
+    """Yield (job, outcome) as hosts finish: in worker processes, or here when one worker."""
+    if not jobs:
+        return
+    n = min(workers or os.cpu_count() or 1, len(jobs))
+    if n <= 1:
+        for job in jobs:
+            yield job, convert_host(job)
+        return
+    ctx = multiprocessing.get_context(_start_method())
+    with concurrent.futures.ProcessPoolExecutor(n, mp_context=ctx) as pool:
+        futures = {pool.submit(convert_host, job): job for job in jobs}
+        try:
+            for fut in concurrent.futures.as_completed(futures):
+                yield futures[fut], fut.result()
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
+
+
+def _start_method() -> str:
+    """fork on Linux: workers need no ``if __name__ == "__main__"`` guard in the caller's
+    script and start at once (they only read files, run pandas and write Parquet); spawn
+    elsewhere, where fork is unsafe or missing."""
+    import sys
+
+    return "fork" if sys.platform.startswith("linux") else "spawn"
+
+
+# -- resuming -------------------------------------------------------------------------------
+def _start_manifest(loc: ds.Location, files) -> dict:
+    """The manifest to continue from: the existing one for the same run, else a new one."""
+    source = os.path.abspath(files.path)
+    if loc.fs.exists(loc.path(ds.MANIFEST)):
+        try:
+            manifest = ds.read_manifest(loc)
+        except ProfileError:
+            manifest = None  # another layout or schema: convert everything again
+        if manifest is not None:
+            if manifest.get("source") != source:
+                raise ProfileError(
+                    loc.url,
+                    f"already holds the conversion of {manifest.get('source')}; convert "
+                    f"{source} into another directory",
+                )
+            return manifest
+        if loc.fs.exists(loc.path(ds.HOSTS_DIR)):
+            loc.fs.rm(loc.path(ds.HOSTS_DIR), recursive=True)
+    elif (
+        loc.fs.exists(loc.root)
+        and loc.fs.ls(loc.root)
+        and not loc.fs.exists(loc.path(ds.HOSTS_DIR))
+    ):
+        raise ProfileError(
+            loc.url, "is a directory that holds other files: convert into a new or empty one"
+        )
+    loc.fs.makedirs(loc.path(ds.HOSTS_DIR), exist_ok=True)
+    return ds.new_manifest(files.name, source)
+
+
+def _unchanged(entry: dict, files: list[str]) -> bool:
+    recorded = {s["path"]: (s["size"], s["mtime"]) for s in entry.get("sources", [])}
+    try:
+        now = {os.path.abspath(f): (os.path.getsize(f), os.path.getmtime(f)) for f in files}
+    except OSError:
+        return False
+    return recorded == now
+
+
+def _remove_leftovers(loc: ds.Location, keep: set[str]) -> None:
+    """Temporary directories of an interrupted run, and host directories the manifest does
+    not list (renamed into place just before an interruption): removed, to be redone."""
+    hosts_dir = loc.path(ds.HOSTS_DIR)
+    if not loc.fs.exists(hosts_dir):
+        return
+    for entry in loc.fs.ls(hosts_dir, detail=False):
+        name = entry.rstrip("/").rsplit("/", 1)[-1]
+        if name not in keep:
+            loc.fs.rm(entry, recursive=True)
+
+
+def _refuse_source_tree(loc: ds.Location, run_dir: str, sources) -> None:
+    """Writing the dataset over the capture itself would destroy it."""
+    if not loc.is_local:
+        return
+    out = os.path.realpath(loc.root)
+    for _, fs in sources:
+        for f in fs:
+            if os.path.realpath(f) == out or os.path.realpath(f).startswith(out + os.sep):
+                raise ProfileError(
+                    loc.url, f"holds the capture being converted ({f}): choose another output"
+                )
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _bar(total: int, progress: bool | None, desc: str):
+    if progress is False or total == 0:
+        return _NoBar()
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return _NoBar()
+    return tqdm(total=total, desc=desc, unit="host", delay=0 if progress else 1.0, leave=False)
