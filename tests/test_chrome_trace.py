@@ -316,3 +316,12 @@ def test_odd_values_that_load_correctly(tmp_path):
         tw.load(write(tmp_path, '{"traceEvents": [{"ph": "X", "ts": 1e400, "pid": 1}]}'))
     with pytest.raises(tw.CorruptProfileError, match=r"traceEvents\[0\]\.args\.v is a number out"):
         tw.load(write(tmp_path, '{"traceEvents": [{"ph": "X", "ts": 1, "args": {"v": 1e400}}]}'))
+
+
+def test_an_end_without_ts_is_named(tmp_path):
+    events = [
+        {"ph": "B", "pid": 1, "tid": 1, "ts": 1, "name": "a"},
+        {"ph": "E", "pid": 1, "tid": 1},
+    ]
+    with pytest.raises(tw.CorruptProfileError, match=r"traceEvents\[1\] \(ph 'E'\) has no 'ts'"):
+        tw.load(write(tmp_path, {"traceEvents": events}))

@@ -394,9 +394,11 @@ class _Reader:
     def _times(self, src, line_of, n_lines):
         """Each event's ts/dur (µs), each line's base (ns) and the events' offsets (ps)."""
         ts, dur = self.timed.ts.copy(), self.timed.dur.copy()
+        ends = self.timed.ends[self.timed.ends >= 0]
         missing = np.flatnonzero(np.isnan(ts))
-        if len(missing):
-            j = int(src[missing[0]])
+        missing_end = ends[np.isnan(self.dec.ts[ends])]
+        if len(missing) or len(missing_end):
+            j = int(src[missing[0]]) if len(missing) else int(missing_end[0])
             raise CorruptProfileError(
                 self.path, f"traceEvents[{j}] (ph {self.dec.ph_text[j]!r}) has no 'ts'"
             )
