@@ -96,15 +96,17 @@ class Decoded:
     tid: list
     ts: np.ndarray  # float64 µs, NaN where absent
     dur: np.ndarray
-    id: list
-    id2: list
-    bp: list
-    scope: list  # "s" (instant scope)
     args: list  # dict[str, msgspec.Raw] or None
     top: _Trace | None  # the top-level object (None for the JSON Array Format)
+    events: list  # the decoded events, for the fields only a few events need
 
     def __len__(self) -> int:
         return len(self.ph)
+
+    def field(self, name: str, idx: np.ndarray) -> list:
+        """One field (``id``, ``id2``, ``bp``...) of the events ``idx``."""
+        events = self.events
+        return [getattr(events[i], name) for i in idx.tolist()]
 
 
 def decode(data: bytes, path: str) -> Decoded:
@@ -190,12 +192,9 @@ def _columns(events: list[_Event], top, data: bytes, path: str) -> Decoded:
         tid=column("tid"),
         ts=np.array(column("ts"), dtype=np.float64),
         dur=np.array(column("dur"), dtype=np.float64),
-        id=column("id"),
-        id2=column("id2"),
-        bp=column("bp"),
-        scope=column("s"),
         args=column("args"),
         top=top,
+        events=events,
     )
     missing = np.flatnonzero(codes == PH_NONE)
     if len(missing) and missing[-1] == n - 1 and _ends_with_empty_object(data, events[-1]):
@@ -222,6 +221,11 @@ def _drop_last(d: Decoded) -> Decoded:
             for f in dataclasses.fields(d)
         }
     )
+
+
+_STRINGS = msgspec.json.Decoder(list[str])
+_NUMBERS = msgspec.json.Decoder(list[int | float])
+_BOOLS = msgspec.json.Decoder(list[bool])
 
 
 # -- args -------------------------------------------------------------------------------------
@@ -291,108 +295,160 @@ class ArgRows:
 
 def flatten_args(args: list, path: str) -> ArgRows:
     """All events' args as typed rows, in bulk: the per-value work is C-level iteration
-    (itertools, ``map``, ``bytes.join``) and one msgspec decode per value kind."""
+    (itertools, ``map``, ``bytes.join``) and one typed msgspec decode per arg name.
+
+    An arg name nearly always holds one kind of value in a trace (``Call stack`` strings,
+    ``grid`` arrays...), so the values of each name are decoded together as that kind; a
+    name whose values are mixed falls back to telling each value's kind by its first byte.
+    """
     n = len(args)
     has = np.fromiter(map(bool, args), bool, n)
     dicts = list(itertools.compress(args, has))
     counts = np.fromiter(map(len, dicts), np.int64, len(dicts))
     src = np.repeat(np.flatnonzero(has), counts)
+    m = len(src)
+    out = _Flat(m)
+    if not m:
+        return ArgRows(
+            src, np.zeros(0, np.int64), [], out.kind, out.ints, out.floats, out.str_code, []
+        )
     keys = list(itertools.chain.from_iterable(dicts))
     vals = list(itertools.chain.from_iterable(map(dict.values, dicts)))
-    m = len(vals)
-    key_code, key_uniques = pd.factorize(np.array(keys, dtype=object)) if m else ([], [])
-    kind = np.full(m, KIND_CODE["str"], np.int8)
-    ints = np.zeros(m, np.int64)
-    floats = np.full(m, np.nan)
-    str_code = np.full(m, -1, np.int64)
-    if not m:
-        return ArgRows(src, np.zeros(0, np.int64), [], kind, ints, floats, str_code, [])
-    lens = np.fromiter(map(len, vals), np.int64, m)
-    blob = np.frombuffer(b"".join(vals), np.uint8)
+    key_code, key_uniques = pd.factorize(np.array(keys, dtype=object))
+    order = np.argsort(key_code, kind="stable")
+    vals = operator.itemgetter(*order.tolist())(vals) if m > 1 else tuple(vals)
+    src, key_code = src[order], key_code[order]
+    bounds = np.searchsorted(key_code, np.arange(len(key_uniques) + 1))
+    for k in range(len(key_uniques)):
+        a, b = int(bounds[k]), int(bounds[k + 1])
+        if not _by_first_kind(vals[a:b], a, out):
+            _mixed(vals[a:b], a, out, src, key_uniques[k], path)
+    str_values = out.factorize_texts()
+    return ArgRows(
+        src,
+        np.asarray(key_code, np.int64),
+        list(key_uniques),
+        out.kind,
+        out.ints,
+        out.floats,
+        out.str_code,
+        str_values,
+    )
+
+
+class _Flat:
+    """The typed value columns being filled, and the text values found so far."""
+
+    def __init__(self, m: int) -> None:
+        self.kind = np.full(m, KIND_CODE["str"], np.int8)
+        self.ints = np.zeros(m, np.int64)
+        self.floats = np.full(m, np.nan)
+        self.str_code = np.full(m, -1, np.int64)
+        self.texts: list = []
+        self.text_rows: list[np.ndarray] = []
+
+    def add_texts(self, rows: np.ndarray, texts: list) -> None:
+        self.text_rows.append(rows)
+        self.texts += texts
+
+    def add_numbers(self, rows: np.ndarray, nums: list) -> None:
+        """Python numbers: floats as double, ints as int (uint or text past 64 bits)."""
+        is_float = np.fromiter(map(isinstance, nums, itertools.repeat(float)), bool, len(nums))
+        if is_float.any():
+            fr = rows[is_float]
+            self.kind[fr] = KIND_CODE["double"]
+            self.floats[fr] = np.fromiter(itertools.compress(nums, is_float), np.float64, len(fr))
+        ir = rows[~is_float]
+        if not len(ir):
+            return
+        int_list = list(itertools.compress(nums, ~is_float))
+        try:
+            self.ints[ir] = np.fromiter(int_list, np.int64, len(ir))
+            self.kind[ir] = KIND_CODE["int"]
+        except OverflowError:  # rare: values beyond int64, each placed by hand
+            big_rows, big_texts = [], []
+            for r, v in zip(ir.tolist(), int_list):
+                if -(2**63) <= v < 2**63:
+                    self.ints[r], self.kind[r] = v, KIND_CODE["int"]
+                elif 0 <= v < 2**64:
+                    self.ints[r], self.kind[r] = np.uint64(v).view(np.int64), KIND_CODE["uint"]
+                else:  # past 64 bits: kept as the text written
+                    big_rows.append(r)
+                    big_texts.append(str(v))
+            if big_rows:
+                self.add_texts(np.array(big_rows, np.int64), big_texts)
+
+    def factorize_texts(self) -> list:
+        if not self.texts:
+            return []
+        rows = np.concatenate(self.text_rows)
+        codes, uniques = pd.factorize(np.array(self.texts, dtype=object))
+        self.str_code[rows] = codes
+        return list(uniques)
+
+
+def _by_first_kind(seg: tuple, a: int, out: _Flat) -> bool:
+    """Decode one arg name's values as the kind of its first value; False if they are not
+    all of that kind."""
+    rows = np.arange(a, a + len(seg))
+    first = bytes(seg[0])[:1]
+    try:
+        if first == b'"':
+            out.add_texts(rows, _STRINGS.decode(_array_of(seg)))
+        elif first in b"-0123456789":
+            out.add_numbers(rows, _NUMBERS.decode(_array_of(seg)))
+        elif first in (b"[", b"{"):
+            joined = b"\x00".join(seg)  # raw JSON never holds a NUL byte
+            raw = np.frombuffer(joined, np.uint8)
+            starts = np.concatenate([[0], np.flatnonzero(raw == 0) + 1])
+            if not np.isin(raw[starts], (_BRACKET, _BRACE)).all():
+                return False
+            out.add_texts(rows, joined.decode().split("\x00"))
+        elif first in (b"t", b"f"):
+            bools = _BOOLS.decode(_array_of(seg))
+            out.kind[rows] = KIND_CODE["int"]
+            out.ints[rows] = np.fromiter(bools, bool, len(bools))
+        else:
+            return False
+    except msgspec.ValidationError:
+        return False
+    return True
+
+
+def _mixed(seg: tuple, a: int, out: _Flat, src, key: str, path: str) -> None:
+    """Values of one arg name of several kinds: each kind told by its first byte."""
+    m = len(seg)
+    lens = np.fromiter(map(len, seg), np.int64, m)
+    blob = np.frombuffer(b"".join(seg), np.uint8)
     first = blob[np.cumsum(lens) - lens]
     is_str = first == _QUOTE
     is_nested = (first == _BRACKET) | (first == _BRACE)
     is_bool = (first == _TRUE) | (first == _FALSE)
     is_null = first == _NULL
     is_num = ~(is_str | is_nested | is_bool | is_null)
-
-    texts: list = []
-    text_rows: list[np.ndarray] = []
+    rows = np.arange(a, a + m)
     if is_str.any():
-        texts += msgspec.json.decode(_array_of(vals, is_str))
-        text_rows.append(np.flatnonzero(is_str))
+        out.add_texts(rows[is_str], _STRINGS.decode(_array_of(seg, is_str)))
     if is_nested.any():
-        # Nested values keep their JSON text as written; raw JSON never holds a NUL byte.
-        texts += b"\x00".join(itertools.compress(vals, is_nested)).decode().split("\x00")
-        text_rows.append(np.flatnonzero(is_nested))
+        texts = b"\x00".join(itertools.compress(seg, is_nested)).decode().split("\x00")
+        out.add_texts(rows[is_nested], texts)
     if is_null.any():
-        texts += ["null"] * int(is_null.sum())
-        text_rows.append(np.flatnonzero(is_null))
-    if texts:
-        rows = np.concatenate(text_rows)
-        codes, uniques = pd.factorize(np.array(texts, dtype=object))
-        str_code[rows] = codes
-        str_values = list(uniques)
-    else:
-        str_values = []
+        out.add_texts(rows[is_null], ["null"] * int(is_null.sum()))
     if is_bool.any():
-        kind[is_bool] = KIND_CODE["int"]
-        ints[is_bool] = first[is_bool] == _TRUE
+        out.kind[rows[is_bool]] = KIND_CODE["int"]
+        out.ints[rows[is_bool]] = first[is_bool] == _TRUE
     if is_num.any():
-        _numbers(vals, is_num, src, key_uniques, key_code, kind, ints, floats, path)
-        # Integers too large for 64 bits stay text, as written.
-        big = is_num & (kind == KIND_CODE["str"])
-        if big.any():
-            extra = [bytes(v).decode() for v in itertools.compress(vals, big)]
-            str_code[big] = np.arange(len(extra)) + len(str_values)
-            str_values += extra
-    return ArgRows(
-        src,
-        np.asarray(key_code, np.int64),
-        list(key_uniques),
-        kind,
-        ints,
-        floats,
-        str_code,
-        str_values,
-    )
+        try:
+            nums = _NUMBERS.decode(_array_of(seg, is_num))
+        except msgspec.ValidationError as exc:  # a float beyond ±1.8e308
+            r = rows[is_num][int(re.search(r"\[(\d+)\]", str(exc)).group(1))]
+            raise CorruptProfileError(
+                path,
+                f"traceEvents[{src[r]}].args.{key} is a number out of range (beyond ±1.8e308)",
+            ) from None
+        out.add_numbers(rows[is_num], nums)
 
 
-def _array_of(vals: list, mask: np.ndarray) -> bytes:
-    return b"[" + b",".join(itertools.compress(vals, mask)) + b"]"
-
-
-def _numbers(vals, is_num, src, key_uniques, key_code, kind, ints, floats, path) -> None:
-    """Decode every number arg at once; ints that fit 64 bits become int/uint, floats double."""
-    rows = np.flatnonzero(is_num)
-    try:
-        nums = msgspec.json.decode(_array_of(vals, is_num))
-    except msgspec.ValidationError as exc:  # a float beyond ±1.8e308
-        k = int(re.search(r"\[(\d+)\]", str(exc)).group(1))
-        r = rows[k]
-        raise CorruptProfileError(
-            path,
-            f"traceEvents[{src[r]}].args.{key_uniques[key_code[r]]} is a number out of "
-            f"range (beyond ±1.8e308)",
-        ) from None
-    except msgspec.DecodeError as exc:
-        raise CorruptProfileError(path, f"an arg is not a valid JSON value: {exc}") from None
-    is_float = np.fromiter(map(isinstance, nums, itertools.repeat(float)), bool, len(nums))
-    if is_float.any():
-        fr = rows[is_float]
-        kind[fr] = KIND_CODE["double"]
-        floats[fr] = np.fromiter(itertools.compress(nums, is_float), np.float64, len(fr))
-    ir = rows[~is_float]
-    if not len(ir):
-        return
-    int_list = list(itertools.compress(nums, ~is_float))
-    try:
-        ints[ir] = np.fromiter(int_list, np.int64, len(ir))
-        kind[ir] = KIND_CODE["int"]
-    except OverflowError:  # rare: values beyond int64, each placed by hand
-        for r, v in zip(ir.tolist(), int_list):
-            if -(2**63) <= v < 2**63:
-                ints[r], kind[r] = v, KIND_CODE["int"]
-            elif 0 <= v < 2**64:
-                ints[r], kind[r] = np.uint64(v).view(np.int64), KIND_CODE["uint"]
-            # else: kept as text by the caller (kind stays str)
+def _array_of(vals, mask: np.ndarray | None = None) -> bytes:
+    """The JSON array of some raw values."""
+    return b"[" + b",".join(vals if mask is None else itertools.compress(vals, mask)) + b"]"

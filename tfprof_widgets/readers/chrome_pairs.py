@@ -144,7 +144,7 @@ def timed_events(dec, thread_key: np.ndarray, pid_key: np.ndarray) -> Timed:
             continue
         # Timestamp order, a begin before an end at the same time.
         sel = sel[np.lexsort((ph[sel] == _P[end], dec.ts[sel]))]
-        ids = [i if i is not None else d for i, d in zip(_take(dec.id, sel), _id2(dec, sel))]
+        ids = event_ids(dec, sel)
         key = id_codes(pid_key[sel], _take(dec.cat, sel), ids, _take(dec.name, sel))
         bb, ee, unop = _match(key, ph[sel] == _P[begin])
         bb, ee = sel[bb], sel[ee]
@@ -180,12 +180,13 @@ def _take(values: list, idx: np.ndarray) -> list:
     return [values[i] for i in idx.tolist()]
 
 
-def _id2(dec, idx: np.ndarray) -> list:
-    """The ``id2`` of each event as one hashable value ("local:0x1" / "global:0x2")."""
+def event_ids(dec, idx: np.ndarray) -> list:
+    """Each event's ``id``, or its ``id2`` as one hashable value ("local:0x1")."""
     out = []
-    for i in idx.tolist():
-        d = dec.id2[i]
-        out.append(None if d is None else ";".join(f"{k}:{v}" for k, v in sorted(d.items())))
+    for i, d in zip(dec.field("id", idx), dec.field("id2", idx)):
+        if i is None and d is not None:
+            i = ";".join(f"{k}:{v}" for k, v in sorted(d.items()))
+        out.append(i)
     return out
 
 

@@ -49,6 +49,7 @@ from .chrome_pairs import (
     THREAD,
     Links,
     bind_to_slices,
+    event_ids,
     flow_links,
     id_codes,
     timed_events,
@@ -490,7 +491,7 @@ class _Reader:
         )
         pt_ts = dec.ts[pts] / self.ts_scale
         next_slice = (dec.ph[pts] == PH_CODE["f"]) & np.array(
-            [dec.bp[j] != "e" for j in pts.tolist()], bool
+            [bp != "e" for bp in dec.field("bp", pts)], bool
         )
         has_line = lines >= 0
         bound = np.full(len(pts), -1, np.int64)
@@ -503,14 +504,7 @@ class _Reader:
             ts_us[slices] + dur_us[slices],
         )
         bound[has_line] = np.where(b >= 0, slices[np.maximum(b, 0)], -1)
-        ids = [
-            i if i is not None else d
-            for i, d in zip((dec.id[j] for j in pts.tolist()), (dec.id2[j] for j in pts.tolist()))
-        ]
-        ids = [
-            ";".join(f"{k}:{v}" for k, v in sorted(i.items())) if isinstance(i, dict) else i
-            for i in ids
-        ]
+        ids = event_ids(dec, pts)
         key = id_codes([dec.cat[j] for j in pts.tolist()], ids)
         return flow_links(key, dec.ph[pts], pt_ts, bound, first_id=1)
 

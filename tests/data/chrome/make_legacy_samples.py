@@ -1,3 +1,4 @@
+# ruff: noqa: UP031  (the %-formats follow the TF writers this script imitates)
 """Make faithful test files of two legacy formats no shared capture contains.
 
 1. <host>.trace.json.gz as TensorFlow 2.3-~2.10 wrote it beside the xplane
@@ -39,11 +40,11 @@
 Writes into /tmp/x14/samples/ (never into a repository). Needs xprof for (1) and
 tensorflow for (2); each part is skipped when its tool is missing.
 """
+
 import gzip
 import importlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -60,12 +61,15 @@ def _q(s):
 
 
 def _g(x):
-    return "%.17g" % x
+    return f"{x:.17g}"
 
 
 def old_trace_json(xprof_doc):
     ev = [e for e in xprof_doc["traceEvents"] if e]
-    remap = lambda pid: OLD_HOST_PID if pid == NEW_HOST_PID else pid
+
+    def remap(pid):
+        return OLD_HOST_PID if pid == NEW_HOST_PID else pid
+
     procs, threads = {}, {}
     for e in ev:
         if e.get("ph") != "M":
@@ -77,23 +81,40 @@ def old_trace_json(xprof_doc):
             threads.setdefault(pid, {})[e["tid"]] = e["args"]["name"]
     parts = ['{"displayTimeUnit":"ns","metadata":{"highres-ticks":true},"traceEvents":[']
     for pid in sorted(procs):
-        parts.append('{"ph":"M","pid":%d,"name":"process_name","args":{"name":%s}},' % (pid, _q(procs[pid])))
-        parts.append('{"ph":"M","pid":%d,"name":"process_sort_index","args":{"sort_index":%d}},' % (pid, pid))
+        parts.append(
+            '{"ph":"M","pid":%d,"name":"process_name","args":{"name":%s}},' % (pid, _q(procs[pid]))
+        )
+        parts.append(
+            '{"ph":"M","pid":%d,"name":"process_sort_index","args":{"sort_index":%d}},' % (pid, pid)
+        )
         for ordinal, tid in enumerate(sorted(threads.get(pid, {})), 1):
-            parts.append('{"ph":"M","pid":%d,"tid":%d,"name":"thread_name","args":{"name":%s}},'
-                         % (pid, tid, _q(threads[pid][tid])))
+            parts.append(
+                '{"ph":"M","pid":%d,"tid":%d,"name":"thread_name","args":{"name":%s}},'
+                % (pid, tid, _q(threads[pid][tid]))
+            )
             sort_index = ordinal if pid == OLD_HOST_PID else tid
-            parts.append('{"ph":"M","pid":%d,"tid":%d,"name":"thread_sort_index","args":{"sort_index":%d}},'
-                         % (pid, tid, sort_index))
+            parts.append(
+                '{"ph":"M","pid":%d,"tid":%d,"name":"thread_sort_index","args":{"sort_index":%d}},'
+                % (pid, tid, sort_index)
+            )
     for e in ev:
         if e.get("ph") != "X":
             continue
         dur = max(e.get("dur", 0.0), 1e-6)
         s = '{"pid":%d,"tid":%d,"ts":%s,"name":%s,"ph":"X","dur":%s' % (
-            remap(e["pid"]), e["tid"], _g(e["ts"]), _q(e["name"]), _g(dur))
+            remap(e["pid"]),
+            e["tid"],
+            _g(e["ts"]),
+            _q(e["name"]),
+            _g(dur),
+        )
         args = e.get("args") or {}
         if args:
-            s += ',"args":{' + ",".join("%s:%s" % (_q(k), _q(str(v))) for k, v in sorted(args.items())) + "}"
+            s += (
+                ',"args":{'
+                + ",".join(f"{_q(k)}:{_q(str(v))}" for k, v in sorted(args.items()))
+                + "}"
+            )
         parts.append(s + "},")
     parts.append("{}]}")
     return "".join(parts)
@@ -120,14 +141,27 @@ sys.stdout.write(data if isinstance(data, str) else data.decode())
     with gzip.open(path, "wb") as f:
         f.write(text.encode())
     n_x = text.count('"ph":"X"')
-    print("wrote %s: %d bytes of JSON, %d X events, ends with %r" % (path, len(text), n_x, text[-8:]))
+    print(
+        "wrote %s: %d bytes of JSON, %d X events, ends with %r" % (path, len(text), n_x, text[-8:])
+    )
     return path
 
 
 def make_local_trace():
     out = tempfile.mkdtemp(prefix="x14_te_")
-    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", "-I", os.path.join(HERE, "proto"),
-                    "--python_out", out, "trace_events.proto"], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grpc_tools.protoc",
+            "-I",
+            os.path.join(HERE, "proto"),
+            "--python_out",
+            out,
+            "trace_events.proto",
+        ],
+        check=True,
+    )
     snippet = r"""
 import sys, numpy as np, tensorflow as tf
 tf1 = tf.compat.v1
@@ -153,18 +187,23 @@ open(sys.argv[1], "w").write(json.dumps(devs))
         return None
     sys.path.insert(0, out)
     te = importlib.import_module("trace_events_pb2")
-    devs = json.load(open(md_path))   # step_stats.dev_stats, read with TF's own classes
+    devs = json.load(open(md_path))  # step_stats.dev_stats, read with TF's own classes
     # A host-tracer device as TF 2.1 recorded it: thread names, ops on real thread ids.
     cpu = devs[0]
-    devs.append({"device": "/host:CPU", "threads": {4242: "tf_Compute", 4343: "python"},
-                 "nodes": [dict(n, tid=4242 if i % 2 else 4343) for i, n in enumerate(cpu["nodes"])]})
+    devs.append(
+        {
+            "device": "/host:CPU",
+            "threads": {4242: "tf_Compute", 4343: "python"},
+            "nodes": [dict(n, tid=4242 if i % 2 else 4343) for i, n in enumerate(cpu["nodes"])],
+        }
+    )
     start = min(n["start"] for d in devs for n in d["nodes"]) - 5
     end = max(n["start"] + n["dur"] for d in devs for n in d["nodes"]) + 5
     tr = te.Trace()
     for device_id, d in enumerate(devs):
         if d["device"].endswith(("stream:all", "sync", "memcpy")):
             continue
-        if not d["threads"] and d["nodes"]:          # AssignLanes
+        if not d["threads"] and d["nodes"]:  # AssignLanes
             lanes = []
             for n in reversed(d["nodes"]):
                 e = n["start"] + n["dur"]
@@ -191,8 +230,11 @@ open(sys.argv[1], "w").write(json.dumps(devs))
             ev.device_id = device_id
             ev.resource_id = n["tid"]
             parts = n["name"].split("@@")
-            ev.name = (parts[0].split("::")[-1].split("#")[0].split(":")[-1] if len(parts) > 1
-                       else n["name"].split(":")[-1])
+            ev.name = (
+                parts[0].split("::")[-1].split("#")[0].split(":")[-1]
+                if len(parts) > 1
+                else n["name"].split(":")[-1]
+            )
             ev.timestamp_ps = (n["start"] - start) * 1000000
             ev.duration_ps = n["dur"] * 1000000
             if n["label"]:
@@ -206,9 +248,15 @@ open(sys.argv[1], "w").write(json.dumps(devs))
     os.makedirs(run, exist_ok=True)
     path = os.path.join(run, "local.trace")
     open(path, "wb").write(tr.SerializeToString())
-    print("wrote %s: %d devices %s, %d events" % (path, len(tr.devices),
-                                                 [tr.devices[k].name for k in sorted(tr.devices)],
-                                                 len(tr.trace_events)))
+    print(
+        "wrote %s: %d devices %s, %d events"
+        % (
+            path,
+            len(tr.devices),
+            [tr.devices[k].name for k in sorted(tr.devices)],
+            len(tr.trace_events),
+        )
+    )
     return path
 
 
