@@ -34,7 +34,7 @@ def kinds(root):
         "cloud_tpu_datatables": demo_run("demo_Cloud-TPU", root),
         "tf2x_xplane_and_tool_data": tf2x_run(root),
         "tf20_trace": TOOLDATA / "tf20_gpu_timeline" / "local.trace",
-        "kineto": DATA / "kineto" / "timesformer_h100.json.gz",
+        "kineto": DATA / "chrome" / "timesformer_h100.json.gz",
     }
 
 

@@ -79,6 +79,21 @@ EVENTS: dict[str, tuple[str, str]] = {
     ),
 }
 
+# Stats with a meaning across formats (every reader writes them the way XSpace does):
+#
+# * flows, producer -> consumer links between events: the producer carries ``_p`` (flow id)
+#   and ``_pt`` (flow type, XProf's ContextType: 0 generic, 9 GPU launch), the consumer ``_c``
+#   and ``_ct`` with the same two values; an event may carry several (one row each). Chrome
+#   traces' flow events (ph s/t/f, each bound to the slice it marks) and Kineto's launch ->
+#   kernel correlations become such pairs; their flow ids are unique within a file.
+# * ``correlation_id``: on a GPU kernel/copy and on the host call that launched it (XSpace's
+#   CUPTI correlation id; Kineto's ``args.correlation``).
+# * ``kernel_details``: a GPU kernel's launch parameters in TF's text form (``regs:N
+#   static_shared:N dynamic_shared:N grid:x,y,z block:x,y,z occ_pct:F``; Kineto traces give
+#   ``regs shm grid block occ_pct``, ``shm`` being static + dynamic shared memory).
+# * Chrome traces only: ``cat`` (the event's category), ``ph`` (its phase, where it is not a
+#   complete or begin/end event), and every ``args`` entry under its own name (numbers as
+#   int/uint/double, strings as str, nested values as their JSON text).
 EVENT_STATS: dict[str, tuple[str, str]] = {
     "event": ("int64", "Row position in Run.events this stat belongs to."),
     "stat": ("category", "Stat name from the plane's stat metadata ('step_num', 'tf_op', ...)."),

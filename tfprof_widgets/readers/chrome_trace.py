@@ -1,36 +1,87 @@
-"""Read Chrome trace-event JSON (``*.trace.json`` / ``*.trace.json.gz``).
+"""Read Chrome trace-event JSON (``*.trace.json`` / ``*.trace.json.gz``, any ``.json``).
 
-That is the legacy TF profiler's output, what TensorBoard's trace viewer and many other
-tools export. Processes (``pid``) become planes, threads (``tid``) lines, and ``args`` stats.
-Complete events (``ph: X``), begin/end pairs (``B``/``E``), async pairs (``b``/``e``),
-instants (``i``/``I``/``n``) and counters (``C``) are kept; metadata (``M``) names planes and
-lines. Flow events (``s``/``t``/``f``) carry no duration and are counted in the warnings.
+Every writer a TensorFlow (or PyTorch) user meets, each mapped to planes and lines the way an
+XSpace capture of the same hardware would be:
+
+* TensorFlow's trace viewer JSON (``<host>.trace.json.gz``, TF 2.2-2.10, and xprof's
+  ``trace_viewer`` tool): one process per XPlane, named by it (``/host:CPU``,
+  ``/device:GPU:0``), threads are its lines; its last element is an empty ``{}`` (exactly
+  one trailing ``{}`` is accepted, one anywhere else is an error);
+* TF1 ``timeline.Timeline`` traces: TF1 names devices in lowercase
+  (``/job:localhost/replica:0/task:0/gpu:0 Compute``, ``/gpu:0/stream:12 Compute``): CPU
+  devices go to ``/host:CPU``, GPU devices to ``/device:GPU:N``, ``/gpu:N/stream:K`` to the
+  line ``Stream #K``; op events are named ``node:OpType`` as the RunMetadata reader names
+  them. TF1's ``/gpu:N/stream:all`` and ``/gpu:N/memcpy`` pseudo-devices repeat events of the
+  numbered streams (same op, time and duration); they are kept, on lines ``stream:all`` and
+  ``memcpy`` whose ids are in XProf's derived-line range, so analyses (which skip derived
+  lines, as XProf does) count each kernel once;
+* PyTorch Kineto traces: see :mod:`.kineto`;
+* anything else (catapult's test traces, browsers, other exporters): one plane per process
+  (named by ``process_name``, made unique), one line per thread.
+
+Phases are resolved by :mod:`.chrome_pairs`; flows become producer/consumer links stored as
+XSpace stores them (``_p``/``_pt`` on the producer, ``_c``/``_ct`` on the consumer, see
+:data:`tfprof_widgets.schema.EVENT_STATS`). ``args`` become stats, all of them, decoded in
+bulk (:mod:`.chrome_decode`); each event's ``cat`` is the stat ``cat``, and a phase other
+than complete/begin-end its stat ``ph``.
+
+Times are microseconds. A ``ts`` outside ±292 years of 1970 (what int64 nanoseconds hold),
+or a trace spanning more than 106 days (what int64 picoseconds hold), is a
+:class:`CorruptProfileError` naming the events, never a silent wrap-around. One exception:
+when every ``ts`` is at least 1e17 (as microseconds: after the year 5000) the exporter wrote
+epoch nanoseconds (a common mistake); ``ts`` and ``dur`` are then read as nanoseconds, with a
+warning.
 """
 
 from __future__ import annotations
 
-import json
-import math
+import re
 import zlib
 
 import numpy as np
+import pandas as pd
 
-from ..errors import CorruptProfileError, NoEventsError, ProfileTooLargeError, WrongFormatError
-from .columnar import HostTables, LineInfo, PlaneInfo, StatRows
+from ..errors import CorruptProfileError, NoEventsError, ProfileTooLargeError
+from . import kineto
+from .chrome_decode import PH_CODE, ArgRows, Decoded, decode, flatten_args
+from .chrome_pairs import (
+    SLOT_NAMES,
+    THREAD,
+    Links,
+    bind_to_slices,
+    event_ids,
+    flow_links,
+    id_codes,
+    timed_events,
+)
+from .columnar import HostTables, LineInfo, PlaneInfo, StatRows, categorical_from_codes
 from .formats import host_of
 from .limits import MEMORY_PER_FILE_BYTE, available_memory_bytes, fmt_bytes
 from .text import json_without_lone_surrogates
 
-try:  # orjson is 3-5x faster on big traces; the stdlib decoder is the fallback
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - depends on the environment
-    _orjson = None
-
-# Some orjson releases overflow the C stack (a segfault, not an error) on JSON nested 10**5
-# deep; a trace is never nested more than a few levels, so deeper input goes to the stdlib.
-_ORJSON_MAX_DEPTH = 512
+__all__ = ["read_chrome_trace", "decode_json"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_INT64 = 2**63
+# ts beyond this many µs from 1970 do not fit int64 ns (±292 years).
+_MAX_ABS_TS_US = 9.2e15
+# One trace may span at most this many µs: its events' offsets are int64 ps.
+_MAX_SPAN_US = 9.2e12
+# Every ts at least this (µs: after the year 5138) means the exporter wrote nanoseconds.
+_NS_TS_THRESHOLD = 1e17
+_DEVICE_ORDINAL = re.compile(r"device:[A-Za-z_]+:(\d+)")
+_TF1_DEVICE = re.compile(
+    r"^(?P<dev>.*?(?:device:)?(?P<kind>gpu|cpu):(?P<n>\d+)\S*) (Compute|Tensors)$", re.IGNORECASE
+)
+_TF1_STREAM = re.compile(r"/stream:(\d+)$")
+_TF1_JOB = re.compile(r"^/job:[^/]*/replica:\d+/task:\d+")
+# Line ids of TF1's aggregate pseudo-devices: XProf's derived-line range (0xdeadbeef + 41/42).
+_TF1_DERIVED_IDS = {
+    "stream:all": 0xDEADBEEF + 41 - (1 << 32),
+    "memcpy": 0xDEADBEEF + 42 - (1 << 32),
+}
+_MAX_DEVICE_ORDINAL = 2**31 - 1
+_KIND = {"int": 0, "uint": 1, "double": 2, "str": 3}
 
 
 def _gunzip_bounded(data: bytes, path: str, limit: int | None = None) -> bytes:
@@ -70,40 +121,15 @@ def _gunzip_bounded(data: bytes, path: str, limit: int | None = None) -> bytes:
     return b"".join(out)
 
 
-def _max_nesting(data: bytes, chunk: int = 1 << 24) -> int:
-    """Upper bound of the JSON's nesting depth (brackets inside strings count too)."""
-    arr = np.frombuffer(data, np.uint8)
-    depth, deepest = 0, 0
-    for i in range(0, len(arr), chunk):
-        part = arr[i : i + chunk]
-        step = ((part == 0x5B) | (part == 0x7B)).astype(np.int32) - (
-            (part == 0x5D) | (part == 0x7D)
-        ).astype(np.int32)
-        if not step.any():
-            continue
-        run = np.cumsum(step, dtype=np.int64) + depth
-        deepest = max(deepest, int(run.max()))
-        depth = int(run[-1])
-    return deepest
-
-
-def decode_json(data: bytes, path: str):
-    """Gunzip when needed and decode JSON; every failure becomes a typed error."""
+def decode_json(data: bytes, path: str) -> Decoded:
+    """Gunzip when needed and decode the trace; every failure becomes a typed error."""
     if not data:
         raise CorruptProfileError(path, "the file is empty (0 bytes)")
     if data[:2] == _GZIP_MAGIC:
         data = _gunzip_bounded(data, path)
+    # A lone surrogate (a name cut mid-character by a writer) would fail the decode.
     data = json_without_lone_surrogates(data)
-    try:
-        if _orjson is not None and _max_nesting(data) <= _ORJSON_MAX_DEPTH:
-            return _orjson.loads(data)
-        return json.loads(data)  # raises RecursionError on deep nesting, never overflows
-    except RecursionError:
-        raise CorruptProfileError(path, "the JSON is nested too deeply to be a trace") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        # orjson.JSONDecodeError and json.JSONDecodeError are both ValueErrors.
-        where = f" at byte {exc.pos}" if getattr(exc, "pos", None) is not None else ""
-        raise CorruptProfileError(path, f"invalid JSON{where}: {exc}") from None
+    return decode(data, path)
 
 
 def read_chrome_trace(path: str, data: bytes | None = None, host: str | None = None) -> HostTables:
@@ -111,207 +137,522 @@ def read_chrome_trace(path: str, data: bytes | None = None, host: str | None = N
     if data is None:
         with open(path, "rb") as f:
             data = f.read()
-    doc = decode_json(data, path)
-    if isinstance(doc, dict):
-        if "traceEvents" not in doc:
-            raise WrongFormatError(path, "JSON object without 'traceEvents': not a Chrome trace")
-        raw = doc["traceEvents"]
-    elif isinstance(doc, list):
-        raw = doc
-    else:
-        raise WrongFormatError(path, f"JSON {type(doc).__name__}, not a Chrome trace")
-    if not isinstance(raw, list):
-        raise WrongFormatError(path, "'traceEvents' is not a list")
-    return _events_to_tables(raw, path, host or host_of(path))
+    dec = decode_json(data, path)
+    return _Reader(dec, path).tables(host or host_of(path))
 
 
-def _events_to_tables(raw: list, path: str, host: str) -> HostTables:
-    found = _TimedEvents(raw, path)
-    if not found.timed:
-        raise NoEventsError(path, "the trace has no timed events (only metadata or nothing)")
-    cols = _Columns(found, path)
-    # Each line's base is its first event's whole microsecond, so that offsets in ps stay
-    # small even when ts are epoch microseconds.
-    base_us = np.full(len(cols.lines), np.inf)
-    np.minimum.at(base_us, cols.ev_line, np.floor(cols.ts_us))
-    for li, ln in enumerate(cols.lines):
-        ln.base_ns = int(base_us[li]) * 1000
-        ln.timestamp_ns = ln.base_ns
-    offset_ps = np.round((cols.ts_us - base_us[cols.ev_line]) * 1e6).astype(np.int64)
-    warnings = []
-    if found.n_flow:
-        warnings.append(
-            f"{found.n_flow} flow events (ph s/t/f) carry no duration and were not loaded"
+class _Reader:
+    """One decoded trace → planes, lines, events and stats (columns, no per-event loop)."""
+
+    def __init__(self, dec: Decoded, path: str) -> None:
+        self.dec, self.path, self.n = dec, path, len(dec)
+        self.warnings: list[str] = []
+        self.ts_scale = 1.0  # 1000 when the file's ts are nanoseconds
+        self.kineto = kineto.is_kineto(dec.top)
+        self.args = flatten_args(dec.args, path)
+        self.pid_code, self.pids = self._ids(dec.pid, "pid")
+        self.tid_code, self.tids = self._ids(dec.tid, "tid")
+        if self.kineto:  # "25738" and 25738 are one thread there
+            norm = [kineto.normalise_tid(t) for t in self.tids]
+            remap, self.tids = pd.factorize(
+                np.array(norm + [None], dtype=object)[:-1], use_na_sentinel=False
+            )
+            self.tids = list(self.tids)
+            self.tid_code = remap.astype(np.int64)[self.tid_code]
+        self.cat_code, self.cats = pd.factorize(
+            np.array(dec.cat, dtype=object), use_na_sentinel=True
         )
-    if found.n_unclosed:
-        warnings.append(
-            f"{found.n_unclosed} begin events (ph B/b) had no matching end and were not loaded"
+        self._metadata()
+
+    # -- ids and metadata ---------------------------------------------------------------------
+    def _ids(self, values: list, field: str) -> tuple[np.ndarray, list]:
+        """Codes of an id column; ids keep their JSON type ("1" and 1 are different ids)."""
+        codes, uniques = pd.factorize(np.array(values, dtype=object), use_na_sentinel=False)
+        uniques = list(uniques)
+        for k, u in enumerate(uniques):
+            if isinstance(u, int) and not -_INT64 <= u < _INT64:
+                j = int(np.argmax(codes == k))
+                raise CorruptProfileError(
+                    self.path, f"traceEvents[{j}].{field} is {u}, which does not fit in 64 bits"
+                )
+        return codes.astype(np.int64), uniques
+
+    def _metadata(self) -> None:
+        """process_name / thread_name / process_labels from the M events."""
+        dec = self.dec
+        m = np.flatnonzero(dec.ph == PH_CODE["M"])
+        names, has = self.args.texts("name", self.n)
+        labels, has_labels = self.args.texts("labels", self.n)
+        self.process_names: dict[int, tuple[str, int]] = {}
+        self.thread_names: dict[tuple[int, int], str] = {}
+        self.process_labels: dict[int, str] = {}
+        for j in m.tolist():
+            what = dec.name[j]
+            if what == "process_name" and has[j]:
+                self.process_names[int(self.pid_code[j])] = (names[j], j)
+            elif what == "thread_name" and has[j]:
+                self.thread_names[(int(self.pid_code[j]), int(self.tid_code[j]))] = names[j]
+            elif what == "process_labels" and has_labels[j]:
+                self.process_labels[int(self.pid_code[j])] = labels[j]
+
+    # -- layout -------------------------------------------------------------------------------
+    def tables(self, host: str) -> HostTables:
+        dec = self.dec
+        n_tids = len(self.tids) + 1
+        thread_key = self.pid_code * n_tids + self.tid_code
+        timed = timed_events(dec, thread_key, self.pid_code)
+        if not len(timed.src):
+            raise NoEventsError(
+                self.path, "the trace has no timed events (only metadata or nothing)"
+            )
+        self.timed = timed
+        src = timed.src
+        cat_of = np.array([*self.cats, None], dtype=object)[self.cat_code[src]]
+        self.cat_of = cat_of
+        pl, lk, plane_names, plane_stats, plane_ids = self._placement(src, cat_of)
+        line_of, lines, line_key_index = self._lines(src, pl, lk, plane_names)
+        names, name_idx = self._names(src)
+        ts_us, dur_us, base_ns, offset_ps = self._times(src, line_of, len(lines))
+        for li, ln in enumerate(lines):
+            ln.base_ns = ln.timestamp_ns = int(base_ns[li])
+        links = self._links(src, cat_of, line_of, line_key_index, ts_us, dur_us)
+        stats = self._stats(src, name_idx, links)
+        self._warn(timed, links)
+        # Processes with nothing but metadata (TF1's "Tensors", Kineto's idle GPUs) make no
+        # plane, except devices, which are planes even when idle, as in an XSpace.
+        used = {ln.plane for ln in lines}
+        kept = [i for i, nm in enumerate(plane_names) if i in used or nm.startswith("/device:")]
+        new_index = {old: new for new, old in enumerate(kept)}
+        for ln in lines:
+            ln.plane = new_index[ln.plane]
+        planes = [
+            PlaneInfo(plane_names[i], plane_ids[i], plane_stats.get(i, StatRows.empty()))
+            for i in kept
+        ]
+        return HostTables(
+            host=host,
+            path=self.path,
+            planes=planes,
+            lines=lines,
+            ev_line=line_of.astype(np.int32),
+            ev_name=name_idx.astype(np.int32),
+            ev_offset_ps=offset_ps,
+            ev_dur_ps=np.round(dur_us * 1e6).astype(np.int64),
+            ev_occ=np.ones(len(src), np.int32),
+            names=names,
+            event_stats=stats,
+            warnings=self.warnings,
         )
-    return HostTables(
-        host=host,
-        path=path,
-        planes=cols.planes,
-        lines=cols.lines,
-        ev_line=cols.ev_line,
-        ev_name=cols.ev_name,
-        ev_offset_ps=offset_ps,
-        ev_dur_ps=np.round(cols.dur_us * 1e6).astype(np.int64),
-        ev_occ=np.ones(len(found.timed), np.int32),
-        names=cols.names,
-        event_stats=cols.stats,
-        warnings=warnings,
+
+    def _placement(self, src: np.ndarray, cat_of: np.ndarray):
+        """Each output event's plane and a line key within it (int64), the plane names,
+        the planes' stats (device properties) and ids."""
+        pc = self.pid_code[src]
+        n_tids = len(self.tids) + 1
+        slot = self.timed.slot
+        tc = np.where(slot == THREAD, self.tid_code[src], n_tids - 1)
+        lk = (pc * n_tids + tc) * 4 + slot
+        self.plane_of_pid, plane_names, plane_ids = self._process_planes()
+        pl = self.plane_of_pid[pc] if len(pc) else np.zeros(0, np.int64)
+        plane_stats: dict[int, StatRows] = {}
+        self.gpu_lines: dict[int, tuple[str, int]] = {}
+        self.on_stream = np.zeros(len(src), bool)
+        if self.kineto:
+            on_stream, annot, device, stream = kineto.gpu_placement(
+                self.dec, self.args, src, cat_of, self.path
+            )
+            self.on_stream = on_stream
+            gpu = np.flatnonzero(on_stream | annot)
+            for d in np.unique(device[gpu]).tolist():
+                plane_stats[len(plane_names)] = _plane_stat_rows(
+                    kineto.device_properties(self.dec.top, d)
+                )
+                plane_ids.append(d)
+                sel = gpu[device[gpu] == d]
+                pl[sel] = len(plane_names)
+                plane_names.append(f"/device:GPU:{d}")
+            # GPU lines: negative keys, apart from the host's (pid, tid) keys.
+            lk[gpu] = -1 - (stream[gpu] * 2 + annot[gpu])
+        return pl, lk, plane_names, plane_stats, plane_ids
+
+    def _process_planes(self) -> tuple[np.ndarray, list[str], list[int]]:
+        """The plane of each process (pid code): by writer."""
+        names: list[str] = []
+        ids: list[int] = []
+        plane_of = np.zeros(len(self.pids), np.int64)
+        self.tf1 = {}
+        for pc, pid in enumerate(self.pids):
+            pname, j = self.process_names.get(pc, (None, -1))
+            name = self._plane_name(pid, pname, j)
+            if name in names and not self._shared_plane(name):
+                name = f"{name} (pid {pid})"
+            if name not in names:
+                names.append(name)
+                ids.append(pid if isinstance(pid, int) and pid >= 0 else 0)
+            plane_of[pc] = names.index(name)
+        return plane_of, names, ids
+
+    def _shared_plane(self, name: str) -> bool:
+        """Planes that several processes feed (Kineto's host, TF1's devices)."""
+        return name == "/host:CPU" and self.kineto or name in self.tf1.values()
+
+    def _plane_name(self, pid, pname: str | None, j: int) -> str:
+        if self.kineto and isinstance(pid, int) and pid >= 0:
+            return "/host:CPU"
+        if pname is None:
+            return pid if isinstance(pid, str) and pid else f"pid {pid!r}"
+        m = _TF1_DEVICE.match(pname)
+        if m:
+            plane = (
+                f"/device:GPU:{self._ordinal(m.group('n'), j)}"
+                if m.group("kind").lower() == "gpu"
+                else "/host:CPU"
+            )
+            self.tf1[m.group("dev")] = plane
+            return plane
+        d = _DEVICE_ORDINAL.search(pname)
+        if d:
+            self._ordinal(d.group(1), j)
+        return pname
+
+    def _ordinal(self, digits: str, j: int) -> int:
+        v = int(digits)
+        if v > _MAX_DEVICE_ORDINAL:
+            raise CorruptProfileError(
+                self.path,
+                f"traceEvents[{j}].args.name names device {v}, a device number beyond "
+                f"{_MAX_DEVICE_ORDINAL}",
+            )
+        return v
+
+    def _lines(self, src, pl, lk, plane_names):
+        """Line index of each output event, the lines, and a lookup (plane, key) -> line."""
+        span = int(lk.max() - lk.min() + 1) if len(lk) else 1
+        if (int(pl.max()) + 1) * span < 2**62:
+            combined = pl * span + (lk - lk.min())
+            line_of, uniq = pd.factorize(combined)
+            keys = [(int(u) // span, int(u) % span + int(lk.min())) for u in uniq]
+        else:  # absurdly many processes and threads (a hostile file): slower, still exact
+            line_of, uniq = pd.MultiIndex.from_arrays([pl, lk]).factorize()
+            keys = [(int(a), int(b)) for a, b in uniq]
+        first = np.zeros(len(keys), np.int64)
+        first[line_of[::-1]] = np.arange(len(line_of))[::-1]
+        lines = []
+        for li, (p, k) in enumerate(keys):
+            name, line_id = self._line_name(int(first[li]), k, plane_names[p])
+            lines.append(LineInfo(p, name, line_id, name, 0, 0, 0))
+        return line_of.astype(np.int64), lines, {key: i for i, key in enumerate(keys)}
+
+    def _line_name(self, i: int, key: int, plane: str) -> tuple[str, int]:
+        """Name and id of the line of output event ``i`` (its key ``key``)."""
+        if key < 0:  # Kineto GPU line
+            stream, annot = divmod(-1 - key, 2)
+            if annot:
+                return kineto.ANNOTATION_LINE, kineto.ANNOTATION_LINE_ID
+            return f"Stream #{stream}", stream
+        slot = int(self.timed.slot[i])
+        if slot != THREAD:
+            return SLOT_NAMES[slot], 0
+        s = int(self.timed.src[i])
+        pc, tc = int(self.pid_code[s]), int(self.tid_code[s])
+        tid = self.tids[tc]
+        line_id = tid if isinstance(tid, int) else 0
+        pname = self.process_names.get(pc, (None, -1))[0]
+        m = _TF1_DEVICE.match(pname) if pname else None
+        if m and m.group("dev") in self.tf1:
+            dev = m.group("dev")
+            stream = _TF1_STREAM.search(dev)
+            lane = f" lane {tid}" if tid != 0 else ""
+            if stream:
+                return f"Stream #{stream.group(1)}{lane}", int(stream.group(1))
+            for suffix, derived in _TF1_DERIVED_IDS.items():
+                if dev.lower().endswith(suffix):
+                    return f"{suffix}{lane}", derived
+            return f"{_TF1_JOB.sub('', dev)} lane {tid}", line_id
+        name = self.thread_names.get((pc, tc))
+        if name is None:
+            if isinstance(tid, int):
+                name = f"thread {tid}" if self.kineto else f"tid {tid}"
+            else:
+                name = tid if isinstance(tid, str) and tid else f"tid {tid!r}"
+        return name, line_id
+
+    def _names(self, src):
+        """Event names (index into a list); TF1 op events become ``node:OpType``."""
+        codes, uniq = pd.factorize(np.array(self.dec.name, dtype=object), use_na_sentinel=False)
+        self._name_list = list(uniq)
+        names = ["" if u is None else str(u) for u in uniq]
+        name_idx = codes[src].astype(np.int64)
+        if self.tf1:
+            node, has_node = self.args.texts("name", self.n)
+            op, has_op = self.args.texts("op", self.n)
+            ok = np.flatnonzero(has_node[src] & has_op[src] & (self.dec.ph[src] == PH_CODE["X"]))
+            if len(ok):
+                full = [f"{a}:{b}" for a, b in zip(node[src[ok]], op[src[ok]])]
+                c, u = pd.factorize(np.array(full, dtype=object))
+                name_idx[ok] = c + len(names)
+                names += list(u)
+        return names, name_idx
+
+    # -- time ---------------------------------------------------------------------------------
+    def _times(self, src, line_of, n_lines):
+        """Each event's ts/dur (µs), each line's base (ns) and the events' offsets (ps)."""
+        ts, dur = self.timed.ts.copy(), self.timed.dur.copy()
+        ends = self.timed.ends[self.timed.ends >= 0]
+        missing = np.flatnonzero(np.isnan(ts))
+        missing_end = ends[np.isnan(self.dec.ts[ends])]
+        if len(missing) or len(missing_end):
+            j = int(src[missing[0]]) if len(missing) else int(missing_end[0])
+            raise CorruptProfileError(
+                self.path, f"traceEvents[{j}] (ph {self.dec.ph_text[j]!r}) has no 'ts'"
+            )
+        neg = np.flatnonzero(dur < 0)
+        if len(neg):
+            j = int(src[neg[0]])
+            raise CorruptProfileError(
+                self.path, f"traceEvents[{j}].dur is negative ({dur[neg[0]]})"
+            )
+        if ts.min() >= _NS_TS_THRESHOLD and ts.max() <= _MAX_ABS_TS_US * 1000:
+            self.warnings.append(
+                f"every ts is at least {ts.min():.3g}, which as microseconds (the Chrome trace "
+                f"unit) is after the year 5000: read ts and dur as epoch nanoseconds"
+            )
+            self.ts_scale = 1000.0
+            ts, dur = ts / 1000.0, dur / 1000.0
+        self._check_range(src, ts, dur)
+        base_us = np.full(n_lines, np.inf)
+        np.minimum.at(base_us, line_of, np.floor(ts))
+        base_ns = base_us.astype(np.int64) * 1000 + kineto.base_time_ns(
+            self.dec.top if self.kineto else None, self.path
+        )
+        offset_ps = np.round((ts - base_us[line_of]) * 1e6).astype(np.int64)
+        return ts, dur, base_ns, offset_ps
+
+    def _check_range(self, src, ts, dur) -> None:
+        far = np.flatnonzero(np.abs(ts) > _MAX_ABS_TS_US)
+        if len(far):
+            k = far[np.argmax(np.abs(ts[far]))]
+            raise CorruptProfileError(
+                self.path,
+                f"traceEvents[{src[k]}].ts is {ts[k]:.6g} µs, more than 292 years from 1970 "
+                f"(beyond int64 nanoseconds)",
+            )
+        long = np.flatnonzero(dur > _MAX_SPAN_US)
+        if len(long):
+            k = long[0]
+            raise CorruptProfileError(
+                self.path,
+                f"traceEvents[{src[k]}].dur is {dur[k]:.6g} µs, longer than the 106 days a "
+                f"trace can span",
+            )
+        lo, hi = int(np.argmin(ts)), int(np.argmax(ts + dur))
+        if ts[hi] + dur[hi] - ts[lo] > _MAX_SPAN_US:
+            raise CorruptProfileError(
+                self.path,
+                f"the events span {(ts[hi] + dur[hi] - ts[lo]) / 8.64e10:,.0f} days, from "
+                f"traceEvents[{src[lo]}].ts = {ts[lo]:.6g} to traceEvents[{src[hi]}] ending at "
+                f"{ts[hi] + dur[hi]:.6g} µs: more than the 106 days one trace can hold, so "
+                f"some ts are wrong",
+            )
+
+    # -- flows --------------------------------------------------------------------------------
+    def _links(self, src, cat_of, line_of, line_key_index, ts_us, dur_us) -> Links:
+        dec = self.dec
+        parts = []
+        self.correlated = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        if self.kineto:
+            links, owners, ids = kineto.correlation_links(
+                self.args, src, cat_of, self.on_stream, self.n
+            )
+            parts.append(links)
+            self.correlated = (owners, ids)
+        ph = dec.ph
+        pts = np.flatnonzero(np.isin(ph, [PH_CODE["s"], PH_CODE["t"], PH_CODE["f"]]))
+        if self.kineto and len(pts):
+            launch = np.fromiter(
+                (kineto.is_launch_flow(dec.cat[j], dec.name[j]) for j in pts.tolist()),
+                bool,
+                len(pts),
+            )
+            pts = pts[~launch]
+        if len(pts):
+            parts.append(self._flow_links(pts, src, line_of, line_key_index, ts_us, dur_us))
+        return Links.concat(parts) if parts else Links.empty()
+
+    def _flow_links(self, pts, src, line_of, line_key_index, ts_us, dur_us) -> Links:
+        dec = self.dec
+        n_tids = len(self.tids) + 1
+        pc, tc = self.pid_code[pts], self.tid_code[pts]
+        pl_of_pid = self.plane_of_pid
+        keys = (pc * n_tids + tc) * 4 + THREAD
+        lines = np.array(
+            [line_key_index.get((int(p), int(k)), -1) for p, k in zip(pl_of_pid[pc], keys)],
+            np.int64,
+        )
+        slices = np.flatnonzero(
+            (self.timed.slot == THREAD) & ((dec.ph[src] == PH_CODE["X"]) | self.timed.pairs)
+        )
+        pt_ts = dec.ts[pts] / self.ts_scale
+        next_slice = (dec.ph[pts] == PH_CODE["f"]) & np.array(
+            [bp != "e" for bp in dec.field("bp", pts)], bool
+        )
+        has_line = lines >= 0
+        bound = np.full(len(pts), -1, np.int64)
+        b = bind_to_slices(
+            lines[has_line],
+            pt_ts[has_line],
+            next_slice[has_line],
+            line_of[slices],
+            ts_us[slices],
+            ts_us[slices] + dur_us[slices],
+        )
+        bound[has_line] = np.where(b >= 0, slices[np.maximum(b, 0)], -1)
+        ids = event_ids(dec, pts)
+        key = id_codes([dec.cat[j] for j in pts.tolist()], ids)
+        return flow_links(key, dec.ph[pts], pt_ts, bound, first_id=1)
+
+    # -- stats --------------------------------------------------------------------------------
+    def _stats(self, src, name_idx, links: Links) -> StatRows:
+        """Args (re-owned to the output events), cat, ph, links, kernels and step markers."""
+        args, n_out = self.args, len(src)
+        out_of = np.full(self.n, -1, np.int64)
+        out_of[src] = np.arange(n_out)
+        pair = np.flatnonzero(self.timed.ends >= 0)
+        out_of[self.timed.ends[pair]] = pair
+        self._check_group_ids(args)
+        owner = out_of[args.src] if len(args) else np.zeros(0, np.int64)
+        keep = np.flatnonzero(owner >= 0)
+        parts = [
+            StatRows(
+                owner[keep],
+                categorical_from_codes(args.key_code[keep], args.keys),
+                args.kind[keep],
+                args.int_value[keep],
+                args.float_value[keep],
+                categorical_from_codes(args.str_code[keep], args.str_values),
+            )
+        ]
+        has_cat = np.flatnonzero(self.cat_code[src] >= 0)
+        parts.append(_str_stat("cat", has_cat, self.cat_code[src][has_cat], list(self.cats)))
+        ph = self.dec.ph[src]
+        odd = np.flatnonzero((ph != PH_CODE["X"]) & ~self.timed.pairs)
+        if len(odd):
+            texts = np.array(self.dec.ph_text, dtype=object)[src[odd]]
+            c, u = pd.factorize(texts)
+            parts.append(_str_stat("ph", odd, c, list(u)))
+        if len(links.producer):
+            parts.append(_int_stat("_p", links.producer, links.flow_id))
+            parts.append(_int_stat("_pt", links.producer, links.flow_type))
+            parts.append(_int_stat("_c", links.consumer, links.flow_id))
+            parts.append(_int_stat("_ct", links.consumer, links.flow_type))
+        owners, ids = self.correlated
+        if len(owners):
+            parts.append(_int_stat("correlation_id", owners, ids))
+        if self.kineto:
+            parts += self._kineto_stats(src, name_idx)
+        return StatRows.concat(parts, [0] * len(parts))
+
+    def _kineto_stats(self, src, name_idx) -> list[StatRows]:
+        parts = []
+        kernels = np.flatnonzero(np.isin(self.cat_of, kineto.KERNEL_CATS))
+        if len(kernels):
+            codes, strings = kineto.kernel_details(self.args, src, kernels, self.n)
+            parts.append(_str_stat("kernel_details", kernels, codes, strings))
+        steps = kineto.step_numbers(self._name_list)
+        if steps:
+            lut = np.full(len(self._name_list), -1, np.int64)
+            lut[list(steps)] = list(steps.values())
+            num = lut[name_idx]
+            rows = np.flatnonzero(
+                (num >= 0) & ~self.on_stream & ~np.isin(self.cat_of, kineto.ANNOTATION_CATS)
+            )
+            parts.append(_int_stat("step_num", rows, num[rows]))
+            parts.append(_int_stat("_r", rows, np.ones(len(rows), np.int64)))
+        return parts
+
+    def _check_group_ids(self, args: ArgRows) -> None:
+        """XProf's step groups are int32; a larger ``group_id`` would silently wrap."""
+        rows = args.rows_of("group_id")
+        vals = np.where(
+            args.kind[rows] == _KIND["double"],
+            args.float_value[rows],
+            args.int_value[rows].astype(float),
+        )
+        strs = args.str_code[rows]
+        if (strs >= 0).any():
+            text = pd.to_numeric(
+                pd.Series(np.array(args.str_values + [None], dtype=object)[strs]),
+                errors="coerce",
+            ).to_numpy(float)
+            vals = np.where(strs >= 0, np.nan_to_num(text), vals)
+        bad = np.flatnonzero((vals < -(2**31)) | (vals >= 2**31) | (args.kind[rows] == 1))
+        if len(bad):
+            r = rows[bad[0]]
+            raise CorruptProfileError(
+                self.path,
+                f"traceEvents[{args.src[r]}].args.group_id is {vals[bad[0]]:.0f}, beyond the "
+                f"int32 step-group ids TensorFlow writes",
+            )
+
+    def _warn(self, timed, links: Links) -> None:
+        w = self.warnings
+        if timed.unclosed:
+            w.append(
+                f"{timed.unclosed} begin events (ph B/b/S) had no matching end and were not loaded"
+            )
+        if timed.unopened:
+            w.append(f"{timed.unopened} end events (ph E/e/F) had no open begin and were ignored")
+        if links.unlinked:
+            w.append(
+                f"{links.unlinked} flow events (ph s/t/f) bound to no slice or had no partner, "
+                f"so they link nothing"
+            )
+        for ph, count in timed.skipped.items():
+            w.append(f"{count} events of phase {ph!r} were not loaded (not timeline events)")
+        top = self.dec.top
+        if top is not None:
+            for key in ("samples", "stackFrames", "systemTraceEvents"):
+                if len(getattr(top, key)):
+                    w.append(
+                        f"the trace's top-level {key!r} (sampling profiles, stack frames "
+                        f"or ftrace text) is not loaded"
+                    )
+
+
+def _str_stat(name: str, owner: np.ndarray, codes: np.ndarray, values: list) -> StatRows:
+    n = len(owner)
+    return StatRows(
+        np.asarray(owner, np.int64),
+        categorical_from_codes(np.zeros(n, np.int64), [name]),
+        np.full(n, _KIND["str"], np.int8),
+        np.zeros(n, np.int64),
+        np.full(n, np.nan),
+        categorical_from_codes(np.asarray(codes, np.int64), values),
     )
 
 
-class _TimedEvents:
-    """The trace's timeline events, each phase pairing resolved: complete events (X),
-    begin/end pairs (B/E), async pairs (b/e), instants and counters; plus the process and
-    thread names its metadata (M) gives, and how many flow or unclosed events were left."""
-
-    def __init__(self, raw: list, path: str) -> None:
-        self.process_names: dict[object, str] = {}
-        self.thread_names: dict[tuple, str] = {}
-        # Timed events as (pid, tid, name, ts_us, dur_us, args), planes/lines not known yet.
-        self.timed: list[tuple] = []
-        self.n_flow = 0
-        self._open_b: dict[tuple, list] = {}
-        self._open_async: dict[tuple, list] = {}
-        for j, ev in enumerate(raw):
-            if not isinstance(ev, dict):
-                raise WrongFormatError(
-                    path,
-                    f"traceEvents[{j}] is a {type(ev).__name__}, not an "
-                    f"event object: not a Chrome trace",
-                )
-            ph = ev.get("ph")
-            if ph is None:
-                raise CorruptProfileError(path, f"traceEvents[{j}] has no 'ph' (event phase)")
-            if ph == "M":
-                self._metadata(ev)
-            elif ph in ("s", "t", "f"):
-                self.n_flow += 1
-            else:
-                self._timed(ev, ph, j, path)
-        self.n_unclosed = sum(len(v) for v in self._open_b.values()) + sum(
-            len(v) for v in self._open_async.values()
-        )
-
-    def _metadata(self, ev: dict) -> None:
-        args = ev.get("args") or {}
-        if ev.get("name") == "process_name":
-            self.process_names[ev.get("pid")] = str(args.get("name", ev.get("pid")))
-        elif ev.get("name") == "thread_name":
-            key = (ev.get("pid"), ev.get("tid"))
-            self.thread_names[key] = str(args.get("name", ev.get("tid")))
-
-    def _timed(self, ev: dict, ph: str, j: int, path: str) -> None:
-        ts = _number(ev, "ts", j, path)
-        pid, tid, name = ev.get("pid"), ev.get("tid"), str(ev.get("name", ""))
-        args = ev.get("args")
-        if ph == "X":
-            dur = _number(ev, "dur", j, path) if "dur" in ev else 0.0
-            if dur < 0:
-                raise CorruptProfileError(path, f"traceEvents[{j}].dur is negative ({dur})")
-            self.timed.append((pid, tid, name, ts, dur, args))
-        elif ph == "B":
-            self._open_b.setdefault((pid, tid), []).append((name, ts, args))
-        elif ph == "E":
-            stack = self._open_b.get((pid, tid))
-            if stack:
-                bname, bts, bargs = stack.pop()
-                merged = {**(bargs or {}), **(args or {})} if args else bargs
-                self.timed.append((pid, tid, bname, bts, max(ts - bts, 0.0), merged))
-        elif ph in ("b", "e"):
-            key = (pid, ev.get("cat"), ev.get("id"), name)
-            if ph == "b":
-                self._open_async.setdefault(key, []).append((tid, ts, args))
-            elif self._open_async.get(key):
-                btid, bts, bargs = self._open_async[key].pop()
-                self.timed.append((pid, btid, name, bts, max(ts - bts, 0.0), bargs))
-        elif ph in ("i", "I", "n", "C", "P"):
-            self.timed.append((pid, tid, name, ts, 0.0, args))
-        # Other phases (object snapshots, marks, ...) are not timeline events.
+def _int_stat(name: str, owner: np.ndarray, values: np.ndarray) -> StatRows:
+    n = len(owner)
+    return StatRows(
+        np.asarray(owner, np.int64),
+        categorical_from_codes(np.zeros(n, np.int64), [name]),
+        np.full(n, _KIND["int"], np.int8),
+        np.asarray(values, np.int64),
+        np.full(n, np.nan),
+        categorical_from_codes(np.full(n, -1, np.int64), []),
+    )
 
 
-class _Columns:
-    """Planes per pid, lines per (pid, tid), in order of first appearance; the events as
-    arrays (line, name, ts, dur) and their args as stats."""
-
-    def __init__(self, found: _TimedEvents, path: str) -> None:
-        plane_of: dict[object, int] = {}
-        line_of: dict[tuple, int] = {}
-        self.planes: list[PlaneInfo] = []
-        self.lines: list[LineInfo] = []
-        self.names: list[str] = []
-        name_of: dict[str, int] = {}
-        n = len(found.timed)
-        self.ev_line = np.empty(n, np.int32)
-        self.ev_name = np.empty(n, np.int32)
-        self.ts_us = np.empty(n, np.float64)
-        self.dur_us = np.empty(n, np.float64)
-        stat_rows: list[tuple] = []
-        for i, (pid, tid, name, ts, dur, args) in enumerate(found.timed):
-            li = line_of.get((pid, tid))
-            if li is None:
-                pi = plane_of.get(pid)
-                if pi is None:
-                    pi = plane_of[pid] = len(self.planes)
-                    pname = found.process_names.get(pid, f"pid {pid}")
-                    self.planes.append(PlaneInfo(pname, _int_or_zero(pid), StatRows.empty()))
-                li = line_of[(pid, tid)] = len(self.lines)
-                tname = found.thread_names.get((pid, tid), f"tid {tid}")
-                self.lines.append(LineInfo(pi, tname, _int_or_zero(tid), tname, 0, 0, 0))
-            ni = name_of.get(name)
-            if ni is None:
-                ni = name_of[name] = len(self.names)
-                self.names.append(name)
-            self.ev_line[i] = li
-            self.ev_name[i] = ni
-            self.ts_us[i] = ts
-            self.dur_us[i] = dur
-            if args:
-                if not isinstance(args, dict):
-                    args = {"args": args}
-                for k, v in args.items():
-                    stat_rows.append((i, str(k), *_arg_kind(v)))
-        self.stats = StatRows.from_tuples(stat_rows, None, path)
-
-
-def _number(ev: dict, key: str, j: int, path: str) -> float:
-    if key not in ev:
-        raise CorruptProfileError(path, f"traceEvents[{j}] (ph {ev.get('ph')!r}) has no {key!r}")
-    v = ev[key]
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        try:
-            v = float(v)
-        except (TypeError, ValueError):
-            raise CorruptProfileError(
-                path, f"traceEvents[{j}].{key} is not a number: {v!r}"
-            ) from None
-    if not math.isfinite(v):
-        raise CorruptProfileError(path, f"traceEvents[{j}].{key} is {v}, not a finite number")
-    return float(v)
-
-
-def _int_or_zero(v) -> int:
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        return 0
-
-
-def _arg_kind(v) -> tuple[str, object]:
-    """Map a JSON arg value to an XStat wire kind so both readers share one stats table."""
-    if isinstance(v, bool):
-        return "int64_value", int(v)
-    if isinstance(v, int):
-        if -(2**63) <= v < 2**63:
-            return "int64_value", v
-        if 0 <= v < 2**64:
-            return "uint64_value", v
-        return "str_value", str(v)
-    if isinstance(v, float):
-        return "double_value", v
-    if isinstance(v, str):
-        return "str_value", v
-    return "str_value", json.dumps(v, default=str)
+def _plane_stat_rows(pairs: list[tuple[str, object]]) -> StatRows:
+    """A plane's stats (owner 0) from (name, value) pairs."""
+    if not pairs:
+        return StatRows.empty()
+    rows = []
+    for k, v in pairs:
+        if isinstance(v, int) and -_INT64 <= v < _INT64:
+            rows.append((0, k, "int64_value", v))
+        elif isinstance(v, float):
+            rows.append((0, k, "double_value", v))
+        else:
+            rows.append((0, k, "str_value", str(v)))
+    return StatRows.from_tuples(rows, None, "")

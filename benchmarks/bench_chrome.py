@@ -1,0 +1,101 @@
+"""Chrome-trace loading speed against HolisticTraceAnalysis (HTA) on real Kineto traces.
+
+    python benchmarks/bench_chrome.py [--repeat 5] [--all] [FILES...]
+
+For each file (default: the real PyTorch Kineto traces in tests/data/chrome; ``--all``: every
+Chrome/Kineto/TF1 trace there), in one process, runs pairs of
+``tfprof_widgets.load(path).events`` (decode, columns, device mapping, stats, DataFrames,
+step grouping) and HTA 0.5's ``parse_trace_dataframe`` (its default JSON backend), alternating
+which goes first, and prints the medians: our seconds, HTA's, their ratio (the goal is
+<= 0.25 on the Kineto traces), our events/s, and bytes per event of the events table and of
+the events table plus its stats (``run.event_stats``, every arg of every event).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import logging
+import pathlib
+import statistics
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import tfprof_widgets as tw  # noqa: E402
+
+DATA = ROOT / "tests" / "data" / "chrome"
+KINETO = (
+    "resnet50_v100_workers0.pt.trace.json.gz",
+    "resnet50_v100_workers4.pt.trace.json.gz",
+    "timesformer_h100.json.gz",
+    "eager_b200.json.gz",
+)
+
+
+def hta_parser():
+    try:
+        from hta.common.trace_parser import parse_trace_dataframe
+        from hta.configs.parser_config import ParserConfig
+    except ImportError:
+        return None
+    logging.disable(logging.WARNING)  # HTA logs every parse
+    return lambda path: parse_trace_dataframe(str(path), ParserConfig())[1]
+
+
+def ours(path):
+    return tw.load(path, progress=False)
+
+
+def timed(fn, path) -> tuple[float, object]:
+    t = time.perf_counter()
+    out = fn(path)
+    return time.perf_counter() - t, out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("files", nargs="*")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--all", action="store_true", help="every trace in tests/data/chrome")
+    a = ap.parse_args()
+    files = [pathlib.Path(f) for f in a.files] or (
+        sorted(DATA.glob("*.json.gz")) if a.all else [DATA / f for f in KINETO]
+    )
+    hta = hta_parser()
+    if hta is None:
+        print("HolisticTraceAnalysis is not installed (pip install -e '.[dev]'): HTA columns empty")
+    head = (
+        f"{'file':46s} {'JSON MB':>7s} {'events':>7s} {'ours s':>7s} {'HTA s':>7s} "
+        f"{'ratio':>6s} {'events/s':>9s} {'B/event':>8s} {'+stats':>7s}"
+    )
+    print(head)
+    print("-" * len(head))
+    for path in files:
+        json_mb = len(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else
+                      path.read_bytes()) / 1e6  # fmt: skip
+        ours_t, hta_t = [], []
+        ours(path)  # warm: imports, first-use caches
+        for i in range(a.repeat):
+            pair = [(ours_t, ours), (hta_t, hta)] if hta else [(ours_t, ours)]
+            for times, fn in pair if i % 2 == 0 else pair[::-1]:
+                t, out = timed(fn, path)
+                times.append(t)
+                if fn is ours:
+                    run = out
+        n = len(run.events)
+        ev_bytes = run.events.memory_usage(deep=True).sum()
+        st_bytes = run.event_stats.memory_usage(deep=True).sum()
+        o = statistics.median(ours_t)
+        h = statistics.median(hta_t) if hta_t else float("nan")
+        print(
+            f"{path.name:46s} {json_mb:7.1f} {n:7d} {o:7.3f} {h:7.3f} {o / h:6.2f} "
+            f"{n / o:9,.0f} {ev_bytes / n:8.0f} {(ev_bytes + st_bytes) / n:7.0f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,307 @@
+"""Chrome trace phases → timed events, and flow events → producer/consumer links.
+
+Pairing is vectorised: a begin/end sequence per key (a thread for ``B``/``E``; process,
+category, id and name for async events) is matched the way a stack would match it, from
+running depths (an end with nothing open is ignored, as Chrome does), never by a Python loop
+over events. What each phase becomes:
+
+* ``X``: as is (no ``dur``: 0); ``B``/``E``: one event per matched pair, in file order per
+  thread (the end's args are merged into the begin's; unclosed begins are counted);
+* async ``b``/``e`` and legacy ``S``/``F``: one event per pair matched in timestamp order (the
+  catapult traces are not sorted), on the process's "Async" line; their steps ``n``/``T``/
+  ``p`` are instants there;
+* instants ``i``/``I`` and samples ``P`` on their thread; counters ``C`` on the process's
+  "Counters" line (one event each, the series values as stats); object events ``N``/``O``/
+  ``D`` on its "Objects" line;
+* flow events ``s``/``t``/``f`` become links (:func:`flow_links`), not events.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+
+from .chrome_decode import PH_CODE, PH_OTHER
+
+# The line an event goes to: its thread, or one of the process's own lines.
+THREAD, ASYNC, COUNTERS, OBJECTS = 0, 1, 2, 3
+SLOT_NAMES = {ASYNC: "Async", COUNTERS: "Counters", OBJECTS: "Objects"}
+
+_P = PH_CODE
+_INSTANT_SLOT = {
+    _P["i"]: THREAD,
+    _P["I"]: THREAD,
+    _P["P"]: THREAD,
+    _P["n"]: ASYNC,
+    _P["T"]: ASYNC,
+    _P["p"]: ASYNC,
+    _P["C"]: COUNTERS,
+    _P["N"]: OBJECTS,
+    _P["O"]: OBJECTS,
+    _P["D"]: OBJECTS,
+}
+_FLOW = (_P["s"], _P["t"], _P["f"])
+
+
+@dataclasses.dataclass
+class Timed:
+    """The timeline events a trace holds, each from one source event (``src``)."""
+
+    src: np.ndarray  # int64: position in traceEvents of the event (the begin of a pair)
+    ts: np.ndarray  # float64 µs
+    dur: np.ndarray  # float64 µs
+    slot: np.ndarray  # int8: THREAD, ASYNC, COUNTERS or OBJECTS
+    ends: np.ndarray  # int64: the source end event of each pair (-1 for single events)
+    pairs: np.ndarray  # bool: a B/E pair (a slice flows can bind to, like X)
+    unclosed: int  # begins (B, b, S) never ended
+    unopened: int  # ends (E, e, F) with nothing open
+    skipped: dict  # phase -> count of events of phases we do not load
+
+
+def _match(keys: np.ndarray, is_begin: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Match begins to ends like a stack per key, in the given order.
+
+    Returns (begin positions, end positions, unopened ends); positions index ``keys``.
+    """
+    n = len(keys)
+    if not n:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), 0
+    order = np.argsort(keys, kind="stable")
+    k = keys[order]
+    step = np.where(is_begin[order], 1, -1).astype(np.int64)
+    first = np.ones(n, bool)
+    first[1:] = k[1:] != k[:-1]
+    seg = np.cumsum(first) - 1
+    c = np.cumsum(step)
+    c = c - (c - step)[first][seg]  # running sum restarting at each key
+    # Floored at zero (an end with nothing open is ignored): c - min(0, running min of c).
+    big = 2 * n + 4
+    low = np.minimum.accumulate(c - seg * big) + seg * big
+    depth = c - np.minimum(low, 0)
+    before = np.empty(n, np.int64)
+    before[0] = 0
+    before[1:] = depth[:-1]
+    before[first] = 0
+    begin = step > 0
+    effective_end = ~begin & (before > 0)
+    level = np.where(begin, depth, before)
+    take = begin | effective_end
+    pos = np.flatnonzero(take)
+    # Within one (key, level), begins and effective ends alternate: B E B E ... [B].
+    grp = seg[pos] * (int(level.max()) + 2) + level[pos]
+    o = np.argsort(grp, kind="stable")
+    pos, grp = pos[o], grp[o]
+    is_b = begin[pos]
+    nxt = np.zeros(len(pos), bool)
+    nxt[:-1] = is_b[:-1] & ~is_b[1:] & (grp[:-1] == grp[1:])
+    b_pos = order[pos[:-1][nxt[:-1]]] if len(pos) > 1 else np.zeros(0, np.int64)
+    e_pos = order[pos[1:][nxt[:-1]]] if len(pos) > 1 else np.zeros(0, np.int64)
+    unopened = int((~begin & ~effective_end).sum())
+    return b_pos, e_pos, unopened
+
+
+def id_codes(*columns) -> np.ndarray:
+    """One int64 key per row from several factorised columns (object or int arrays)."""
+    key = np.zeros(len(columns[0]), np.int64)
+    for col in columns:
+        codes, uniques = pd.factorize(np.asarray(col, dtype=object), use_na_sentinel=False)
+        key = key * (len(uniques) + 1) + codes
+        if len(uniques) and key.max() > 2**40:  # keep the product small: re-factorise
+            key = pd.factorize(key)[0].astype(np.int64)
+    return key
+
+
+def timed_events(dec, thread_key: np.ndarray, pid_key: np.ndarray) -> Timed:
+    """Resolve the phases of ``dec`` (a :class:`~.chrome_decode.Decoded`) into events.
+
+    ``thread_key``/``pid_key``: an int64 per source event naming its thread / process.
+    """
+    ph = dec.ph
+    parts_src, parts_ts, parts_dur, parts_slot, parts_end, parts_pair = [], [], [], [], [], []
+
+    def add(src, ts, dur, slot, ends, pair):
+        parts_src.append(src)
+        parts_ts.append(ts)
+        parts_dur.append(dur)
+        parts_slot.append(np.full(len(src), slot, np.int8) if np.isscalar(slot) else slot)
+        parts_end.append(ends)
+        parts_pair.append(np.full(len(src), pair, bool))
+
+    x = np.flatnonzero(ph == _P["X"])
+    add(x, dec.ts[x], np.nan_to_num(dec.dur[x], nan=0.0), THREAD, np.full(len(x), -1), False)
+
+    be = np.flatnonzero((ph == _P["B"]) | (ph == _P["E"]))
+    b, e, unopened = _match(thread_key[be], ph[be] == _P["B"])
+    b, e = be[b], be[e]
+    add(b, dec.ts[b], np.maximum(dec.ts[e] - dec.ts[b], 0.0), THREAD, e, True)
+    unclosed = len(be) - len(b) * 2 - unopened
+
+    for begin, end in (("b", "e"), ("S", "F")):
+        sel = np.flatnonzero((ph == _P[begin]) | (ph == _P[end]))
+        if not len(sel):
+            continue
+        # Timestamp order, a begin before an end at the same time.
+        sel = sel[np.lexsort((ph[sel] == _P[end], dec.ts[sel]))]
+        ids = event_ids(dec, sel)
+        key = id_codes(pid_key[sel], _take(dec.cat, sel), ids, _take(dec.name, sel))
+        bb, ee, unop = _match(key, ph[sel] == _P[begin])
+        bb, ee = sel[bb], sel[ee]
+        add(bb, dec.ts[bb], np.maximum(dec.ts[ee] - dec.ts[bb], 0.0), ASYNC, ee, False)
+        unclosed += len(sel) - 2 * len(bb) - unop
+        unopened += unop
+
+    inst = np.flatnonzero(np.isin(ph, list(_INSTANT_SLOT)))
+    slots = np.zeros(len(PH_CODE) + 2, np.int8)
+    for p, s in _INSTANT_SLOT.items():
+        slots[p] = s
+    add(inst, dec.ts[inst], np.zeros(len(inst)), slots[ph[inst]], np.full(len(inst), -1), False)
+
+    skipped = {}
+    other = np.flatnonzero(ph == PH_OTHER)
+    if len(other):
+        vc = pd.Series([dec.ph_text[i] for i in other.tolist()]).value_counts()
+        skipped = {str(k): int(v) for k, v in vc.items()}
+    return Timed(
+        src=np.concatenate(parts_src).astype(np.int64),
+        ts=np.concatenate(parts_ts),
+        dur=np.concatenate(parts_dur),
+        slot=np.concatenate(parts_slot).astype(np.int8),
+        ends=np.concatenate(parts_end).astype(np.int64),
+        pairs=np.concatenate(parts_pair),
+        unclosed=int(unclosed),
+        unopened=int(unopened),
+        skipped=skipped,
+    )
+
+
+def _take(values: list, idx: np.ndarray) -> list:
+    return [values[i] for i in idx.tolist()]
+
+
+def event_ids(dec, idx: np.ndarray) -> list:
+    """Each event's ``id``, or its ``id2`` as one hashable value ("local:0x1")."""
+    out = []
+    for i, d in zip(dec.field("id", idx), dec.field("id2", idx)):
+        if i is None and d is not None:
+            i = ";".join(f"{k}:{v}" for k, v in sorted(d.items()))
+        out.append(i)
+    return out
+
+
+# -- flows ------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Links:
+    """Producer → consumer links between timeline events (positions in the output)."""
+
+    producer: np.ndarray  # int64
+    consumer: np.ndarray  # int64
+    flow_id: np.ndarray  # int64: unique per link within the file
+    flow_type: np.ndarray  # int64: XProf ContextType (0 generic, 9 GPU launch)
+    unlinked: int = 0  # flow points that bound to no slice or had no partner
+
+    @classmethod
+    def empty(cls) -> Links:
+        z = np.zeros(0, np.int64)
+        return cls(z, z, z, z, 0)
+
+    @classmethod
+    def concat(cls, parts: list[Links]) -> Links:
+        return cls(
+            *(
+                np.concatenate([getattr(p, f) for p in parts])
+                for f in ("producer", "consumer", "flow_id", "flow_type")
+            ),
+            sum(p.unlinked for p in parts),
+        )
+
+
+def bind_to_slices(
+    line: np.ndarray,
+    ts: np.ndarray,
+    next_slice: np.ndarray,
+    slices_line,
+    slices_start,
+    slices_end,
+) -> np.ndarray:
+    """The slice each flow point binds to (-1 for none), per Chrome's rules.
+
+    A point binds to the innermost slice on its thread that encloses its time (``s``, ``t``
+    and ``f`` with ``"bp": "e"``), or, where ``next_slice``, to the first slice that starts at
+    or after it (``f`` without a binding point: flow v1's "next slice"). Slices must nest on
+    a thread, as Chrome requires; the innermost enclosing one is then the latest-starting
+    slice that still contains the time (on equal starts, the shorter one).
+    """
+    out = np.full(len(line), -1, np.int64)
+    if not len(line) or not len(slices_line):
+        return out
+    order = np.lexsort((-(slices_end - slices_start), slices_start, slices_line))
+    s_line, s_start, s_end = slices_line[order], slices_start[order], slices_end[order]
+    bounds = np.searchsorted(s_line, np.arange(int(max(s_line.max(), line.max())) + 2))
+    for ln in np.unique(line).tolist():
+        lo, hi = bounds[ln], bounds[ln + 1]
+        q = np.flatnonzero(line == ln)
+        if lo == hi:
+            continue
+        starts, ends = s_start[lo:hi], s_end[lo:hi]
+        reach = np.maximum.accumulate(ends)
+        t = ts[q]
+        nxt = next_slice[q]
+        k_next = lo + np.searchsorted(starts, t, side="left")
+        ok_next = nxt & (k_next < hi)
+        out[q[ok_next]] = order[k_next[ok_next]]
+        k = np.searchsorted(starts, t, side="right") - 1
+        for qi, ki, ti in zip(q[~nxt].tolist(), k[~nxt].tolist(), t[~nxt].tolist()):
+            # Walk back to the innermost slice containing ti; `reach` stops the walk as soon
+            # as no earlier slice can contain it. Usually the first candidate is it.
+            while ki >= 0 and reach[ki] >= ti:
+                if ends[ki] >= ti:
+                    out[qi] = order[lo + ki]
+                    break
+                ki -= 1
+    return out
+
+
+def flow_links(
+    keys: np.ndarray, phase: np.ndarray, ts: np.ndarray, bound: np.ndarray, first_id: int
+) -> Links:
+    """Replay flow points in time order per (category, id) and link consecutive ones.
+
+    ``s`` opens a flow, ``t`` is a step (linked from the previous point, the flow stays
+    open: TF1 timelines end flows with ``t``), ``f`` ends it. Ids are reused in real traces
+    (catapult's flow.json: 76 ids over 866 flows; merged TF1 timelines restart them), so a
+    new ``s`` with an open id starts its own flow, and an ``f`` closes the latest open one.
+    ``bound`` is the slice each point bound to; links need a slice at both ends.
+    """
+    rank = np.select([phase == _P["s"], phase == _P["t"]], [0, 1], 2)
+    order = np.lexsort((rank, ts, keys))
+    prod, cons = [], []
+    used = np.zeros(len(keys), bool)
+    open_: dict[int, list[int]] = {}
+    s_code, f_code = _P["s"], _P["f"]
+    for i, p, k in zip(order.tolist(), phase[order].tolist(), keys[order].tolist()):
+        stack = open_.setdefault(k, [])
+        if p == s_code:
+            stack.append(i)
+            continue
+        if not stack:
+            continue
+        a = stack.pop() if p == f_code else stack[-1]
+        if p != f_code:
+            stack[-1] = i
+        if bound[a] >= 0 and bound[i] >= 0 and bound[a] != bound[i]:
+            prod.append(int(bound[a]))
+            cons.append(int(bound[i]))
+            used[a] = used[i] = True
+    unlinked = int((~used).sum())
+    n = len(prod)
+    return Links(
+        np.array(prod, np.int64),
+        np.array(cons, np.int64),
+        np.arange(first_id, first_id + n, dtype=np.int64),
+        np.zeros(n, np.int64),
+        unlinked,
+    )
