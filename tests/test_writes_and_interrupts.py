@@ -37,7 +37,6 @@ from fake_profiler_server import FakeProfilerServer
 
 import tfprof_widgets as tw
 from tfprof_widgets import cli, report
-from tfprof_widgets.readers import chrome_trace
 
 SAMPLE = SAMPLES / "keras_fit"
 XPLANE = sample_files("keras_fit")[0].read_bytes()
@@ -69,12 +68,7 @@ def one_line(err: str) -> str:
 
 
 # -- 12: the report is written atomically ---------------------------------------------------
-@pytest.mark.parametrize("decoder", ["orjson", "json"])
-def test_lone_surrogate_loads_and_its_report_replaces_the_old_one(
-    tmp_path, capsys, monkeypatch, decoder
-):
-    if decoder == "json":  # the reader's other JSON path (no orjson, or deep nesting)
-        monkeypatch.setattr(chrome_trace, "_orjson", None)
+def test_lone_surrogate_loads_and_its_report_replaces_the_old_one(tmp_path, capsys):
     trace = surrogate_trace(tmp_path / "odd.trace.json")
     run = tw.load(trace)
     names = set(run.events["name"].astype(str))
