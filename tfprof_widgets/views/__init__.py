@@ -1,4 +1,5 @@
-"""Views: ipywidgets + plotly widgets of a Run, live in a kernel and static in exported HTML.
+"""Views: a Run's tools as interactive plots and tables, in a notebook, an exported notebook and
+a report.
 
 Every view is a function of a loaded run (views never open files), also reachable from the
 run itself: ``tfprof_widgets.views.op_stats(run)`` is ``run.view.op_stats()``.
@@ -14,11 +15,14 @@ function               shows                                                modu
 ``kernel_stats``       the top GPU kernels and the kernel table             ``kernels_view``
 ``input_pipeline``     input time per step and where the host's time goes   ``input_pipeline_view``
 ``compare``            two runs' step time and the ops that changed         ``compare_view``
+``pod_viewer``         step time per host, the straggler and its cause      ``pod_view``
 =====================  ===================================================  ===============
 
 Each module is named ``<what>_view`` so that the function exported here never hides it. All
-views fill one template, :class:`.base.View`; ``timeline_lod`` is the timeline's level of
-detail, ``tables`` and ``_display`` the HTML helpers.
+views fill one template, :class:`.base.View` (how a view reaches a notebook, an exported
+notebook and a report is explained there); ``tables`` is the table component, ``names`` the
+short kernel and op names, ``_pies`` the pies, ``_png`` the static images (optional ``png``
+extra), ``_display`` the viewer script, ``timeline_lod`` the timeline's level of detail.
 """
 
 from .base import View
@@ -28,6 +32,7 @@ from .kernels_view import kernel_stats
 from .memory_view import memory_timeline
 from .op_stats_view import op_stats
 from .overview_view import overview
+from .pod_view import pod_viewer
 from .tf_data_view import tf_data_graph
 from .timeline_view import timeline
 
@@ -39,6 +44,7 @@ __all__ = [
     "memory_timeline",
     "op_stats",
     "overview",
+    "pod_viewer",
     "tf_data_graph",
     "timeline",
 ]
