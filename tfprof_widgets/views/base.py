@@ -186,9 +186,19 @@ class View:
         from ._live import figure_widget
 
         live = {k: figure_widget(f) for k, f in self.figures().items()}
-        box = w.VBox([w.HTML(f"<b>{esc(self.title)}</b>"), *live.values(), *self.attach(live)])
+        box = w.VBox(
+            [
+                w.HTML(f"<b>{esc(self.title)}</b>"),
+                w.VBox(list(live.values())),
+                w.VBox(self.attach(live)),
+            ]
+        )
         box.add_class("tfprof-live-host")  # the viewer output stands down where this shows
         return box
+
+    def widget(self):
+        """The live widget (:meth:`live_widget`), for code that embeds it in its own layout."""
+        return self.live_widget()
 
     def attach(self, figure_widgets: dict) -> list:
         """Legacy hook: connect live FigureWidgets (zoom, clicks); returns widgets to show

@@ -101,7 +101,9 @@ def _simplify(n: _Node, verbose: bool) -> _Node:
             a = a[:1]  # the functor; the operands are tensor maps
     args = [_simplify(x, verbose) for x in a]
     if not verbose:
-        args = [x for x in args if not _NOISE.match(x.name) and x.name not in _INDEX]
+        kept = [x for x in args if not _NOISE.match(x.name)]
+        # An index type is noise next to the expression, but alone it is the data type.
+        args = [x for x in kept if x.name not in _INDEX] or kept
     # Repeated identical arguments (scalar_product_op<half, half>) say nothing more.
     seen, uniq = set(), []
     for x in args:

@@ -95,6 +95,8 @@ class PodViewerView(View):
 
     def __init__(self, source) -> None:
         steps = _steps_of(source)
+        if "step_time_us" not in steps and set(CATEGORIES) <= set(steps):
+            steps = steps.assign(step_time_us=steps[list(CATEGORIES)].sum(axis=1))
         self.steps = overview_steps(steps) if "host" in steps and len(steps) else steps
         self.summary = pod_summary(self.steps)
         self.straggler = straggler(self.summary)
