@@ -240,7 +240,9 @@ def test_views_and_report_on_a_run_without_a_trace(tool_run):
     html = report.report_html(tool_run)
     assert html.count("This capture has no trace") >= 2
     for name in ("overview", "op_stats", "timeline", "memory_timeline", "tf_data_graph"):
-        assert getattr(views, name)(tool_run).widget() is not None  # the live views too
+        view = getattr(views, name)(tool_run)
+        view.widget()  # the live form too (None for views that need no kernel)
+        assert view._repr_mimebundle_()  # and what a notebook shows
 
 
 # -- files we do not read, and damaged ones -----------------------------------------------------

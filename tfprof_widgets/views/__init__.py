@@ -1,4 +1,5 @@
-"""Views: ipywidgets + plotly widgets of a Run, live in a kernel and static in exported HTML.
+"""Views: a Run's tools as interactive plots and tables, in a notebook, an exported notebook and
+a report.
 
 Every view is a function of a loaded run (views never open files), also reachable from the
 run itself: ``tfprof_widgets.views.op_stats(run)`` is ``run.view.op_stats()``.
@@ -18,8 +19,10 @@ function               shows                                                modu
 =====================  ===================================================  ===============
 
 Each module is named ``<what>_view`` so that the function exported here never hides it. All
-views fill one template, :class:`.base.View`; ``timeline_lod`` is the timeline's level of
-detail, ``tables`` and ``_display`` the HTML helpers.
+views fill one template, :class:`.base.View` (how a view reaches a notebook, an exported
+notebook and a report is explained there); ``tables`` is the table component, ``names`` the
+short kernel and op names, ``_pies`` the pies, ``_png`` the static images (optional ``png``
+extra), ``_display`` the viewer script, ``timeline_lod`` the timeline's level of detail.
 """
 
 from .base import View

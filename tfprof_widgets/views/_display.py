@@ -1,25 +1,37 @@
-"""Display helpers shared by the views: figures as offline HTML, colours, escaping.
+"""What every view shares on the way to the page: the viewer script, payload JSON, colours.
 
-A figure's static HTML embeds plotly.js once per process (which for a notebook run top to
-bottom means once per notebook), or once per report through one :func:`plotter`, so exported
-notebooks and reports show every plot with no internet. The colours of the step-time
-categories are the same in every view.
+The viewer (``static/tfprof_views.js``) and the vendored plotly.js basic bundle
+(``static/plotly-basic.min.js``, bar/pie/scatter, MIT, see ``plotly-basic.LICENSE.txt``) go
+into a notebook once: with the first view a kernel displays, and again when the cell that
+carried them is run again (its outputs, and the script with them, are replaced). A report
+embeds them once at its top. Nothing is fetched from a network.
 """
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import html
-from collections.abc import Callable
+import json
+from importlib import resources
 
 import plotly.graph_objects as go
-import plotly.io as pio
+from plotly.io.json import to_json_plotly
 
-_PLOTLYJS_EMITTED = False
-PLOT_CONFIG = {"displaylogo": False, "responsive": True}
+__all__ = [
+    "CATEGORY_COLORS",
+    "esc",
+    "fig_json",
+    "lib_script",
+    "reset_lib",
+    "to_json",
+    "viewer_js",
+]
 
-# One colour per step-time category, stable across widgets. Input (the device waiting for
-# the host) is red, as TensorBoard users know it.
+# The plotly.js the bundle was cut from; plotly.py must emit figures for the same version.
+PLOTLYJS_VERSION = "4.1.1"
+
+# One colour per step-time category, stable across views. Input (the device waiting for the
+# host) is red, as TensorBoard users know it.
 CATEGORY_COLORS = {
     "device_compute_us": "#1f77b4",
     "device_to_device_us": "#17becf",
@@ -33,46 +45,120 @@ CATEGORY_COLORS = {
 }
 
 
-def reset_plotlyjs() -> None:
-    """Forget that plotly.js was emitted (a new notebook or report starts)."""
-    global _PLOTLYJS_EMITTED
-    _PLOTLYJS_EMITTED = False
+def esc(s: object) -> str:
+    return html.escape(str(s))
 
 
-def figure_html(fig: go.Figure, include_plotlyjs: bool | None = None) -> str:
-    """A figure as an HTML fragment with a stable div id (so re-runs give identical output).
+@functools.cache
+def _static(name: str) -> str:
+    return (resources.files("tfprof_widgets.views") / "static" / name).read_text(encoding="utf-8")
 
-    plotly.js is embedded the first time in this process unless ``include_plotlyjs`` says
-    otherwise, so an exported notebook or report shows the plot with no internet.
-    """
-    global _PLOTLYJS_EMITTED
-    if include_plotlyjs is None:
-        include_plotlyjs = not _PLOTLYJS_EMITTED
-    _PLOTLYJS_EMITTED = _PLOTLYJS_EMITTED or bool(include_plotlyjs)
-    spec = fig.to_json()
-    div_id = "tfprof-" + hashlib.sha1(spec.encode()).hexdigest()[:12]
-    return pio.to_html(
-        fig,
-        full_html=False,
-        include_plotlyjs=bool(include_plotlyjs),
-        div_id=div_id,
-        config=PLOT_CONFIG,
+
+def viewer_lib() -> str:
+    """plotly.js (kept private: a page's own ``window.Plotly`` is left as it was) and the
+    viewer, as one script that defines ``window.__tfprof`` once per page."""
+    return (
+        "if (!window.__tfprof) {\n(function () {\n"
+        "var had = Object.prototype.hasOwnProperty.call(window, 'Plotly'), prev = window.Plotly;\n"
+        "var hadName = Object.prototype.hasOwnProperty.call(window, 'moduleName'),"
+        " prevName = window.moduleName;\n"
+        # No CommonJS/AMD detection in the bundle may catch a page's own module system.
+        "(function (module, exports, define) {\n"
+        + _static("plotly-basic.min.js")
+        + "\n}).call(window);\n"
+        "window.__tfprofPlotly = window.Plotly;\n"
+        "if (had) window.Plotly = prev; else delete window.Plotly;\n"
+        "if (hadName) window.moduleName = prevName; else delete window.moduleName;\n"
+        "})();\n" + _static("tfprof_views.js") + "\n}\n"
     )
 
 
-def plotter(include_plotlyjs: bool | None = None) -> Callable[[go.Figure], str]:
-    """A figure-to-HTML function whose first figure gets ``include_plotlyjs`` and the rest
-    none (None: follow the process-wide rule of :func:`figure_html`)."""
-    first = [include_plotlyjs]
-
-    def plot(fig: go.Figure) -> str:
-        out = figure_html(fig, first[0])
-        if first[0] is not None:
-            first[0] = False
-        return out
-
-    return plot
+# -- once per notebook ----------------------------------------------------------------------
+_lib_sent_in: tuple[object, object] | None = None  # (cell id, execution count) that carried it
 
 
-def esc(s: object) -> str:
-    return html.escape(str(s))
+def reset_lib() -> None:
+    """Forget that the viewer script was sent (the next view carries it again)."""
+    global _lib_sent_in
+    _lib_sent_in = None
+
+
+def _cell() -> tuple[object, object]:
+    """The running cell's id (JupyterLab sends it) and execution count, where known."""
+    try:
+        from IPython import get_ipython
+
+        ip = get_ipython()
+        if ip is None:
+            return None, None
+        cell_id = None
+        kernel = getattr(ip, "kernel", None)
+        if kernel is not None and hasattr(kernel, "get_parent"):
+            cell_id = (kernel.get_parent() or {}).get("metadata", {}).get("cellId")
+        return cell_id, ip.execution_count
+    except Exception:  # no kernel: a script; the report path embeds the script itself
+        return None, None
+
+
+def lib_needed() -> bool:
+    """Whether the next viewer output must carry the script: the first one in this kernel,
+    or the first one of a new run of the cell that carried it (its old outputs are gone)."""
+    global _lib_sent_in
+    here = _cell()
+    if _lib_sent_in is None:
+        _lib_sent_in = here
+        return True
+    cell_id, count = _lib_sent_in
+    if cell_id is not None and here[0] == cell_id and here[1] != count:
+        _lib_sent_in = here
+        return True
+    return False
+
+
+# -- JSON -------------------------------------------------------------------------------------
+def to_json(obj: object) -> str:
+    """JSON that is safe inside a <script> of an HTML page (no ``</``) and ASCII only (so a
+    lone surrogate in an event name cannot break writing the page)."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=True, allow_nan=False).replace(
+        "<", "\\u003c"
+    )
+
+
+def fig_json(fig: go.Figure) -> str:
+    """A figure as plotly.js JSON (numpy arrays as typed arrays), without plotly.py's default
+    template: the viewer applies the page's theme."""
+    d = fig.to_plotly_json()
+    d["layout"] = {**d.get("layout", {}), "template": {}}
+    return to_json_plotly(d).replace("<", "\\u003c")
+
+
+def viewer_js(payload_json: str, include_lib: bool) -> str:
+    """The application/javascript of a view's viewer output: mount the payload into the
+    output's element, once the viewer script is there (this output's or an earlier one's)."""
+    lib = viewer_lib() if include_lib else ""
+    return (
+        "(function (element) {\n"
+        f"var payload = {payload_json};\n"
+        f"{lib}"
+        "var go = function () { window.__tfprof.mount(element, payload); };\n"
+        "if (window.__tfprof) go();\n"
+        "else (window.__tfprofPending = window.__tfprofPending || []).push(go);\n"
+        "})(typeof element !== 'undefined' ? element : null);\n"
+    )
+
+
+def lib_script() -> str:
+    """The viewer script as an HTML <script> (a report embeds it once)."""
+    return "<script>" + viewer_lib().replace("</script", "<\\/script") + "</script>"
+
+
+def check_plotly_version() -> None:
+    """The vendored bundle must be the plotly.js that plotly.py writes figures for."""
+    import plotly.offline
+
+    have = plotly.offline.get_plotlyjs_version()
+    if have != PLOTLYJS_VERSION:  # pragma: no cover - a plotly upgrade without re-vendoring
+        raise RuntimeError(
+            f"plotly.py {have} writes figures for plotly.js {have}, but the vendored bundle "
+            f"is {PLOTLYJS_VERSION}: update tfprof_widgets/views/static/plotly-basic.min.js"
+        )

@@ -13,6 +13,7 @@ from . import (
     memory_timeline,
     op_stats,
     overview,
+    pod_viewer,
     tf_data_graph,
     timeline,
 )
@@ -54,9 +55,13 @@ class ViewAccessor:
         """Device-side input waits per step, host-side input time and the input ops."""
         return input_pipeline(self._run)
 
-    def compare(self, other, names: tuple[str, str] = ("A", "B")):
-        """This run (A) and ``other`` (B) side by side."""
+    def compare(self, other, names: tuple[str, str] | None = None):
+        """This run and ``other`` side by side."""
         return compare(self._run, other, names)
+
+    def pod_viewer(self):
+        """Step time per host, the straggler and its cause."""
+        return pod_viewer(self._run)
 
     def __repr__(self) -> str:
         names = [n for n in dir(self) if not n.startswith("_")]

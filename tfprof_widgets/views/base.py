@@ -1,151 +1,454 @@
-"""The one contract every view fills: title, header, figures, footer, and controls.
+"""The one template every view fills, and how a view reaches the page.
 
-A view shows part of a run two ways, from the same parts:
+A view fills in parts — :meth:`View.blocks` (summary HTML, plots, tables, for one choice of
+its :meth:`~View.choices`), :meth:`~View.findings` (plain-text lines) and optionally
+:meth:`~View.static_figure` — and never renders itself. The template turns them into:
 
-* live, in a kernel: :meth:`View.widget` is an ipywidgets box of the title, the
-  :meth:`~View.controls` (filters, choosers), the header HTML, one FigureWidget per figure
-  and the footer HTML; a control redraws the whole body or only the footer;
-* static: :meth:`View.html` is the same title, header, figures (plotly.js embedded once, see
-  :func:`._display.plotter`) and footer as HTML, which an exported notebook, a report or
-  GitHub shows with no kernel and no internet.
+* a **payload** (JSON) that the viewer script (``static/tfprof_views.js``) draws: plots that
+  fill the output's width and follow resizes and the page's light/dark theme, tables that
+  sort, filter, scroll and export CSV, choosers (every choice is computed here, so the page
+  needs no kernel: an exported notebook and a report stay interactive), a pie click that
+  filters the table;
+* in a notebook, **two or three outputs** (:meth:`View._ipython_display_`), because one
+  mimebundle cannot serve every viewer (JupyterLab picks by rank, sanitizes HTML when
+  untrusted, nbconvert escapes it with ``--sanitize-html``):
 
-A plotly FigureWidget renders nothing in an executed notebook exported to HTML, so
-:meth:`View._repr_mimebundle_` carries the live view *and* the static HTML and the plain text;
-front ends with a kernel show the live view, everything else the static one. A view only
-fills in :meth:`header`, :meth:`figures`, :meth:`footer` (and :meth:`live_footer`),
-:meth:`controls`, :meth:`attach` and :meth:`text`; it never writes its own ``html()`` or
-``widget()``. Views never open files: they take a Run that was already loaded.
+  1. ``image/png`` of the plots (needs the optional ``png`` extra, kaleido; rendered in the
+     background and sent as a display update before the cell ends), or nothing without it;
+  2. ``text/html`` with the summary and the top rows of each table as fixed-width text, in
+     tags every sanitizer keeps (``<pre><code><b><abbr>``);
+  3. ``application/javascript``: the viewer (plotly.js and our script, the first time in a
+     notebook) and the payload. It draws the view and hides outputs 1 and 2.
+
+  Script-stripping viewers (GitHub, an untrusted notebook, ``--sanitize-html``) drop output 3
+  and show 1 and 2; everything else shows the interactive view;
+* in a report, :meth:`View.html` (the payload in a ``<div class="tfprof-mount">``; the report
+  embeds the viewer script once).
+
+A view that needs the kernel (zoom that re-samples in Python) returns an ipywidget from
+:meth:`~View.live_widget`; output 1 then carries it too, and the viewer output stands down
+while the live widget shows and takes over where it cannot (an exported page, a notebook
+reopened without a kernel). Views never open files: they take a Run that was already loaded.
 """
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import hashlib
+import itertools
+import math
 from collections.abc import Callable
 
 import plotly.graph_objects as go
 
-from ._display import esc, plotter
+from . import _png
+from ._display import esc, fig_json, lib_needed, to_json, viewer_js
+from .tables import Table, encode_column
 
-__all__ = ["Control", "View"]
+__all__ = ["Choice", "Html", "Plot", "Plots", "TableBlock", "View", "combine_figures"]
+
+
+# -- the parts a view is made of ----------------------------------------------------------------
+@dataclasses.dataclass
+class Html:
+    """Trusted HTML of the view (escape what comes from data with ``esc``). Colours through
+    classes: ``tf-muted``, ``tf-bad``, ``tf-good``, ``tf-swatch``."""
+
+    html: str
 
 
 @dataclasses.dataclass
-class Control:
-    """A live control: an ipywidget, what its new value does to the view (``apply``), and
-    what is redrawn after it: ``"body"`` (header, figures and footer) or ``"footer"``."""
+class Plot:
+    """One plotly figure.
 
-    widget: object
-    apply: Callable[[object], None]
-    redraw: str = "body"
+    ``click``: a click on a slice/bar filters a table of the view:
+    ``{"table": id, "column": name, "others": [keys], "other": key_of_the_rest_slice}`` (the
+    key is the point's ``customdata``; the "rest" slice shows the rows of none of ``others``).
+    ``ranges``: buttons above the plot that set its x range, ``[(label, [x0, x1])]``.
+    ``legend_side``: pies with the legend beside them when wider than ``min_width`` px, else
+    below (``{"min_width", "right_share", "height", "margin_b", "narrow_height",
+    "narrow_margin_b"}``).
+    ``custom``: hover details as columns, ``{trace index: [column, ...]}``, sent compactly and
+    set as that trace's ``customdata`` rows in the page (not in :attr:`fig`).
+    """
+
+    name: str
+    fig: go.Figure
+    click: dict | None = None
+    ranges: list | None = None
+    legend_side: dict | None = None
+    custom: dict | None = None
+
+
+@dataclasses.dataclass
+class Plots:
+    """Figures one under the other, or side by side (``row``; they wrap when narrow)."""
+
+    plots: list[Plot]
+    row: bool = False
+
+
+@dataclasses.dataclass
+class TableBlock:
+    """A table of the view. The same ``id`` in several choices is one table (its filter and
+    sort stay); ``preset`` hides columns / rows for this choice:
+    ``{"hide": [names], "exclude": {column: [values]}}``."""
+
+    id: str
+    table: Table
+    title: str | None = None
+    preset: dict | None = None
+
+
+@dataclasses.dataclass
+class Choice:
+    """A chooser of the view: a select with ``options`` ``[(label, value)]`` or a checkbox
+    (``kind="checkbox"``, values False/True). Every combination is computed in Python and sent
+    with the view, so keep the options few."""
+
+    id: str
+    label: str
+    value: object
+    options: list[tuple[str, object]] = dataclasses.field(default_factory=list)
+    kind: str = "select"
+
+    def values(self) -> list:
+        return [False, True] if self.kind == "checkbox" else [v for _, v in self.options]
+
+
+def _key(v) -> str:
+    # The viewer joins String(value) of each choice: true/false for a checkbox.
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
 
 
 class View:
-    """Base of every view. Subclasses fill in the parts; the rendering is done here."""
+    """Base of every view; subclasses fill in the parts, the rendering is done here."""
 
     title = "tfprof_widgets"
-    # "column": figures one under the other; "row": side by side (they wrap when narrow).
-    figure_layout = "column"
 
     # -- the parts a view fills in ------------------------------------------------------------
-    def header(self) -> str:
-        """HTML above the figures (a summary, a verdict)."""
-        return ""
-
-    def figures(self) -> dict[str, go.Figure]:
-        """The plotly figures this view shows, by name (tests assert on their data)."""
-        return {}
-
-    def footer(self) -> str:
-        """HTML below the figures in the static rendering (tables, advice)."""
-        return ""
-
-    def live_footer(self) -> str:
-        """HTML below the figures in the live view (may show more rows than the static)."""
-        return self.footer()
-
-    def controls(self) -> list[list[Control]]:
-        """Rows of live controls shown above the body; none by default."""
+    def choices(self) -> list[Choice]:
+        """Choosers above the content; none by default."""
         return []
 
-    def attach(self, figure_widgets: dict[str, object]) -> list:
-        """Hook the live figure widgets up (zoom, clicks) after each redraw of the body;
-        returns widgets to show under them."""
+    def blocks(self, **choice) -> list:
+        """The content for one value of each choice (keyword = choice id): :class:`Html`,
+        :class:`Plots` and :class:`TableBlock` in display order. The default draws the
+        legacy parts (:meth:`header`, :meth:`figures`, :meth:`footer`)."""
+        out: list = []
+        if self.header():
+            out.append(Html(self.header()))
+        figs = self.figures() if type(self).figures is not View.figures else {}
+        if figs:
+            out.append(Plots([Plot(k, f) for k, f in figs.items()]))
+        if self.footer():
+            out.append(Html(self.footer()))
+        return out
+
+    def findings(self) -> list[str]:
+        """The view's findings as plain-text lines (text/plain, and the static output)."""
         return []
 
     def text(self) -> str:
-        """The plain-text summary (``repr`` and the text/plain of the mimebundle)."""
-        return self.title
+        """The plain-text form (``repr`` and every output's text/plain)."""
+        return "\n".join([self.title, *self.findings()])
 
-    # -- the rendering, the same for every view -------------------------------------------
-    def html(
-        self,
-        include_plotlyjs: bool | None = None,
-        plot: Callable[[go.Figure], str] | None = None,
-    ) -> str:
-        """Static HTML. ``plot`` (see :func:`._display.plotter`) lets several views share one
-        plotly.js embedding, as a report does; otherwise ``include_plotlyjs`` applies to this
-        view's first figure (None: the process-wide once-only rule)."""
-        plot = plot or plotter(include_plotlyjs)
-        figures = [plot(f) for f in self.figures().values()]
-        if self.figure_layout == "row":
-            body = "".join(f'<div style="display:inline-block">{f}</div>' for f in figures)
-            figures_html = f"<div>{body}</div>" if figures else ""
-        else:
-            figures_html = "".join(figures)
-        return (
-            f'<div class="tfprof-view"><h3 style="margin:4px 0">{esc(self.title)}</h3>'
-            f"{self.header()}{figures_html}{self.footer()}</div>"
-        )
+    def header(self) -> str:
+        """Legacy part: HTML above the figures."""
+        return ""
 
-    def widget(self):
-        """The live view: an ipywidgets box of the controls and the body."""
+    def footer(self) -> str:
+        """Legacy part: HTML below the figures."""
+        return ""
+
+    def figures(self) -> dict[str, go.Figure]:
+        """The figures shown for the default choices, by name (tests assert on them)."""
+        return {p.name: p.fig for p in self._plots(self.default_blocks())}
+
+    def static_figure(self) -> go.Figure | None:
+        """The one figure rendered as the static image: by default the figures of the default
+        choices combined (side by side for a row)."""
+        blocks = self.default_blocks()
+        plots = self._plots(blocks)
+        if not plots:
+            return None
+        row = any(isinstance(b, Plots) and b.row for b in blocks)
+        return combine_figures([p.fig for p in plots], cols=2 if row and len(plots) > 1 else 1)
+
+    def live_widget(self):
+        """An ipywidget for a view that needs the kernel, else None. The default serves the
+        legacy hook :meth:`attach`: live FigureWidgets of :meth:`figures`, hooked up by it."""
+        if type(self).attach is View.attach:
+            return None
         import ipywidgets as w
 
         from ._live import figure_widget
 
-        header, footer = w.HTML(), w.HTML()
-        figures = w.HBox() if self.figure_layout == "row" else w.VBox()
-        extras = w.VBox()
+        live = {k: figure_widget(f) for k, f in self.figures().items()}
+        box = w.VBox(
+            [
+                w.HTML(f"<b>{esc(self.title)}</b>"),
+                w.VBox(list(live.values())),
+                w.VBox(self.attach(live)),
+            ]
+        )
+        box.add_class("tfprof-live-host")  # the viewer output stands down where this shows
+        return box
 
-        def redraw_footer() -> None:
-            footer.value = self.live_footer()
+    def widget(self):
+        """The live widget (:meth:`live_widget`), for code that embeds it in its own layout."""
+        return self.live_widget()
 
-        def redraw_body() -> None:
-            header.value = self.header()
-            live = {k: figure_widget(f) for k, f in self.figures().items()}
-            figures.children = list(live.values())
-            extras.children = self.attach(live)
-            redraw_footer()
+    def attach(self, figure_widgets: dict) -> list:
+        """Legacy hook: connect live FigureWidgets (zoom, clicks); returns widgets to show
+        under them."""
+        return []
 
-        rows = []
-        for row in self.controls():
-            for c in row:
-                c.widget.observe(_on_change(c, redraw_body, redraw_footer), "value")
-            rows.append(w.HBox([c.widget for c in row]))
-        redraw_body()
-        title = w.HTML(f"<h3>{esc(self.title)}</h3>")
-        return w.VBox([title, *rows, header, figures, extras, footer])
+    # -- the rendering, the same for every view -----------------------------------------------
+    def default_choice(self) -> dict:
+        return {c.id: c.value for c in self.choices()}
+
+    def default_blocks(self) -> list:
+        if not hasattr(self, "_default_blocks"):
+            self._default_blocks = self.blocks(**self.default_choice())
+        return self._default_blocks
+
+    @staticmethod
+    def _plots(blocks) -> list[Plot]:
+        return [p for b in blocks if isinstance(b, Plots) for p in b.plots]
+
+    def tables(self) -> dict[str, TableBlock]:
+        """The tables of the default choices, by id."""
+        return {b.id: b for b in self.default_blocks() if isinstance(b, TableBlock)}
+
+    def payload_json(self, statics: int = 0, live: bool = False) -> str:
+        """The payload the viewer draws, as JSON (see ``static/tfprof_views.js``)."""
+        choices = self.choices()
+        default = self.default_choice()
+        figs: list[go.Figure] = []
+        tables: dict[str, dict] = {}
+
+        def block_spec(b) -> dict:
+            if isinstance(b, Html):
+                return {"kind": "html", "html": b.html}
+            if isinstance(b, Plots):
+                specs = []
+                for p in b.plots:
+                    figs.append(p.fig)
+                    spec = {"name": p.name, "fig": f"@@FIG{len(figs) - 1}@@"}
+                    for k in ("click", "ranges", "legend_side"):
+                        if getattr(p, k) is not None:
+                            spec[k] = getattr(p, k)
+                    if p.custom:
+                        spec["custom"] = {
+                            str(t): [encode_column(c) for c in cols] for t, cols in p.custom.items()
+                        }
+                    specs.append(spec)
+                return {"kind": "figs", "row": b.row, "figs": specs}
+            if isinstance(b, TableBlock):
+                if b.id not in tables:
+                    tables[b.id] = b.table.payload()
+                return {"kind": "table", "table": b.id, "title": b.title, "preset": b.preset}
+            raise TypeError(f"not a view block: {b!r}")
+
+        variants = {}
+        hint = 40
+        for b in self.default_blocks():
+            if isinstance(b, Plots):
+                heights = [int(p.fig.layout.height or 400) for p in b.plots]
+                hint += max(heights) if b.row else sum(heights)
+            elif isinstance(b, TableBlock):
+                hint += 60 + 22 * min(len(b.table), 16)
+            else:
+                hint += 60
+        ids = [c.id for c in choices]
+        for combo in itertools.product(*[c.values() for c in choices]):
+            values = dict(zip(ids, combo))
+            blocks = self.default_blocks() if values == default else self.blocks(**values)
+            variants["|".join(_key(v) for v in combo)] = [block_spec(b) for b in blocks]
+        controls = [
+            {
+                "id": c.id,
+                "label": c.label,
+                "kind": c.kind,
+                "value": c.value if c.kind == "checkbox" else _key(c.value),
+                "options": [[lab, _key(v)] for lab, v in c.options],
+            }
+            for c in choices
+        ]
+        payload = {
+            "v": 1,
+            "title": self.title,
+            "controls": controls,
+            "variants": variants,
+            "tables": tables,
+            "statics": statics,
+            "live": live,
+            "height_hint": hint,
+        }
+        out = to_json(payload)
+        for i, fig in enumerate(figs):
+            out = out.replace(f'"@@FIG{i}@@"', fig_json(fig), 1)
+        return out
+
+    def static_html(self, image: bool = False) -> str:
+        """The text form for viewers that run no scripts (output 2): the summary and the first
+        rows of each table, in tags that every HTML sanitizer keeps."""
+        lines = [f"<div><b>{esc(self.title)}</b></div>"]
+        lines += [f"<div>{esc(s)}</div>" for s in self.findings()]
+        for tb in self.tables().values():
+            if tb.title:
+                lines.append(f"<div><b>{esc(tb.title)}</b></div>")
+            lines.append(tb.table.static_html(preset=tb.preset))
+        if not image and self._plots(self.default_blocks()) and not _png.available():
+            lines.append(
+                "<div><i>The plots show where scripts run; for an image here as well, "
+                "install tfprof_widgets[png].</i></div>"
+            )
+        return "<div>" + "".join(lines) + "</div>"
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        text = self.text()
+        live = self.live_widget()
+        image = self.static_figure() if _png.available() else None
+        statics = 0
+        if live is not None or image is not None:
+            first = {"text/plain": text}
+            if live is not None:
+                first.update(_widget_bundle(live))
+            handle = display(first, raw=True, display_id=True)
+            statics += 1
+            if image is not None:
+                _png.render_async(image, _updater(handle, first))
+        display({"text/html": self.static_html(image is not None), "text/plain": text}, raw=True)
+        statics += 1
+        js = viewer_js(self.payload_json(statics, live is not None), lib_needed())
+        display({"application/javascript": js, "text/plain": ""}, raw=True)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        bundle = {"text/plain": self.text(), "text/html": self.html()}
-        try:
-            live = self.widget()
-            view = live._repr_mimebundle_(include=include, exclude=exclude)
-        except Exception:  # no widget support here (plain IPython): the static view serves
-            return bundle
-        if isinstance(view, tuple):
-            view = view[0]
-        data = {k: v for k, v in (view or {}).items() if k.startswith("application/")}
-        bundle.update(data)
-        return bundle
+        # Front ends that ask for one bundle (not IPython, which uses _ipython_display_).
+        return {"text/html": self.static_html(), "text/plain": self.text()}
+
+    def html(self, *_args, **_kwargs) -> str:
+        """The view for an HTML page that loads the viewer script once (a report): a mount
+        point holding the payload."""
+        payload = self.payload_json().replace("</", "<\\/")
+        return (
+            f'<div class="tfprof-mount" id="tfv-{self._id()}">'
+            f'<script type="application/json">{payload}</script></div>'
+        )
+
+    def _id(self) -> str:
+        return hashlib.sha1(f"{type(self).__name__}{id(self)}".encode()).hexdigest()[:10]
 
     def __repr__(self) -> str:
         return self.text()
 
 
-def _on_change(control: Control, redraw_body, redraw_footer):
-    def changed(change) -> None:
-        control.apply(change["new"])
-        (redraw_footer if control.redraw == "footer" else redraw_body)()
+def _widget_bundle(widget) -> dict:
+    data = widget._repr_mimebundle_()
+    if isinstance(data, tuple):
+        data = data[0]
+    return {k: v for k, v in (data or {}).items() if k.startswith("application/")}
 
-    return changed
+
+def _updater(handle, first: dict) -> Callable[[bytes], None]:
+    def done(png: bytes) -> None:
+        handle.update({**first, "image/png": base64.b64encode(png).decode()}, raw=True)
+
+    return done
+
+
+# -- the static image -------------------------------------------------------------------------
+def combine_figures(figs: list[go.Figure], cols: int = 1) -> go.Figure:
+    """Several figures as one (subplots in a grid), for one static image; pies each keep a
+    legend of their own beside them."""
+    from plotly.subplots import make_subplots
+
+    if len(figs) == 1:
+        return figs[0]
+    if all(t.type == "pie" for f in figs for t in f.data):
+        return _pie_grid(figs, cols)
+    rows = math.ceil(len(figs) / cols)
+    specs, titles = [], []
+    for f in figs:
+        if any(t.type == "pie" for t in f.data):
+            specs.append({"type": "domain"})
+        else:
+            specs.append({"type": "xy", "secondary_y": any(t.yaxis == "y2" for t in f.data)})
+        titles.append(f.layout.title.text or "")
+    grid = [specs[r * cols : (r + 1) * cols] for r in range(rows)]
+    grid = [row + [None] * (cols - len(row)) for row in grid]
+    heights = []
+    for r in range(rows):
+        heights.append(max(int(f.layout.height or 360) for f in figs[r * cols : (r + 1) * cols]))
+    out = make_subplots(
+        rows=rows,
+        cols=cols,
+        specs=grid,
+        subplot_titles=[t[:80] for t in titles],
+        row_heights=heights,
+        vertical_spacing=min(0.12, 0.3 / rows),
+        horizontal_spacing=0.08,
+    )
+    for k, f in enumerate(figs):
+        r, c = k // cols + 1, k % cols + 1
+        for t in f.data:
+            t = go.Figure(t).data[0]
+            second = t.yaxis == "y2"
+            t.update(xaxis=None, yaxis=None)
+            if specs[k].get("secondary_y"):
+                out.add_trace(t, row=r, col=c, secondary_y=second)
+            else:
+                out.add_trace(t, row=r, col=c)
+        if specs[k]["type"] == "xy":
+            out.update_xaxes(
+                title_text=f.layout.xaxis.title.text, type=f.layout.xaxis.type, row=r, col=c
+            )
+            kw = {"secondary_y": False} if specs[k].get("secondary_y") else {}
+            out.update_yaxes(title_text=f.layout.yaxis.title.text, row=r, col=c, **kw)
+    first = figs[0].layout
+    out.update_layout(
+        height=sum(heights) + 60,
+        barmode=first.barmode,
+        showlegend=any(t.type != "pie" for f in figs for t in f.data),
+        legend=dict(orientation="h", y=-0.08 if rows > 1 else -0.2),
+        margin=dict(t=60, b=60, l=60, r=30),
+    )
+    return out
+
+
+def _pie_grid(figs: list[go.Figure], cols: int) -> go.Figure:
+    """Pies in a grid, each with its own legend (plotly.js's numbered legends) on its right."""
+    rows = math.ceil(len(figs) / cols)
+    cell_h = 300
+    out = go.Figure()
+    layout: dict = {}
+    for k, f in enumerate(figs):
+        r, c = divmod(k, cols)
+        x0, w = c / cols, 1 / cols
+        y1, h = 1 - r / rows, 1 / rows
+        legend = "legend" if k == 0 else f"legend{k + 1}"
+        for t in f.data:
+            t = go.Figure(t).data[0]
+            labels = [str(x) if len(str(x)) <= 30 else str(x)[:29] + "…" for x in t.labels]
+            t.update(
+                labels=labels,
+                domain=dict(x=[x0 + 0.01 * w, x0 + 0.42 * w], y=[y1 - 0.9 * h, y1 - 0.12 * h]),
+                legend=legend,
+                title=dict(text=f.layout.title.text or "", position="top center"),
+            )
+            out.add_trace(t)
+        layout[legend] = dict(
+            x=x0 + 0.45 * w,
+            xanchor="left",
+            y=y1 - 0.5 * h,
+            yanchor="middle",
+            font=dict(size=10),
+            bgcolor="rgba(0,0,0,0)",
+        )
+    out.update_layout(height=rows * cell_h + 20, margin=dict(t=10, b=10, l=10, r=10), **layout)
+    return out

@@ -2,74 +2,190 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 from ..analysis.compare import op_diff
-from ..analysis.steps import CATEGORIES, CATEGORY_LABELS
-from ._display import CATEGORY_COLORS, esc
-from .base import View
-from .tables import csv_link, html_table
+from ..analysis.steps import CATEGORIES
+from ._common import run_label, step_bars
+from ._display import esc
+from .base import Html, Plot, Plots, TableBlock, View
+from .names import short_op_name
+from .tables import Column, Table
+
+__all__ = ["CompareView", "compare"]
+
+TOP_CHANGED = 15
+SLOWER, FASTER = "#d62728", "#2ca02c"
+
+
+def _change(a: float, b: float, names: tuple[str, str]) -> str:
+    if a <= 0 and b <= 0:
+        return ""
+    if a <= 0:
+        return f"only in {names[1]}"
+    if b <= 0:
+        return f"only in {names[0]}"
+    r = b / a
+    if abs(r - 1) < 0.005:
+        return "same"
+    return f"{r:.2f}× slower" if r > 1 else f"{1 / r:.2f}× faster"
 
 
 class CompareView(View):
     title = "Compare runs"
 
-    def __init__(self, run_a, run_b, names: tuple[str, str] = ("A", "B")) -> None:
-        self.a, self.b, self.names = run_a, run_b, names
+    def __init__(self, run_a, run_b, names: tuple[str, str] | None = None) -> None:
+        self.a, self.b = run_a, run_b
+        if names is None:
+            names = (run_label(run_a), run_label(run_b))
+            if names[0] == names[1]:
+                names = (f"{names[0]} (A)", f"{names[1]} (B)")
+        self.names = tuple(str(n) for n in names)
         self.sa, self.sb = run_a.overview_summary, run_b.overview_summary
         self.diff = op_diff(run_a, run_b)
-
-    def figures(self):
-        fig = go.Figure()
-        labels = [f"{self.names[0]} ({self.a.name})", f"{self.names[1]} ({self.b.name})"]
-        for cat in CATEGORIES:
-            vals = [self.sa.breakdown_ms_avg[cat], self.sb.breakdown_ms_avg[cat]]
-            if max(vals) > 0:
-                fig.add_bar(
-                    x=labels,
-                    y=vals,
-                    name=CATEGORY_LABELS[cat],
-                    marker_color=CATEGORY_COLORS[cat],
-                    uid=f"cmp-{cat}",
-                )
-        fig.update_layout(
-            barmode="stack",
-            title="Average step time (ms)",
-            height=360,
-            template="plotly_white",
-            legend=dict(orientation="h", y=-0.2),
-        )
-        return {"step_time": fig}
+        self.title = f"Compare runs: {self.names[0]} → {self.names[1]}"
 
     def headline(self) -> str:
         ta, tb = self.sa.step_time_ms_avg, self.sb.step_time_ms_avg
+        a, b = self.names
         if ta > 0 and tb > 0:
-            change = (
-                f"{self.names[1]} is {ta / tb:.2f}x faster per step"
-                if tb < ta
-                else f"{self.names[1]} is {tb / ta:.2f}x slower per step"
-            )
-            return (
-                f"Average step time {ta:.2f} ms ({self.names[0]}) vs {tb:.2f} ms "
-                f"({self.names[1]}): {change}."
-            )
+            if abs(tb / ta - 1) < 0.005:
+                change = f"{b} takes the same time per step as {a}"
+            elif tb < ta:
+                change = f"{b} is {ta / tb:.2f}x faster per step than {a}"
+            else:
+                change = f"{b} is {tb / ta:.2f}x slower per step than {a}"
+            return f"{change} ({ta:,.2f} ms → {tb:,.2f} ms on average)."
         return "Step time is unknown for at least one run (no step markers)."
 
-    def header(self) -> str:
-        return f"<p style='font:13px sans-serif'>{esc(self.headline())}</p>"
-
-    def footer(self) -> str:
-        return f"<div>{csv_link(self.diff, 'op_diff.csv')}</div>" + html_table(
-            self.diff, max_rows=25, title="Ops that changed most (self time)"
+    def step_figure(self) -> go.Figure:
+        frame = pd.DataFrame(
+            [
+                {c: self.sa.breakdown_ms_avg[c] * 1e3 for c in CATEGORIES},
+                {c: self.sb.breakdown_ms_avg[c] * 1e3 for c in CATEGORIES},
+            ]
+        )
+        return step_bars(
+            frame,
+            list(self.names),
+            title="Average step time",
+            xaxis_title="run",
+            height=340,
+            uid="cmp",
         )
 
-    def live_footer(self) -> str:
-        return csv_link(self.diff, "op_diff.csv") + html_table(self.diff, max_rows=50)
+    def delta_figure(self) -> go.Figure | None:
+        d = self.diff[self.diff["delta_us"] != 0].head(TOP_CHANGED)
+        if not len(d):
+            return None
+        ops = d["operation"].astype(str).tolist()
+        labels = [f"{short_op_name(o, 40)}" for o in ops]
+        seen: dict[str, int] = {}
+        for i, lab in enumerate(labels):  # the same op on host and device: keep both bars
+            seen[lab] = seen.get(lab, 0) + 1
+            if seen[lab] > 1:
+                labels[i] = f"{lab} ({d['host_or_device'].iloc[i]})"
+        delta_ms = d["delta_us"].to_numpy() / 1e3
+        change = [
+            _change(a, b, self.names) for a, b in zip(d["self_time_a_us"], d["self_time_b_us"])
+        ]
+        fig = go.Figure(
+            go.Bar(
+                x=delta_ms,
+                y=labels,
+                orientation="h",
+                marker_color=np.where(delta_ms > 0, SLOWER, FASTER),
+                customdata=np.column_stack(
+                    [ops, d["self_time_a_us"] / 1e3, d["self_time_b_us"] / 1e3, change]
+                ).tolist(),
+                hovertemplate=(
+                    "%{customdata[0]}<br>"
+                    + esc(self.names[0])
+                    + " %{customdata[1]:,.3f} ms → "
+                    + esc(self.names[1])
+                    + " %{customdata[2]:,.3f} ms<br>%{x:+,.3f} ms, "
+                    "%{customdata[3]}<extra></extra>"
+                ),
+                uid="cmp-delta",
+            )
+        )
+        fig.update_layout(
+            title=f"Ops whose self time changed most ({self.names[1]} − {self.names[0]}; "
+            f"red: slower, green: faster)",
+            height=140 + 24 * len(d),
+            margin=dict(t=50, b=40, l=10, r=10),
+            xaxis=dict(title="change in self time (ms)", zeroline=True),
+            yaxis=dict(autorange="reversed", automargin=True),
+            showlegend=False,
+        )
+        return fig
+
+    def table(self) -> Table:
+        a, b = self.names
+        d = self.diff.copy()
+        d["ratio"] = d["ratio"].where((d["self_time_a_us"] > 0) & (d["self_time_b_us"] > 0))
+        d["change"] = [
+            _change(x, y, self.names) for x, y in zip(d["self_time_a_us"], d["self_time_b_us"])
+        ]
+        return Table(
+            d,
+            [
+                Column(
+                    "delta_us",
+                    "change (µs)",
+                    digits=1,
+                    color="sign",
+                    title=f"{b} − {a}: red is slower, green faster",
+                ),
+                Column("self_time_a_us", f"{a} (µs)", digits=1),
+                Column("self_time_b_us", f"{b} (µs)", digits=1),
+                Column("ratio", f"{b} / {a}", digits=3, missing="—"),
+                Column("change", "change", colors=None),
+                Column("occurrences_a", f"count {a}", "int"),
+                Column("occurrences_b", f"count {b}", "int"),
+                Column("host_or_device", "on"),
+                Column("type", "type"),
+                Column("operation", "operation"),
+            ],
+            csv="op_diff.csv",
+        )
+
+    def blocks(self, **_) -> list:
+        verdict = self.headline()
+        cls = ""
+        ta, tb = self.sa.step_time_ms_avg, self.sb.step_time_ms_avg
+        if ta > 0 and tb > 0 and abs(tb / ta - 1) >= 0.005:
+            cls = "tf-good" if tb < ta else "tf-bad"
+        plots = [Plot("step_time", self.step_figure())]
+        delta = self.delta_figure()
+        if delta is not None:
+            plots.append(Plot("delta", delta))
+        return [
+            Html(f"<p><b class='{cls}'>{esc(verdict)}</b></p>"),
+            Plots(plots),
+            TableBlock("diff", self.table(), "Ops side by side, largest change first"),
+        ]
+
+    def findings(self) -> list[str]:
+        lines = [self.headline()]
+        d = self.diff[self.diff["delta_us"] != 0]
+        for label, rows in (("slower", d[d["delta_us"] > 0]), ("faster", d[d["delta_us"] < 0])):
+            if len(rows):
+                r = rows.iloc[0]
+                lines.append(
+                    f"Most {label}: {r['operation']} ({r['delta_us']:+,.1f} µs, "
+                    f"{_change(r['self_time_a_us'], r['self_time_b_us'], self.names)})"
+                )
+        return lines
 
     def text(self) -> str:
-        return self.headline()
+        return "\n".join([self.title, *self.findings()])
 
 
-def compare(run_a, run_b, names: tuple[str, str] = ("A", "B")) -> CompareView:
-    """Two runs side by side: step time per category and the op-level diff table."""
+def compare(run_a, run_b, names: tuple[str, str] | None = None) -> CompareView:
+    """Two runs side by side: step time per category and the op-level diff table. The runs
+    are called by ``names``, else by the notebook variables holding them (``slow``, ``fast``),
+    else by their names."""
     return CompareView(run_a, run_b, names)

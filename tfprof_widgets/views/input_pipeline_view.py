@@ -5,8 +5,12 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ._display import esc
-from .base import View
-from .tables import html_table
+from .base import Html, Plot, Plots, TableBlock, View
+from .tables import Column, Table
+
+__all__ = ["InputPipelineView", "input_pipeline"]
+
+EPS_US = 1e-3  # below a nanosecond is rounding, not input time
 
 
 class InputPipelineView(View):
@@ -17,83 +21,166 @@ class InputPipelineView(View):
         self.analysis = run.input_pipeline
         self.summary = run.overview_summary
 
-    def figures(self):
-        figs = {}
+    def has_device_input(self) -> bool:
         s = self.analysis.steps
-        if len(s):
-            fig = go.Figure()
-            fig.add_bar(
-                x=s["step"].astype(str),
-                y=s["host_wait_input_us"] / 1e3,
-                name="waiting for tf.data",
-                marker_color="#d62728",
-                uid="ip-wait",
-            )
-            fig.add_bar(
-                x=s["step"].astype(str),
-                y=s["host_to_device_us"] / 1e3,
-                name="host-to-device",
-                marker_color="#ff9896",
-                uid="ip-h2d",
-            )
-            fig.add_scatter(
-                x=s["step"].astype(str),
-                y=s["input_percent"],
-                yaxis="y2",
-                name="% of step time",
-                mode="lines+markers",
-                uid="ip-pct",
-            )
-            fig.update_layout(
-                barmode="stack",
-                title="Device-side: input time per step",
-                yaxis=dict(title="ms"),
-                yaxis2=dict(title="%", overlaying="y", side="right", range=[0, 100]),
-                height=320,
-                template="plotly_white",
-                margin=dict(t=40),
-                legend=dict(orientation="h", y=-0.25),
-            )
-            figs["device_side"] = fig
+        return bool(len(s)) and bool(
+            ((s["host_wait_input_us"] + s["host_to_device_us"]) > EPS_US).any()
+        )
+
+    def device_figure(self) -> go.Figure:
+        s = self.analysis.steps
+        multi = s["host"].nunique() > 1
+        if multi:
+            s = s.sort_values(["step", "host"], kind="stable")
+        x = [f"{st} · {h}" if multi else str(st) for st, h in zip(s["step"], s["host"])]
+        fig = go.Figure()
+        for col, name, color, uid in (
+            ("host_wait_input_us", "waiting for tf.data", "#d62728", "ip-wait"),
+            ("host_to_device_us", "host-to-device copy", "#ff9896", "ip-h2d"),
+        ):
+            if (s[col] > EPS_US).any():
+                fig.add_bar(
+                    x=x,
+                    y=s[col] / 1e3,
+                    name=name,
+                    marker_color=color,
+                    uid=uid,
+                    hovertemplate=f"step %{{x}}<br>{name} %{{y:,.3f}} ms<extra></extra>",
+                )
+        fig.add_scatter(
+            x=x,
+            y=s["input_percent"],
+            yaxis="y2",
+            name="input, % of step time",
+            mode="lines+markers",
+            line=dict(color="#7f7f7f"),
+            uid="ip-pct",
+            hovertemplate="step %{x}<br>input %{y:.1f} % of the step<extra></extra>",
+        )
+        fig.update_layout(
+            barmode="stack",
+            title="Device side: time waiting for input, per step",
+            height=340,
+            margin=dict(t=70, b=40, l=10, r=10),
+            legend=dict(
+                orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom", traceorder="normal"
+            ),
+            xaxis=dict(title="step · host" if multi else "step", type="category"),
+            yaxis=dict(title="milliseconds", rangemode="tozero"),
+            yaxis2=dict(
+                title="% of step",
+                overlaying="y",
+                side="right",
+                range=[0, 100],
+                tickvals=[0, 25, 50, 75, 100],
+                showgrid=False,
+                zeroline=False,
+            ),
+        )
+        return fig
+
+    def host_breakdown(self):
         hb = self.analysis.host_breakdown()
-        if hb.sum() > 0:
-            fig = go.Figure(
-                go.Bar(
-                    x=hb.to_numpy() / 1e3,
-                    y=hb.index.str.replace("_", " "),
-                    orientation="h",
-                    marker_color="#d62728",
-                    uid="ip-host",
+        return hb[hb > EPS_US]
+
+    def host_figure(self) -> go.Figure:
+        hb = self.host_breakdown()
+        fig = go.Figure(
+            go.Bar(
+                x=hb.to_numpy() / 1e3,
+                y=[s.replace("_", " ") for s in hb.index],
+                orientation="h",
+                marker_color="#d62728",
+                uid="ip-host",
+                hovertemplate="%{y}: %{x:,.3f} ms<extra></extra>",
+            )
+        )
+        fig.update_layout(
+            title="Host side: where input time goes",
+            height=120 + 32 * len(hb),
+            margin=dict(t=40, b=40, l=10, r=10),
+            xaxis=dict(title="milliseconds", rangemode="tozero"),
+            yaxis=dict(autorange="reversed"),
+        )
+        return fig
+
+    def input_line(self) -> str:
+        a = self.analysis
+        n = len(a.steps)
+        if not n:
+            return "No steps, so no input time per step."
+        if n == 1:
+            return f"Input takes {a.input_percent_avg:.1f} % of the step's time (one step)."
+        return (
+            f"Input takes {a.input_percent_avg:.1f} % (σ {a.input_percent_std:.1f}) of step "
+            f"time on average over {n} steps."
+        )
+
+    def blocks(self, **_) -> list:
+        a = self.analysis
+        out: list = [
+            Html(f"<p>{esc(self.summary.input_statement)}</p><p>{esc(self.input_line())}</p>")
+        ]
+        plots = []
+        if self.has_device_input():
+            plots.append(Plot("device_side", self.device_figure()))
+        else:
+            out.append(
+                Html(
+                    "<p class='tf-muted'>Device side: no step waited for input (no time "
+                    "waiting for tf.data or copying input to the device in these steps).</p>"
                 )
             )
-            fig.update_layout(
-                title="Host-side: where input time goes (ms)",
-                height=260,
-                template="plotly_white",
-                margin=dict(t=40, l=10),
+        if len(self.host_breakdown()):
+            plots.append(Plot("host_side", self.host_figure()))
+        else:
+            out.append(
+                Html(
+                    "<p class='tf-muted'>Host side: no input-pipeline events on the host "
+                    "(no tf.data iterators, file reads or enqueue ops were traced).</p>"
+                )
             )
-            figs["host_side"] = fig
-        return figs
-
-    def header(self) -> str:
-        a = self.analysis
-        return (
-            f"<div style='font:13px/1.4 system-ui,sans-serif'><p>"
-            f"{esc(self.summary.input_statement)}</p><p>Input takes "
-            f"{a.input_percent_avg:.1f} % (σ {a.input_percent_std:.1f}) of step time on "
-            f"average. {esc(self.summary.summary_next_step)}</p></div>"
-        )
-
-    def footer(self) -> str:
-        a = self.analysis
+        if plots:
+            out.append(Plots(plots))
+        if len(a.input_ops):
+            out.append(
+                TableBlock(
+                    "input_ops",
+                    Table(
+                        a.input_ops,
+                        [
+                            Column("total_self_time_us", "self time (µs)", digits=1),
+                            Column("self_time_percent", "self %", "pct", digits=1),
+                            Column("total_time_us", "total (µs)", digits=1),
+                            Column("time_percent", "total %", "pct", digits=1),
+                            Column("occurrences", "count", "int"),
+                            Column("category", "category"),
+                            *(
+                                [Column("host", "host")]
+                                if a.input_ops["host"].nunique() > 1
+                                else [Column("host", hidden=True)]
+                            ),
+                            Column("operation", "input op"),
+                        ],
+                        csv="input_ops.csv",
+                        sort=("total_self_time_us", "desc"),
+                    ),
+                    "Input ops on the host",
+                )
+            )
         recs = "".join(f"<li>{esc(r)}</li>" for r in a.recommendations)
-        return (
-            html_table(a.input_ops, title="Input ops (host)")
-            + f"<div style='font:13px sans-serif'><b>What can be done</b><ul>{recs}</ul></div>"
-        )
+        out.append(Html(f"<b>What can be done</b><ul>{recs}</ul>"))
+        return out
 
-    def text(self) -> str:
-        return f"Input pipeline: {self.summary.input_statement}"
+    def findings(self) -> list[str]:
+        lines = [self.summary.input_statement, self.input_line()]
+        hb = self.host_breakdown()
+        if len(hb):
+            lines.append(
+                "Host input time: "
+                + ", ".join(f"{k.replace('_', ' ')} {v / 1e3:,.2f} ms" for k, v in hb.items())
+            )
+        return [s for s in lines if s]
 
 
 def input_pipeline(run) -> InputPipelineView:

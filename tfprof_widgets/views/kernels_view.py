@@ -1,13 +1,17 @@
-"""GPU kernel stats: the top kernels by time and the kernel table."""
+"""GPU kernel stats: where kernel time goes (by kernel, by TF op) and the kernel table."""
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
+import pandas as pd
 
 from ..analysis.tool_data import no_trace_note
 from ._display import esc
-from .base import View
-from .tables import csv_link, html_table
+from ._pies import pie_plot, top_slices
+from .base import Html, Plots, TableBlock, View
+from .names import short_kernel_name, short_op_name
+from .tables import Column, Table
+
+__all__ = ["KernelStatsView", "kernel_stats"]
 
 TOP = 10
 
@@ -18,49 +22,101 @@ class KernelStatsView(View):
     def __init__(self, run) -> None:
         self.run = run
         self.kernels = run.kernels
+        names = self.kernels["kernel_name"].astype(str)
+        # One short name per distinct kernel (a kernel has a row per launch shape and op).
+        short = {n: short_kernel_name(n) for n in names.unique()}
+        self._short = names.map(short)
 
-    def figures(self):
+    def table(self) -> Table:
+        k = self.kernels.assign(kernel=self._short.to_numpy())
+        multi = k["host"].nunique() > 1
+        cols = [
+            Column("total_time_us", "total (µs)", digits=1),
+            Column("occurrences", "count", "int"),
+            Column("avg_time_us", "avg (µs)", digits=2),
+            Column("min_time_us", "min (µs)", digits=2),
+            Column("max_time_us", "max (µs)", digits=2),
+            Column("occupancy_percent", "occup. %", "pct", digits=0),
+            Column("registers_per_thread", "regs", "int", title="registers per thread"),
+            Column("shmem_bytes", "smem (B)", "int", title="shared memory per block"),
+            Column("block_dim", "block"),
+            Column("grid_dim", "grid"),
+            Column(
+                "is_op_tensor_core_eligible",
+                "TC eligible",
+                "bool",
+                title="the op could use Tensor Cores",
+            ),
+            Column(
+                "is_kernel_using_tensor_core",
+                "uses TC",
+                "bool",
+                title="the kernel uses Tensor Cores",
+            ),
+            *([Column("host", "host")] if multi else [Column("host", hidden=True)]),
+            Column("operation", "TF op"),
+            Column("kernel", "kernel", full="kernel_name"),
+        ]
+        return Table(k, cols, csv="kernel_stats.csv", sort=("total_time_us", "desc"))
+
+    def blocks(self, **_) -> list:
         k = self.kernels
         if not len(k):
-            return {}
-        top = k.nlargest(TOP, "total_time_us")
-        labels = [n if len(n) < 60 else n[:57] + "..." for n in top["kernel_name"]]
-        values = list(top["total_time_us"])
-        rest = k["total_time_us"].sum() - top["total_time_us"].sum()
-        if rest > 0:
-            labels.append("Other")
-            values.append(rest)
-        fig = go.Figure(
-            go.Pie(
-                labels=labels,
-                values=values,
-                sort=False,
-                hole=0.3,
-                uid="kernel-pie",
-                textinfo="percent",
+            return [Html(f"<p class='tf-muted'>{esc(self.empty_text())}</p>")]
+        plots = [
+            pie_plot(
+                "top_kernels",
+                top_slices(k.groupby("kernel_name")["total_time_us"].sum(), TOP),
+                f"Kernel time by kernel (top {TOP})",
+                short_kernel_name,
+                click={"table": "kernels", "column": "kernel_name", "prefix": "kernel: "},
+                fallbacks=({"verbose": True},),
             )
+        ]
+        ops = k[k["operation"].astype(str).str.len() > 0]
+        if len(ops):
+            plots.append(
+                pie_plot(
+                    "top_ops",
+                    top_slices(ops.groupby("operation")["total_time_us"].sum(), TOP),
+                    "Kernel time by TF op",
+                    lambda s, **kw: short_op_name(s, kw.get("max_chars", 44)),
+                    click={"table": "kernels", "column": "operation", "prefix": "TF op: "},
+                    fallbacks=({"max_chars": 80},),
+                )
+            )
+        return [
+            Plots(plots, row=True),
+            TableBlock("kernels", self.table(), "Kernels (click a slice to filter)"),
+        ]
+
+    def findings(self) -> list[str]:
+        k = self.kernels
+        if not len(k):
+            return [self.empty_text()]
+        total = k["total_time_us"].sum()
+        by = k.groupby("kernel_name")["total_time_us"].sum().sort_values(ascending=False)
+        tc = k.loc[k["is_kernel_using_tensor_core"], "total_time_us"].sum()
+        lines = [
+            f"{by.size:,} kernels, {k['occurrences'].sum():,} launches, {total:,.1f} µs in all; "
+            f"{100 * tc / total if total else 0:.1f} % of kernel time on Tensor Cores",
+            f"Largest: {short_kernel_name(by.index[0])}, {by.iloc[0]:,.1f} µs "
+            f"({100 * by.iloc[0] / total if total else 0:.1f} %)",
+        ]
+        return lines
+
+    def empty_text(self) -> str:
+        return no_trace_note(self.run, "kernel-stats (<host>.kernel_stats.pb)") or (
+            "No GPU kernels in this capture: it holds no device plane with kernel events "
+            "(a CPU-only run, or a trace without device tracing)."
         )
-        fig.update_layout(title="Kernel time (top 10)", height=360, margin=dict(t=40, b=10))
-        return {"top_kernels": fig}
 
-    def footer(self) -> str:
-        return self._table(max_rows=50)
-
-    def live_footer(self) -> str:
-        return self._table(max_rows=200)
-
-    def _table(self, max_rows: int) -> str:
-        if not len(self.kernels):
-            note = no_trace_note(self.run, "kernel-stats (<host>.kernel_stats.pb)")
-            return f"<i>{esc(note or 'No GPU kernels in this capture (a CPU-only run).')}</i>"
-        return csv_link(self.kernels, "kernel_stats.csv") + html_table(
-            self.kernels, max_rows=max_rows
-        )
-
-    def text(self) -> str:
-        return f"GPU kernel stats: {len(self.kernels):,} kernels"
+    @property
+    def short_names(self) -> pd.Series:
+        """The kernel column as shown (short names), aligned with ``run.kernels``."""
+        return self._short
 
 
 def kernel_stats(run) -> KernelStatsView:
-    """Top kernels pie and the kernel table; ``run.kernels`` holds the numbers."""
+    """Kernel time pies and the kernel table; ``run.kernels`` holds the numbers."""
     return KernelStatsView(run)

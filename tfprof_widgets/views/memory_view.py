@@ -1,16 +1,41 @@
-"""Memory profile: usage over time with hover details, summary above, peak breakdown below."""
+"""Memory profile: heap and stack over time (MiB) with the peak marked, fragmentation, the
+allocation under the cursor, and what was live at the peak; one allocator at a time."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
-from plotly.subplots import make_subplots
+import plotly.graph_objects as go
 
 from ..analysis.memory import memory_breakdown
 from ..analysis.tool_data import no_trace_note
 from ._display import esc
-from .base import Control, View
-from .tables import html_table
+from .base import Choice, Html, Plot, Plots, TableBlock, View
+from .tables import Column, Table
 from .timeline_lod import downsample_minmax
+
+__all__ = ["MemoryTimelineView", "activity_window", "memory_timeline"]
+
+MIB = 2**20
+POINTS = 2000  # per allocator, after keeping each bucket's min and max
+ACTIVITY_SHARE = 0.9  # "zoom to activity": the shortest window holding 90 % of the events
+
+
+def activity_window(t_us: np.ndarray, must_hold: float | None = None) -> tuple[float, float]:
+    """The shortest time window holding :data:`ACTIVITY_SHARE` of the events (and the
+    ``must_hold`` time, e.g. the peak), padded by 5 % on each side."""
+    t = np.sort(np.asarray(t_us, dtype=float))
+    n = len(t)
+    if n < 2:
+        return (float(t[0]) - 1, float(t[0]) + 1) if n else (0.0, 1.0)
+    k = max(2, int(np.ceil(ACTIVITY_SHARE * n)))
+    spans = t[k - 1 :] - t[: n - k + 1]
+    i = int(np.argmin(spans))
+    a, b = float(t[i]), float(t[i + k - 1])
+    if must_hold is not None:
+        a, b = min(a, must_hold), max(b, must_hold)
+    pad = 0.05 * max(b - a, 1e-3)
+    return a - pad, b + pad
 
 
 class MemoryTimelineView(View):
@@ -22,123 +47,252 @@ class MemoryTimelineView(View):
         if allocator is None and len(self.summary):
             top = self.summary.sort_values("peak_in_use_bytes", ascending=False).iloc[0]
             allocator, host = top["allocator"], top["host"]
+        elif allocator is not None and host is None and len(self.summary):
+            rows = self.summary[self.summary["allocator"] == allocator]
+            if not len(rows):
+                raise KeyError(f"no allocator {allocator!r} in this run; it has {self.allocators}")
+            host = rows["host"].iloc[0]
         self.allocator, self.host = allocator, host
 
     @property
     def allocators(self) -> list[str]:
         return [str(a) for a in self.summary["allocator"]] if len(self.summary) else []
 
-    def series(self) -> pd.DataFrame:
+    def _summary_row(self, allocator, host) -> pd.Series:
+        s = self.summary
+        return s[(s["allocator"] == allocator) & (s["host"] == host)].iloc[0]
+
+    def series(self, allocator: str | None = None, host: str | None = None) -> pd.DataFrame:
+        """The allocator's events (all of them), in time order."""
+        allocator = self.allocator if allocator is None else allocator
+        host = self.host if host is None else host
         mem = self.run.memory
-        sel = mem[
-            (mem["allocator"] == self.allocator)
-            & ((mem["host"] == self.host) if self.host is not None else True)
-        ]
+        sel = mem[(mem["allocator"] == allocator) & (mem["host"] == host)]
         return sel.reset_index(drop=True)
 
-    def figures(self):
-        if self.allocator is None:
-            return {}
-        s = self.series()
-        keep = downsample_minmax(len(s), s["in_use_bytes"].to_numpy())
-        s = s.iloc[keep]
-        mib = 2**20
-        hover = [
-            f"{a} {esc(op)}<br>requested {rq:,} B, allocated {al:,} B<br>region {esc(rg)}, "
-            f"{esc(dt)} {esc(sh)}<br>step {st}<br>heap {hp / mib:,.2f} MiB, stack "
-            f"{sk / mib:,.2f} MiB, free {fr / mib:,.1f} MiB, fragmentation {fg:.3f}"
-            for a, op, rq, al, rg, dt, sh, st, hp, sk, fr, fg in zip(
-                s["activity"],
-                s["tf_op"].astype(str),
-                s["requested_bytes"],
-                s["allocation_bytes"],
-                s["region_type"].astype(str),
-                s["data_type"].astype(str),
-                s["tensor_shape"].astype(str),
-                s["group_id"],
-                s["heap_allocated_bytes"],
-                s["stack_reserved_bytes"],
-                s["free_memory_bytes"],
-                s["fragmentation"],
+    def choices(self) -> list[Choice]:
+        if len(self.summary) < 2:
+            return []
+        multi = self.summary["host"].nunique() > 1
+        options = [
+            (
+                f"{a}" + (f" on {h}" if multi else "") + f" (peak {p / MIB:,.1f} MiB)",
+                f"{i}",
+            )
+            for i, (a, h, p) in enumerate(
+                zip(
+                    self.summary["allocator"],
+                    self.summary["host"],
+                    self.summary["peak_in_use_bytes"],
+                )
             )
         ]
-        fig = make_subplots(specs=[[{"secondary_y": True}]])
-        for col, name, color in (
-            ("heap_allocated_bytes", "heap", "#1f77b4"),
-            ("stack_reserved_bytes", "stack", "#ff7f0e"),
-            ("in_use_bytes", "in use (stack + heap)", "#2ca02c"),
-        ):
-            fig.add_scatter(
-                x=s["time_us"],
-                y=s[col] / mib,
-                name=name,
-                mode="lines",
-                line=dict(shape="hv", color=color),
-                hovertext=hover,
-                hoverinfo="text+x",
-                uid=f"mem-{col}",
-                secondary_y=False,
-            )
+        current = self._index(self.allocator, self.host)
+        return [Choice("allocator", "Allocator", str(current), options)]
+
+    def _index(self, allocator, host) -> int:
+        s = self.summary
+        hit = np.flatnonzero(
+            (s["allocator"].astype(str) == str(allocator)).to_numpy()
+            & (s["host"].astype(str) == str(host)).to_numpy()
+        )
+        return int(hit[0]) if len(hit) else 0
+
+    def _pick(self, allocator: str | None) -> tuple[str, str]:
+        if allocator is None:
+            return self.allocator, self.host
+        row = self.summary.iloc[int(allocator)]
+        return row["allocator"], row["host"]
+
+    def figure(self, allocator: str, host: str) -> tuple[go.Figure, list | None, dict]:
+        """The allocator's plot, its x ranges ("zoom to activity") and hover columns."""
+        s = self.series(allocator, host)
+        peak = self._summary_row(allocator, host)
+        keep = downsample_minmax(len(s), s["in_use_bytes"].to_numpy(), POINTS)
+        d = s.iloc[keep]
+        # float32 is plenty for a plot (0.2 µs at 3 s, 0.001 MiB at 8 GiB) and half the bytes.
+        x = (d["time_us"].to_numpy() / 1e3).astype(np.float32)
+        heap = (d["heap_allocated_bytes"].to_numpy() / MIB).astype(np.float32)
+        stack = (d["stack_reserved_bytes"].to_numpy() / MIB).astype(np.float32)
+        free = (d["free_memory_bytes"].to_numpy() / MIB).astype(np.float32)
+        op = d["tf_op"].astype(object).where(d["tf_op"].notna(), "").astype(str)
+        op = op.where(op.str.len() > 0, "(no TF op)")
+        step = d["group_id"].astype("Int64").astype(str).replace("<NA>", "—")
+        custom = [
+            d["activity"].astype(str).to_numpy(),
+            op.to_numpy(),
+            (d["requested_bytes"].to_numpy() / MIB).round(4),
+            (d["allocation_bytes"].to_numpy() / MIB).round(4),
+            d["region_type"].astype(str).to_numpy(),
+            d["data_type"].astype(str).to_numpy(),
+            d["tensor_shape"].astype(str).to_numpy(),
+            step.to_numpy(),
+            heap.round(3),
+            stack.round(3),
+        ]
+        hover = (
+            "<b>%{customdata[0]}</b> %{customdata[1]}<br>at %{x:,.3f} ms, step %{customdata[7]}"
+            "<br>requested %{customdata[2]:,.3f} MiB, allocated %{customdata[3]:,.3f} MiB"
+            "<br>%{customdata[4]} %{customdata[5]} %{customdata[6]}"
+            "<br>in use %{y:,.2f} MiB (heap %{customdata[8]:,.2f}, stack "
+            "%{customdata[9]:,.2f})<extra></extra>"
+        )
+        fig = go.Figure()
         fig.add_scatter(
-            x=s["time_us"],
-            y=s["fragmentation"],
-            name="fragmentation",
+            x=x,
+            y=heap,
+            name="heap",
             mode="lines",
-            line=dict(shape="hv", color="#9467bd", dash="dot"),
+            line=dict(shape="hv", width=1.5, color="#1f77b4"),
+            fill="tozeroy",
+            fillcolor="rgba(31,119,180,0.35)",
+            hoverinfo="skip",
+            uid="mem-heap_allocated_bytes",
+        )
+        fig.add_scatter(
+            x=x,
+            y=heap + stack,
+            name="in use = heap + stack",
+            mode="lines",
+            line=dict(shape="hv", width=1.5, color="#ff7f0e"),
+            fill="tonexty",
+            fillcolor="rgba(255,127,14,0.35)",
+            hovertemplate=hover,
+            uid="mem-in_use_bytes",
+        )
+        fig.add_scatter(
+            x=x,
+            y=free,
+            name="free",
+            mode="lines",
+            line=dict(shape="hv", width=1, color="#2ca02c", dash="dash"),
+            visible="legendonly",
+            hovertemplate="free %{y:,.1f} MiB at %{x:,.3f} ms<extra></extra>",
+            uid="mem-free_memory_bytes",
+        )
+        fig.add_scatter(
+            x=x,
+            y=d["fragmentation"].to_numpy().astype(np.float32),
+            name="fragmentation",
+            yaxis="y2",
+            mode="lines",
+            line=dict(shape="hv", width=1, color="#9467bd", dash="dot"),
+            hovertemplate="fragmentation %{y:.1%} at %{x:,.3f} ms<extra></extra>",
             uid="mem-frag",
-            secondary_y=True,
         )
+        px, py = float(peak["peak_time_us"]) / 1e3, float(peak["peak_in_use_bytes"]) / MIB
+        full = [float(x.min()) if len(x) else 0.0, float(x.max()) if len(x) else 1.0]
+        a, b = activity_window(s["time_us"].to_numpy(), float(peak["peak_time_us"]))
+        act = [a / 1e3, b / 1e3]
+        zoom = (act[1] - act[0]) < 0.6 * (full[1] - full[0])
+        view = act if zoom else full
+        fig.add_scatter(
+            x=[px],
+            y=[py],
+            mode="markers+text",
+            name="peak",
+            marker=dict(symbol="triangle-down", size=12, color="#d62728"),
+            text=[f"peak {py:,.1f} MiB"],
+            # The label on the side with room: left of a peak in the right half of the view.
+            textposition="top left" if px > (view[0] + view[1]) / 2 else "top right",
+            hovertemplate=f"peak in use {py:,.2f} MiB at %{{x:,.3f}} ms<extra></extra>",
+            uid="mem-peak",
+            showlegend=False,
+        )
+        top = max(float((heap + stack).max()) if len(heap) else 0.0, py) * 1.12 or 1.0
         fig.update_layout(
-            title=f"{self.title}: {esc(self.allocator)}",
-            height=380,
-            template="plotly_white",
-            margin=dict(t=40, b=40),
-            legend=dict(orientation="h", y=-0.2),
-            xaxis_title="µs",
+            title=f"{esc(allocator)} on {esc(host)}",
+            height=400,
+            margin=dict(t=70, b=40, l=10, r=10),
+            hovermode="closest",
+            legend=dict(
+                orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom", traceorder="normal"
+            ),
+            xaxis=dict(
+                title="time since the capture began (ms)",
+                range=act if zoom else None,
+                ticksuffix="",
+            ),
+            yaxis=dict(title="MiB", range=[0, top], rangemode="tozero"),
+            yaxis2=dict(
+                title="fragmentation",
+                overlaying="y",
+                side="right",
+                range=[0, 1],
+                tickvals=[0, 0.25, 0.5, 0.75, 1],
+                tickformat=".0%",
+                showgrid=False,
+                zeroline=False,
+            ),
         )
-        fig.update_yaxes(title_text="MiB", secondary_y=False)
-        fig.update_yaxes(title_text="fragmentation", range=[0, 1], secondary_y=True)
-        return {"memory": fig}
+        ranges = [("Zoom to activity", act), ("Whole capture", full)] if zoom else None
+        return fig, ranges, {1: custom}
 
-    def header(self) -> str:
-        if self.allocator is None:
-            note = no_trace_note(self.run, "memory-profile (<host>.memory_profile.json.gz)")
-            return f"<i>{esc(note or 'No allocator events in this capture.')}</i>"
-        s = self.summary[self.summary["allocator"] == self.allocator].iloc[0]
-        mib = 2**20
+    def breakdown(self, allocator: str, host: str) -> Table:
+        b = memory_breakdown(self.run, allocator=allocator, host=host)
+        return Table(
+            b,
+            [
+                Column("allocation_bytes", "allocated (MiB)", "bytes", digits=3),
+                Column("requested_bytes", "requested (MiB)", "bytes", digits=3),
+                Column("occurrences", "count", "int"),
+                Column("region_type", "region"),
+                Column("data_type", "dtype"),
+                Column("tensor_shape", "shape"),
+                Column("tf_op", "TF op"),
+                Column("group_id", hidden=True),
+            ],
+            csv=f"memory_at_peak_{allocator}.csv",
+            sort=("allocation_bytes", "desc"),
+            empty="Nothing was live at the peak.",
+        )
+
+    def header(self, allocator: str, host: str) -> str:
+        s = self._summary_row(allocator, host)
         return (
-            f'<div style="font:13px/1.4 system-ui,sans-serif">'
-            f"<b>{esc(self.allocator)}</b> on {esc(s['host'])}: "
-            f"{s['num_allocations']:,} allocations, {s['num_deallocations']:,} "
-            f"deallocations; capacity {s['memory_capacity_bytes'] / mib:,.1f} MiB; peak "
-            f"in use {s['peak_in_use_bytes'] / mib:,.2f} MiB at {s['peak_time_us']:,.1f} µs "
-            f"(step {s['peak_group_id']}; heap {s['peak_heap_bytes'] / mib:,.2f}, stack "
-            f"{s['peak_stack_bytes'] / mib:,.2f} MiB, fragmentation "
-            f"{s['peak_fragmentation']:.3f}); lifetime peak "
-            f"{s['peak_bytes_lifetime'] / mib:,.2f} MiB</div>"
+            f"<div><b>{esc(allocator)}</b> on {esc(host)}: peak in use "
+            f"<b>{s['peak_in_use_bytes'] / MIB:,.2f} MiB</b> at "
+            f"{s['peak_time_us'] / 1e3:,.3f} ms (step {s['peak_group_id']}; heap "
+            f"{s['peak_heap_bytes'] / MIB:,.2f} MiB, stack {s['peak_stack_bytes'] / MIB:,.2f}"
+            f" MiB, fragmentation {100 * s['peak_fragmentation']:.1f} %); capacity "
+            f"{s['memory_capacity_bytes'] / MIB:,.1f} MiB; the allocator's lifetime peak "
+            f"{s['peak_bytes_lifetime'] / MIB:,.2f} MiB. {s['num_allocations']:,} "
+            f"allocations, {s['num_deallocations']:,} deallocations in the capture.</div>"
         )
 
-    def footer(self) -> str:
+    def blocks(self, allocator: str | None = None, **_) -> list:
         if self.allocator is None:
-            return ""
-        b = memory_breakdown(self.run, allocator=self.allocator, host=self.host)
-        return html_table(b, title="Memory breakdown at the peak")
+            return [Html(f"<p class='tf-muted'>{esc(self.empty_text())}</p>")]
+        allocator, host = self._pick(allocator)
+        fig, ranges, custom = self.figure(allocator, host)
+        key = f"breakdown-{self._index(allocator, host)}"
+        return [
+            Html(self.header(allocator, host)),
+            Plots([Plot("memory", fig, ranges=ranges, custom=custom)]),
+            TableBlock(key, self.breakdown(allocator, host), "What was live at the peak"),
+        ]
 
-    def controls(self) -> list[list[Control]]:
-        import ipywidgets as w
+    def empty_text(self) -> str:
+        return no_trace_note(self.run, "memory-profile (<host>.memory_profile.json.gz)") or (
+            "No allocator events in this capture: the profiler records MemoryAllocation "
+            "events only when memory tracing is on (TF 2.x with the default host tracer "
+            "level 2 or more)."
+        )
 
-        def choose(allocator) -> None:
-            self.allocator = allocator
-            row = self.summary[self.summary["allocator"] == allocator]
-            self.host = row["host"].iloc[0] if len(row) else None
-
-        chooser = w.Dropdown(options=self.allocators, value=self.allocator, description="Allocator")
-        return [[Control(chooser, choose)]]
-
-    def text(self) -> str:
-        return f"Memory profile: {len(self.summary)} allocator(s), showing {self.allocator}"
+    def findings(self) -> list[str]:
+        if self.allocator is None:
+            return [self.empty_text()]
+        s = self._summary_row(self.allocator, self.host)
+        return [
+            f"{len(self.summary)} allocator(s); showing {self.allocator} on {self.host}: peak "
+            f"in use {s['peak_in_use_bytes'] / MIB:,.2f} MiB at {s['peak_time_us'] / 1e3:,.3f}"
+            f" ms (heap {s['peak_heap_bytes'] / MIB:,.2f} MiB, stack "
+            f"{s['peak_stack_bytes'] / MIB:,.2f} MiB), capacity "
+            f"{s['memory_capacity_bytes'] / MIB:,.1f} MiB"
+        ]
 
 
 def memory_timeline(run, allocator: str | None = None) -> MemoryTimelineView:
-    """Memory in use over time for one allocator (default: the one with the largest peak)."""
+    """Memory in use over time for one allocator (default: the one with the largest peak);
+    the view's chooser shows the others."""
     return MemoryTimelineView(run, allocator)

@@ -5,30 +5,36 @@ from __future__ import annotations
 import re
 
 import pandas as pd
-import plotly.graph_objects as go
 
-from ._display import esc
-from .base import Control, View
-from .tables import csv_link, html_table
+from ._pies import PIE_SLICES, pie_plot, top_slices
+from .base import Choice, Plots, TableBlock, View
+from .names import short_op_name
+from .tables import Column, Table
 
-PIE_SLICES = 10  # the largest slices shown; the rest is one "Other" slice
+__all__ = ["OpStatsView", "op_stats", "pie_values"]
+
+PCT = ("self_time_percent", "cumulative_self_time_percent")
+KEY = ["host", "host_or_device", "type", "operation", "is_eager"]
 
 
 def pie_values(ops: pd.DataFrame, by: str, top: int = PIE_SLICES) -> pd.Series:
     """Self time (µs) per ``by`` (operation or type), the largest ``top`` and 'Other'."""
-    s = ops.groupby(by, observed=True)["total_self_time_us"].sum().sort_values(ascending=False)
-    s = s[s > 0]
-    if len(s) > top:
-        s = pd.concat([s.iloc[:top], pd.Series({"Other": s.iloc[top:].sum()})])
-    s.index = s.index.astype(str)
-    return s
+    s = ops.groupby(by, observed=True)["total_self_time_us"].sum()
+    return top_slices(s, top)
+
+
+def _short_type(full: str, **_) -> str:
+    return short_op_name(full, 36)
+
+
+def _short_op(full: str, max_chars: int = 44, **_) -> str:
+    return short_op_name(full, max_chars)
 
 
 class OpStatsView(View):
-    """Pies and a filterable, sortable op table with CSV export; IDLE can be excluded."""
+    """Pies and the op table (sortable, filterable, CSV), IDLE in or out by a checkbox."""
 
     title = "TensorFlow op stats"
-    figure_layout = "row"
     TABLE_COLUMNS = [
         "host",
         "host_or_device",
@@ -51,8 +57,6 @@ class OpStatsView(View):
         self.include_idle = include_idle
         self._with_idle = run.ops
         self._without_idle = op_stats(run, include_idle=False)
-        # What the live view's filters ask for (see filtered()).
-        self._filters: dict[str, object] = {}
 
     @property
     def ops(self) -> pd.DataFrame:
@@ -66,125 +70,133 @@ class OpStatsView(View):
         sort_by: str = "total_self_time_us",
         ascending: bool = False,
     ) -> pd.DataFrame:
-        """The table as shown: ops whose name matches ``name_regex`` (case-insensitive),
-        of ``op_type``, on ``side`` ('Host'/'Device'), sorted by ``sort_by``."""
+        """The table as a DataFrame, filtered like the view's filter box: ops whose name
+        matches ``name_regex`` (case-insensitive), of ``op_type``, on ``side``
+        ('Host'/'Device'), sorted by ``sort_by``."""
         df = self.ops
         if name_regex:
             try:
                 pat = re.compile(name_regex, re.IGNORECASE)
             except re.error as exc:
                 raise ValueError(f"invalid name filter {name_regex!r}: {exc}") from None
-            df = df[df["operation"].astype(str).map(lambda s: bool(pat.search(s)))]
+            df = df[df["operation"].astype(str).str.contains(pat)]
         if op_type:
             df = df[df["type"].astype(str) == op_type]
         if side:
             df = df[df["host_or_device"].astype(str) == side]
         return df.sort_values(sort_by, ascending=ascending, kind="stable")[self.TABLE_COLUMNS]
 
-    def figures(self):
-        figs = {}
+    def table(self) -> Table:
+        """All ops with IDLE; the percentages both without IDLE (``*_percent``) and with it
+        (``*_percent_with_idle``); the checkbox picks rows and columns."""
+        if not hasattr(self, "_table"):
+            df = self._with_idle.rename(columns={c: f"{c}_with_idle" for c in PCT})
+            keys = [k for k in KEY if k in df]
+            mine = self._without_idle[keys + list(PCT)]
+            df = df.merge(mine, on=keys, how="left", sort=False)
+            multi = df["host"].nunique() > 1
+            cols = [
+                Column("total_self_time_us", "self time (µs)", digits=1),
+                Column("self_time_percent", "self %", "pct", digits=1),
+                Column("cumulative_self_time_percent", "cum. %", "pct", digits=1),
+                Column("self_time_percent_with_idle", "self % (with IDLE)", "pct", digits=1),
+                Column(
+                    "cumulative_self_time_percent_with_idle", "cum. % (with IDLE)", "pct", digits=1
+                ),
+                Column("total_time_us", "total time (µs)", digits=1),
+                Column(
+                    "avg_self_time_us",
+                    "avg self (µs)",
+                    digits=2,
+                    ratio=("total_self_time_us", "occurrences"),
+                ),
+                Column(
+                    "avg_time_us",
+                    "avg total (µs)",
+                    digits=2,
+                    ratio=("total_time_us", "occurrences"),
+                ),
+                Column("occurrences", "count", "int"),
+                Column("is_eager", "eager", "bool", hidden=not df["is_eager"].any()),
+                Column("host_or_device", "on"),
+                *([Column("host", "host")] if multi else [Column("host", hidden=True)]),
+                Column("type", "type"),
+                Column("operation", "operation"),
+            ]
+            self._table = Table(
+                df, cols, csv="tf_op_stats.csv", sort=("total_self_time_us", "desc")
+            )
+        return self._table
+
+    def choices(self) -> list[Choice]:
+        has_idle = (self._with_idle["type"] == "IDLE").any()
+        if not has_idle:
+            return []
+        return [Choice("include_idle", "Include IDLE", self.include_idle, kind="checkbox")]
+
+    def blocks(self, include_idle: bool | None = None, **_) -> list:
+        idle = self.include_idle if include_idle is None else include_idle
+        ops = self._with_idle if idle else self._without_idle
+        plots = []
         for side in ("Host", "Device"):
-            sub = self.ops[self.ops["host_or_device"] == side]
-            if not len(sub):
+            sub = ops[ops["host_or_device"] == side]
+            if not len(sub) or not (sub["total_self_time_us"] > 0).any():
                 continue
-            for by, label in (("operation", "op"), ("type", "op type")):
-                vals = pie_values(sub, by)
-                fig = go.Figure(
-                    go.Pie(
-                        labels=list(vals.index),
-                        values=vals.to_numpy(),
-                        sort=False,
-                        textinfo="percent",
-                        hole=0.3,
-                        uid=f"pie-{side}-{by}",
-                        hovertemplate="%{label}<br>%{value:,.1f} µs (%{percent})<extra></extra>",
+            for by, label, shorten in (
+                ("operation", "op", _short_op),
+                ("type", "op type", _short_type),
+            ):
+                plots.append(
+                    pie_plot(
+                        f"{side.lower()}_{by}",
+                        pie_values(sub, by),
+                        f"{side} self time by {label}",
+                        shorten,
+                        click={
+                            "table": "ops",
+                            "column": by,
+                            "where": ["host_or_device", side],
+                            "prefix": f"{side} {label}: ",
+                        },
+                        fallbacks=({"max_chars": 80},),
                     )
                 )
-                # Legend below the pie: long op names would otherwise squeeze the pie.
-                fig.update_layout(
-                    title=f"{side} self time by {label}",
-                    height=520,
-                    width=520,
-                    margin=dict(t=40, b=10, l=10, r=10),
-                    legend=dict(font=dict(size=9), orientation="h", y=-0.05, yanchor="top"),
-                )
-                figs[f"{side.lower()}_{by}"] = fig
-        return figs
-
-    def footer(self) -> str:
-        table = self.filtered()
-        note = "IDLE included" if self.include_idle else "IDLE excluded"
-        return (
-            f"<div>{csv_link(table, 'tf_op_stats.csv')} "
-            f'<span style="font:12px sans-serif;color:#666">({note})</span></div>'
-            + html_table(table, max_rows=30)
+        out: list = []
+        if plots:
+            out.append(Plots(plots, row=True))
+        pct_hide = [f"{c}_with_idle" for c in PCT] if not idle else list(PCT)
+        preset = {"hide": pct_hide}
+        if not idle:
+            preset["exclude"] = {"type": ["IDLE"]}
+        out.append(
+            TableBlock(
+                "ops",
+                self.table(),
+                "Ops (click a pie slice to filter; click a header to sort)",
+                preset,
+            )
         )
+        return out
 
-    def live_footer(self) -> str:
-        try:
-            df = self.filtered(**self._filters)
-        except ValueError as exc:
-            return f'<span style="color:#b00">{esc(exc)}</span>'
-        return (
-            f"{csv_link(df, 'tf_op_stats.csv')} "
-            f"<span style='font:12px sans-serif'>{len(df):,} ops</span>"
-            + html_table(df, max_rows=100)
-        )
-
-    def controls(self) -> list[list[Control]]:
-        import ipywidgets as w
-
-        def set_filter(key, all_value=None):
-            def apply(value):
-                self._filters[key] = None if value == all_value and all_value else value
-
-            return apply
-
-        def set_idle(value):
-            self.include_idle = value
-
-        types = sorted(self._with_idle["type"].astype(str).unique())
-        sortable = [c for c in self.TABLE_COLUMNS if c != "host"]
-        return [
-            [Control(w.Checkbox(value=self.include_idle, description="Include IDLE"), set_idle)],
-            [
-                Control(
-                    w.Text(placeholder="regex on op name", description="Name"),
-                    set_filter("name_regex"),
-                    "footer",
-                ),
-                Control(
-                    w.Dropdown(options=["(all)", *types], description="Type"),
-                    set_filter("op_type", "(all)"),
-                    "footer",
-                ),
-                Control(
-                    w.Dropdown(options=["(all)", "Host", "Device"], description="Host/device"),
-                    set_filter("side", "(all)"),
-                    "footer",
-                ),
-            ],
-            [
-                Control(
-                    w.Dropdown(options=sortable, value="total_self_time_us", description="Sort by"),
-                    set_filter("sort_by"),
-                    "footer",
-                ),
-                Control(
-                    w.ToggleButton(value=False, description="ascending"),
-                    set_filter("ascending"),
-                    "footer",
-                ),
-            ],
-        ]
-
-    def text(self) -> str:
+    def findings(self) -> list[str]:
         ops = self.ops
-        return (
-            f"TF op stats: {len(ops):,} rows "
-            f"({(ops['host_or_device'] == 'Host').sum():,} host, "
-            f"{(ops['host_or_device'] == 'Device').sum():,} device)"
-        )
+        real = ops[ops["type"] != "IDLE"]
+        lines = [
+            f"{len(ops):,} rows ({(ops['host_or_device'] == 'Host').sum():,} host, "
+            f"{(ops['host_or_device'] == 'Device').sum():,} device), IDLE "
+            + ("included" if self.include_idle else "excluded")
+        ]
+        for side in ("Device", "Host"):
+            s = real[real["host_or_device"] == side]
+            if len(s) and s["total_self_time_us"].sum() > 0:
+                top = s.loc[s["total_self_time_us"].idxmax()]
+                share = 100 * top["total_self_time_us"] / s["total_self_time_us"].sum()
+                lines.append(
+                    f"Largest {side.lower()} op: {top['operation']} ({top['type']}), "
+                    f"{top['total_self_time_us']:,.1f} µs self time, {share:.1f} % of "
+                    f"{side.lower()} op time"
+                )
+        return lines
 
 
 def op_stats(run, include_idle: bool = False) -> OpStatsView:

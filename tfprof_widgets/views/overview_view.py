@@ -4,42 +4,43 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..analysis.overview import TOP_OPS_COLUMNS, OverviewSummary
-from ..analysis.steps import CATEGORIES, CATEGORY_LABELS, overview_steps
-from ._display import CATEGORY_COLORS, esc
-from .base import View
-from .tables import html_table
+from ..analysis.overview import OverviewSummary
+from ..analysis.steps import overview_steps
+from ._common import TOOL_CALLS, our_words, step_bars, swatches
+from ._display import esc
+from .base import Html, Plot, Plots, TableBlock, View
+from .tables import Column, Table
 
 
 def step_time_figure(steps, title: str = "Step-time graph") -> go.Figure:
-    """Stacked bars per step, one colour per category (input in red), milliseconds."""
+    """Stacked bars per step (per host and step with several hosts), one colour per
+    category (input in red), milliseconds."""
     multi = steps["host"].nunique() > 1
-    x = [f"{h} · {s}" if multi else str(s) for h, s in zip(steps["host"], steps["step"])]
-    fig = go.Figure()
-    for cat in CATEGORIES:
-        ms = steps[cat].to_numpy() / 1e3
-        if not (ms > 0).any():
-            continue
-        fig.add_bar(
-            x=x,
-            y=ms,
-            name=CATEGORY_LABELS[cat],
-            marker_color=CATEGORY_COLORS[cat],
-            hovertemplate="step %{x}<br>" + CATEGORY_LABELS[cat] + ": %{y:.3f} ms<extra></extra>",
-            uid=f"step-{cat}",
-        )
-    fig.update_layout(
-        barmode="stack",
+    if multi:
+        steps = steps.sort_values(["step", "host"], kind="stable")
+    x = [f"{s} · {h}" if multi else str(s) for h, s in zip(steps["host"], steps["step"])]
+    return step_bars(
+        steps,
+        x,
         title=title,
-        xaxis_title="step",
-        yaxis_title="milliseconds",
-        height=360,
-        margin=dict(t=40, b=40),
-        legend=dict(orientation="h", y=-0.25),
-        template="plotly_white",
+        xaxis_title="step · host" if multi else "step",
+        height=380 if multi else 360,
     )
-    fig.update_xaxes(type="category")
-    return fig
+
+
+def top_ops_table(top, multi_host: bool) -> Table:
+    """The overview's top ops: numbers first, the op's name last; the host where several."""
+    cols = [
+        Column("total_self_time_us", "self time (µs)", digits=1),
+        Column("self_time_percent", "self %", "pct", digits=1),
+        Column("occurrences", "count", "int"),
+        Column("host_or_device", "on"),
+        Column("type", "type"),
+        Column("operation", "operation"),
+    ]
+    if multi_host:
+        cols.insert(3, Column("host", "host"))
+    return Table(top, cols, csv="top_ops.csv", sort=("total_self_time_us", "desc"))
 
 
 class OverviewView(View):
@@ -52,29 +53,48 @@ class OverviewView(View):
         self.summary: OverviewSummary = run.overview_summary
         self.steps = overview_steps(run.steps)
 
-    def figures(self):
-        return {"step_time": step_time_figure(self.steps)} if len(self.steps) else {}
+    def step_line(self) -> str:
+        o = self.summary
+        if not o.n_steps:
+            return "No steps found (no step markers in this capture)."
+        if o.n_steps == 1:
+            return f"Step time {o.step_time_ms_avg:,.2f} ms (one step)"
+        return (
+            f"Average step time {o.step_time_ms_avg:,.2f} ms over {o.n_steps} steps "
+            f"(σ {o.step_time_ms_std:,.2f}, min {o.step_time_ms_min:,.2f}, max "
+            f"{o.step_time_ms_max:,.2f})"
+        )
+
+    def advice(self) -> list[str]:
+        o = self.summary
+        return [our_words(r) for r in o.recommendations] + [our_words(o.summary_next_step)]
+
+    def tools(self) -> list[str]:
+        return [TOOL_CALLS.get(t, t) for t in self.summary.tools]
+
+    def findings(self) -> list[str]:
+        o = self.summary
+        lines = [self.step_line()]
+        if o.n_steps:
+            parts = ", ".join(
+                f"{k.removesuffix('_us').replace('_', ' ')} {v:,.2f} ms"
+                for k, v in o.breakdown_ms_avg.items()
+                if v > 0
+            )
+            lines.append(f"Breakdown per step: {parts}")
+        lines.append(o.input_statement)
+        lines += self.advice()
+        return [s for s in lines if s]
 
     def header(self) -> str:
         o = self.summary
-        rows = []
+        rows = [f"<b>{esc(self.step_line())}</b>"]
         if o.n_steps:
-            rows.append(
-                f"<b>Average step time</b> {o.step_time_ms_avg:.2f} ms "
-                f"(σ {o.step_time_ms_std:.2f}, min {o.step_time_ms_min:.2f}, max "
-                f"{o.step_time_ms_max:.2f}) over {o.n_steps} steps"
-            )
-            parts = ", ".join(
-                f'<span style="color:{CATEGORY_COLORS[c]}">■</span> {CATEGORY_LABELS[c]} {v:.2f} ms'
-                for c, v in o.breakdown_ms_avg.items()
-                if v > 0
-            )
-            rows.append(f"<b>Breakdown</b> {parts}")
+            rows.append(f"Breakdown per step: {swatches(o.breakdown_ms_avg)}")
         if o.device_compute_16bit_percent or o.device_compute_32bit_percent:
             rows.append(
-                f"<b>Device compute precision</b> 16-bit "
-                f"{o.device_compute_16bit_percent:.1f} %, 32-bit "
-                f"{o.device_compute_32bit_percent:.1f} %"
+                f"Device compute precision: 16-bit {o.device_compute_16bit_percent:.1f} %, "
+                f"32-bit {o.device_compute_32bit_percent:.1f} %"
             )
         # NaN where TensorBoard's page alone does not say (a run of tool data only).
         if o.host_op_time_percent == o.host_op_time_percent:
@@ -85,31 +105,28 @@ class OverviewView(View):
                 else ""
             )
             rows.append(
-                f"<b>Op time placement</b> host {o.host_op_time_percent:.1f} %, device "
+                f"Op time: host {o.host_op_time_percent:.1f} %, device "
                 f"{o.device_op_time_percent:.1f} %{eager}"
             )
         rows.append(
-            f"<b>Run environment</b> {len(o.hosts)} host(s): {esc(', '.join(o.hosts))}; "
-            f"device type {esc(o.device_type)}"
-            + (f", {o.device_core_count} device(s)" if o.device_core_count else "")
+            f"Run environment: {len(o.hosts)} host{'s' if len(o.hosts) != 1 else ''} "
+            f"({esc(', '.join(o.hosts))}); device type {esc(o.device_type)}"
+            + (f", {o.device_core_count} devices" if o.device_core_count else "")
         )
-        advice = "".join(f"<li>{esc(r)}</li>" for r in o.recommendations)
-        rows.append(
-            f"<b>Recommendation</b><ul style='margin:2px 0'>{advice}</ul>"
-            f"<b>Next</b> {esc(o.summary_next_step)} Tools: "
-            f"{esc(', '.join(o.tools))}"
-        )
-        body = "".join(f'<div style="margin:3px 0">{r}</div>' for r in rows)
-        return f'<div style="font:13px/1.4 system-ui,sans-serif">{body}</div>'
+        advice = "".join(f"<li>{esc(r)}</li>" for r in self.advice())
+        tools = ", ".join(f"<code>{esc(t)}</code>" for t in self.tools())
+        rows.append(f"<b>Recommendations</b><ul>{advice}</ul>Views to open next: {tools}")
+        return "".join(f"<div>{r}</div>" for r in rows)
 
-    def footer(self) -> str:
+    def blocks(self, **_) -> list:
+        out: list = [Html(self.header())]
+        if len(self.steps):
+            out.append(Plots([Plot("step_time", step_time_figure(self.steps))]))
         top = self.summary.top_ops
-        if not len(top):
-            return ""
-        return html_table(top[TOP_OPS_COLUMNS], title="Top ops by self time")
-
-    def text(self) -> str:
-        return "Overview\n" + "\n".join(self.summary._repr_lines())
+        if len(top):
+            multi = top["host"].nunique() > 1 if "host" in top else False
+            out.append(TableBlock("top_ops", top_ops_table(top, multi), "Top ops by self time"))
+        return out
 
 
 def overview(run) -> OverviewView:

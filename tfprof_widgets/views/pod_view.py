@@ -1,26 +1,26 @@
 """The pod viewer: step time per host, stacked by category and sorted by the slowest, with the
-straggler and what makes it slow named; click a host to open it.
+straggler and what makes it slow named.
 
 It reads a long table of steps — one row per (host, step) with the step-time category columns
-in µs, the shape of ``run.steps`` (``schema.STEPS``) — so a Run and a pod dataset
-(:class:`tfprof_widgets.scale.Pod`, whose ``steps`` has that shape over every host) feed it
-alike. Clicking a host opens it (``pod.host(name)``, an in-memory Run) under the chart.
+in µs, the shape of ``run.steps`` (``schema.STEPS``) — through :func:`pod_summary`, so anything
+that can produce that table (a Run, a pod-scale dataset's ``per_host_steps()``) feeds it.
 """
 
 from __future__ import annotations
 
 import pandas as pd
-import plotly.graph_objects as go
 
 from ..analysis.steps import CATEGORIES, CATEGORY_LABELS, overview_steps
+from ._common import step_bars
 from ._display import esc
-from .base import View
-from .tables import csv_link, html_table
+from .base import Choice, Html, Plot, Plots, TableBlock, View
+from .tables import Column, Table
 
 __all__ = ["PodViewerView", "pod_summary", "pod_viewer", "straggler"]
 
-# Static rendering: the chart shows this many hosts (slowest first); the table all of them.
-MAX_BARS = 64
+MAX_STEP_CHOICES = 32
+AVERAGE = "avg"
+TIE = 0.01  # hosts within 1 % of the median host: no straggler
 
 
 def pod_summary(steps: pd.DataFrame) -> pd.DataFrame:
@@ -28,15 +28,15 @@ def pod_summary(steps: pd.DataFrame) -> pd.DataFrame:
     is from the median host; slowest host first.
 
     ``steps``: one row per (host, step) with ``host``, ``step`` and the step-time category
-    columns (``schema.STEPS``), e.g. ``run.steps`` or ``pod.steps``. Columns out: ``host``,
-    ``steps``, ``step_time_us``, each category, ``behind_median_us`` (this host's average
-    step time minus the median host's), ``rank`` (1 = slowest).
+    columns (``schema.STEPS``: ``device_compute_us``, ``input_us``...), e.g. ``run.steps``.
+    Columns out: ``host``, ``steps``, ``step_time_us``, each category, ``behind_median_us``
+    (this host's average step time minus the median host's), ``rank`` (1 = slowest).
     """
     missing = [c for c in ("host", "step", *CATEGORIES) if c not in steps]
     if missing:
         raise ValueError(
             "the pod viewer needs one row per (host, step) with the step-time categories; "
-            f"missing columns: {missing} (pass run.steps or pod.steps)"
+            f"missing columns: {missing} (pass run.steps or a pod's per_host_steps())"
         )
     s = steps.copy()
     if "step_time_us" not in s:
@@ -54,11 +54,14 @@ def pod_summary(steps: pd.DataFrame) -> pd.DataFrame:
 
 def straggler(summary: pd.DataFrame) -> dict | None:
     """The slowest host of a :func:`pod_summary` and its cause: the category in which it
-    exceeds the median of the other hosts most. None with fewer than two hosts."""
+    exceeds the median of the other hosts most. None with fewer than two hosts, or when the
+    slowest is within :data:`TIE` of the others' median (no straggler)."""
     if len(summary) < 2:
         return None
     slow = summary.iloc[0]
     others = summary.iloc[1:]
+    if slow["step_time_us"] <= (1 + TIE) * others["step_time_us"].median():
+        return None
     excess = {c: float(slow[c] - others[c].median()) for c in CATEGORIES}
     cause = max(excess, key=excess.get)
     med = float(others["step_time_us"].median())
@@ -73,20 +76,103 @@ def straggler(summary: pd.DataFrame) -> dict | None:
     }
 
 
+def _steps_of(source) -> pd.DataFrame:
+    if isinstance(source, pd.DataFrame):
+        return source
+    if hasattr(source, "per_host_steps") and callable(source.per_host_steps):
+        return source.per_host_steps()
+    steps = getattr(source, "steps", None)
+    if isinstance(steps, pd.DataFrame):
+        return steps
+    raise TypeError(
+        f"pod_viewer takes a Run, a steps table or an object with per_host_steps(); got "
+        f"{type(source).__name__}"
+    )
+
+
 class PodViewerView(View):
     title = "Pod viewer: step time per host"
 
     def __init__(self, source) -> None:
         self.source = source
-        steps = source if isinstance(source, pd.DataFrame) else source.steps
-        self.steps = overview_steps(steps) if len(steps) else steps
+        steps = _steps_of(source)
+        if "step_time_us" not in steps and set(CATEGORIES) <= set(steps):
+            steps = steps.assign(step_time_us=steps[list(CATEGORIES)].sum(axis=1))
+        self.steps = overview_steps(steps) if "host" in steps and len(steps) else steps
         self.summary = pod_summary(self.steps)
         self.straggler = straggler(self.summary)
+
+    def step_options(self) -> list:
+        if self.steps["step"].nunique() < 2:
+            return []
+        wide = self.steps.pivot_table(
+            index="step", columns="host", values="step_time_us", aggfunc="max", observed=True
+        )
+        spread = (wide.max(axis=1) - wide.min(axis=1)).sort_values(ascending=False)
+        picked = sorted(spread.index[:MAX_STEP_CHOICES].tolist())
+        return [(f"step {s} (spread {spread[s] / 1e3:,.2f} ms)", str(s)) for s in picked]
+
+    def choices(self) -> list[Choice]:
+        opts = self.step_options()
+        if not opts:
+            return []
+        return [Choice("step", "Show", AVERAGE, [("average over the steps", AVERAGE), *opts])]
+
+    def figure(self, step: str = AVERAGE):
+        if step == AVERAGE:
+            frame, what = self.summary, "average step"
+        else:
+            sel = self.steps[self.steps["step"].astype(str) == step].copy()
+            sel["host"] = sel["host"].astype(str)
+            frame = sel.sort_values("step_time_us", ascending=False, kind="stable")
+            what = f"step {step}"
+        hosts = frame["host"].astype(str).tolist()
+        fig = step_bars(
+            frame,
+            hosts,
+            title=f"Step time per host, {what} (slowest on top)",
+            xaxis_title="host",
+            horizontal=True,
+            height=150 + 26 * len(hosts),
+            uid="pod",
+        )
+        for t in fig.data:
+            t.customdata = [[h] for h in hosts]
+        return fig
+
+    def table(self) -> Table:
+        cols = [
+            Column("step_time_us", "step time (µs)", digits=1),
+            Column("behind_median_us", "vs median host (µs)", digits=1, color="sign"),
+            *[
+                Column(
+                    c,
+                    c.removesuffix("_us").replace("_", " ") + " (µs)",
+                    digits=1,
+                    title=CATEGORY_LABELS[c],
+                )
+                for c in CATEGORIES
+                if (self.summary[c] > 0).any()
+            ],
+            Column("steps", "steps", "int"),
+            Column("rank", "rank", "int"),
+            Column("host", "host"),
+        ]
+        return Table(self.summary, cols, csv="pod_viewer.csv", sort=("step_time_us", "desc"))
 
     def verdict(self) -> str:
         st = self.straggler
         if st is None:
-            return "One host: nothing to compare." if len(self.summary) == 1 else "No steps."
+            n = len(self.summary)
+            if n == 1:
+                return "One host: nothing to compare."
+            if n == 0:
+                return "No steps."
+            spread = self.summary["step_time_us"].max() - self.summary["step_time_us"].min()
+            return (
+                f"No straggler: the {n} hosts' average step times are within "
+                f"{100 * TIE:.0f} % of each other (spread {spread / 1e3:,.3f} ms)."
+            )
         pct = 100 * st["behind_us"] / st["median_us"] if st["median_us"] else 0.0
         return (
             f"{st['host']} is the straggler: {st['step_time_us'] / 1e3:,.2f} ms per step, "
@@ -95,75 +181,34 @@ class PodViewerView(View):
             f"(+{st['cause_excess_us'] / 1e3:,.2f} ms)."
         )
 
-    def header(self) -> str:
-        return f"<p><b>{esc(self.verdict())}</b></p>"
-
-    def figures(self):
-        top = self.summary.head(MAX_BARS)
-        if not len(top):
-            return {}
-        hosts = top["host"].tolist()[::-1]  # slowest on top
-        fig = go.Figure()
-        for c in CATEGORIES:
-            if (top[c] > 0).any():
-                fig.add_bar(
-                    y=hosts,
-                    x=(top[c][::-1] / 1e3).tolist(),
-                    name=CATEGORY_LABELS[c],
-                    orientation="h",
-                    customdata=[[h] for h in hosts],
-                    hovertemplate="%{customdata[0]}: %{x:.3f} ms<extra>%{fullData.name}</extra>",
-                )
-        shown = "" if len(self.summary) <= MAX_BARS else f", slowest {MAX_BARS} hosts"
-        fig.update_layout(
-            barmode="stack",
-            title=f"Average step time per host (ms{shown})",
-            xaxis_title="ms",
-            height=160 + 22 * len(hosts),
-            margin=dict(l=10, r=10, t=40, b=30),
-            legend=dict(orientation="h"),
-        )
-        return {"hosts": fig}
-
-    def footer(self) -> str:
+    def blocks(self, step: str = AVERAGE, **_) -> list:
         if not len(self.summary):
-            return "<i>No steps: no step markers in this capture.</i>"
-        return csv_link(self.summary, "pod_viewer.csv") + html_table(self.summary, max_rows=200)
+            return [Html("<p class='tf-muted'>No steps: no step markers in this capture.</p>")]
+        plot = Plot(
+            "hosts",
+            self.figure(step),
+            click={"table": "hosts", "column": "host", "prefix": "host: "},
+        )
+        cls = "tf-bad" if self.straggler else "tf-good"
+        return [
+            Html(f"<p><b class='{cls}'>{esc(self.verdict())}</b></p>"),
+            Plots([plot]),
+            TableBlock("hosts", self.table(), "Hosts, slowest first (click a bar to filter)"),
+        ]
+
+    def findings(self) -> list[str]:
+        return [self.verdict()]
 
     def open_host(self, host: str):
-        """The host's own Run, from a pod (``pod.host(name)``)."""
+        """The host's own Run, from a pod dataset (``pod.host(name)``): every view works on it."""
         opener = getattr(self.source, "host", None)
         if not callable(opener):
             raise TypeError("only a pod dataset opens a host (tfprof_widgets.open(...))")
         return opener(host)
 
-    def attach(self, figure_widgets: dict[str, object]) -> list:
-        if "hosts" not in figure_widgets or not callable(getattr(self.source, "host", None)):
-            return []
-        import ipywidgets as w
-        from IPython.display import display
-
-        from .overview_view import overview
-
-        out = w.Output()
-
-        def clicked(trace, points, state) -> None:
-            if not points.point_inds:
-                return
-            host = trace.customdata[points.point_inds[0]][0]
-            out.clear_output()
-            with out:
-                display(overview(self.open_host(host)))
-
-        for trace in figure_widgets["hosts"].data:
-            trace.on_click(clicked)
-        return [out]
-
-    def text(self) -> str:
-        return f"Pod viewer: {len(self.summary)} hosts. {self.verdict()}"
-
 
 def pod_viewer(source) -> PodViewerView:
-    """Step time per host, the straggler and its cause. ``source``: a Run, a pod dataset
-    (``tfprof_widgets.open(...)``; click a host to open it) or a steps table."""
+    """Step time per host, the straggler and its cause. ``source``: a Run, a steps table
+    (one row per host and step with the category columns) or an object whose
+    ``per_host_steps()`` returns one."""
     return PodViewerView(source)

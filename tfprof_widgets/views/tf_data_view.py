@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 from ..analysis.tf_data import tf_data_summary
 from ..analysis.tool_data import no_trace_note
 from ._display import esc
-from .base import Control, View
+from .base import Choice, Html, Plot, Plots, TableBlock, View
+from .tables import Column, Table
+
+__all__ = ["TfDataGraphView", "tf_data_graph"]
+
+RANKS = 5  # the slowest calls of each pipeline the chooser offers
 
 
 class TfDataGraphView(View):
@@ -20,27 +26,38 @@ class TfDataGraphView(View):
         self.run = run
         self.bottlenecks = run.tf_data_bottleneck
         self.stats = run.tf_data
+        pipes = self.stats.pipelines
         if host is None and len(self.bottlenecks):
             first = self.bottlenecks.iloc[0]
             host = first["host"]
             pipeline = int(
-                self.stats.pipelines.loc[
-                    self.stats.pipelines["pipeline_name"] == first["input_pipeline"], "pipeline"
+                pipes.loc[
+                    (pipes["pipeline_name"] == first["input_pipeline"]) & (pipes["host"] == host),
+                    "pipeline",
                 ].iloc[0]
             )
+        elif host is None and len(pipes):
+            host, pipeline = pipes["host"].iloc[0], int(pipes["pipeline"].iloc[0])
         self.host, self.pipeline, self.rank = host, pipeline, rank
 
-    def executions(self):
+    def executions(self, host=None, pipeline=None) -> pd.DataFrame:
+        """Calls of one pipeline's root iterator, slowest first."""
+        host = self.host if host is None else host
+        pipeline = self.pipeline if pipeline is None else pipeline
         ex = self.stats.executions
-        ex = ex[(ex["host"] == self.host) & (ex["pipeline"] == self.pipeline)]
-        return ex.sort_values("dur_us", ascending=False)
+        ex = ex[(ex["host"] == host) & (ex["pipeline"] == pipeline)]
+        return ex.sort_values("dur_us", ascending=False, kind="stable")
 
-    def nodes(self):
-        """Iterators of the chosen execution (rank 0 = slowest call) with their layout."""
-        ex = self.executions()
+    def nodes(self, host=None, pipeline=None, rank: int | None = None) -> pd.DataFrame | None:
+        """Iterators of one call (rank 0 = the slowest) with their layout and the
+        bottleneck (the blocking iterator with the most self time)."""
+        host = self.host if host is None else host
+        pipeline = self.pipeline if pipeline is None else pipeline
+        rank = self.rank if rank is None else rank
+        ex = self.executions(host, pipeline)
         if not len(ex):
             return None
-        execution = int(ex.index[min(self.rank, len(ex) - 1)])
+        execution = int(ex.index[min(rank, len(ex) - 1)])
         its = self.stats.iterator_stats(execution=execution)
         its = its.sort_values(["depth", "start_us"]).reset_index(drop=True)
         its["x"] = its["depth"].astype(float)
@@ -51,11 +68,11 @@ class TfDataGraphView(View):
             its.loc[blocking["self_us"].idxmax(), "is_bottleneck"] = True
         return its
 
-    def figures(self):
-        its = self.nodes()
+    def figure(self, host, pipeline, rank) -> go.Figure | None:
+        its = self.nodes(host, pipeline, rank)
         if its is None:
-            return {}
-        meta = self.stats.iterators[self.stats.iterators["host"] == self.host]
+            return None
+        meta = self.stats.iterators[self.stats.iterators["host"] == host]
         parent = dict(zip(meta["iterator_id"], meta["parent_id"]))
         pos = {i: (x, y) for i, x, y in zip(its["iterator_id"], its["x"], its["y"])}
         fig = go.Figure()
@@ -69,20 +86,25 @@ class TfDataGraphView(View):
                     mode="lines",
                     hoverinfo="skip",
                     line=dict(
-                        color="#333" if blocking else "#999",
+                        color="rgba(128,128,128,0.95)" if blocking else "rgba(128,128,128,0.6)",
                         width=4 if blocking else 1.5,
                         dash="solid" if blocking else "dash",
                     ),
                     showlegend=False,
                 )
         colors = np.where(
-            its["is_bottleneck"], "#d62728", np.where(its["is_blocking"], "#1f77b4", "#bbbbbb")
+            its["is_bottleneck"], "#d62728", np.where(its["is_blocking"], "#1f77b4", "#9e9e9e")
         )
         text = [
-            f"<b>{esc(n)}</b><br>start {s:,.1f} µs<br>total {t:,.1f} µs<br>self "
+            f"<b>{esc(n)}</b><br>{esc(ln)}<br>start {s:,.1f} µs<br>total {t:,.1f} µs<br>self "
             f"{sf:,.1f} µs<br>calls {c}"
-            for n, s, t, sf, c in zip(
-                its["name"], its["start_us"], its["total_us"], its["self_us"], its["calls"]
+            for n, ln, s, t, sf, c in zip(
+                its["name"],
+                its["long_name"],
+                its["start_us"],
+                its["total_us"],
+                its["self_us"],
+                its["calls"],
             )
         ]
         fig.add_scatter(
@@ -94,81 +116,148 @@ class TfDataGraphView(View):
             hovertext=text,
             hoverinfo="text",
             marker=dict(
-                size=np.clip(8 + 40 * its["self_us"] / max(its["self_us"].max(), 1e-9), 8, 48),
+                size=np.clip(10 + 38 * its["self_us"] / max(its["self_us"].max(), 1e-9), 10, 48),
                 color=colors,
-                line=dict(width=1, color="#333"),
+                line=dict(width=1, color="rgba(128,128,128,0.9)"),
             ),
             uid="tfdata-nodes",
             showlegend=False,
         )
-        ex = self.executions()
+        ex = self.executions(host, pipeline)
+        r = min(rank, len(ex) - 1)
+        depth = int(its["depth"].max()) if len(its) else 1
         fig.update_layout(
-            title=f"{self.title} on {esc(self.host)} (call {self.rank + 1} of {len(ex)} by "
-            f"latency: {ex['dur_us'].iloc[min(self.rank, len(ex) - 1)]:,.1f} µs)",
-            height=max(300, 90 * (its["y"].abs().max() + 2)),
-            template="plotly_white",
-            xaxis=dict(title="depth (root → source)", dtick=1),
-            yaxis=dict(visible=False),
-            margin=dict(t=50, b=40),
+            title=f"Call {r + 1} of {len(ex)} by latency: {ex['dur_us'].iloc[r]:,.1f} µs",
+            height=max(300, int(90 * (its["y"].abs().max() + 2))),
+            xaxis=dict(
+                title="depth (root → source)",
+                dtick=1,
+                range=[0.5, depth + 0.5],
+                showgrid=False,
+                zeroline=False,
+            ),
+            yaxis=dict(visible=False, range=[float(its["y"].min()) - 0.6, 0.8]),
+            margin=dict(t=50, b=40, l=10, r=10),
         )
-        return {"graph": fig}
+        return fig
 
-    def header(self) -> str:
-        summary = esc(no_trace_note(self.run) or tf_data_summary(self.bottlenecks))
-        b = (
-            self.bottlenecks[self.bottlenecks["host"] == self.host]
-            if self.host
-            else self.bottlenecks
+    def iterator_table(self, host, pipeline, rank) -> Table:
+        its = self.nodes(host, pipeline, rank)
+        return Table(
+            its,
+            [
+                Column("self_us", "self (µs)", digits=1),
+                Column("total_us", "total (µs)", digits=1),
+                Column("calls", "calls", "int"),
+                Column("start_us", "start (µs)", digits=1),
+                Column("is_blocking", "blocking", "bool"),
+                Column("is_bottleneck", "bottleneck", "bool"),
+                Column("name", "iterator"),
+                Column("long_name", "path"),
+            ],
+            csv="tf_data_iterators.csv",
+            sort=("self_us", "desc"),
+        )
+
+    def choices(self) -> list[Choice]:
+        pipes = self.stats.pipelines
+        out: list[Choice] = []
+        if self.host is None:
+            return out
+        if len(pipes) > 1:
+            multi = pipes["host"].nunique() > 1
+            options = [
+                (f"{h} · {n}" if multi else str(n), f"{k}")
+                for k, (h, n) in enumerate(zip(pipes["host"], pipes["pipeline_name"]))
+            ]
+            current = int(
+                np.flatnonzero(
+                    (pipes["host"].astype(str) == str(self.host)).to_numpy()
+                    & (pipes["pipeline"].to_numpy() == self.pipeline)
+                )[0]
+            )
+            out.append(Choice("pipeline", "Pipeline", str(current), options))
+        ex = self.stats.executions
+        calls = int(ex.groupby(["host", "pipeline"]).size().max()) if len(ex) else 0
+        ranks = min(RANKS, calls)
+        if ranks > 1:
+            rank = min(self.rank, ranks - 1)
+            options = [
+                (f"{r + 1}" + (" (slowest)" if r == 0 else ""), str(r)) for r in range(ranks)
+            ]
+            out.append(Choice("rank", "Call by latency", str(rank), options))
+        return out
+
+    def _pick(self, pipeline) -> tuple:
+        if pipeline is None:
+            return self.host, self.pipeline
+        row = self.stats.pipelines.iloc[int(pipeline)]
+        return row["host"], int(row["pipeline"])
+
+    def blocks(self, pipeline=None, rank=None, **_) -> list:
+        if self.host is None:
+            return [Html(f"<p class='tf-muted'>{esc(self.empty_text())}</p>")]
+        host, pipe = self._pick(pipeline)
+        rank = self.rank if rank is None else int(rank)
+        fig = self.figure(host, pipe, rank)
+        out: list = [Html(self.header(host, pipe))]
+        if fig is None:
+            out.append(Html("<p class='tf-muted'>This pipeline has no recorded call.</p>"))
+            return out
+        out.append(Plots([Plot("graph", fig)]))
+        out.append(
+            TableBlock(
+                f"iterators-{pipe}-{rank}",
+                self.iterator_table(host, pipe, rank),
+                "Iterators of this call",
+            )
+        )
+        return out
+
+    def empty_text(self) -> str:
+        return no_trace_note(self.run) or (
+            "No tf.data iterator events in this capture: the model reads no tf.data "
+            "pipeline, or the profiler did not trace it (host tracer level 2 or more traces "
+            "tf.data)."
+        )
+
+    def header(self, host, pipe) -> str:
+        summary = esc(tf_data_summary(self.bottlenecks))
+        pipes = self.stats.pipelines
+        name = pipes.loc[(pipes["host"] == host) & (pipes["pipeline"] == pipe), "pipeline_name"]
+        b = self.bottlenecks[
+            (self.bottlenecks["host"] == host)
+            & (self.bottlenecks["input_pipeline"].isin(name.tolist()))
+        ]
+        legend = (
+            "<p class='tf-muted'>Bold: the critical path; red: the bottleneck; dashed: not "
+            "blocking the call. Hover a node for its times.</p>"
         )
         if not len(b):
-            return f"<p style='font:13px sans-serif'>{summary}</p>"
+            return f"<p>{summary}</p>{legend}"
         r = b.iloc[0]
         return (
-            f"<div style='font:13px/1.4 system-ui,sans-serif'><p>{summary}</p>"
-            f"<p><b>Bottleneck</b> <span style='color:#d62728'>{esc(r['iterator_name'])}"
-            f"</span> ({esc(r['iterator_long_name'])}), {r['iterator_latency_us']:,.1f} µs "
-            f"self time in the slowest call ({r['max_latency_us']:,.1f} µs).</p>"
-            f"<p><b>Suggestion</b> {esc(r['suggestion'])}</p>"
-            f"<p style='color:#666'>Bold: critical path; red: bottleneck; dashed: not "
-            f"blocking the call.</p></div>"
+            f"<p>{summary}</p>"
+            f"<p><b>Bottleneck</b> <span class='tf-bad'>{esc(r['iterator_name'])}</span> "
+            f"({esc(r['iterator_long_name'])}), {r['iterator_latency_us']:,.1f} µs self time "
+            f"in the slowest call ({r['max_latency_us']:,.1f} µs).</p>"
+            f"<p><b>Suggestion</b> {esc(r['suggestion'])}</p>{legend}"
         )
 
-    def controls(self) -> list[list[Control]]:
-        import ipywidgets as w
-
-        pipes = self.stats.pipelines
-        options = [
-            (f"{h} · {n}", (h, int(p)))
-            for h, n, p in zip(pipes["host"], pipes["pipeline_name"], pipes["pipeline"])
-        ]
-        chooser = w.Dropdown(
-            options=options or [("none", None)],
-            value=(self.host, self.pipeline) if options else None,
-            description="Pipeline",
-        )
-        rank = w.BoundedIntText(
-            value=1, min=1, max=max(1, len(self.executions())), description="Call rank"
-        )
-
-        def choose(value) -> None:
-            if value:
-                self.host, self.pipeline = value
-
-        def set_rank(value) -> None:
-            self.rank = value - 1
-
-        return [[Control(chooser, choose), Control(rank, set_rank)]]
-
-    def text(self) -> str:
+    def findings(self) -> list[str]:
+        if self.host is None:
+            return [self.empty_text()]
         if not len(self.bottlenecks):
-            return tf_data_summary(self.bottlenecks)
+            return [tf_data_summary(self.bottlenecks)]
         r = self.bottlenecks.iloc[0]
-        return f"tf.data bottleneck: {r['iterator_long_name']} ({r['iterator_latency_us']:,.1f} µs)"
+        return [
+            f"Bottleneck: {r['iterator_long_name']} ({r['iterator_latency_us']:,.1f} µs of the "
+            f"slowest call's {r['max_latency_us']:,.1f} µs)",
+            str(r["suggestion"]),
+        ]
 
 
 def tf_data_graph(run, host: str | None = None, pipeline: int | None = None) -> TfDataGraphView:
-    """The slowest input pipeline's graph with its bottleneck (or the one chosen)."""
+    """The slowest input pipeline's graph with its bottleneck (or the one chosen); the view's
+    choosers show the other pipelines and the next-slowest calls."""
     return TfDataGraphView(run, host, pipeline)
-
-
-__all__ = ["TfDataGraphView", "tf_data_graph"]

@@ -1,0 +1,144 @@
+"""Pieces several views share: a run's readable name, XProf's words in ours, step-time bars."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ..analysis.steps import CATEGORIES, CATEGORY_LABELS
+from ._display import CATEGORY_COLORS, esc
+
+__all__ = ["TOOL_CALLS", "our_words", "run_label", "step_bars", "swatches"]
+
+_TIMESTAMP = re.compile(r"^\d{4}_\d\d_\d\d_\d\d_\d\d_\d\d(_\d+)?$")
+
+# XProf names its tools; here they are views (what the advice should point at).
+TOOL_CALLS = {
+    "overview_page": "tw.views.overview(run)",
+    "input_pipeline_view": "tw.views.input_pipeline(run)",
+    "input_pipeline_analyzer": "tw.views.input_pipeline(run)",
+    "trace_viewer": "tw.views.timeline(run)",
+    "op_stats": "tw.views.op_stats(run)",
+    "tensorflow_stats": "tw.views.op_stats(run)",
+    "kernel_stats": "tw.views.kernel_stats(run)",
+    "memory_profile": "tw.views.memory_timeline(run)",
+    "tf_data_bottleneck_analysis": "tw.views.tf_data_graph(run)",
+    "pod_viewer": "tw.views.pod_viewer(run)",
+}
+
+# XProf's overview page refers to its own layout; a notebook has views instead.
+_SENTENCES = {
+    "Look at Section 3 for the breakdown of input time on the host.": (
+        "See where the host's input time goes in the input-pipeline view "
+        "(tw.views.input_pipeline(run)) and the tf.data bottleneck in "
+        "tw.views.tf_data_graph(run)."
+    ),
+    "You may skip the rest of this page.": (
+        "Input is not the bottleneck: look at the ops (tw.views.op_stats(run)) and the trace "
+        "(tw.views.timeline(run))."
+    ),
+}
+
+
+def our_words(sentence: str) -> str:
+    """XProf's advice with its page sections replaced by the views that show them."""
+    for theirs, ours in _SENTENCES.items():
+        sentence = sentence.replace(theirs, ours)
+    return sentence
+
+
+def run_label(run) -> str:
+    """What to call a run: the notebook variable it lives in (``slow``, ``fast``), else the
+    logdir it was captured into when its own folder is only a timestamp, else its name."""
+    try:
+        from IPython import get_ipython
+
+        ip = get_ipython()
+    except ImportError:
+        ip = None
+    if ip is not None:
+        names = [
+            k
+            for k, v in ip.user_ns.items()
+            if v is run and not k.startswith("_") and k.isidentifier()
+        ]
+        if names:
+            return names[0]
+    name = str(getattr(run, "name", "") or "run")
+    if _TIMESTAMP.match(name):
+        parts = os.path.normpath(str(getattr(run, "path", ""))).split(os.sep)
+        if len(parts) >= 4 and parts[-3:-1] == ["plugins", "profile"]:
+            return parts[-4]
+    return name
+
+
+def swatches(values: dict[str, float], unit: str = "ms") -> str:
+    """``■ Device compute 1.23 ms, ■ Input 4.56 ms`` in the categories' colours."""
+    return ", ".join(
+        f'<span class="tf-swatch" style="background:{CATEGORY_COLORS[c]}"></span>'
+        f"{esc(CATEGORY_LABELS[c])} {v:,.2f} {unit}"
+        for c, v in values.items()
+        if v > 0
+    )
+
+
+def step_bars(
+    frame: pd.DataFrame,
+    x: list[str],
+    *,
+    title: str,
+    xaxis_title: str,
+    scale: float = 1e-3,
+    unit: str = "ms",
+    horizontal: bool = False,
+    height: int = 360,
+    uid: str = "step",
+) -> go.Figure:
+    """Stacked bars of the step-time categories (one colour each, input in red), one bar per
+    row of ``frame``, legend above the plot so no axis title runs into it."""
+    fig = go.Figure()
+    for cat in CATEGORIES:
+        v = frame[cat].to_numpy(dtype=float) * scale
+        if not (v > 0).any():
+            continue
+        label = CATEGORY_LABELS[cat]
+        kw = (
+            {"y": x, "x": v, "orientation": "h", "hovertemplate": "%{y}<br>"}
+            if horizontal
+            else {"x": x, "y": v, "hovertemplate": "%{x}<br>"}
+        )
+        kw["hovertemplate"] += (
+            f"{label}: %{{{'x' if horizontal else 'y'}:,.3f}} {unit}<extra></extra>"
+        )
+        fig.add_bar(name=label, marker_color=CATEGORY_COLORS[cat], uid=f"{uid}-{cat}", **kw)
+    value_axis = dict(title=unit if unit != "ms" else "milliseconds", rangemode="tozero")
+    cat_axis = dict(title=xaxis_title, type="category")
+    if horizontal:  # plotly draws the first category at the bottom; the first goes on top
+        cat_axis["autorange"] = "reversed"
+    fig.update_layout(
+        barmode="stack",
+        title=title,
+        height=height,
+        margin=dict(t=70, b=40, l=10, r=10),
+        legend=dict(
+            orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom", traceorder="normal"
+        ),
+        xaxis=value_axis if horizontal else cat_axis,
+        yaxis=cat_axis if horizontal else value_axis,
+    )
+    if horizontal:
+        fig.update_yaxes(autorange="reversed")
+    return fig
+
+
+def finite(v) -> float:
+    """A float, with NaN/None as 0."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return 0.0
+    return f if np.isfinite(f) else 0.0

@@ -1,0 +1,174 @@
+"""Static images of views, for viewers that run no scripts (GitHub, untrusted notebooks,
+``nbconvert --sanitize-html``): PNG through kaleido (the optional ``png`` extra).
+
+kaleido drives a Chromium that is already installed (``BROWSER_PATH`` or ``TFPROF_BROWSER``
+if set, else ``chromium``/``google-chrome`` on PATH); it never downloads one, and without a
+browser or without kaleido the views carry a text summary instead of an image. One browser is
+started per process, in the background, and images are rendered off the cell's critical path:
+the view draws at once, its image follows in a display update before the cell finishes.
+``TFPROF_WIDGETS_PNG=0`` turns the images off.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import importlib.util
+import os
+import shutil
+import threading
+import warnings
+
+import plotly.graph_objects as go
+
+__all__ = ["available", "browser_path", "render", "render_async", "wait"]
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+WIDTH = 900
+
+# Readable on a light and on a dark page: transparent background, mid-grey text and grid.
+STATIC_TEMPLATE = {
+    "layout": {
+        "paper_bgcolor": "rgba(0,0,0,0)",
+        "plot_bgcolor": "rgba(0,0,0,0)",
+        "font": {"color": "#808080", "family": "Arial, sans-serif", "size": 12},
+        "xaxis": {
+            "gridcolor": "rgba(128,128,128,0.3)",
+            "zerolinecolor": "rgba(128,128,128,0.6)",
+            "linecolor": "rgba(128,128,128,0.6)",
+            "automargin": True,
+        },
+        "yaxis": {
+            "gridcolor": "rgba(128,128,128,0.3)",
+            "zerolinecolor": "rgba(128,128,128,0.6)",
+            "linecolor": "rgba(128,128,128,0.6)",
+            "automargin": True,
+        },
+        "legend": {"bgcolor": "rgba(0,0,0,0)"},
+        "title": {"x": 0.01, "xanchor": "left"},
+        # The viewer's colours (plotly.js's default, d3's category10).
+        "colorway": [
+            "#1f77b4",
+            "#ff7f0e",
+            "#2ca02c",
+            "#d62728",
+            "#9467bd",
+            "#8c564b",
+            "#e377c2",
+            "#7f7f7f",
+            "#bcbd22",
+            "#17becf",
+        ],
+    }
+}
+
+_lock = threading.Lock()
+_started = False
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
+_pending: list[concurrent.futures.Future] = []
+_hooked = False
+
+
+def browser_path() -> str | None:
+    """The Chromium kaleido will drive, or None."""
+    for var in ("TFPROF_BROWSER", "BROWSER_PATH"):
+        p = os.environ.get(var)
+        if p and os.access(p, os.X_OK):
+            return p
+    for name in BROWSERS:
+        p = shutil.which(name)
+        if p:
+            return p
+    return None
+
+
+def available() -> bool:
+    """Whether views can carry PNG images here (kaleido installed, a browser found, not
+    turned off)."""
+    if os.environ.get("TFPROF_WIDGETS_PNG", "1").lower() in ("0", "false", "no", "off"):
+        return False
+    return importlib.util.find_spec("kaleido") is not None and browser_path() is not None
+
+
+def _start() -> None:
+    global _started
+    with _lock:
+        if _started:
+            return
+        import kaleido
+        import plotly.io as pio
+
+        # Else every image waits for MathJax from a CDN.
+        pio.defaults.mathjax = None
+        kaleido.start_sync_server(path=browser_path(), silence_warnings=True)
+        _started = True
+
+
+def render(fig: go.Figure, width: int = WIDTH, height: int | None = None) -> bytes:
+    """The figure as PNG bytes (light/dark neutral colours), rendered now."""
+    _start()
+    f = go.Figure(fig)
+    f.update_layout(template=STATIC_TEMPLATE)
+    h = height or int(f.layout.height or 400)
+    with warnings.catch_warnings():
+        # kaleido warns on every call through its server that per-call options are ignored.
+        warnings.simplefilter("ignore")
+        return f.to_image(format="png", width=width, height=h, scale=1)
+
+
+def render_async(fig: go.Figure, done) -> concurrent.futures.Future:
+    """Render in the background and call ``done(png_bytes)``; a running IPython waits for
+    it at the end of the cell (so an executed notebook keeps the image)."""
+    global _pool, _hooked
+    with _lock:
+        if _pool is None:
+            _pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="tfprof-png")
+        if not _hooked:
+            _hooked = _hook_ipython()
+
+    def work():
+        try:
+            done(render(fig))
+        except Exception as exc:  # no image, the view still works; say why once
+            _warn_once(exc)
+
+    fut = _pool.submit(work)
+    _pending.append(fut)
+    return fut
+
+
+def wait(*_args) -> None:
+    """Block until every image asked for so far has been sent."""
+    while _pending:
+        fut = _pending.pop(0)
+        try:
+            fut.result(timeout=120)
+        except Exception:  # noqa: BLE001 - reported by the worker already
+            pass
+
+
+def _hook_ipython() -> bool:
+    try:
+        from IPython import get_ipython
+
+        ip = get_ipython()
+    except ImportError:
+        return False
+    if ip is None:
+        return False
+    ip.events.register("post_run_cell", wait)
+    return True
+
+
+_warned = False
+
+
+def _warn_once(exc: Exception) -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        warnings.warn(
+            f"tfprof_widgets: no static image for this view ({type(exc).__name__}: {exc}); "
+            "exported notebooks show its text summary instead",
+            RuntimeWarning,
+            stacklevel=2,
+        )
