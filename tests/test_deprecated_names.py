@@ -51,9 +51,14 @@ def test_unknown_names_still_raise():
 @pytest.mark.parametrize(
     "old,attr,new,new_module",
     [
-        ("tfprof_widgets.widgets.lod", "TimelineModel", "TimelineModel", "views.timeline_lod"),
+        (
+            "tfprof_widgets.widgets.lod",
+            "downsample_minmax",
+            "downsample_minmax",
+            "views.timeline_lod",
+        ),
         ("tfprof_widgets.widgets.op_stats", "pie_values", "pie_values", "views.op_stats_view"),
-        ("tfprof_widgets.widgets.timeline", "TimelineView", "TimelineView", "views.timeline_view"),
+        ("tfprof_widgets.widgets.timeline", "timeline", "timeline", "views.timeline_view"),
         ("tfprof_widgets.widgets.tables", "html_table", "html_table", "views.tables"),
         ("tfprof_widgets.capture.session", "Capture", "Capture", "capturing.session"),
         ("tfprof_widgets.capture.rundir", "reserve_run_dir", "reserve_run_dir", "capturing.rundir"),
@@ -101,7 +106,8 @@ def test_the_capture_function_is_not_shadowed_by_the_old_package():
 
 def test_renamed_classes_keywords_and_arguments(run):
     from tfprof_widgets.analysis import input_pipeline, tf_data
-    from tfprof_widgets.views.timeline_lod import TimelineModel
+    from tfprof_widgets.views import timeline_lod, timeline_view
+    from tfprof_widgets.views.timeline_lod import TraceModel
 
     assert deprecated(lambda: input_pipeline.InputPipelineAnalysis, "InputPipelineSummary") is (
         input_pipeline.InputPipelineSummary
@@ -109,8 +115,11 @@ def test_renamed_classes_keywords_and_arguments(run):
     assert deprecated(lambda: tf_data.TfDataStats, "TfDataSummary") is tf_data.TfDataSummary
     view = deprecated(lambda: tw.views.timeline(run, window=(0.0, 1000.0)), "window_us")
     assert view.window_us == (0.0, 1000.0)
+    # The plotly timeline and its model were replaced by the trace viewer and its model.
+    assert deprecated(lambda: timeline_lod.TimelineModel, "TraceModel") is TraceModel
+    assert deprecated(lambda: timeline_view.TimelineView, "TraceViewer") is type(view)
     model = run.timeline_model
-    assert isinstance(model, TimelineModel)
+    assert isinstance(model, TraceModel)
     marks = deprecated(lambda: model.view(0.0, 1000.0), "TimelineModel.window()")
     assert len(marks) == len(model.window(0.0, 1000.0))
     table = deprecated(lambda: tw.per_host_steps(run.steps), "per_host_steps(run)")

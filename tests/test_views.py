@@ -551,9 +551,17 @@ def test_every_view_has_static_and_viewer_forms(ib, gpu, two_hosts):
 
 
 def test_a_kernel_backed_view_carries_its_live_widget_first(shown, monkeypatch):
-    """The template's path for views that need the kernel (today the timeline's zoom)."""
+    """The template's path for a view that needs the kernel (the trace viewer has its own
+    three outputs: tests/test_trace_model.py)."""
+    import ipywidgets
+
     monkeypatch.setattr(_png, "available", lambda: False)
-    view = tw.views.timeline(tw.load(SAMPLES / "custom_loop"))
+
+    class Live(type(tw.views.overview(tw.load(SAMPLES / "custom_loop")))):
+        def live_widget(self):
+            return ipywidgets.HTML("live")
+
+    view = Live(tw.load(SAMPLES / "custom_loop"))
     view._ipython_display_()
     first, text, script = shown.outputs
     assert "application/vnd.jupyter.widget-view+json" in first

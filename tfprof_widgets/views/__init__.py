@@ -9,7 +9,7 @@ function               shows                                                modu
 =====================  ===================================================  ===============
 ``overview``           step-time graph, averages, verdicts, top ops, advice ``overview_view``
 ``op_stats``           pies by op and type, the filterable op table         ``op_stats_view``
-``timeline``           the zoomable trace (at most 5,000 marks per window)  ``timeline_view``
+``timeline``           the canvas trace viewer (wheel/WASD, flows, search) ``timeline_view``
 ``memory_timeline``    an allocator's memory over time, breakdown at peak   ``memory_view``
 ``tf_data_graph``      an input pipeline's iterators, bottleneck in red     ``tf_data_view``
 ``kernel_stats``       the top GPU kernels and the kernel table             ``kernels_view``

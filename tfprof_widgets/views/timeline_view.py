@@ -1,261 +1,495 @@
-"""A zoomable trace timeline that stays smooth at millions of events.
+"""The timeline: a canvas-drawn trace viewer of a run, live in a kernel and offline.
 
-Rows are host → plane → thread/stream (→ nesting depth). Each window of time draws at most
-5,000 marks (see :mod:`.timeline_lod`): raw events where they are sparse, "n events" blocks
-where they are dense. Zooming or panning recomputes the marks for the visible window only;
-clicking an event shows all its stats below the plot. Steps are shaded bands with numbers.
+``timeline(run)`` returns a :class:`TraceViewer` whose notebook display is three outputs (as
+every view's, see :mod:`.base`):
+
+1. the live anywidget (``TraceViewerWidget``): an ES module shipped in the package
+   (``static/trace_viewer.js``; no CDN, no network) draws on a ``<canvas>`` and asks the
+   kernel for each window's marks (:meth:`TraceModel.window`);
+2. ``text/html`` with a text summary, for viewers that run no scripts;
+3. ``application/javascript``: the same module with an embedded multi-resolution payload (a
+   tree of zoom levels and the busiest step in full, about 2 MB). It hides output 2, and
+   stands down while the live widget draws; where none can (an exported notebook, one reopened
+   without a kernel) it draws the trace itself, zoomable, saying where its detail ends.
+
+A report embeds the offline viewer (:meth:`TraceViewer.html`).
+
+Protocol between the kernel and the module
+------------------------------------------
+Synced traits (set once by Python): ``_meta`` (JSON: the lanes, groups, steps, time span,
+initial and activity windows, names of the first marks), ``_marks0`` / ``_marks0_header``
+(the first window's marks, so the first draw needs no round trip) and ``_overview`` /
+``_overview_header`` (the whole capture, drawn where the current window has no data yet).
+Synced back by the module: ``window_us`` (the view, µs) and ``selected_row``.
+
+Custom messages, JS -> kernel, each with the view's id ``vid`` and a sequence number ``seq``
+that the answer repeats (the module keeps one window request in flight and drops stale ones):
+
+* ``{"type": "window", x0, x1, cols, search}`` -> ``{"type": "marks", marks: header,
+  names: {code: name}}`` with one binary buffer (see :meth:`Marks.pack`: little-endian
+  columns start f8, end f8, row i4, lane i4, name i4, count u4, [hits u4], depth u2; the
+  header gives each column's offset). ``names`` holds only names this view has not had.
+* ``{"type": "details", row}`` -> ``{"type": "details", details}`` (:func:`event_details`).
+* ``{"type": "search", search}`` -> ``{"type": "search", count}`` or ``{error}``; the count
+  is over every event of the run, as ``run.events["name"].str.contains(search)``.
+* ``{"type": "next", search, t, row, direction}`` -> ``{"type": "next", event}``.
+* any failure -> ``{"type": "error", message}``.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import heapq
+import html as html_lib
 import json
+import pathlib
+import re
 import warnings
 import zlib
 
 import numpy as np
-import pandas as pd
-import plotly.graph_objects as go
 
-from .. import stat_columns
 from ..analysis.tool_data import no_trace_note
 from ._display import esc
 from .base import View
-from .tables import html_table
-from .timeline_lod import MAX_MARKS, Marks, TimelineModel
+from .timeline_lod import MAX_MARKS, EventIndex, Marks, TraceModel, event_details
 
-PALETTE = [
-    "#4e79a7",
-    "#f28e2b",
-    "#59a14f",
-    "#e15759",
-    "#76b7b2",
-    "#edc948",
-    "#b07aa1",
-    "#ff9da7",
-    "#9c755f",
-    "#bab0ac",
-]
-BLOCK_COLOR = "rgba(110,110,110,0.55)"
+STATIC = pathlib.Path(__file__).parent / "static"
+ESM_PATH = STATIC / "trace_viewer.js"
+OFFLINE_BUDGET = 2_000_000  # bytes of embedded payload in the offline HTML
+TILE_COLS = 1600
+TILE_BUDGET = 6000
+EXACT_MAX_EVENTS = 25_000  # the busiest step is embedded in full up to this many events
+ALL_NAMES_MAX_CHARS = 400_000
 
 
-def _color(name: str) -> str:
-    return PALETTE[zlib.crc32(name.encode()) % len(PALETTE)]
+def _fmt_us(us: float) -> str:
+    a = abs(us)
+    if a < 1e3:
+        return f"{us:,.1f} µs"
+    if a < 1e6:
+        return f"{us / 1e3:,.2f} ms"
+    return f"{us / 1e6:,.4f} s"
 
 
-class TimelineView(View):
-    title = "Trace timeline"
+def trace_model(run) -> TraceModel:
+    """The run's lane model, built once and cached on the run (``run.timeline_model``)."""
+    return run.timeline_model
+
+
+def _event_index(run) -> EventIndex:
+    """Flows between events (launch -> kernel, producer -> consumer), built on first use and
+    kept beside the run's model."""
+    model = run.timeline_model
+    index = getattr(model, "event_index", None)
+    if index is None:
+        index = model.event_index = EventIndex(run)
+    return index
+
+
+def _steps(run) -> list[list]:
+    """Step bands: (step, start, duration) of the host with the most steps."""
+    try:
+        steps = run.steps
+    except Exception:  # a run without what the step analysis needs
+        return []
+    if steps is None or not len(steps):
+        return []
+    if "host" in steps:
+        host = steps["host"].value_counts().index[0]
+        steps = steps[steps["host"] == host]
+    steps = steps.sort_values("start_us").head(5000)
+    return [
+        [int(s), float(a), float(d)]
+        for s, a, d in zip(steps["step"], steps["start_us"], steps["step_time_us"])
+    ]
+
+
+class TraceViewer(View):
+    """A trace viewer of a run (see the module docstring). ``window_us`` picks the first
+    view (default: where the events are), ``group_order`` the order of host/plane groups
+    (glob patterns; default devices first), ``height`` the canvas height in px."""
+
+    title = "Trace viewer"
 
     def __init__(
         self,
         run,
         window_us: tuple[float, float] | None = None,
-        px: int = 1200,
+        group_order: list[str] | None = None,
+        height: int = 620,
         budget: int = MAX_MARKS,
-        model: TimelineModel | None = None,
+        model: TraceModel | None = None,
     ) -> None:
         self.run = run
-        self.model = model if model is not None else run.timeline_model
-        self.px, self.budget = px, budget
-        self.window_us = window_us
-        self.marks: Marks = self.model.window(*(window_us or (None, None)), px=px, budget=budget)
+        # A run of TensorBoard's tool data only has no trace to draw.
+        self.note = no_trace_note(run)
+        self.model = model if model is not None else trace_model(run)
+        self.budget = budget
+        self.height = int(height)
+        self.groups = self.model.arrange(group_order)
+        self.activity = tuple(float(v) for v in self.model.activity_window())
+        self.initial = (
+            tuple(float(v) for v in window_us) if window_us is not None else self.activity
+        )
+        self._window_given = window_us is not None
 
-    # -- data ---------------------------------------------------------------------------
-    def zoom(self, x0: float, x1: float) -> Marks:
-        """Recompute the marks for a new window (what a zoom or pan does)."""
-        self.window_us = (x0, x1)
-        self.marks = self.model.window(x0, x1, px=self.px, budget=self.budget)
-        return self.marks
-
-    def trace_data(self, marks: Marks | None = None) -> dict:
-        """The arrays sent to the browser for one view."""
-        m = self.marks if marks is None else marks
-        labels = np.array(self.model.lane_labels, dtype=object)[m.lane]
-        dur = m.end_us - m.start_us
-        raw = m.raw
-        steps = self.run.events["step"].to_numpy(dtype=float, na_value=np.nan)
-        step_txt = [
-            ("" if r < 0 or np.isnan(steps[r]) else f"<br>step {int(steps[r])}") for r in m.row
-        ]
-        text = [f"{esc(n)}<br>{d:,.3f} µs{s}" for n, d, s in zip(m.name, dur, step_txt)]
-        colors = [(_color(n) if r else BLOCK_COLOR) for n, r in zip(m.name, raw)]
-        label = np.where(raw, m.name, "")  # names inside the bars, where they fit
+    # -- shared by the live and the offline view ----------------------------------------------
+    def meta(self, name_codes=()) -> dict:
+        m = self.model
+        lanes = m.lanes
+        group_of = {}
+        for gi, g in enumerate(self.groups):
+            for li in g["lanes"]:
+                group_of[li] = gi
+        lane_list = []
+        for i in range(len(lanes)):
+            line_id = int(lanes["line_id"].iat[i])
+            tip = (
+                f"{lanes['line'].iat[i]}"
+                + (f" (id {line_id})" if line_id != -1 else "")
+                + f"\n{int(lanes['n_events'].iat[i]):,} events · "
+                f"{int(lanes['depth_rows'].iat[i])} nesting levels"
+            )
+            lane_list.append(
+                {
+                    "label": str(lanes["label"].iat[i]),
+                    "tooltip": tip,
+                    "group": group_of.get(i, 0),
+                    "rows": max(1, int(lanes["depth_rows"].iat[i])),
+                    "n": int(lanes["n_events"].iat[i]),
+                }
+            )
         return {
-            "y": labels,
-            "base": m.start_us,
-            "x": np.maximum(dur, 0.0),
-            "text": text,
-            "label": label,
-            "customdata": m.row,
-            "colors": colors,
+            "version": 1,
+            "t_min": m.t_min,
+            "t_max": m.t_max,
+            "initial": list(self.initial),
+            "activity": list(self.activity),
+            "lanes": lane_list,
+            "groups": [
+                {
+                    "label": g["label"],
+                    "device": g["device"],
+                    "n": g["n"],
+                    "lanes": [int(i) for i in g["lanes"]],
+                    "collapsed": c,
+                }
+                for g, c in zip(self.groups, self._collapsed())
+            ],
+            "steps": _steps(self.run),
+            "height": self.height,
+            "names": self._names(name_codes),
+            "n_events": int(m.n_rows),
+            "n_timed": len(m),
         }
 
-    def payload_bytes(self, marks: Marks | None = None) -> int:
-        d = self.trace_data(marks)
-        return len(
-            json.dumps(
-                {k: (v.tolist() if isinstance(v, np.ndarray) else list(v)) for k, v in d.items()}
-            )
+    def _collapsed(self) -> list[bool]:
+        """Groups start collapsed when they have no event in the first view (so the first
+        screen shows lanes with events), unless that would collapse them all."""
+        per_lane = self.model.lane_counts(*self.initial)
+        empty = [not per_lane[g["lanes"]].any() for g in self.groups]
+        return [False] * len(empty) if all(empty) else empty
+
+    def _names(self, codes) -> dict:
+        cats = self.model.name_categories
+        return {
+            str(int(c)): str(cats[int(c)])
+            for c in np.unique(np.asarray(codes, np.int64))
+            if 0 <= c < len(cats)
+        }
+
+    def first_window(self) -> tuple[float, float, int]:
+        """The window the module asks for first: the view and half a view each side."""
+        a, b = self.initial
+        w = b - a
+        return a - 0.5 * w, b + 0.5 * w, 2 * 1100
+
+    # -- live -------------------------------------------------------------------------------
+    def live_widget(self):
+        """The live view: a ``TraceViewerWidget`` (anywidget) fed by this run's model (None
+        for a run without a trace)."""
+        if self.note:
+            return None
+        self.live = _widget_class()(self)
+        return self.live
+
+    def widget(self):
+        return self.live_widget()
+
+    live = None  # the last live widget made (its view and selection sync back from the page)
+
+    @property
+    def window_us(self) -> tuple[float, float]:
+        """The window shown (µs): as the page last reported it, else the first view."""
+        w = getattr(self.live, "window_us", None)
+        return (float(w[0]), float(w[1])) if w and w[1] > w[0] else self.initial
+
+    @property
+    def selected_row(self) -> int | None:
+        """The row of Run.events selected in the page (None when nothing is)."""
+        row = getattr(self.live, "selected_row", -1)
+        return None if row is None or row < 0 else int(row)
+
+    # -- offline ----------------------------------------------------------------------------
+    def offline_payload(self, budget_bytes: int = OFFLINE_BUDGET) -> dict:
+        """The embedded payload, within ``budget_bytes`` of JSON (names included): the
+        whole capture, the busiest step in full (when small enough), and a tree of tiles,
+        each cut in four where it still had merged blocks, filled level by level (busiest
+        tiles first) while the budget lasts. Tiles are deflated and base64-encoded."""
+        m = self.model
+        cats = m.name_categories
+        counts = m.name_counts()
+        name_cost = (
+            np.asarray(cats.str.len(), dtype=np.int64) + 16 if len(cats) else np.zeros(0, np.int64)
         )
+        meta = self.meta(())
+        used = len(json.dumps(meta)) + 200
+        named = np.zeros(len(cats), bool)
+        if name_cost.sum() <= min(ALL_NAMES_MAX_CHARS, budget_bytes // 4):
+            named[:] = True  # every name: the offline search then counts every event
+            used += int(name_cost.sum())
+        tiles: list[dict] = []
 
-    def figure(self) -> go.Figure:
-        d = self.trace_data()
-        fig = go.Figure(
-            go.Bar(
-                orientation="h",
-                y=d["y"],
-                base=d["base"],
-                x=d["x"],
-                customdata=d["customdata"],
-                hovertext=d["text"],
-                hoverinfo="text",
-                text=d["label"],
-                textposition="inside",
-                insidetextanchor="start",
-                textfont=dict(size=10, color="white"),
-                marker=dict(color=d["colors"], line=dict(width=0)),
-                uid="timeline-events",
-            )
-        )
-        lanes = self.model.lane_labels
-        x0, x1 = self.marks.x0, self.marks.x1
-        shapes, notes = self._step_bands(x0, x1)
-        fig.update_layout(
-            title=f"{len(self.marks):,} marks for {int(self.marks.count.sum()):,} events "
-            f"(drag to zoom, double-click to reset)",
-            uniformtext=dict(minsize=8, mode="hide"),
-            barmode="overlay",
-            bargap=0.15,
-            height=max(260, 26 * len(lanes) + 90),
-            margin=dict(l=10, r=10, t=40, b=30),
-            template="plotly_white",
-            xaxis=dict(title="µs", range=[x0, x1]),
-            shapes=shapes,
-            annotations=notes,
-            yaxis=dict(
-                categoryorder="array",
-                categoryarray=list(reversed(lanes)),
-                type="category",
-                automargin=True,
-            ),
-            dragmode="zoom",
-            showlegend=False,
-        )
-        return fig
-
-    def _step_bands(self, x0, x1):
-        steps = self.run.steps
-        steps = steps[
-            (steps["start_us"] < x1) & (steps["start_us"] + steps["step_time_us"] > x0)
-        ].head(200)
-        shapes, notes = [], []
-        min_label_width = (x1 - x0) / 40  # narrower bands stay unlabelled
-        for i, (s, t, n) in enumerate(zip(steps["start_us"], steps["step_time_us"], steps["step"])):
-            shapes.append(
-                dict(
-                    type="rect",
-                    xref="x",
-                    yref="paper",
-                    x0=s,
-                    x1=s + t,
-                    y0=0,
-                    y1=1,
-                    fillcolor="#888" if i % 2 else "#bbb",
-                    opacity=0.12,
-                    line_width=0,
-                    layer="below",
-                )
-            )
-            if t >= min_label_width:
-                notes.append(
-                    dict(
-                        x=max(s, x0),
-                        y=1,
-                        xref="x",
-                        yref="paper",
-                        text=f"step {n}",
-                        showarrow=False,
-                        xanchor="left",
-                        yanchor="bottom",
-                        font=dict(size=10, color="#555"),
-                    )
-                )
-        return shapes, notes
-
-    def figures(self):
-        return {} if no_trace_note(self.run) else {"timeline": self.figure()}
-
-    def header(self) -> str:
-        note = no_trace_note(self.run)
-        return f"<p style='font:13px sans-serif'><i>{esc(note)}</i></p>" if note else ""
-
-    # -- details ----------------------------------------------------------------------------
-    def event_details(self, row: int) -> pd.DataFrame:
-        """All there is to know about one event: its columns and every stat."""
-        ev = self.run.events.iloc[int(row)]
-        base = pd.DataFrame({"field": list(ev.index), "value": [str(v) for v in ev.values]})
-        st = self.run.event_stats[self.run.event_stats["event"] == int(row)]
-        stats = pd.DataFrame(
-            {
-                "field": [f"stat: {s}" for s in st["stat"]],
-                "value": [str(v) for v in stat_columns.values(st)],
-            }
-        )
-        return pd.concat([base, stats], ignore_index=True)
-
-    def attach(self, figure_widgets: dict) -> list:
-        """Zooming and panning recompute the marks; a click shows the event's details."""
-        import ipywidgets as w
-
-        if "timeline" not in figure_widgets:  # a run without a trace draws none
-            return []
-        fw = figure_widgets["timeline"]
-        details = w.HTML("<i>Click an event to see its details.</i>")
-        status = w.HTML()
-
-        def on_range(layout, xrange):
-            if not xrange or xrange[0] is None:
-                return
-            marks = self.zoom(float(xrange[0]), float(xrange[1]))
-            d = self.trace_data(marks)
-            with fw.batch_update():
-                bar = fw.data[0]
-                bar.y, bar.base, bar.x = d["y"], d["base"], d["x"]
-                bar.customdata, bar.hovertext, bar.text = d["customdata"], d["text"], d["label"]
-                bar.marker.color = d["colors"]
-                shapes, notes = self._step_bands(marks.x0, marks.x1)
-                fw.layout.shapes, fw.layout.annotations = shapes, notes
-            status.value = (
-                f"<span style='font:12px sans-serif'>{len(marks):,} marks for "
-                f"{int(marks.count.sum()):,} events</span>"
+        def tile(x0: float, x1: float, level: int, exact: bool = False) -> tuple[dict, Marks]:
+            marks = m.window(x0, x1, cols=TILE_COLS, budget=10**9 if exact else TILE_BUDGET)
+            header, buf = marks.pack()
+            data = base64.b64encode(zlib.compress(buf, 1)).decode("ascii")
+            return (
+                {
+                    "x0": x0,
+                    "x1": x1,
+                    "level": level,
+                    "exact": exact,
+                    "header": header,
+                    "deflate": True,
+                    "data": data,
+                    "children": None,
+                },
+                marks,
             )
 
-        def on_click(trace, points, state):
-            if not points.point_inds:
-                return
-            row = int(trace.customdata[points.point_inds[0]])
-            if row < 0:
-                details.value = "<i>A block of many short events: zoom in to see them.</i>"
+        def cost(parts: list[tuple[dict, Marks]]) -> tuple[int, np.ndarray]:
+            new = np.unique(np.concatenate([mk.name for _, mk in parts]))
+            new = new[(new >= 0) & ~named[new]]
+            size = sum(len(t["data"]) + len(json.dumps(t["header"])) + 80 for t, _ in parts)
+            return size + int(name_cost[new].sum()), new
+
+        def add(parts: list[tuple[dict, Marks]]) -> bool:
+            nonlocal used
+            size, new = cost(parts)
+            if used + size > budget_bytes:
+                return False
+            used += size
+            named[new] = True
+            tiles.extend(t for t, _ in parts)
+            return True
+
+        root = tile(m.t_min, max(float(np.nextafter(m.t_max, np.inf)), m.t_min + 1e-3), 0)
+        add([root])  # the whole capture, whatever it costs
+        span = self._exact_span()
+        if span is not None:
+            t = tile(span[0], span[1], -1, exact=True)
+            t[0]["label"] = f"{span[2]} ({_fmt_us(span[0])} to {_fmt_us(span[1])})"
+            if cost([t])[0] <= budget_bytes * 0.6:
+                add([t])
+        queue = [(0, -root[1].n_events, 0)] if not root[1].complete else []
+        while queue:
+            level, _, i = heapq.heappop(queue)
+            parent = tiles[i]
+            a, b = parent["x0"], parent["x1"]
+            q = (b - a) / 4
+            kids = [tile(a + k * q, a + (k + 1) * q, level + 1) for k in range(4)]
+            first = len(tiles)
+            if not add(kids):
+                continue
+            parent["children"] = list(range(first, first + 4))
+            for k, (_, km) in enumerate(kids):
+                if not km.complete:
+                    heapq.heappush(queue, (level + 1, -km.n_events, first + k))
+        meta["names"] = self._names(np.flatnonzero(named))
+        exact = [t for t in tiles if t["exact"]]
+        where = f" Every event of {exact[0]['label']} is kept." if exact else ""
+        meta["offline_note"] = (
+            f"Offline copy: detail ends here.{where} Run the notebook "
+            "with a kernel for every event."
+        )
+        return {
+            "meta": meta,
+            "tiles": tiles,
+            "name_counts": {k: int(counts[int(k)]) for k in meta["names"]},
+            "bytes": used,
+        }
+
+    def _exact_span(self) -> tuple[float, float, str] | None:
+        """What the offline copy keeps in full: the first view when one was asked for (a
+        report's slowest step), else the busiest step (most events), when it holds at most
+        EXACT_MAX_EVENTS; else the widest span around the busiest moment of it (or of the
+        activity window, without steps) that does."""
+        m = self.model
+        a, b = self.initial
+        if self._window_given and b > a and 0 < m.count(a, b) <= EXACT_MAX_EVENTS:
+            return a, b, "the first view"
+        steps = _steps(self.run)
+        if steps:
+            best = max(steps, key=lambda s: m.count(s[1], s[1] + s[2]))
+            a, b, label = best[1], best[1] + best[2], f"step {best[0]}"
+            if 0 < m.count(a, b) <= EXACT_MAX_EVENTS:
+                return a, b, label
+        else:
+            a, b = self.activity
+        if not b > a or not m.count(a, b):
+            return None
+        dens = m.density(a, b, 256)
+        c = a + (int(np.argmax(dens)) + 0.5) * (b - a) / 256
+        lo, hi = 0.0, b - a
+        for _ in range(40):  # the widest span around c within the event limit
+            mid = (lo + hi) / 2
+            if m.count(c - mid / 2, c + mid / 2) <= EXACT_MAX_EVENTS:
+                lo = mid
             else:
-                details.value = html_table(
-                    self.event_details(row), max_rows=200, title="Event details"
-                )
+                hi = mid
+        if lo <= 0:
+            return None
+        return c - lo / 2, c + lo / 2, f"the busiest {_fmt_us(lo)}"
 
-        fw.layout.on_change(on_range, "xaxis.range")
-        fw.data[0].on_click(on_click)
-        return [status, details]
+    def html(self, *_args, **_kwargs) -> str:
+        """The offline viewer for an HTML page: the module inline, the payload embedded (no
+        network)."""
+        if self.note:
+            return f"<div class='tfprof-view'><p><i>{esc(self.note)}</i></p></div>"
+        payload = self.offline_payload()
+        data = json.dumps(payload, separators=(",", ":")).replace("</", "<\\/")
+        uid = "tfpv-" + hashlib.sha1(data.encode()).hexdigest()[:12]
+        js = offline_module()
+        return (
+            f'<div class="tfprof-view"><h3 style="margin:4px 0">{esc(self.title)}</h3>'
+            f'<div id="{uid}" class="tfprof-trace-offline"></div>'
+            f'<script type="application/json" id="{uid}-data">{data}</script>'
+            f'<script type="module">{js}\nrenderOffline(document.getElementById("{uid}"),'
+            f' JSON.parse(document.getElementById("{uid}-data").textContent));</script>'
+            f"</div>"
+        )
 
     def text(self) -> str:
-        if no_trace_note(self.run):
-            return f"Trace timeline: {no_trace_note(self.run)}"
+        if self.note:
+            return f"Trace timeline: {self.note}"
+        m = self.model
+        a, b = self.initial
         return (
-            f"Trace timeline: {len(self.model):,} events in {self.model.n_lanes} rows; "
-            f"this window draws {len(self.marks):,} marks"
+            f"Trace viewer: {len(m):,} events in {len(m.lanes)} lanes, "
+            f"{len(self.groups)} groups; opens on {a / 1e3:,.3f}-{b / 1e3:,.3f} ms"
+        )
+
+    def findings(self) -> list[str]:
+        return [self.text()]
+
+    def static_html(self, image: bool = False) -> str:
+        """Output 2, for viewers that run no scripts: what the trace holds, as text."""
+        lines = [f"<div><b>{esc(self.title)}</b></div>", f"<div>{esc(self.text())}</div>"]
+        if not self.note:
+            lines.append(
+                "<div><i>The trace viewer draws where scripts run (JupyterLab, VS Code, an "
+                "exported HTML page).</i></div>"
+            )
+        return "<div>" + "".join(lines) + "</div>"
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        text = self.text()
+        if self.note:
+            display({"text/html": self.static_html(), "text/plain": text}, raw=True)
+            return
+        first = {"text/plain": text, **_widget_bundle(self.live_widget())}
+        display(first, raw=True)
+        display({"text/html": self.static_html(), "text/plain": text}, raw=True)
+        display({"application/javascript": self.viewer_js(), "text/plain": ""}, raw=True)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/html": self.static_html(), "text/plain": self.text()}
+
+    def viewer_js(self) -> str:
+        """Output 3: the offline viewer as a classic script run with the output's element.
+
+        It hides the text output before it, then waits: if the live widget draws its canvas
+        in the output before (a kernel is there), it stands down; else (an exported page, a
+        notebook reopened without a kernel) it hides that output too and draws the trace
+        from the embedded payload."""
+        # An exported page puts this output inside a <script>: no "</" may end it early.
+        payload = json.dumps(self.offline_payload(), separators=(",", ":")).replace("</", "<\\/")
+        return (
+            "(function (element) {\n"
+            "if (!element) return;\n"
+            f"var payload = {payload};\n"
+            f"{offline_classic()}\n"
+            "var out = element.closest('.jp-OutputArea-child, .output_area') || element;\n"
+            "var prev = [], p = out.previousElementSibling;\n"
+            "while (p && prev.length < 2) { prev.push(p); p = p.previousElementSibling; }\n"
+            "if (prev[0]) prev[0].style.display = 'none';\n"
+            "var live = function () { return prev[1] && prev[1].querySelector('.tfpv canvas'); };\n"
+            "var tries = 0;\n"
+            "(function wait() {\n"
+            "  if (live()) return;\n"
+            "  if (++tries < 20) { setTimeout(wait, 100); return; }\n"
+            "  if (prev[1]) prev[1].style.display = 'none';\n"
+            "  var div = document.createElement('div');\n"
+            "  element.appendChild(div);\n"
+            "  window.__tfpvRenderOffline(div, payload);\n"
+            "})();\n"
+            "})(typeof element !== 'undefined' ? element : null);\n"
         )
 
 
-def timeline(run, window_us: tuple[float, float] | None = None, *, window=None) -> TimelineView:
-    """The trace timeline of a run; ``window_us=(start_us, end_us)`` picks the first window
-    (``window=`` is the old, deprecated name)."""
+def offline_module() -> str:
+    """The module's source, safe to inline in a ``<script>`` element."""
+    js = ESM_PATH.read_text(encoding="utf-8")
+    return re.sub(r"</(script)", r"<\\/\1", js, flags=re.IGNORECASE)
+
+
+def offline_classic() -> str:
+    """The module as a classic script that defines ``window.__tfpvRenderOffline`` once per
+    page (a notebook's JavaScript output cannot be a module)."""
+    js = offline_module()
+    js = js.replace("export function renderOffline", "function renderOffline")
+    js = js.replace("export default { render };", "")
+    return (
+        "if (!window.__tfpvRenderOffline) { (function () {\n"
+        + js
+        + "\nwindow.__tfpvRenderOffline = renderOffline;\n})(); }"
+    )
+
+
+def _widget_bundle(widget) -> dict:
+    data = widget._repr_mimebundle_()
+    if isinstance(data, tuple):
+        data = data[0]
+    return {k: v for k, v in (data or {}).items() if k.startswith("application/")}
+
+
+def write_html(run, path, **kwargs) -> str:
+    """Write a self-contained HTML page with the trace viewer of ``run`` (offline)."""
+    view = TraceViewer(run, **kwargs)
+    title = html_lib.escape(f"Trace: {getattr(run, 'name', '')}")
+    doc = (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        "<meta name='color-scheme' content='light dark'>"
+        f"<title>{title}</title><style>body{{font-family:system-ui,sans-serif;margin:12px;"
+        "background:Canvas;color:CanvasText}</style></head>"
+        f"<body>{view.html()}</body></html>"
+    )
+    pathlib.Path(path).write_text(doc, encoding="utf-8")
+    return str(path)
+
+
+def timeline(
+    run, window_us: tuple[float, float] | None = None, *, window=None, **kwargs
+) -> TraceViewer:
+    """The trace viewer of a run (see :class:`TraceViewer`): ``window_us=(start_us, end_us)``
+    picks the first view (default: where the events are; ``window=`` is the old, deprecated
+    name), ``group_order`` the order of host/plane groups (glob patterns; default devices
+    first), ``height`` the canvas height in px."""
     if window is not None:
         warnings.warn(
             "timeline(window=...) is deprecated and will be removed in the next release: the "
@@ -264,4 +498,143 @@ def timeline(run, window_us: tuple[float, float] | None = None, *, window=None) 
             stacklevel=2,
         )
         window_us = window if window_us is None else window_us
-    return TimelineView(run, window_us)
+    return TraceViewer(run, window_us=window_us, **kwargs)
+
+
+_WIDGET_CLASS = None
+
+
+def _widget_class():
+    """The anywidget class, defined on first use (importing this module needs no anywidget)."""
+    global _WIDGET_CLASS
+    if _WIDGET_CLASS is None:
+        _WIDGET_CLASS = _make_widget_class()
+    return _WIDGET_CLASS
+
+
+def __getattr__(name: str):
+    if name == "TraceViewerWidget":
+        return _widget_class()
+    if name == "TimelineView":  # the plotly timeline, replaced by the trace viewer
+        warnings.warn(
+            "tfprof_widgets.views.timeline_view.TimelineView is deprecated and will be removed "
+            "in the next release: use TraceViewer",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return TraceViewer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _make_widget_class():
+    import anywidget
+    import traitlets
+
+    class TraceViewerWidget(anywidget.AnyWidget):
+        """The live trace viewer: an anywidget answering the module's window, details and
+        search requests from the run's :class:`TraceModel`."""
+
+        _esm = ESM_PATH
+        _meta = traitlets.Dict().tag(sync=True)
+        _marks0 = traitlets.Bytes(b"").tag(sync=True)
+        _marks0_header = traitlets.Dict().tag(sync=True)
+        _overview = traitlets.Bytes(b"").tag(sync=True)
+        _overview_header = traitlets.Dict().tag(sync=True)
+        window_us = traitlets.List([0.0, 0.0]).tag(sync=True)
+        selected_row = traitlets.Int(-1).tag(sync=True)
+
+        def __init__(self, view: TraceViewer) -> None:
+            m = view.model
+            a, b, cols = view.first_window()
+            first = m.window(a, b, cols=cols, budget=view.budget)
+            overview = m.window(
+                m.t_min,
+                max(float(np.nextafter(m.t_max, np.inf)), m.t_min + 1e-3),
+                cols=1600,
+                budget=min(view.budget, 4000),
+            )
+            h0, b0 = first.pack()
+            h1, b1 = overview.pack()
+            meta = view.meta(np.concatenate([first.name, overview.name]))
+            super().__init__(
+                _meta=meta,
+                _marks0=b0,
+                _marks0_header=h0,
+                _overview=b1,
+                _overview_header=h1,
+                window_us=list(view.initial),
+            )
+            self._view = view
+            self._sent: dict[str, np.ndarray] = {}
+            self._known = np.zeros(len(m.name_categories), bool)
+            self._known[[int(k) for k in meta["names"]]] = True
+            self.on_msg(self._on_msg)
+
+        @property
+        def view(self) -> TraceViewer:
+            return self._view
+
+        def _new_names(self, vid: str, codes: np.ndarray) -> dict:
+            sent = self._sent.get(vid)
+            if sent is None:
+                if len(self._sent) > 32:
+                    self._sent.clear()
+                sent = self._sent[vid] = self._known.copy()
+            codes = np.unique(codes[codes >= 0])
+            new = codes[~sent[codes]]
+            sent[new] = True
+            return self._view._names(new)
+
+        def _on_msg(self, _widget, content, buffers) -> None:
+            vid, seq = content.get("vid"), content.get("seq")
+            reply = {"vid": vid, "seq": seq}
+            try:
+                self._answer(content, reply)
+            except Exception as exc:  # the module shows it; the kernel keeps serving
+                self.send({**reply, "type": "error", "message": f"{type(exc).__name__}: {exc}"})
+
+        def _answer(self, content: dict, reply: dict) -> None:
+            view, m = self._view, self._view.model
+            kind = content.get("type")
+            if kind == "window":
+                regex = content.get("search") or None
+                state = None
+                if regex:
+                    try:
+                        state = m.search(regex)
+                    except re.error:
+                        state = None
+                cols = int(min(max(int(content.get("cols", 1200)), 1), 8192))
+                marks = m.window(
+                    float(content["x0"]),
+                    float(content["x1"]),
+                    cols=cols,
+                    budget=view.budget,
+                    search=state,
+                )
+                header, buf = marks.pack()
+                names = self._new_names(reply["vid"], marks.name)
+                self.send({**reply, "type": "marks", "marks": header, "names": names}, [buf])
+            elif kind == "details":
+                d = event_details(view.run, m, _event_index(view.run), int(content["row"]))
+                self.send({**reply, "type": "details", "details": d})
+            elif kind == "search":
+                try:
+                    state = m.search(str(content.get("search") or ""))
+                except re.error as exc:
+                    self.send({**reply, "type": "search", "error": str(exc)})
+                    return
+                self.send({**reply, "type": "search", "count": state.count})
+            elif kind == "next":
+                state = m.search(str(content.get("search") or ""))
+                ev = m.next_match(
+                    state,
+                    float(content.get("t", m.t_min)),
+                    int(content.get("row", -1)),
+                    int(content.get("direction", 1)),
+                )
+                self.send({**reply, "type": "next", "event": ev})
+            else:
+                raise ValueError(f"unknown request {kind!r}")
+
+    return TraceViewerWidget
