@@ -78,8 +78,9 @@ CELLS = [
     "tw.views.input_pipeline(run)",
     "tw.views.compare(run, other)",
 ]
-# Plots: step graph, 2 pies, timeline, memory, tf.data graph, 2 input charts, 2 compare
-EXPECTED_PLOTS = 1 + 2 + 1 + 1 + 1 + 2 + 2
+# Plots: step graph, 2 pies, memory, tf.data graph, 2 input charts, 2 compare (the timeline is
+# the canvas trace viewer: tests/test_trace_viewer_browser.py drives it).
+EXPECTED_PLOTS = 1 + 2 + 1 + 1 + 2 + 2
 
 
 def make_notebook(path: pathlib.Path, cells=CELLS) -> None:
@@ -359,20 +360,6 @@ def lab_page(p, port: int, notebook: str, kernel: bool = True):
     return browser, page
 
 
-def scroll_plot_to_top(page, index: int) -> None:
-    """Bring the index-th plotly plot to the top of JupyterLab's notebook scroller (twice:
-    the windowed notebook re-lays out on scroll)."""
-    for _ in range(2):
-        page.evaluate(
-            "(i) => { const g = document.querySelectorAll('.js-plotly-plot')[i];"
-            " const sc = g.closest('.jp-WindowedPanel-outer') || g.closest('.jp-Notebook');"
-            " sc.scrollTop += g.getBoundingClientRect().top - "
-            "sc.getBoundingClientRect().top - 80; }",
-            index,
-        )
-        page.wait_for_timeout(600)
-
-
 def run_all_cells(page, ready_js: str, timeout_ms: int = 240_000) -> None:
     """Run every cell; wait until ``ready_js`` holds in the page and the kernel is idle."""
     # Trigger run-all without awaiting it (awaiting can hang), then wait on the DOM.
@@ -455,44 +442,29 @@ def test_views_live_in_jupyterlab(tmp_path, shots_dir):
     assert max(r, g, b) < 80  # the table went dark too
 
 
-def test_live_widgets_render_and_zoom_in_jupyterlab(tmp_path, jupyterlab, shots_dir):
+def test_live_views_render_in_jupyterlab(tmp_path, jupyterlab, shots_dir):
+    """Every view of the older sample set draws live; the trace viewer's live widget draws
+    and its offline copy (the output after it) stands down."""
     from playwright.sync_api import sync_playwright
 
     make_notebook(tmp_path / "live.ipynb")
     with sync_playwright() as p:
         browser, page = lab_page(p, jupyterlab, "live.ipynb")
         run_all_cells(
-            page, f"() => document.querySelectorAll('.js-plotly-plot').length >= {EXPECTED_PLOTS}"
+            page,
+            f"() => document.querySelectorAll('.js-plotly-plot').length >= {EXPECTED_PLOTS}"
+            " && document.querySelector('.tfpv canvas')",
         )
-        page.wait_for_timeout(1000)
+        page.wait_for_timeout(3000)  # past the offline copy's wait for the live widget
         n = page.locator(".js-plotly-plot").count()
+        traces = page.evaluate(
+            "() => [...document.querySelectorAll('.tfpv')]"
+            ".filter(e => e.offsetParent || e.getClientRects().length).length"
+        )
         page.screenshot(path=str(shots_dir / "jupyterlab_live.png"), full_page=False)
-        # Zoom the timeline (the 4th plot: step graph, 2 pies, then the timeline) by a drag.
-        plots = page.locator(".js-plotly-plot")
-        timeline = plots.nth(3)
-        scroll_plot_to_top(page, 3)
-        before = page.evaluate(
-            "(i) => document.querySelectorAll('.js-plotly-plot')[i].data[0].x.length", 3
-        )
-        drag = timeline.locator(".nsewdrag").first
-        box = drag.bounding_box()
-        # A drag across 30 % of the plot (plotly ignores drags under 8 px).
-        page.mouse.move(box["x"] + box["width"] * 0.40, box["y"] + box["height"] / 2)
-        page.mouse.down()
-        page.mouse.move(box["x"] + box["width"] * 0.70, box["y"] + box["height"] / 2, steps=8)
-        page.mouse.up()
-        page.wait_for_function(
-            f"(i) => document.querySelectorAll('.js-plotly-plot')[i].data[0].x.length != {before}",
-            arg=3,
-            timeout=30_000,
-        )
-        after = page.evaluate(
-            "(i) => document.querySelectorAll('.js-plotly-plot')[i].data[0].x.length", 3
-        )
-        timeline.screenshot(path=str(shots_dir / "jupyterlab_timeline_zoomed.png"))
         browser.close()
     assert n >= EXPECTED_PLOTS
-    assert after != before  # the Python side re-sampled the zoomed window
+    assert traces == 1  # the live viewer; the offline copy stood down
 
 
 def test_quickstart_notebook_runs_in_jupyterlab(tmp_path, jupyterlab, shots_dir):
@@ -579,7 +551,8 @@ def test_report_of_the_gpu_capture_offline(tmp_path, shots_dir):
     out = tmp_path / "report.html"
     assert cli.main(["report", str(GPU), "-o", str(out)]) == 0
     text = out.read_text()
-    assert out.stat().st_size <= 3_000_000
+    # plotly.js (1.2 MB) once, and the zoomable trace of the slowest step (at most 2 MB).
+    assert out.stat().st_size <= 4_000_000
     assert text.count("plotly.js (basic - minified) v") == 1  # embedded exactly once
     assert "<title>TensorFlow profile: bert_8gpu_multi_worker</title>" in text
     with sync_playwright() as p:

@@ -154,16 +154,15 @@ def check_mouse_gestures(page, box):
 
 def test_exported_notebook_shows_the_viewer_offline(tmp_path, shots):
     """Executed without widget state and exported, the notebook carries the offline viewer
-    (the text/html of the view's mimebundle), which zooms with no kernel."""
+    (the view's application/javascript output), which zooms with no kernel."""
     from playwright.sync_api import sync_playwright
 
     nb = tmp_path / "tv.ipynb"
     lab.write_notebook(
         nb,
         [
-            "import tfprof_widgets as tw\nfrom tfprof_widgets.views.timeline_view import "
-            f"trace_viewer\nrun = tw.load({str(BERT)!r})",
-            "trace_viewer(run)",
+            f"import tfprof_widgets as tw\nrun = tw.load({str(BERT)!r})",
+            "tw.views.timeline(run)",
         ],
     )
     env = {
@@ -237,9 +236,8 @@ def test_jupyterlab_on_the_real_gpu_capture(tmp_path, bert, shots):
     lab.write_notebook(
         tmp_path / "tv.ipynb",
         [
-            "import tfprof_widgets as tw\nfrom tfprof_widgets.views.timeline_view import "
-            f"trace_viewer\nrun = tw.load({BERT.name!r})",
-            "trace_viewer(run)",
+            f"import tfprof_widgets as tw\nrun = tw.load({BERT.name!r})",
+            "tw.views.timeline(run)",
         ],
     )
     with lab.lab_server(tmp_path) as port, sync_playwright() as p:

@@ -413,10 +413,11 @@ class TraceViewer(View):
     def viewer_js(self) -> str:
         """Output 3: the offline viewer as a classic script run with the output's element.
 
-        It hides the text output before it, then waits: if the live widget draws its canvas
-        in the output before (a kernel is there), it stands down; else (an exported page, a
-        notebook reopened without a kernel) it hides that output too and draws the trace
-        from the embedded payload."""
+        It hides the text output before it. In a notebook app it then waits (up to 8 s) for
+        the live widget to draw its canvas in the output before, and stands down if it does;
+        where none can (an exported page, a notebook reopened without a kernel, whose widget
+        output says "model not found") it hides that output too and draws the trace from the
+        embedded payload."""
         # An exported page puts this output inside a <script>: no "</" may end it early.
         payload = json.dumps(self.offline_payload(), separators=(",", ":")).replace("</", "<\\/")
         return (
@@ -429,12 +430,18 @@ class TraceViewer(View):
             "while (p && prev.length < 2) { prev.push(p); p = p.previousElementSibling; }\n"
             "if (prev[0]) prev[0].style.display = 'none';\n"
             "var live = function () { return prev[1] && prev[1].querySelector('.tfpv canvas'); };\n"
+            # No notebook app on the page (an exported page): no live widget can come.
+            "var app = window.jupyterapp || window.Jupyter"
+            " || typeof acquireVsCodeApi !== 'undefined';\n"
+            "var failed = function () { return prev[1] && /model not found|Error displaying"
+            " widget/i.test(prev[1].textContent || ''); };\n"
             "var tries = 0;\n"
             "(function wait() {\n"
             "  if (live()) return;\n"
-            "  if (++tries < 20) { setTimeout(wait, 100); return; }\n"
+            "  if (app && !failed() && ++tries < 80) { setTimeout(wait, 100); return; }\n"
             "  if (prev[1]) prev[1].style.display = 'none';\n"
             "  var div = document.createElement('div');\n"
+            "  div.className = 'tfprof-view';\n"
             "  element.appendChild(div);\n"
             "  window.__tfpvRenderOffline(div, payload);\n"
             "})();\n"
