@@ -1,19 +1,20 @@
 """Every notebook-facing view renders for each kind of old capture, in a real browser with
 the network off: TF 2.2 tool data alone (GPU .pb files; the 2019 Cloud TPU's DataTable
 JSON), a TF 2.3-2.10 run (xplane with tool data beside it), a TF 2.0/2.1 .trace and a
-PyTorch Kineto trace. Each view's figures are drawn by plotly offline; the views that need
-a trace say plainly that a run of tool data has none. Reuses test_browser's helpers."""
+PyTorch Kineto trace. Each view draws offline (plotly and the canvas trace viewer); the views
+that need a trace say plainly that a run of tool data has none. Reuses test_browser's helpers."""
 
 import subprocess
 import sys
 
 import nbformat
 import pytest
-from test_browser import count_plots_offline, pytestmark  # noqa: F401  (same skip rule)
+from test_browser import PAGE_STATE, draw_everything, offline_page, pytestmark  # noqa: F401
 from tool_data_files import DATA, TOOLDATA, demo_run, tf2x_run
 
 import tfprof_widgets as tw
 from tfprof_widgets import views
+from tfprof_widgets.analysis.tool_data import no_trace_note
 
 VIEWS = (
     "overview",
@@ -40,14 +41,18 @@ def kinds(root):
 
 def test_every_view_of_every_kind_renders_offline(tmp_path, shots_dir):
     paths = kinds(tmp_path)
-    expected = 0
+    expected_views = expected_plots = 0
     cells = ["import tfprof_widgets as tw"]
     for name, path in paths.items():
         run = tw.load(path, progress=False)
         cells.append(f"{name} = tw.load({str(path)!r}, progress=False)")
         for view in VIEWS:
-            expected += len(getattr(views, view)(run).figures())
             cells.append(f"tw.views.{view}({name})")
+            if view == "timeline":  # the canvas trace viewer, or a note without a trace
+                expected_views += not no_trace_note(run)
+                continue
+            expected_views += 1
+            expected_plots += len(getattr(views, view)(run).figures())
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
     nb.metadata["kernelspec"] = {
@@ -82,8 +87,19 @@ def test_every_view_of_every_kind_renders_offline(tmp_path, shots_dir):
     # The views that need a trace say so on the three runs of tool data alone (timeline,
     # tf.data, kernels and memory on each).
     assert text.count("This capture has no trace") >= 3 * 4
-    assert expected > 10
-    assert count_plots_offline(html, shots_dir / "old_captures.png") == expected
+    assert expected_plots > 10
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser, page = offline_page(p)
+        page.goto(html.as_uri())
+        draw_everything(page)
+        state = page.evaluate(PAGE_STATE)
+        page.screenshot(path=str(shots_dir / "old_captures.png"), full_page=True)
+        browser.close()
+    assert state["views"] == expected_views
+    assert state["plots"] == expected_plots
+    assert state["too_wide"] == 0
 
 
 @pytest.fixture(scope="module")

@@ -155,7 +155,6 @@ def check_mouse_gestures(page, box):
 def test_exported_notebook_shows_the_viewer_offline(tmp_path, shots):
     """Executed without widget state and exported, the notebook carries the offline viewer
     (the view's application/javascript output), which zooms with no kernel."""
-    from playwright.sync_api import sync_playwright
 
     nb = tmp_path / "tv.ipynb"
     lab.write_notebook(
@@ -196,6 +195,15 @@ def test_exported_notebook_shows_the_viewer_offline(tmp_path, shots):
     )
     html = tmp_path / "tv.html"
     assert html.stat().st_size < 6 * 2**20
+    before, after = wheel_offline(html, shots / "exported_notebook.png")
+    assert after != before
+
+
+def wheel_offline(html, shot) -> tuple:
+    """The drawn window of a page's first trace viewer before and after a wheel zoom, with
+    the network off."""
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         browser, page = offline_page(p)
         page.goto(html.as_uri())
@@ -204,14 +212,25 @@ def test_exported_notebook_shows_the_viewer_offline(tmp_path, shots):
             " && window.__tfprofViewers[0].marks.n > 0",
             timeout=20_000,
         )
+        page.locator(".tfpv canvas").first.scroll_into_view_if_needed()
+        page.wait_for_timeout(200)
         before = drawn_window(page)
-        box = page.locator(".tfpv canvas").bounding_box()
-        page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + 200)
+        box = page.locator(".tfpv canvas").first.bounding_box()
+        page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + min(200, box["height"] / 2))
         page.mouse.wheel(0, -200)
         page.wait_for_timeout(400)
         after = drawn_window(page)
-        page.screenshot(path=str(shots / "exported_notebook.png"))
+        page.screenshot(path=str(shot))
         browser.close()
+    return before, after
+
+
+def test_the_report_zooms_its_trace_offline(tmp_path, shots):
+    from tfprof_widgets import cli
+
+    out = tmp_path / "report.html"
+    assert cli.main(["report", str(BERT), "-o", str(out), "--quiet"]) == 0
+    before, after = wheel_offline(out, shots / "report_trace.png")
     assert after != before
 
 
