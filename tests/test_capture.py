@@ -26,7 +26,8 @@ import tfprof_widgets as tw  # noqa: E402
 from tfprof_widgets.capturing import tf_runtime  # noqa: E402
 from tfprof_widgets.capturing.session import active_capture  # noqa: E402
 
-WIDGET = "application/vnd.jupyter.widget-view+json"
+# The last output of every view: the script that draws it (views/base.py).
+VIEWER = "application/javascript"
 
 TINY_KERAS = """
 import numpy as np, tensorflow as tf
@@ -86,11 +87,11 @@ def test_keras_fit_cell(ip, tmp_path):
     assert run.steps["step"].tolist() == list(range(12))
     assert (run.ops["operation"].astype(str).str.contains("MatMul")).any()
     assert run.profile_options["host_tracer_level"].tolist() == [2]
-    # The status line, then the overview (live widget + static HTML + text).
-    shown = out.outputs[-1].data
-    assert {WIDGET, "text/html", "text/plain"} <= set(shown)
-    assert "step" in shown["text/plain"].lower()
-    assert "captured" in out.outputs[-2].data["text/plain"]
+    # The status line, then the overview: its text form, then its viewer script (views/base.py).
+    text, viewer = out.outputs[-2].data, out.outputs[-1].data
+    assert VIEWER in viewer and "text/html" in text
+    assert "step" in text["text/plain"].lower()
+    assert any("captured" in o.data.get("text/plain", "") for o in out.outputs[:-2])
 
 
 def test_custom_loop_cell_has_its_marked_steps(ip, tmp_path):
@@ -192,8 +193,8 @@ def test_line_magics(ip, tmp_path):
     with capture_output() as out:
         ip.run_line_magic("tfprof", f"load {SAMPLES / 'input_bound'} --name ib")
     assert ip.user_ns["ib"] is ip.user_ns["_tfprof_run"]
-    assert WIDGET in out.outputs[-1].data
-    assert "input-bound" in out.outputs[-1].data["text/plain"]
+    assert VIEWER in out.outputs[-1].data
+    assert "input-bound" in out.outputs[-2].data["text/plain"]  # the text form before it
     runs = ip.run_line_magic("tfprof", f"list {SAMPLES / 'keras_fit'}")
     assert len(runs) == 1 and runs["hosts"].iloc[0] == ("vm",)
     with pytest.raises(tw.ProfileNotFoundError) as info:
@@ -251,7 +252,7 @@ print('LOADED', sorted(out.outputs[-1].data))
     assert proc.returncode == 0, proc.stderr
     assert "REFUSED CaptureUnavailableError" in proc.stdout
     assert "pip install 'tfprof_widgets[capture]'" in proc.stdout
-    assert f"LOADED {sorted([WIDGET, 'text/html', 'text/plain'])}" in proc.stdout
+    assert f"LOADED {sorted([VIEWER, 'text/plain'])}" in proc.stdout
     assert not (tmp_path / "tfprof_logs").exists()
 
 
@@ -271,10 +272,7 @@ def test_tracer_options_are_really_applied(isolated):
     assert got["python_events"] > 1000  # the Python tracer really ran
     assert got["steps"] == 6
     assert "listens on every network interface" in got["warnings"][0]
-    assert (
-        sorted(["application/vnd.jupyter.widget-view+json", "text/html", "text/plain"])
-        in got["displayed"]
-    )
+    assert sorted([VIEWER, "text/plain"]) in got["displayed"]  # the overview was shown
     assert isolated["level1"]["host_tracer_level"] == [1]
     assert isolated["default_after_server"]["host_tracer_level"] == [2]
     delayed = isolated["delayed"]
