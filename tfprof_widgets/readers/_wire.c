@@ -16,8 +16,10 @@
  * is the concatenation of its fields, so these "headers" parse as the same message minus its
  * lines/events. Field numbers follow TensorFlow's tsl/profiler/protobuf/xplane.proto.
  *
- * Any malformed input (a length or varint running past its enclosing message, an
- * unsupported wire type) stops the walk with ValueError("... at byte N"). Every read is
+ * Any malformed input (a length or varint running past its enclosing message, an invalid
+ * wire type, a field number protobuf refuses: 0 or a tag beyond 32 bits) stops the walk with
+ * ValueError("... at byte N"), where protobuf stops too; unknown groups are skipped as
+ * protobuf skips them. Every read is
  * bounds-checked against the end of the enclosing message; nothing is allocated from a
  * length prefix that has not been checked against the bytes that are really there.
  */
@@ -58,7 +60,12 @@ typedef struct {
     buf_t ev_line, ev_md, ev_off, ev_dur, ev_occ;
     buf_t st_owner, st_md, st_kind, st_val, st_soff, st_slen;
     int64_t n_events;
+    int64_t n_stats;
     int32_t n_lines;
+    /* Memory budget of the load: every event and stat met costs its measured peak bytes; past
+     * the budget the walk stops (too_large) before the columns outgrow memory. */
+    int64_t budget, event_cost, stat_cost;
+    int too_large;
     PyObject *planes;  /* list of bytes: plane headers */
     PyObject *lines;   /* list of (plane index, bytes header) */
     buf_t space_hdr;
@@ -99,7 +106,42 @@ static inline int read_len(walk_t *w, const uint8_t **pp, const uint8_t *end, co
     return 0;
 }
 
-static int skip_field(walk_t *w, const uint8_t **pp, const uint8_t *end, int wt) {
+/* A field's tag, checked as protobuf checks it: a 32-bit varint whose field number is not 0
+ * (so at most 2^29 - 1). */
+static inline int read_tag(walk_t *w, const uint8_t **pp, const uint8_t *end, int *field, int *wt) {
+    uint64_t tag;
+    const uint8_t *at = *pp;
+    if (read_varint(w, pp, end, &tag)) return -1;
+    if (tag > 0xFFFFFFFFu) return fail(w, at, "a field tag is longer than 32 bits");
+    if ((tag >> 3) == 0) return fail(w, at, "a field number 0 (no protobuf field has it)");
+    *field = (int)(tag >> 3);
+    *wt = (int)(tag & 7);
+    return 0;
+}
+
+static int skip_field(walk_t *w, const uint8_t **pp, const uint8_t *end, int wt, int field);
+
+/* An unknown group (wire type 3) up to its end tag (wire type 4, same field number), as
+ * protobuf skips it; nested no deeper than protobuf's recursion limit. */
+static int skip_group(walk_t *w, const uint8_t **pp, const uint8_t *end, int field, int depth) {
+    if (depth > 100) return fail(w, *pp, "groups nested deeper than protobuf allows");
+    while (*pp < end) {
+        int f, wt;
+        if (read_tag(w, pp, end, &f, &wt)) return -1;
+        if (wt == 4) {
+            if (f != field) return fail(w, *pp, "a group ends with another field's end tag");
+            return 0;
+        }
+        if (wt == 3) {
+            if (skip_group(w, pp, end, f, depth + 1)) return -1;
+        } else if (skip_field(w, pp, end, wt, f)) {
+            return -1;
+        }
+    }
+    return fail(w, *pp, "a group runs past the end of its message");
+}
+
+static int skip_field(walk_t *w, const uint8_t **pp, const uint8_t *end, int wt, int field) {
     uint64_t v;
     const uint8_t *sub_end;
     switch (wt) {
@@ -116,7 +158,9 @@ static int skip_field(walk_t *w, const uint8_t **pp, const uint8_t *end, int wt)
             if (end - *pp < 4) return fail(w, *pp, "a fixed32 runs past the end of its message");
             *pp += 4;
             return 0;
-        default: return fail(w, *pp, "an unsupported wire type (groups or a damaged tag)");
+        case 3: return skip_group(w, pp, end, field, 0);
+        case 4: return fail(w, *pp, "a group's end tag without its start");
+        default: return fail(w, *pp, "an invalid wire type (a damaged tag)");
     }
 }
 
@@ -126,9 +170,8 @@ static int walk_stat(walk_t *w, const uint8_t *p, const uint8_t *end, int64_t ow
     int64_t md = 0, val = 0, soff = 0, slen = 0;
     int8_t kind = 0;
     while (p < end) {
-        uint64_t tag;
-        if (read_varint(w, &p, end, &tag)) return -1;
-        int field = (int)(tag >> 3), wt = (int)(tag & 7);
+        int field, wt;
+        if (read_tag(w, &p, end, &field, &wt)) return -1;
         uint64_t v;
         const uint8_t *sub_end;
         if (wt == 0 && (field == 1 || field == 3 || field == 4 || field == 7)) {
@@ -146,9 +189,13 @@ static int walk_stat(walk_t *w, const uint8_t *p, const uint8_t *end, int64_t ow
             soff = (int64_t)(p - w->base);
             slen = (int64_t)(sub_end - p);
             p = sub_end;
-        } else if (skip_field(w, &p, end, wt)) {
+        } else if (skip_field(w, &p, end, wt, field)) {
             return -1;
         }
+    }
+    if (w->budget > 0 && (w->n_events * w->event_cost + ++w->n_stats * w->stat_cost) > w->budget) {
+        w->too_large = 1;
+        return fail(w, p, "the capture holds more events and stats than the memory budget");
     }
     PUT(w->st_owner, owner);
     PUT(w->st_md, md);
@@ -163,9 +210,8 @@ static int walk_event(walk_t *w, const uint8_t *p, const uint8_t *end, int32_t l
     int64_t md = 0, off = 0, dur = 0, occ = 0;
     int64_t me = w->n_events;
     while (p < end) {
-        uint64_t tag;
-        if (read_varint(w, &p, end, &tag)) return -1;
-        int field = (int)(tag >> 3), wt = (int)(tag & 7);
+        int field, wt;
+        if (read_tag(w, &p, end, &field, &wt)) return -1;
         uint64_t v;
         const uint8_t *sub_end;
         if (wt == 0 && (field == 1 || field == 2 || field == 3 || field == 5)) {
@@ -179,9 +225,13 @@ static int walk_event(walk_t *w, const uint8_t *p, const uint8_t *end, int32_t l
             int rc = walk_stat(w, p, sub_end, me);
             if (rc) return rc;
             p = sub_end;
-        } else if (skip_field(w, &p, end, wt)) {
+        } else if (skip_field(w, &p, end, wt, field)) {
             return -1;
         }
+    }
+    if (w->budget > 0 && ((w->n_events + 1) * w->event_cost + w->n_stats * w->stat_cost) > w->budget) {
+        w->too_large = 1;
+        return fail(w, p, "the capture holds more events and stats than the memory budget");
     }
     PUT(w->ev_line, line);
     PUT(w->ev_md, md);
@@ -201,16 +251,15 @@ static int walk_split(walk_t *w, const uint8_t *p, const uint8_t *end, int child
     int rc = 0;
     while (p < end && !rc) {
         const uint8_t *start = p;
-        uint64_t tag;
+        int field, wt;
         const uint8_t *sub_end;
-        if ((rc = read_varint(w, &p, end, &tag))) break;
-        int field = (int)(tag >> 3), wt = (int)(tag & 7);
+        if ((rc = read_tag(w, &p, end, &field, &wt))) break;
         if (field == child_field && wt == 2) {
             if ((rc = read_len(w, &p, end, &sub_end))) break;
             rc = child(w, p, sub_end, child_arg);
             p = sub_end;
         } else {
-            if ((rc = skip_field(w, &p, end, wt))) break;
+            if ((rc = skip_field(w, &p, end, wt, field))) break;
             if (buf_put(hdr, start, (size_t)(p - start))) { PyErr_NoMemory(); rc = -2; }
         }
     }
@@ -247,17 +296,16 @@ static int walk_space(walk_t *w, const uint8_t *p, const uint8_t *end) {
     int32_t n_planes = 0;
     while (p < end) {
         const uint8_t *start = p;
-        uint64_t tag;
+        int field, wt;
         const uint8_t *sub_end;
-        if (read_varint(w, &p, end, &tag)) return -1;
-        int field = (int)(tag >> 3), wt = (int)(tag & 7);
+        if (read_tag(w, &p, end, &field, &wt)) return -1;
         if (field == 1 && wt == 2) {
             if (read_len(w, &p, end, &sub_end)) return -1;
             int rc = walk_plane(w, p, sub_end, n_planes++);
             if (rc) return rc;
             p = sub_end;
         } else {
-            if (skip_field(w, &p, end, wt)) return -1;
+            if (skip_field(w, &p, end, wt, field)) return -1;
             if (buf_put(&w->space_hdr, start, (size_t)(p - start))) { PyErr_NoMemory(); return -2; }
         }
     }
@@ -279,9 +327,13 @@ static void free_walk(walk_t *w) {
 
 static PyObject *py_walk(PyObject *self, PyObject *args) {
     Py_buffer view;
-    if (!PyArg_ParseTuple(args, "y*", &view)) return NULL;
+    long long budget = 0, event_cost = 0, stat_cost = 0;
+    if (!PyArg_ParseTuple(args, "y*|LLL", &view, &budget, &event_cost, &stat_cost)) return NULL;
     walk_t w;
     memset(&w, 0, sizeof(w));
+    w.budget = budget;
+    w.event_cost = event_cost;
+    w.stat_cost = stat_cost;
     w.base = (const uint8_t *)view.buf;
     w.planes = PyList_New(0);
     w.lines = PyList_New(0);
@@ -289,7 +341,10 @@ static PyObject *py_walk(PyObject *self, PyObject *args) {
     if (w.planes && w.lines) {
         /* The GIL stays held: plane and line headers are Python objects built on the way. */
         int rc = walk_space(&w, w.base, w.base + view.len);
-        if (rc == -1) {
+        if (rc == -1 && w.too_large) {
+            PyErr_Format(PyExc_MemoryError, "%lld events and %lld stats by byte %zu",
+                         (long long)w.n_events, (long long)w.n_stats, w.error_at);
+        } else if (rc == -1) {
             PyErr_Format(PyExc_ValueError, "%s at byte %zu", w.error, w.error_at);
         } else if (rc == 0) {
             result = Py_BuildValue(
@@ -310,7 +365,9 @@ static PyObject *py_walk(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"walk", py_walk, METH_VARARGS,
-     "walk(data: bytes) -> dict of columns; ValueError('... at byte N') on malformed input."},
+     "walk(data: bytes, budget=0, event_cost=0, stat_cost=0) -> dict of columns;\n"
+     "ValueError('... at byte N') on malformed input; MemoryError when the events and stats\n"
+     "met cost more than budget bytes (0: no budget)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -36,12 +36,11 @@ warning.
 from __future__ import annotations
 
 import re
-import zlib
 
 import numpy as np
 import pandas as pd
 
-from ..errors import CorruptProfileError, NoEventsError, ProfileTooLargeError
+from ..errors import CorruptProfileError, NoEventsError
 from . import kineto
 from .chrome_decode import PH_CODE, ArgRows, Decoded, decode, flatten_args
 from .chrome_pairs import (
@@ -56,7 +55,7 @@ from .chrome_pairs import (
 )
 from .columnar import HostTables, LineInfo, PlaneInfo, StatRows, categorical_from_codes
 from .formats import host_of
-from .limits import MEMORY_PER_FILE_BYTE, available_memory_bytes, fmt_bytes
+from .limits import MEMORY_PER_FILE_BYTE, available_memory_bytes, inflate_bounded
 from .text import json_without_lone_surrogates
 
 __all__ = ["read_chrome_trace", "decode_json"]
@@ -85,40 +84,12 @@ _KIND = {"int": 0, "uint": 1, "double": 2, "str": 3}
 
 
 def _gunzip_bounded(data: bytes, path: str, limit: int | None = None) -> bytes:
-    """Inflate a gzip stream, refusing one that expands past what memory can decode.
-
-    A few MB of gzip can expand to many GB (a "zip bomb", or a huge honest trace), so the
-    stream is inflated in chunks and stopped as soon as it passes ``limit`` bytes (default:
-    the JSON size whose decode fits in the memory available now).
-    """
+    """Inflate a gzip stream up to ``limit`` bytes of JSON (default: the JSON whose decode
+    fits in the memory available now)."""
     if limit is None:
         avail = available_memory_bytes()
         limit = int(avail / MEMORY_PER_FILE_BYTE["chrome"]) if avail else 1 << 62
-    out, total = [], 0
-    try:
-        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        pending = data
-        while pending:
-            chunk = inflater.decompress(pending, 1 << 24)
-            total += len(chunk)
-            if total > limit:
-                raise ProfileTooLargeError(
-                    path,
-                    f"the gzip stream expands to more than {fmt_bytes(limit)} of JSON "
-                    f"(from {fmt_bytes(len(data))}); decoding that would need more "
-                    f"memory than is available",
-                )
-            out.append(chunk)
-            pending = inflater.unconsumed_tail
-            if inflater.eof:
-                break
-        if not inflater.eof:
-            raise EOFError("compressed stream ended before the end-of-stream marker")
-    except (EOFError, OSError, zlib.error) as exc:
-        raise CorruptProfileError(
-            path, f"the gzip stream is cut short or damaged ({exc})"
-        ) from None
-    return b"".join(out)
+    return inflate_bounded(data, path, limit, "the gzip stream")
 
 
 def decode_json(data: bytes, path: str) -> Decoded:

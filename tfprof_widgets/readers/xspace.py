@@ -19,7 +19,7 @@ from collections.abc import Callable
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from ..errors import CorruptProfileError, NoEventsError, WrongFormatError
+from ..errors import CorruptProfileError, NoEventsError, ProfileTooLargeError, WrongFormatError
 from ..proto import xplane_pb2
 from .columnar import (
     WIRE_FIELD,
@@ -32,6 +32,7 @@ from .columnar import (
     unique_inverse,
 )
 from .formats import host_of
+from .limits import EVENT_PEAK_BYTES, STAT_PEAK_BYTES, available_memory_bytes, fmt_bytes
 
 try:
     from . import _wire
@@ -99,8 +100,19 @@ def _check_bytes(data: bytes, path: str) -> None:
 
 
 def _walk_fast(data: bytes, path: str) -> _Walk:
+    # A file's size says little about its events (an empty event is 4 bytes, and needs ~170
+    # bytes of memory once loaded): the walker counts what it meets against the memory there
+    # is, and stops before its columns outgrow it.
+    budget = available_memory_bytes() or 0
     try:
-        cols = _wire.walk(data)
+        cols = _wire.walk(data, budget, EVENT_PEAK_BYTES, STAT_PEAK_BYTES)
+    except MemoryError as exc:
+        raise ProfileTooLargeError(
+            path,
+            f"loading it needs more memory than the {fmt_bytes(budget)} available: it holds "
+            f"more events and stats than that can take (stopped after {exc}; each needs about "
+            f"{EVENT_PEAK_BYTES} and {STAT_PEAK_BYTES} bytes once loaded)",
+        ) from None
     except ValueError as exc:
         raise CorruptProfileError(
             path, f"not a valid XSpace protobuf: {exc}; the file is truncated or damaged"

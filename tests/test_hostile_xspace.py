@@ -1,0 +1,133 @@
+"""Hostile XSpace files (issue 20, items 1, 3, 4 and the field-number part of 10): memory is
+bounded by what a file really expands to, and the C walker refuses or accepts malformed wire
+data exactly where protobuf does. Files are written byte by byte here, so each case is what
+it says."""
+
+import gzip
+
+import pytest
+from test_walkers_agree import assert_same, load_both
+
+import tfprof_widgets as tw
+from tfprof_widgets.readers import columnar, xspace
+
+
+def varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def field(number: int, payload: bytes) -> bytes:
+    """A length-delimited field."""
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def number(n: int, value: int) -> bytes:
+    return varint(n << 3) + varint(value)
+
+
+def xspace_bytes(n_events: int, event_extra: bytes = b"", space_extra: bytes = b"") -> bytes:
+    """One plane, one line, ``n_events`` events of metadata 1 lasting 5 ps each, 1 ps apart;
+    ``event_extra`` is appended to every event's fields."""
+    events = b"".join(
+        field(4, number(1, 1) + number(2, i) + number(3, 5) + event_extra) for i in range(n_events)
+    )
+    line = number(1, 1) + field(2, b"worker") + number(3, 1_000) + events
+    metadata = field(4, number(1, 1) + field(2, number(1, 1) + field(2, b"op")))
+    stat_md = field(5, number(1, 7) + field(2, number(1, 7) + field(2, b"blob")))
+    plane = number(1, 1) + field(2, b"/host:CPU") + field(3, line) + metadata + stat_md
+    return field(1, plane) + space_extra
+
+
+def write(tmp_path, data: bytes, name: str = "h.xplane.pb"):
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+# -- memory -------------------------------------------------------------------------------------
+def test_a_file_of_small_events_is_refused_by_the_walker_within_the_budget(tmp_path, monkeypatch):
+    """4 bytes of file per event but ~170 bytes of memory: the walker counts events against
+    the memory there is (here pretended to be 10 MB) and stops, naming the file."""
+    if xspace._wire is None:
+        pytest.skip("the C wire walker is not built here")
+    path = write(tmp_path, xspace_bytes(100_000))
+    assert len(tw.load(path).events) == 100_000
+    monkeypatch.setattr(xspace, "available_memory_bytes", lambda: 10_000_000)
+    with pytest.raises(tw.ProfileTooLargeError) as info:
+        tw.load(path)
+    assert info.value.path == str(path) and "events and stats" in str(info.value)
+
+
+def test_a_compressed_string_stat_bomb_is_refused(tmp_path, monkeypatch):
+    """XStat field 8 (compressed_str_value): 40 KB of gzip holding 40 MB is inflated in
+    chunks and stopped past a quarter of the memory there is (here pretended to be 20 MB)."""
+    bomb = gzip.compress(b"\0" * 40_000_000, compresslevel=9)
+    assert len(bomb) < 100_000
+    stat = field(4, number(1, 7) + field(8, bomb))
+    path = write(tmp_path, xspace_bytes(1, event_extra=stat))
+    monkeypatch.setattr(columnar, "available_memory_bytes", lambda: 20_000_000)
+    with pytest.raises(tw.ProfileTooLargeError) as info:
+        tw.load(path)
+    assert "compressed string stat" in str(info.value)
+    small = write(tmp_path, xspace_bytes(1, field(4, number(1, 7) + field(8, gzip.compress(b"x")))))
+    assert tw.load(small).stat("blob").tolist() == ["x"]  # an honest one still inflates
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_file_of_zero_bytes_is_refused_at_byte_zero(tmp_path, fast):
+    """A preallocated capture that was never written: field number 0 at byte 0, refused at
+    once by both readers (the walker used to copy every zero into a header buffer)."""
+    if fast and xspace._wire is None:
+        pytest.skip("the C wire walker is not built here")
+    path = write(tmp_path, bytes(20_000_000))
+    with pytest.raises(tw.ProfileError) as info:
+        xspace.read_xspace(str(path), fast=fast)
+    assert info.value.path == str(path)
+    if fast:
+        assert "field number 0" in str(info.value) and "byte 0" in str(info.value)
+
+
+# -- the walker agrees with protobuf ----------------------------------------------------------
+REFUSED = {
+    "field 0 in an event": number(0, 5),
+    "field 0 in a stat": field(4, number(1, 7) + number(0, 1)),
+    "a tag beyond 32 bits in an event": varint((2**32 + 4) << 3) + varint(1),
+    "an end-group tag alone": varint(9 << 3 | 4),
+    "a group never ended": varint(9 << 3 | 3) + number(1, 1),
+}
+ACCEPTED = {
+    "an unknown group in an event": varint(9 << 3 | 3) + number(1, 1) + varint(9 << 3 | 4),
+    "nested unknown groups": (
+        varint(9 << 3 | 3) + varint(10 << 3 | 3) + varint(10 << 3 | 4) + varint(9 << 3 | 4)
+    ),
+    "the largest field number": varint((2**29 - 1) << 3) + varint(1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_the_walker_refuses_what_protobuf_refuses(case, tmp_path, monkeypatch):
+    path = write(tmp_path, xspace_bytes(3, event_extra=REFUSED[case]))
+    if xspace._wire is None:
+        pytest.skip("the C wire walker is not built here")
+    for fast in (True, False):
+        with pytest.raises(tw.CorruptProfileError):
+            xspace.read_xspace(str(path), fast=fast)
+
+
+@pytest.mark.parametrize("case", sorted(ACCEPTED))
+def test_the_walker_accepts_what_protobuf_accepts(case, tmp_path, monkeypatch):
+    path = write(tmp_path, xspace_bytes(3, event_extra=ACCEPTED[case]))
+    fast, slow = load_both(path, monkeypatch)
+    assert_same(fast, slow)
+    assert len(fast.events) == 3
+
+
+def test_an_unknown_group_in_the_xspace_is_skipped_alike(tmp_path, monkeypatch):
+    group = varint(20 << 3 | 3) + number(1, 1) + varint(20 << 3 | 4)
+    fast, slow = load_both(write(tmp_path, xspace_bytes(3, space_extra=group)), monkeypatch)
+    assert_same(fast, slow)
