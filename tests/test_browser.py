@@ -286,7 +286,13 @@ def lab_server(root: pathlib.Path):
     )
     data = root / ".jupyter_data"
     data.mkdir(exist_ok=True)
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(cfg), "JUPYTER_DATA_DIR": str(data)}
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(cfg),
+        "JUPYTER_DATA_DIR": str(data),
+        # The kernel imports this checkout, installed or not.
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
     proc = subprocess.Popen(
         [
             sys.executable,

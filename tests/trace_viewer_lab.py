@@ -8,16 +8,9 @@ timings (``window.__tfprofViewers``: the view, marks, drawn labels, frame times,
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
 import pathlib
-import socket
-import subprocess
-import sys
-import time
 
-from test_browser import ARGS, CHROMIUM, free_port, lab_page  # noqa: F401
+from test_browser import ARGS, CHROMIUM, free_port, lab_page, lab_server  # noqa: F401
 
 # Viewer state as the tests read it (index: the n-th viewer on the page).
 STATE_JS = """(i) => { const v = (window.__tfprofViewers || [])[i]; if (!v) return null;
@@ -49,63 +42,6 @@ TIMINGS_JS = """(i) => { const v = window.__tfprofViewers[i]; const q = (a) => {
   max: s[s.length - 1]}; };
   return {frames: q(v.stats.frames), draws: q(v.stats.draws),
     round_trips: q(v.stats.roundTrips)}; }"""
-
-
-@contextlib.contextmanager
-def lab_server(root_dir: pathlib.Path):
-    """JupyterLab on 127.0.0.1 with a private config; yields its port, stops it after."""
-    port = free_port()
-    cfg = root_dir / "jupyter_config"
-    (cfg / "labconfig").mkdir(parents=True, exist_ok=True)
-    (cfg / "labconfig" / "page_config.json").write_text(
-        json.dumps({"buildCheck": False, "buildAvailable": False})
-    )
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": str(cfg),
-        "PYTHONPATH": os.pathsep.join(
-            [str(pathlib.Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
-        ),
-    }
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyter",
-            "lab",
-            "--no-browser",
-            "--ip",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--ServerApp.token=",
-            "--ServerApp.password=",
-            "--ServerApp.port_retries=0",
-            "--LabApp.expose_app_in_browser=True",
-            "--allow-root",
-            f"--ServerApp.root_dir={root_dir}",
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.time() + 90
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            raise RuntimeError("JupyterLab did not start")
-        yield port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def write_notebook(path: pathlib.Path, cells: list[str]) -> None:
