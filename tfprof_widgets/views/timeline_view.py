@@ -121,8 +121,10 @@ class TraceViewer(View):
         height: int = 620,
         budget: int = MAX_MARKS,
         model: TraceModel | None = None,
+        offline_bytes: int = OFFLINE_BUDGET,
     ) -> None:
         self.run = run
+        self.offline_bytes = int(offline_bytes)  # the offline copy's embedded payload, at most
         # A run of TensorBoard's tool data only has no trace to draw.
         self.note = no_trace_note(run)
         self.model = model if model is not None else trace_model(run)
@@ -359,7 +361,7 @@ class TraceViewer(View):
         network)."""
         if self.note:
             return f"<div class='tfprof-view'><p><i>{esc(self.note)}</i></p></div>"
-        payload = self.offline_payload()
+        payload = self.offline_payload(self.offline_bytes)
         data = json.dumps(payload, separators=(",", ":")).replace("</", "<\\/")
         uid = "tfpv-" + hashlib.sha1(data.encode()).hexdigest()[:12]
         js = offline_module()
@@ -419,7 +421,9 @@ class TraceViewer(View):
         output says "model not found") it hides that output too and draws the trace from the
         embedded payload."""
         # An exported page puts this output inside a <script>: no "</" may end it early.
-        payload = json.dumps(self.offline_payload(), separators=(",", ":")).replace("</", "<\\/")
+        payload = json.dumps(
+            self.offline_payload(self.offline_bytes), separators=(",", ":")
+        ).replace("</", "<\\/")
         return (
             "(function (element) {\n"
             "if (!element) return;\n"
