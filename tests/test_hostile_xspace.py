@@ -131,3 +131,50 @@ def test_an_unknown_group_in_the_xspace_is_skipped_alike(tmp_path, monkeypatch):
     group = varint(20 << 3 | 3) + number(1, 1) + varint(20 << 3 | 4)
     fast, slow = load_both(write(tmp_path, xspace_bytes(3, space_extra=group)), monkeypatch)
     assert_same(fast, slow)
+
+
+# -- untyped errors (issue 20, items 6 and 8) ---------------------------------------------------
+@pytest.mark.parametrize("step_name", ["²", "9" * 5000])
+def test_a_step_name_that_only_looks_like_a_number(tmp_path, step_name):
+    """'²' passes str.isdigit() and 5,000 digits pass it too; neither is a step number."""
+    from xspace_builder import XSpaceBuilder
+
+    b = XSpaceBuilder()
+    line = b.plane("/host:CPU", 1).line("l", 1)
+    line.event("train", 0, 1000, {"group_id": 1, "step_name": step_name})
+    line.event("op", 0, 500, {"group_id": 1})
+    run = tw.load(b.write(tmp_path / "s.xplane.pb"), progress=False)
+    assert run.events["group_id"].tolist() == [1, 1]
+
+
+def test_a_device_ordinal_beyond_int32_is_no_ordinal(tmp_path):
+    from xspace_builder import XSpaceBuilder
+
+    b = XSpaceBuilder()
+    b.plane("/device:GPU:" + "9" * 20, 1).line("Stream #1", 1).event("k", 0, 500)
+    planes = tw.load(b.write(tmp_path / "o.xplane.pb"), progress=False).planes
+    assert planes["device_kind"].astype(str).tolist() == ["GPU"]
+    assert planes["device_ordinal"].isna().all()
+
+
+def test_a_file_removed_after_listing_is_named(tmp_path, monkeypatch):
+    """A run directory being rewritten: a host file listed, then gone before it is read."""
+    import shutil
+
+    from conftest import SAMPLES
+
+    from tfprof_widgets import loading
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(SAMPLES / "custom_loop", run_dir)
+    real = loading.os.path.getsize
+
+    def gone(path):
+        if str(path).endswith(".xplane.pb"):
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        return real(path)
+
+    monkeypatch.setattr(loading.os.path, "getsize", gone)
+    with pytest.raises(tw.ProfileNotFoundError) as info:
+        tw.load(run_dir, progress=False)
+    assert info.value.path.endswith(".xplane.pb") and "removed" in str(info.value)

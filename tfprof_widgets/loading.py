@@ -105,7 +105,7 @@ def load(
             f"({', '.join(files.formats)}): planes= and window_s= cut a trace and do not "
             "apply",
         )
-    sizes = [sum(os.path.getsize(f) for f in fs) for _, fs in sources]
+    sizes = [sum(_file_size(f) for f in fs) for _, fs in sources]
     _check_memory(path, sources, sizes, cut, max_memory_bytes)
     keep_plane = _plane_filter(planes)
     bar = _Progress(sum(sizes), f"loading {files.name}", progress)
@@ -244,9 +244,22 @@ def _checked_window(window_s) -> tuple[float, float] | None:
     return window_s
 
 
+def _file_size(path: str) -> int:
+    """A listed capture file's size; one removed since it was listed (a run directory being
+    rewritten) is a ProfileNotFoundError naming it, not a bare OSError."""
+    try:
+        return os.path.getsize(path)
+    except FileNotFoundError:
+        raise ProfileNotFoundError(
+            path, "the file was removed while the run was being loaded"
+        ) from None
+    except OSError as exc:
+        raise ProfileError(path, f"cannot be read: {exc.strerror or exc}") from None
+
+
 def _check_memory(path, sources, sizes: list[int], cut: bool, max_memory_bytes) -> None:
     """Refuse, before reading anything, a capture that would not fit in memory."""
-    needs = [sum(estimated_need(f, os.path.getsize(f)) for f in fs) for _, fs in sources]
+    needs = [sum(estimated_need(f, _file_size(f)) for f in fs) for _, fs in sources]
     # Cut files keep little once decoded: the peak is one file's decode, not the sum.
     need = max(needs) if cut else sum(needs)
     budget = max_memory_bytes if max_memory_bytes is not None else available_memory_bytes()

@@ -212,7 +212,9 @@ def _steps_for_groups(group, marks, step_num, event_stats, n) -> dict[int, int]:
         step_of.setdefault(g, s)
     names, has_name = stat_columns.strings(event_stats, "step_name", n)
     for g, s in zip(group[has_name].tolist(), names[has_name].tolist()):
-        if g not in step_of and isinstance(s, str) and s.strip().isdigit():
+        s = s.strip() if isinstance(s, str) else ""
+        # ASCII digits that fit int64: '²' passes isdigit() and 5,000 digits pass it too.
+        if g not in step_of and s.isascii() and s.isdigit() and len(s) <= 18:
             step_of[g] = int(s)
     return step_of
 

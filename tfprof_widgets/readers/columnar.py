@@ -409,8 +409,10 @@ def device_kind(plane_name: str, n_lines: int) -> tuple[str, int | None]:
     if plane_name == "/host:CPU":
         return "CPU", None
     m = _DEVICE_RE.search(plane_name)
+    # An ordinal beyond int32 is no device index (the ordinal column is int32-sized): no ordinal.
     if m:
-        return m.group(1), int(m.group(2))
+        ordinal = m.group(2)
+        return m.group(1), int(ordinal) if len(ordinal) <= 9 else None
     if plane_name.startswith("/host:"):
         return "host", None
     return ("metadata" if n_lines == 0 else "other"), None
