@@ -178,3 +178,18 @@ def test_a_file_removed_after_listing_is_named(tmp_path, monkeypatch):
     with pytest.raises(tw.ProfileNotFoundError) as info:
         tw.load(run_dir, progress=False)
     assert info.value.path.endswith(".xplane.pb") and "removed" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "start_us,dur_us", [(2**62, 5), (1_700_000_000_000_000, 2**62)], ids=["start", "duration"]
+)
+def test_tf1_times_that_overflow_nanoseconds_are_named(tmp_path, start_us, dur_us):
+    """TF1 RunMetadata keeps µs; times ×1000 beyond int64 (item 9) are a typed error."""
+    from tfprof_widgets.proto import tfprof_pb2
+
+    rm = tfprof_pb2.RunMetadata()
+    dev = rm.step_stats.dev_stats.add(device="/job:localhost/replica:0/task:0/device:CPU:0")
+    dev.node_stats.add(node_name="x", all_start_micros=start_us, all_end_rel_micros=dur_us)
+    path = write(tmp_path, rm.SerializeToString(), "s.run_metadata.pb")
+    with pytest.raises(tw.CorruptProfileError, match="beyond what a timestamp can hold"):
+        tw.load(path, progress=False)

@@ -193,6 +193,10 @@ def _node_step_row(node: str, step: int, device: str, stats) -> dict:
     }
 
 
+# Nanoseconds since 1970 that fit int64 (until 2262): TF1's µs times are multiplied by 1000.
+_MAX_NS = 2**63 - 1
+
+
 def read_run_metadata(paths: list[str], host: str | None = None) -> HostTables:
     """Serialized RunMetadata files, one per step (in the order given), as one capture."""
     first = paths[0]
@@ -214,6 +218,12 @@ def read_run_metadata(paths: list[str], host: str | None = None) -> HostTables:
                 dur_ns = ns.all_end_rel_nanos or ns.all_end_rel_micros * 1000
                 if start_ns <= 0:
                     continue
+                if start_ns > _MAX_NS or not 0 <= dur_ns <= _MAX_NS - start_ns:
+                    raise CorruptProfileError(
+                        path,
+                        f"node {ns.node_name!r} on {dev.device}: its start ({start_ns} ns) or "
+                        f"duration ({dur_ns} ns) is beyond what a timestamp can hold",
+                    )
                 op = _op_from_label(ns.timeline_label) or ops.get(ns.node_name, "")
                 ops.setdefault(ns.node_name, op)
                 thread = dev.thread_names.get(ns.thread_id, f"thread {ns.thread_id}")
