@@ -52,7 +52,7 @@ import numpy as np
 
 from ..analysis.tool_data import no_trace_note
 from ._display import esc
-from .base import View
+from .base import View, _widget_bundle
 from .timeline_lod import MAX_MARKS, EventIndex, Marks, TraceModel, event_details
 
 STATIC = pathlib.Path(__file__).parent / "static"
@@ -471,13 +471,6 @@ def offline_classic() -> str:
         + js
         + "\nwindow.__tfpvRenderOffline = renderOffline;\n})(); }"
     )
-
-
-def _widget_bundle(widget) -> dict:
-    data = widget._repr_mimebundle_()
-    if isinstance(data, tuple):
-        data = data[0]
-    return {k: v for k, v in (data or {}).items() if k.startswith("application/")}
 
 
 def write_html(run, path, **kwargs) -> str:
