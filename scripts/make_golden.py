@@ -1,15 +1,18 @@
 """Make the golden reference files the analyses are tested against, with xprof.
 
-    python scripts/make_golden.py [--step-counts]
+    python scripts/make_golden.py [--step-counts | --only NAME ...]
 
-For every bundled sample (and a synthetic GPU capture from tests/xspace_builder.py) this
-runs xprof's converters, the engine behind TensorBoard's Profile tab, and writes each tool's
-JSON to tests/golden/<name>/<tool>.json. xprof writes cache files next to the capture it
-reads, so it only ever sees copies in a temporary directory. Needs the dev extra (xprof).
+For every bundled sample, the real 8-GPU capture in tests/data, and the synthetic GPU and
+TPU captures of tests/xspace_builder.py and tests/tpu_builder.py, this runs xprof's
+converters (the engine behind TensorBoard's Profile tab) and writes each tool's JSON to
+tests/golden/<name>/<tool>.json (.json.gz above 1 MB). xprof writes cache files next to
+the capture it reads, so every call sees its own copy in a temporary directory, and
+``use_saved_result`` is off so nothing cached is reused. Needs the dev extra (xprof).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import pathlib
 import shutil
@@ -26,49 +29,74 @@ TOOLS = (
     "pod_viewer",
     "kernel_stats",
 )
+BERT = ROOT / "tests" / "data" / "bert_8gpu_multi_worker.xplane.pb"
+GZIP_ABOVE = 1 << 20
 
 
-def run_tools(xplane: pathlib.Path, out_dir: pathlib.Path, tools=TOOLS) -> None:
+def xprof_tool(xplane: pathlib.Path, tool: str):
+    """One xprof tool's output for a capture, parsed, from a private copy of the file."""
     from xprof.convert import raw_to_tool_data as r
 
     with tempfile.TemporaryDirectory(prefix="tfprof_golden_") as tmp:
         copy = pathlib.Path(tmp) / xplane.name
         shutil.copy2(xplane, copy)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        for tool in tools:
-            data, _ = r.xspace_to_tool_data([str(copy)], tool, {})
-            text = data.decode() if isinstance(data, bytes) else data
-            parsed = json.loads(text)  # validate, and store it stably formatted
-            (out_dir / f"{tool}.json").write_text(json.dumps(parsed, indent=1, sort_keys=True))
+        data, _ = r.xspace_to_tool_data([str(copy)], tool, {"use_saved_result": False})
+    text = data.decode() if isinstance(data, bytes) else data
+    return json.loads(text)
+
+
+def run_tools(xplane: pathlib.Path, out_dir: pathlib.Path, tools=TOOLS) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for tool in tools:
+        text = json.dumps(xprof_tool(xplane, tool), indent=1, sort_keys=True)
+        for old in out_dir.glob(f"{tool}.json*"):
+            old.unlink()
+        if len(text) > GZIP_ABOVE:
+            (out_dir / f"{tool}.json.gz").write_bytes(gzip.compress(text.encode(), mtime=0))
+        else:
+            (out_dir / f"{tool}.json").write_text(text)
     print(f"{out_dir.relative_to(ROOT)}: {', '.join(tools)}")
 
 
-def main() -> None:
+def _builders():
+    sys.path.insert(0, str(ROOT / "tests"))
+    from tpu_builder import tpu_capture
+    from xspace_builder import SYNTHETIC_GPU_ARGS, cpu_steps_capture, gpu_capture
+
+    return {
+        "synthetic_gpu": lambda: gpu_capture(**SYNTHETIC_GPU_ARGS),
+        "synthetic_tpu": tpu_capture,
+        "steps_5": lambda: cpu_steps_capture(5),
+        "steps_6": lambda: cpu_steps_capture(6),
+    }
+
+
+def goldens() -> dict:
+    """name -> (a function giving the capture's path in a temp dir, tools)."""
+    out = {}
     for sample in ("keras_fit", "custom_loop", "input_bound"):
         (xplane,) = sorted((ROOT / "sample_profiles" / sample).rglob("*.xplane.pb"))
-        run_tools(xplane, GOLDEN / sample)
-    sys.path.insert(0, str(ROOT / "tests"))
-    from xspace_builder import SYNTHETIC_GPU_ARGS, gpu_capture
-
-    with tempfile.TemporaryDirectory() as tmp:
-        path = gpu_capture(**SYNTHETIC_GPU_ARGS).write(pathlib.Path(tmp) / "gpu.xplane.pb")
-        run_tools(path, GOLDEN / "synthetic_gpu")
-    make_step_counts()
+        out[sample] = (lambda _tmp, x=xplane: x, TOOLS)
+    out["bert_8gpu"] = (lambda _tmp: BERT, TOOLS)
+    for name, build in _builders().items():
+        tools = ("overview_page",) if name.startswith("steps_") else TOOLS
+        out[name] = (lambda tmp, b=build, n=name: b().write(tmp / f"{n}.xplane.pb"), tools)
+    return out
 
 
-def make_step_counts() -> None:
-    """Overviews of CPU captures with 5 and 6 steps: which steps xprof averages over."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from xspace_builder import cpu_steps_capture
-
-    for n in (5, 6):
+def main(names: list[str]) -> None:
+    every = goldens()
+    for name in names or every:
+        make, tools = every[name]
         with tempfile.TemporaryDirectory() as tmp:
-            path = cpu_steps_capture(n).write(pathlib.Path(tmp) / "cpu.xplane.pb")
-            run_tools(path, GOLDEN / f"steps_{n}", tools=("overview_page",))
+            run_tools(make(pathlib.Path(tmp)), GOLDEN / name, tools)
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--step-counts"]:  # only the step-count captures
-        make_step_counts()
+    args = sys.argv[1:]
+    if args == ["--step-counts"]:  # only the step-count captures
+        main(["steps_5", "steps_6"])
+    elif args[:1] == ["--only"]:
+        main(args[1:])
     else:
-        main()
+        main([])

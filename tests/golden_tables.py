@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import pathlib
 import sys
@@ -13,7 +14,11 @@ GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
 
 
 def golden(sample: str, tool: str):
-    return json.loads((GOLDEN / sample / f"{tool}.json").read_text())
+    """xprof's output of one tool for one capture (stored gzipped when large)."""
+    path = GOLDEN / sample / f"{tool}.json"
+    if not path.exists():
+        return json.loads(gzip.decompress((GOLDEN / sample / f"{tool}.json.gz").read_bytes()))
+    return json.loads(path.read_text())
 
 
 def data_table(table: dict) -> pd.DataFrame:
@@ -31,3 +36,15 @@ def synthetic_gpu_path() -> pathlib.Path:
 
     d = pathlib.Path(tempfile.mkdtemp(prefix="tfprof_gpu_"))
     return gpu_capture(**SYNTHETIC_GPU_ARGS).write(d / "gpu.xplane.pb")
+
+
+def synthetic_tpu_path() -> pathlib.Path:
+    """The synthetic TPU capture that the synthetic_tpu golden files were made from."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    from tpu_builder import tpu_capture
+
+    d = pathlib.Path(tempfile.mkdtemp(prefix="tfprof_tpu_"))
+    return tpu_capture().write(d / "tpu.xplane.pb")
+
+
+BERT = pathlib.Path(__file__).resolve().parent / "data" / "bert_8gpu_multi_worker.xplane.pb"

@@ -127,6 +127,10 @@ class XSpaceBuilder:
 
 
 US = 1_000_000  # picoseconds per microsecond
+# XProf's derived line ids as TensorFlow writes them: 0xdeadbeef as a 32-bit int, stored in
+# the 64-bit line id (XProf matches the 'Steps' line by this exact value).
+STEPS_LINE_ID = 0xDEADBEEF - (1 << 32)
+TF_OPS_LINE_ID = STEPS_LINE_ID + 3
 
 KERNELS = [
     (
@@ -231,8 +235,8 @@ def gpu_capture(
         }.items():
             dev.add_plane_stat(k, v)
         stream = dev.line("Stream #14(Compute)", 14, timestamp_ns=0)
-        ops = dev.line("TensorFlow Ops", 0xDEADBEEF + 2, timestamp_ns=0)
-        steps = dev.line("Steps", 0xDEADBEEF, timestamp_ns=0)
+        ops = dev.line("TensorFlow Ops", TF_OPS_LINE_ID, timestamp_ns=0)
+        steps = dev.line("Steps", STEPS_LINE_ID, timestamp_ns=0)
         for s in range(n_steps):
             t0 = s * step_us * US + 40 * US
             steps.event(f"{s}", t0, (step_us - 200) * US, {"group_id": s, "step_name": f"{s}"})

@@ -184,12 +184,13 @@ def _capture_log(run_dir: str) -> str:
 
 # -- what to read ---------------------------------------------------------------------------
 def _select_hosts(path, sources, tool_sources, hosts: list[str] | None):
-    """The traces and the tool-data files of the hosts asked for (all by default)."""
+    """The traces and the tool-data files of the hosts asked for (all by default), by the
+    name the run gives them (``run.hosts``) or by their file's name (what TensorBoard lists)."""
     if hosts is None:
         return sources, tool_sources
     wanted = set(hosts)
-    selected = [(h, fs) for h, fs in sources if h in wanted]
-    tools = [(h, fs) for h, fs in tool_sources if h in wanted]
+    selected = [(h, fs) for h, fs in sources if h in wanted or host_of(fs[0]) in wanted]
+    tools = [(h, fs) for h, fs in tool_sources if h in wanted or host_of(fs[0]) in wanted]
     if not selected and not tools:
         here = list(dict.fromkeys(h for h, _ in sources + tool_sources))
         raise ProfileNotFoundError(

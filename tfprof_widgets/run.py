@@ -17,8 +17,10 @@ import pandas as pd
 
 from . import schema, stat_columns
 from .analysis import ANALYSES, Analysis
+from .analysis.device_time import use_device_times
 from .analysis.event_index import on_device
 from .analysis.grouping import assign_groups
+from .analysis.inputs import CACHE_ATTRIBUTE
 from .analysis.tool_data import FROM_TOOL_DATA, ToolData
 from .readers.assemble import RunTables, assemble
 from .readers.columnar import HostTables
@@ -36,6 +38,8 @@ class Run:
         hosts: host names, in file order.
         planes, lines, events, event_stats, event_metadata, metadata_stats, plane_stats:
             the tables described in :mod:`tfprof_widgets.schema`.
+        xevent_times: the XEvent times of events that carry device times instead (TPU
+            ops, see :mod:`tfprof_widgets.analysis.device_time`); empty otherwise.
         event_line_rows: each event's row in :attr:`lines` (int32, aligned with events).
         line_plane_rows: each line's row in :attr:`planes` (int32, aligned with lines).
         t0_ns: absolute time of ``start_us == 0`` in ns (epoch-based when the capture
@@ -64,6 +68,10 @@ class Run:
         if not hosts:
             raise ValueError("a Run needs at least one host's tables")
         self._adopt(assemble(hosts), name, path, [h.path for h in hosts], [h.host for h in hosts])
+        # TPU ops take their device times; the XEvents' own are kept aside.
+        self.xevent_times = use_device_times(
+            self, np.array([ln.base_ns for h in hosts for ln in h.lines], np.int64)
+        )
         self.errors = [f"{h.host}: {e}" for h in hosts for e in h.errors]
         self.warnings = [f"{h.host}: {w}" for h in hosts for w in h.warnings]
         if tool_data:
@@ -117,6 +125,8 @@ class Run:
         # What TensorFlow logged while tfprof_widgets captured this run (its capture.log).
         self.capture_log: str = ""
         self.tool_data: ToolData | None = None
+        # Events timed by a device clock (TPU ops) carry it; these are their XEvent times.
+        self.xevent_times: pd.DataFrame = schema.empty(schema.XEVENT_TIMES)
 
     def _fill_typed_columns(self) -> None:
         ev = self.events
@@ -176,6 +186,7 @@ class Run:
         """Forget every analysis computed so far (they are recomputed when next read)."""
         for a in ANALYSES:
             self.__dict__.pop(a.name, None)
+        self.__dict__.pop(CACHE_ATTRIBUTE, None)  # what the analyses shared
 
     @property
     def view(self):

@@ -2,7 +2,8 @@
 and every analysis's output.
 
 Tables of a run (:class:`~tfprof_widgets.Run`): EVENTS, EVENT_STATS, PLANES, LINES,
-EVENT_METADATA, METADATA_STATS, PLANE_STATS, TFPROF_NODES, TFPROF_EXECS; of a logdir: RUNS.
+EVENT_METADATA, METADATA_STATS, PLANE_STATS, XEVENT_TIMES, TFPROF_NODES, TFPROF_EXECS; of a
+logdir: RUNS.
 TensorBoard's own numbers from a run directory's tool-data files (``Run.tool_data``):
 TOOL_DATA_FILES, TOOL_STEPS, TOOL_TF_STATS, TOOL_TOP_OPS, TOOL_MEMORY_BREAKDOWN,
 TOOL_POD_STATS, TOOL_ALL_REDUCE_OPS (and STEPS, OP_STATS, KERNELS, MEMORY, MEMORY_SUMMARY,
@@ -56,7 +57,9 @@ EVENTS: dict[str, tuple[str, str]] = {
     "start_us": (
         "float64",
         "Start, microseconds after the earliest event of the run. NaN for "
-        "aggregated events (see occurrences).",
+        "aggregated events (see occurrences). Events with device_offset_ps/"
+        "device_duration_ps stats (TPU ops) have their device times here, the XEvent's "
+        "in Run.xevent_times.",
     ),
     "dur_us": ("float64", "Duration in microseconds (for aggregated events: as recorded)."),
     "end_us": ("float64", "start_us + dur_us."),
@@ -94,6 +97,18 @@ EVENTS: dict[str, tuple[str, str]] = {
 # * Chrome traces only: ``cat`` (the event's category), ``ph`` (its phase, where it is not a
 #   complete or begin/end event), and every ``args`` entry under its own name (numbers as
 #   int/uint/double, strings as str, nested values as their JSON text).
+# Events timed by a device clock (TPU XLA ops with the stats device_offset_ps and
+# device_duration_ps) carry those times in EVENTS; this table keeps what the XEvent itself
+# recorded, one row per such event (none for CPU/GPU captures). See analysis/device_time.py.
+XEVENT_TIMES: dict[str, tuple[str, str]] = {
+    "event": ("int64", "Row in Run.events of an event whose times are the device's."),
+    "xevent_start_us": (
+        "float64",
+        "The XEvent's own start (line timestamp + offset), µs on the run's clock.",
+    ),
+    "xevent_dur_us": ("float64", "The XEvent's own duration, µs."),
+}
+
 EVENT_STATS: dict[str, tuple[str, str]] = {
     "event": ("int64", "Row position in Run.events this stat belongs to."),
     "stat": ("category", "Stat name from the plane's stat metadata ('step_num', 'tf_op', ...)."),
@@ -358,6 +373,12 @@ OP_STATS: dict[str, tuple[str, str]] = {
         "bool",
         "True when the op ran eagerly (the 'is_eager' stat), else inside a tf.function.",
     ),
+    "beyond_xprof": (
+        "bool",
+        "True for what TensorBoard does not show: device ops we attribute from a kernel's "
+        "'level 0' annotation (XProf 2.24 needs a 'tf_op' stat) or a JAX kernel's tf_op "
+        "(XProf uses the HLO modules), and the device IDLE that these ops shrink.",
+    ),
 }
 
 KERNELS: dict[str, tuple[str, str]] = {
@@ -424,7 +445,8 @@ MEMORY_SUMMARY: dict[str, tuple[str, str]] = {
     ),
     "peak_bytes_lifetime": (
         "int64",
-        "The allocator's own lifetime peak (may predate the capture).",
+        "The allocator's own lifetime peak (may predate the capture) as its last event in "
+        "the file reports it (TensorBoard's figure; 0 when that event lacks the stat).",
     ),
     "peak_in_use_bytes": ("int64", "Stack + heap at the profile's peak."),
     "peak_heap_bytes": ("int64", "Heap at the peak."),

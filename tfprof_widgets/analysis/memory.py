@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema, stat_columns
-from .tool_data import tool_data_source
+from .inputs import tool_data_source
 
 # TensorFlow DataType enum -> the name XProf shows (DataTypeString).
 DATA_TYPES = [
@@ -74,11 +74,11 @@ def memory_events(run) -> pd.DataFrame:
     group_stat, has_group = stat_columns.numbers(stats, "group_id", n)
     group = ev["group_id"].to_numpy(dtype=float, na_value=np.nan)
     group_id = np.where(has_group, group_stat, np.where(np.isnan(group), -1, group))[rows]
-    allocator = cat("allocator_name")
+    allocator = _memory_ids(stats, n)[rows]
     df = pd.DataFrame(
         {
             "host": ev["host"].to_numpy()[rows],
-            "allocator": np.where(pd.isna(allocator), "unknown", allocator),
+            "allocator": allocator,
             "time_us": ev["start_us"].to_numpy()[rows],
             "activity": np.where(is_alloc[rows], "ALLOCATION", "DEALLOCATION"),
             "stack_reserved_bytes": num("bytes_reserved"),
@@ -104,6 +104,29 @@ def memory_events(run) -> pd.DataFrame:
     out = df[list(schema.MEMORY)]
     for c in ("host", "allocator", "activity", "tf_op", "region_type", "data_type", "tensor_shape"):
         out[c] = out[c].astype("category")
+    return out
+
+
+def _memory_ids(stats: pd.DataFrame, n: int) -> np.ndarray:
+    """Each event's memory id, as XProf names allocators: the last of its stats
+    ``index_on_host``, ``device_ordinal`` (TPU allocators, named by the number) and
+    ``allocator_name`` in the order the event stores them; 'unknown' when it has none (XProf
+    shows an empty name). XProf reads the numbers only when stored signed; we read either."""
+    out = np.full(n, "unknown", object)
+    hit = stats["stat"].isin(["index_on_host", "device_ordinal", "allocator_name"]).to_numpy()
+    sel = stats[hit]
+    if not len(sel):
+        return out
+    last = ~sel["event"].duplicated(keep="last").to_numpy()
+    sel = sel[last]
+    kind = sel["kind"].astype(str).to_numpy()
+    numeric = np.isin(kind, ["int", "uint"])
+    ints = sel["int_value"].to_numpy()
+    number = ints.astype(str).astype(object)
+    unsigned = kind == "uint"
+    number[unsigned] = ints[unsigned].view(np.uint64).astype(str)
+    value = np.where(numeric, number, sel["str_value"].astype(object).to_numpy())
+    out[sel["event"].to_numpy()] = value
     return out
 
 
@@ -166,7 +189,9 @@ def memory_summary(run) -> pd.DataFrame:
                 "memory_capacity_bytes": int(
                     p["stack_reserved_bytes"] + p["heap_allocated_bytes"] + p["free_memory_bytes"]
                 ),
-                "peak_bytes_lifetime": int(g["peak_bytes_in_use"].max()),
+                # The allocator's own lifetime peak as its last event (in file order)
+                # reports it, as XProf takes it (0 when that event lacks the stat).
+                "peak_bytes_lifetime": int(g["peak_bytes_in_use"].iloc[g["event"].argmax()]),
                 "peak_in_use_bytes": int(p["in_use_bytes"]),
                 "peak_heap_bytes": int(p["heap_allocated_bytes"]),
                 "peak_stack_bytes": int(p["stack_reserved_bytes"]),

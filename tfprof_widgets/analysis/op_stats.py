@@ -1,154 +1,291 @@
 """TF op statistics: TensorBoard's "TensorFlow Stats" as a DataFrame (``run.ops``).
 
-Host ops are events whose name is an op (see :mod:`.tf_ops`) on host threads; their self
-time excludes directly nested ops on the same thread. Device ops are GPU/TPU kernels
-carrying a ``tf_op`` stat, attributed to that TF op (kernels do not nest, so self = total).
-An ``IDLE`` row per host and side holds the time each thread (or device) spent between its
-first and last op without running one, as XProf reports it.
+The rules are XProf 2.24's (``xplane_to_op_metrics_db.cc``), so that every row and its IDLE
+equal TensorBoard's:
 
-Where we differ from XProf on purpose: XProf also counts allocator events that carry a
-``tf_op`` stat (``MemoryAllocation`` inside an op) as extra occurrences of that op, which
-doubles their count and adds the allocator's time to the op's total; each op event counts
-once here.
+* **Host** (each ``/host:CPU`` thread, XProf's derived lines skipped): an *activity* is an
+  event whose name is a TF op (:mod:`.tf_ops`), and also every event that carries a
+  non-empty ``tf_op`` stat (an allocation inside an op counts as one more occurrence of that
+  op). Activities nest on their thread by XProf's stack (:func:`.nesting.stack_nesting`);
+  self time is an activity's duration minus that of the activities directly inside it. A
+  thread's total is the larger of its activities' self time and the span from its first
+  activity to its last; its IDLE is that total minus the self time. Rows are per op name.
+* **GPU** (each ``/device:GPU:N``): a kernel or copy with a ``tf_op`` stat is a device op
+  of that TF op (self = duration); rows per TF op, whose occurrences are the most any one
+  of its kernels ran. A GPU's total is the span of all events on its own lines (from the
+  first start to the last end); IDLE is the total minus the ops' time, summed over GPUs,
+  and is always reported for a capture with GPUs.
+* **TPU** (each ``/device:TPU:N``): the events of the ``XLA Ops`` (and ``Framework Ops``,
+  ``Sparse Core Ops``) lines are HLO ops, identified by the ``program_id``/``symbol_id``
+  stats of their event metadata (symbol 0, the program's root, is not an op) and timed by
+  their device clock (see :mod:`.device_time`); an op's self time is its duration minus the
+  ops it encloses. Rows per TF op of the metadata's ``tf_op`` (the HLO op's name, type
+  'Unknown', where it has none). A core's total is the span of its ``Steps`` and op lines.
+
+Beyond XProf (``beyond_xprof`` is True): TensorFlow 2.x GPU captures record a kernel's TF op
+not in a ``tf_op`` stat but in its ``level 0`` annotation (and some in ``kernel_details``);
+XProf 2.24 shows no device op for them. We attribute those kernels (and copies) to their TF
+op too, and the device IDLE shrinks by that time, so IDLE + those ops = XProf's IDLE. JAX
+GPU kernels (``hlo_op`` stats) are attributed by their ``tf_op`` stat, where XProf uses the
+HLO modules it finds in the capture; those rows are marked as well.
 """
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
-from .. import schema
-from .event_index import event_line_ids, on_device
-from .nesting import children_sum, direct_parents, to_ps
-from .tf_ops import is_derived_line, name_table, parse_tf_op
-from .tool_data import tool_data_source
+from .. import schema, stat_columns
+from .event_index import event_line_ids, event_plane_rows
+from .inputs import per_run, tool_data_source
+from .nesting import children_sum, stack_nesting, to_ps
+from .tf_ops import UNKNOWN, event_names, is_derived_line, parse_tf_op
+from .tpu import tpu_op_rows
+
+_ROW_COLUMNS = [
+    "host",
+    "host_or_device",
+    "type",
+    "operation",
+    "occurrences",
+    "total_ps",
+    "self_ps",
+    "is_eager",
+    "beyond_xprof",
+]
 
 
-def host_op_events(run) -> pd.DataFrame:
-    """Host op events with their parsed name/type, self time and line row (one row each)."""
+def _parsed(values: pd.Series) -> pd.DataFrame:
+    """ParseTfOpFullname of each value of a categorical, per value (category, op_name,
+    op_type), without per-event work."""
+    cats = values.cat.categories.astype(str)
+    table = pd.DataFrame([parse_tf_op(c) for c in cats], columns=["category", "op_name", "op_type"])
+    codes = values.cat.codes.to_numpy()
+    out = table.iloc[np.maximum(codes, 0)].reset_index(drop=True)
+    out.loc[codes < 0, :] = [UNKNOWN, "", ""]
+    return out
+
+
+@per_run
+def host_activities(run) -> pd.DataFrame:
+    """XProf's host activities with their nesting: one row per TF-op event and per event
+    with a ``tf_op`` stat on a host thread (see the module docstring).
+
+    Columns: row (in run.events), host, line_row, operation, type, is_eager, begin_ps,
+    end_ps, recorded (False where XProf's stack lost it), self_ps.
+    """
     ev = run.events
-    table = name_table(ev["name"])
+    kinds = run.planes["device_kind"].astype(str).to_numpy()
+    host_line = (kinds == "CPU")[run.line_plane_rows] & ~is_derived_line(run.lines["line_id"])
+    timed = ev["occurrences"].to_numpy() == 1
+    on_host = host_line[run.event_line_rows] & timed
+    names = event_names(run)
     codes = ev["name"].cat.codes.to_numpy()
-    category = table["category"].to_numpy()[codes]
-    line_id = event_line_ids(run)
-    keep = (
-        (category != "unknown")
-        & ~on_device(run)
-        & (ev["occurrences"].to_numpy() == 1)
-        & ~is_derived_line(line_id)
-    )
-    rows = np.flatnonzero(keep)
-    sub = ev.iloc[rows]
-    start, end = to_ps(sub["start_us"].to_numpy()), to_ps(sub["end_us"].to_numpy())
-    dur = end - start
-    self_ps = dur.astype(np.float64)
-    line_rows = run.event_line_rows[rows]
-    cuts = np.flatnonzero(np.diff(line_rows)) + 1
-    for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(rows)]):
-        parent = direct_parents(start[a:b], end[a:b])
-        self_ps[a:b] -= children_sum(parent, dur[a:b].astype(np.float64))
-    eager = _is_eager(run, rows)
+    is_op = on_host & (names["category"].to_numpy()[codes] != UNKNOWN)
+    tf_op = ev["tf_op"]
+    stat_op = on_host & tf_op.notna().to_numpy() & (tf_op.astype(str).to_numpy() != "")
+    a_rows, b_rows = np.flatnonzero(is_op), np.flatnonzero(stat_op)
+    # Recorded order: each event's own op first, then its tf_op stat's.
+    rows = np.concatenate([a_rows, b_rows])
+    seq = np.argsort(np.concatenate([2 * a_rows, 2 * b_rows + 1]), kind="stable")
+    rows = rows[seq]
+    from_stat = (np.arange(len(seq)) >= len(a_rows))[seq]
+    parsed = _parsed(tf_op.iloc[b_rows].astype("category"))
+    op_name = np.concatenate([names["op_name"].to_numpy()[codes[a_rows]], parsed["op_name"]])
+    op_type = np.concatenate([names["op_type"].to_numpy()[codes[a_rows]], parsed["op_type"]])
+    eager = np.concatenate([_is_eager(run, a_rows), np.zeros(len(b_rows), bool)])
+    begin = to_ps(ev["start_us"].to_numpy()[rows])
+    end = to_ps(ev["end_us"].to_numpy()[rows])
+    line_row = run.event_line_rows[rows]
+    recorded, parent = stack_nesting(line_row, begin, end)
+    dur = (end - begin).astype(np.float64)
+    self_ps = dur - children_sum(parent, np.where(recorded, dur, 0.0))
     return pd.DataFrame(
         {
             "row": rows,
-            "host": sub["host"].to_numpy(),
-            "line_row": line_rows,
-            "category": category[rows],
-            "operation": table["op_name"].to_numpy()[codes[rows]],
-            "type": table["op_type"].to_numpy()[codes[rows]],
-            "start_ps": start,
+            "host": ev["host"].to_numpy()[rows],
+            "line_row": line_row,
+            "operation": op_name[seq],
+            "type": op_type[seq],
+            "is_eager": eager[seq],
+            "from_stat": from_stat,
+            "begin_ps": begin,
             "end_ps": end,
-            "dur_ps": dur,
+            "recorded": recorded,
             "self_ps": self_ps,
-            "is_eager": eager,
         }
     )
 
 
-def device_op_events(run) -> pd.DataFrame:
-    """Device kernels with a tf_op stat, attributed to that op (one row per kernel)."""
-    ev = run.events
-    dev = on_device(run) & ~is_derived_line(event_line_ids(run)) & ev["tf_op"].notna().to_numpy()
-    rows = np.flatnonzero(dev)
-    sub = ev.iloc[rows]
-    ops = sub["tf_op"].cat.remove_unused_categories()
-    parsed = pd.DataFrame(
-        [parse_tf_op(str(c)) for c in ops.cat.categories],
-        columns=["category", "op_name", "op_type"],
+def _host_rows(run) -> tuple[pd.DataFrame, pd.Series]:
+    """Host op rows (one per host and op name) and each host's IDLE, ps."""
+    act = host_activities(run)
+    if not len(act):
+        return pd.DataFrame(columns=_ROW_COLUMNS), pd.Series(dtype=float)
+    # A thread's total: the larger of its ops' self time and the span of its activities.
+    line = act.groupby("line_row", sort=False).agg(
+        host=("host", "first"), first=("begin_ps", "min"), last=("end_ps", "max")
     )
-    codes = ops.cat.codes.to_numpy()
-    start, end = to_ps(sub["start_us"].to_numpy()), to_ps(sub["end_us"].to_numpy())
-    eager = _is_eager(run, rows)
-    return pd.DataFrame(
-        {
-            "row": rows,
-            "host": sub["host"].to_numpy(),
-            "plane": sub["plane"].to_numpy(),
-            "operation": parsed["op_name"].to_numpy()[codes],
-            "type": parsed["op_type"].to_numpy()[codes],
-            "start_ps": start,
-            "end_ps": end,
-            "dur_ps": end - start,
-            "self_ps": (end - start).astype(np.float64),
-            "is_eager": eager,
-        }
+    rec = act[act["recorded"]]
+    line["busy"] = rec.groupby("line_row", sort=False)["self_ps"].sum()
+    line["busy"] = line["busy"].fillna(0.0)
+    line["idle"] = np.maximum(line["busy"], line["last"] - line["first"]) - line["busy"]
+    idle = line.groupby("host", sort=False)["idle"].sum()
+    # An op's type is the first non-empty one XProf meets: ends in time order, line by line.
+    rec = rec.assign(dur=rec["end_ps"] - rec["begin_ps"]).sort_values(
+        ["line_row", "end_ps"], kind="stable"
     )
+    typed = rec[rec["type"] != ""].drop_duplicates(["host", "operation"])
+    rows = (
+        rec.groupby(["host", "operation"], sort=False)
+        .agg(
+            occurrences=("dur", "size"),
+            total_ps=("dur", "sum"),
+            self_ps=("self_ps", "sum"),
+            is_eager=("is_eager", "any"),
+        )
+        .reset_index()
+    )
+    rows = rows.merge(typed[["host", "operation", "type"]], on=["host", "operation"], how="left")
+    rows["type"] = rows["type"].fillna("")
+    rows["host_or_device"] = "Host"
+    rows["beyond_xprof"] = False
+    return rows[_ROW_COLUMNS], idle
 
 
 def _is_eager(run, rows: np.ndarray) -> np.ndarray:
     """Whether each of these events ran eagerly (its 'is_eager' stat)."""
-    if "is_eager" not in run.stat_names:
-        return np.zeros(len(rows), bool)
-    return run.stat("is_eager").to_numpy(dtype=float, na_value=0)[rows].astype(bool)
+    v, has = stat_columns.numbers(run.event_stats, "is_eager", len(run.events))
+    return (has & (v != 0))[rows]
 
 
-def _device_spans(run) -> pd.DataFrame:
-    """First start and last end of all events on each device's own (non-derived) lines:
-    kernels and memcpys alike, as XProf measures a device's total time."""
+@per_run
+def gpu_kernel_ops(run) -> pd.DataFrame:
+    """Events on GPU streams attributed to a TF op: one row each.
+
+    Columns: row, host, plane_row, operation, type, kernel (the event's name), dur_ps,
+    is_eager, beyond_xprof (attributed by its ``level 0`` annotation or ``kernel_details``
+    rather than XProf's ``tf_op`` stat, or a JAX kernel XProf attributes by its HLO op).
+    """
     ev = run.events
-    keep = (
-        on_device(run) & ~is_derived_line(event_line_ids(run)) & (ev["occurrences"].to_numpy() == 1)
-    )
-    sub = ev[keep]
+    n = len(ev)
+    kinds = run.planes["device_kind"].astype(str).to_numpy()
+    plane_row = event_plane_rows(run)
+    gpu = (kinds == "GPU")[plane_row] & ~is_derived_line(event_line_ids(run))
+    gpu &= ev["occurrences"].to_numpy() == 1
+    stats = run.event_stats
+    by_stat = ev["tf_op"].astype(str).where(ev["tf_op"].notna(), "").to_numpy()
+    _, has_hlo = stat_columns.strings(stats, "hlo_op", n)
+    level0, _ = stat_columns.strings(stats, "level 0", n)
+    details, _ = stat_columns.strings(stats, "kernel_details", n)
+    name = np.where(by_stat != "", by_stat, "")
+    ours = (by_stat == "") & gpu
+    name[ours] = [_op_of_annotation(a, d) for a, d in zip(level0[ours], details[ours])]
+    keep = gpu & (name != "")
+    rows = np.flatnonzero(keep)
+    parsed = _parsed(pd.Series(name[rows], dtype="category"))
+    valid = parsed["category"].to_numpy() != UNKNOWN
+    from_stat = (by_stat[rows] != "") & ~has_hlo[rows]
+    # An annotation that is no TF op (a TraceMe such as 'MakeTensorFromProto') names none.
+    rows, parsed = rows[valid | from_stat], parsed[valid | from_stat]
+    from_stat = (by_stat[rows] != "") & ~has_hlo[rows]
     return pd.DataFrame(
         {
-            "host": sub["host"].to_numpy(),
-            "plane": sub["plane"].to_numpy(),
-            "start_ps": to_ps(sub["start_us"].to_numpy()),
-            "end_ps": to_ps(sub["end_us"].to_numpy()),
+            "row": rows,
+            "host": ev["host"].to_numpy()[rows],
+            "plane_row": plane_row[rows],
+            "operation": parsed["op_name"].to_numpy(),
+            "type": parsed["op_type"].to_numpy(),
+            "kernel": ev["name"].to_numpy()[rows],
+            "dur_ps": to_ps(ev["dur_us"].to_numpy()[rows]),
+            "is_eager": _is_eager(run, rows),
+            "beyond_xprof": ~from_stat,
         }
     )
 
 
-def _idle_rows(side: str, ops: pd.DataFrame, spans: pd.DataFrame, key: str) -> pd.DataFrame:
-    """IDLE per host: each thread's (or device's) span minus the self time of its ops. A
-    host thread's span runs from its first op to its last; a device's covers all its
-    events."""
-    if not len(ops):
-        return pd.DataFrame()
-    span = spans.groupby(["host", key], observed=True, sort=False).agg(
-        first=("start_ps", "min"), last=("end_ps", "max")
+def _op_of_annotation(level0, details) -> str:
+    """The TF op a kernel's ``level 0`` annotation (or a 'tf_op:' token of its
+    ``kernel_details``) names, '' when neither does."""
+    if isinstance(level0, str) and level0:
+        return level0
+    if isinstance(details, str) and "tf_op:" in details:
+        for token in re.split(r"[ \n]", details):
+            if token.startswith("tf_op:"):
+                return token[len("tf_op:") :]
+    return ""
+
+
+def _gpu_rows(run) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """GPU op rows per TF op, and per host the GPU IDLE (ours and XProf's), ps."""
+    k = gpu_kernel_ops(run)
+    kinds = run.planes["device_kind"].astype(str)
+    gpu_planes = np.flatnonzero((kinds == "GPU").to_numpy())
+    spans = _plane_spans(run, gpu_planes)
+    busy = k.groupby("plane_row")["dur_ps"].sum()
+    busy_xprof = k[~k["beyond_xprof"]].groupby("plane_row")["dur_ps"].sum()
+    spans["busy"] = busy.reindex(spans.index).fillna(0.0)
+    spans["busy_xprof"] = busy_xprof.reindex(spans.index).fillna(0.0)
+    spans["idle"] = np.maximum(spans["busy"], spans["span"]) - spans["busy"]
+    spans["idle_xprof"] = np.maximum(spans["busy_xprof"], spans["span"]) - spans["busy_xprof"]
+    idle = spans.groupby("host", sort=False)[["idle", "idle_xprof"]].sum()
+    if not len(k):
+        return pd.DataFrame(columns=_ROW_COLUMNS), idle
+    # A device op is a TF op's kernel (by name); a TF op ran as often as its busiest kernel.
+    per_kernel = (
+        k.groupby(["host", "operation", "type", "kernel"], sort=False, observed=True)
+        .agg(
+            occurrences=("dur_ps", "size"),
+            total_ps=("dur_ps", "sum"),
+            is_eager=("is_eager", "any"),
+            beyond_xprof=("beyond_xprof", "any"),
+        )
+        .reset_index()
     )
-    busy = ops.groupby(["host", key], observed=True, sort=False)["self_ps"].sum()
-    per = span.join(busy.rename("busy"), how="inner")
-    per["idle"] = (per["last"] - per["first"]) - per["busy"]
-    idle = per.groupby(level="host", observed=True)["idle"].sum()
-    return pd.DataFrame(
-        {
-            "host": idle.index.astype(object),
-            "host_or_device": side,
-            "type": "IDLE",
-            "operation": "IDLE",
-            "occurrences": 0,
-            "total_ps": idle.to_numpy(),
-            "self_ps": idle.to_numpy(),
-            "is_eager": False,
-        }
+    rows = (
+        per_kernel.groupby(["host", "operation", "type"], sort=False, observed=True)
+        .agg(
+            occurrences=("occurrences", "max"),
+            total_ps=("total_ps", "sum"),
+            is_eager=("is_eager", "any"),
+            beyond_xprof=("beyond_xprof", "any"),
+        )
+        .reset_index()
     )
+    rows["self_ps"] = rows["total_ps"]
+    rows["host_or_device"] = "Device"
+    return rows[_ROW_COLUMNS], idle
+
+
+def _plane_spans(run, plane_rows: np.ndarray) -> pd.DataFrame:
+    """For these planes (GPUs): host and the span of all events on their own lines, from
+    the first event's offset to the last end (XProf measures it on the event offsets within
+    their lines), ps; 0 for a plane without events."""
+    planes = run.planes
+    out = pd.DataFrame(
+        {"host": planes["host"].astype(str).to_numpy()[plane_rows], "span": 0.0},
+        index=pd.Index(plane_rows, name="plane_row"),
+    )
+    ev = run.events
+    prow = event_plane_rows(run)
+    keep = np.isin(prow, plane_rows) & ~is_derived_line(event_line_ids(run))
+    keep &= ev["occurrences"].to_numpy() == 1
+    if not keep.any():
+        return out
+    line_base = run.lines["timestamp_ns"].to_numpy()[run.event_line_rows[keep]] * 1000
+    off = to_ps(ev["start_us"].to_numpy()[keep]) - line_base
+    end = off + to_ps(ev["dur_us"].to_numpy()[keep])
+    g = pd.DataFrame({"p": prow[keep], "off": off, "end": end}).groupby("p")
+    span = g["end"].max() - g["off"].min()
+    out.loc[span.index, "span"] = span.to_numpy(np.float64)
+    return out
 
 
 def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
-    """One row per (host, host/device, op type, op name, eager): columns of schema.OP_STATS.
+    """One row per (host, host/device, op): columns of schema.OP_STATS (see the module
+    docstring for XProf's rules and what we add).
 
     A run without a trace gives TensorBoard's own table (its TF stats tool output)."""
     td = tool_data_source(run)
@@ -156,54 +293,82 @@ def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
         return schema.conform(
             td.tf_stats if include_idle else td.tf_stats_without_idle, schema.OP_STATS
         )
-    host = host_op_events(run)
-    device = device_op_events(run)
-    parts = []
-    for side, frame in (("Host", host), ("Device", device)):
-        if not len(frame):
-            continue
-        agg = (
-            frame.groupby(["host", "type", "operation", "is_eager"], observed=True, sort=False)
-            .agg(
-                occurrences=("dur_ps", "size"),
-                total_ps=("dur_ps", "sum"),
-                self_ps=("self_ps", "sum"),
-            )
-            .reset_index()
-        )
-        agg.insert(1, "host_or_device", side)
-        parts.append(agg)
-        if include_idle:
-            if side == "Host":
-                parts.append(_idle_rows(side, frame, frame, "line_row"))
-            else:
-                parts.append(_idle_rows(side, frame, _device_spans(run), "plane"))
+    host_rows, host_idle = _host_rows(run)
+    gpu_rows, gpu_idle = _gpu_rows(run)
+    tpu_rows, tpu_idle = tpu_op_rows(run)
+    parts = [host_rows, gpu_rows, tpu_rows]
+    if include_idle:
+        parts += [
+            _idle_rows("Host", host_idle, host_idle),
+            _idle_rows("Device", gpu_idle["idle"], gpu_idle["idle_xprof"]),
+            _idle_rows("Device", tpu_idle, tpu_idle),
+        ]
+    parts = [p[_ROW_COLUMNS] for p in parts if len(p)]
     if not parts:
         return schema.empty(schema.OP_STATS)
-    df = pd.concat([p for p in parts if len(p)], ignore_index=True)
-    df["total_time_us"] = df["total_ps"] / 1e6
-    df["total_self_time_us"] = df["self_ps"] / 1e6
+    df = pd.concat(parts, ignore_index=True)
+    df["total_time_us"] = df["total_ps"].astype(np.float64) / 1e6
+    df["total_self_time_us"] = df["self_ps"].astype(np.float64) / 1e6
     occ = df["occurrences"].where(df["occurrences"] > 0)
     df["avg_time_us"] = (df["total_time_us"] / occ).fillna(0.0)
     df["avg_self_time_us"] = (df["total_self_time_us"] / occ).fillna(0.0)
+    # XProf's order: self time descending, ties by name.
     df = df.sort_values(
-        ["host", "host_or_device", "total_self_time_us"],
-        ascending=[True, False, False],
+        ["host", "host_or_device", "total_self_time_us", "operation"],
+        ascending=[True, False, False, True],
         kind="stable",
         ignore_index=True,
     )
-    side_total = df.groupby(["host", "host_or_device"], sort=False)["total_self_time_us"].transform(
-        "sum"
-    )
-    df["self_time_percent"] = 100 * df["total_self_time_us"] / side_total
+    side = df.groupby(["host", "host_or_device"], sort=False)["total_self_time_us"]
+    df["self_time_percent"] = 100 * df["total_self_time_us"] / side.transform("sum")
     df["cumulative_self_time_percent"] = df.groupby(["host", "host_or_device"], sort=False)[
         "self_time_percent"
     ].cumsum()
     df["occurrences"] = df["occurrences"].astype(np.int64)
-    out = df[list(schema.OP_STATS)]
-    for col in ("host", "host_or_device", "type", "operation"):
-        out[col] = out[col].astype("category")
-    return out
+    df["is_eager"] = df["is_eager"].astype(bool)
+    df["beyond_xprof"] = df["beyond_xprof"].astype(bool)
+    return schema.conform(df, schema.OP_STATS)
 
 
-__all__ = ["device_op_events", "host_op_events", "op_stats"]
+def _idle_rows(side: str, idle: pd.Series, idle_xprof: pd.Series) -> pd.DataFrame:
+    """IDLE per host; marked beyond XProf where our own device ops made it differ."""
+    if not len(idle):
+        return pd.DataFrame(columns=_ROW_COLUMNS)
+    return pd.DataFrame(
+        {
+            "host": idle.index.astype(str),
+            "host_or_device": side,
+            "type": "IDLE",
+            "operation": "IDLE",
+            "occurrences": 0,
+            "total_ps": idle.to_numpy(np.float64),
+            "self_ps": idle.to_numpy(np.float64),
+            "is_eager": False,
+            "beyond_xprof": (idle != idle_xprof.reindex(idle.index)).to_numpy(),
+        }
+    )
+
+
+def idle_figures(run) -> pd.DataFrame:
+    """Per host and side: XProf's total time (Σ over threads or devices of max(span, op
+    time)), op time and idle share, as the overview's host/device idle percent uses them.
+
+    Columns: host, host_or_device, total_us, op_us, idle_percent.
+    """
+    ops = run.ops
+    g = ops.groupby(["host", "host_or_device"], observed=True)
+    total = g["total_self_time_us"].sum()
+    idle = (
+        ops[ops["type"] == "IDLE"]
+        .groupby(["host", "host_or_device"], observed=True)["total_self_time_us"]
+        .sum()
+    )
+    out = pd.DataFrame({"total_us": total, "idle_us": idle.reindex(total.index).fillna(0.0)})
+    out["op_us"] = out["total_us"] - out["idle_us"]
+    out["idle_percent"] = np.where(
+        out["total_us"] > 0, 100 * out["idle_us"] / out["total_us"].where(out["total_us"] > 0), 0.0
+    )
+    return out.reset_index()
+
+
+__all__ = ["gpu_kernel_ops", "host_activities", "idle_figures", "op_stats"]

@@ -10,13 +10,17 @@ the first and last of each host).
 from __future__ import annotations
 
 import dataclasses
+import re
 
+import numpy as np
 import pandas as pd
 
-from .. import schema
+from .. import stat_columns
 from .input_pipeline import tf_data_in_use
+from .op_stats import idle_figures
 from .results import Summary
-from .steps import CATEGORIES, overview_steps
+from .steps import CATEGORIES, StepDb, overview_steps, step_db
+from .tpu import duty_cycle
 
 HIGHLY_INPUT, MODERATELY_INPUT = 20.0, 5.0
 HIGHLY_OUTPUT, MODERATELY_OUTPUT = 20.0, 5.0
@@ -28,9 +32,12 @@ TF_DATA_CONTENTION = (
     "try to set the environment variable TF_GPU_THREAD_MODE=gpu_private."
 )
 NO_STEPS_STATEMENT = (
-    "No step time measured. Therefore we cannot tell where the performance bottleneck is. "
-    "Mark steps with tf.profiler.experimental.Trace('train', step_num=step, _r=1), or "
-    "profile for longer than one step."
+    "No step time measured. Therefore we cannot tell where the performance bottleneck is."
+)
+NO_STEPS_HINT = (
+    "No step marker observed and hence the step time is unknown. Mark steps with "
+    "tf.profiler.experimental.Trace('train', step_num=step, _r=1), or profile for longer "
+    "than one step."
 )
 # The columns of the top ops that the overview shows.
 TOP_OPS_COLUMNS = [
@@ -43,6 +50,12 @@ TOP_OPS_COLUMNS = [
 ]
 # Below this share of 16-bit device compute, mixed precision is recommended (XProf's rule).
 LOW_PRECISION_PERCENT = 10.0
+NEXT_STEP_TF_DATA = "Look at Section 3 for the breakdown of input time on the host."
+NEXT_STEP_NO_TF_DATA = (
+    "Consider using the tf.data API to enable profiler's host-side analysis for input "
+    "pipeline. Profiler currently does not support custom input pipeline (please ignore "
+    "Section 3 below)."
+)
 PYTHON_EXPLANATION = (
     " % of the total step time sampled is spent on 'All Others' time. This "
     "could be due to Python execution overhead."
@@ -141,10 +154,20 @@ class OverviewSummary(Summary):
     summary_next_step: str
     device_compute_16bit_percent: float
     device_compute_32bit_percent: float
-    host_op_time_percent: float  # share of op time spent in ops placed on the host
+    precision_statement: str
+    # Op placement, as occurrences (TensorBoard's "host/device TF op %": executions of host
+    # ops and of device ops, without our own device-op additions) and as self time.
+    host_op_occurrence_percent: float
+    device_op_occurrence_percent: float
+    host_op_time_percent: float
     device_op_time_percent: float
     eager_host_op_percent: float
     eager_device_op_percent: float
+    # XProf's idle shares: 1 - op time / total time of the host (threads) and device op
+    # tables, %; the TPU duty cycle (busy share of the cores' window), % (NaN without TPU).
+    host_idle_percent: float
+    device_idle_percent: float
+    device_duty_cycle_percent: float
     hardware_type: str  # CPU_ONLY, GPU, TPU
     hosts: list[str]
     device_type: str
@@ -186,13 +209,75 @@ class OverviewSummary(Summary):
         return "OverviewSummary(\n  " + "\n  ".join(self._repr_lines()) + "\n)"
 
 
+_NVIDIA_FAMILIES = {
+    2: "Fermi",
+    3: "Kepler",
+    5: "Maxwell",
+    6: "Pascal",
+    9: "Hopper",
+    10: "Blackwell",
+}
+_TPU_CORE = re.compile(r"^/device:TPU:\d+$")
+
+
 def _environment(run) -> tuple[str, str, int]:
+    """(hardware type, device type, device cores) as XProf's run environment names them:
+    the GPU model of the first GPU plane (from its vendor and compute capability; 'GPU'
+    when unknown) and the number of GPU planes, empty ones included; else the first TPU
+    core's ``device_type_string`` and the number of TPU cores; else 'CPU'."""
     planes = run.planes
-    dev = planes[planes["device_kind"].isin(schema.DEVICE_KINDS)]
-    if not len(dev):
-        return "CPU_ONLY", "CPU", 0
-    kind = str(dev["device_kind"].iloc[0])
-    return kind, kind, int(len(dev))
+    names = planes["plane"].astype(str)
+    gpus = planes[names.str.startswith("/device:GPU:").to_numpy()]
+    if len(gpus):
+        first = gpus.iloc[0]
+        stats = run.plane_stats[
+            (run.plane_stats["host"] == first["host"])
+            & (run.plane_stats["plane"] == first["plane"])
+        ]
+        props = dict(zip(stats["stat"].astype(str), stat_columns.values(stats)))
+        return "GPU", _gpu_model(props) or "GPU", len(gpus)
+    tpus = planes[names.str.match(_TPU_CORE).to_numpy()]
+    if len(tpus):
+        first = tpus.iloc[0]
+        stats = run.plane_stats[
+            (run.plane_stats["host"] == first["host"])
+            & (run.plane_stats["plane"] == first["plane"])
+        ]
+        props = dict(zip(stats["stat"].astype(str), stat_columns.values(stats)))
+        return "TPU", str(props.get("device_type_string", "")), len(tpus)
+    return "CPU_ONLY", "CPU", 0
+
+
+def _plane_props(run, plane: pd.Series) -> dict:
+    """A plane's stats as {name: value}."""
+    ps = run.plane_stats
+    stats = ps[(ps["host"] == plane["host"]) & (ps["plane"] == plane["plane"])]
+    return dict(zip(stats["stat"].astype(str), stat_columns.values(stats)))
+
+
+def _gpu_model(props: dict) -> str:
+    """XProf's GpuModelName: an NVIDIA GPU's family from its compute capability, an AMD
+    GPU's gfx version; '' for an unknown vendor."""
+    major, minor = int(props.get("compute_cap_major", 0)), int(props.get("compute_cap_minor", 0))
+    vendor = str(props.get("device_vendor", ""))
+    if vendor == "Nvidia":
+        if major == 7:
+            return "Nvidia GPU (Volta)" if minor < 5 else "Nvidia GPU (Turing)"
+        if major == 8:
+            return "Nvidia GPU (Ampere)" if minor < 9 else "Nvidia GPU (Ada Lovelace)"
+        family = _NVIDIA_FAMILIES.get(major)
+        return f"Nvidia GPU ({family})" if family else "Nvidia GPU"
+    if vendor == "AMD":
+        name = str(props.get("device_name", ""))
+        if re.fullmatch(r"gfx[0-9a-fA-F]{3,}", name):
+            return f"AMD GPU - {name}"
+        gfx = {(9, 4): "gfx942", (9, 5): "gfx950"}.get((major, minor))
+        if gfx:
+            return f"AMD GPU - {gfx}"
+        return {9: "AMD GPU - gfx-9XX series", 10: "AMD GPU - gfx-10XX series"}.get(
+            major, "AMD GPU - gfx-11XX series" if major == 11 else "AMD GPU"
+        )
+    return ""
 
 
 _STEP_FIGURES = [
@@ -217,7 +302,14 @@ def overview_summary(run) -> OverviewSummary:
     verdicts = _verdicts(pct, tf_data, has_steps=float(st.sum()) > 0)
     placement = _op_placement(ops)
     hardware, device_type, cores = _environment(run)
-    c16, c32 = _precision_shares(steps)
+    c16, c32 = _precision_shares(step_db(run))
+    precision = (
+        f"Only {one_digit(c16)}% of device computation is 16 bit. So you might want to "
+        "replace more 32-bit Ops by 16-bit Ops to improve performance (if the reduced "
+        "accuracy is acceptable)."
+        if 0 < c16 < LOW_PRECISION_PERCENT
+        else ""
+    )
     recommendations = [
         s
         for s in (
@@ -226,14 +318,11 @@ def overview_summary(run) -> OverviewSummary:
             verdicts["kernel_launch_statement"],
             verdicts["all_other_statement"],
             verdicts["device_collectives_statement"],
+            precision,
+            NO_STEPS_HINT if not n else "",
         )
         if s
     ]
-    if c16 + c32 > 0 and c16 < LOW_PRECISION_PERCENT:
-        recommendations.append(
-            f"Only {one_digit(c16)}% of device computation is 16 bit. You may consider mixed "
-            "precision (tf.keras.mixed_precision) to use the Tensor Cores."
-        )
     if not run.tfprof_nodes.empty:  # a TF1 tfprof profile: add tfprof's advisor
         recommendations += [
             f"tfprof {r.checker}: {r.finding}" for r in run.tfprof_advice.itertuples()
@@ -250,7 +339,9 @@ def overview_summary(run) -> OverviewSummary:
         **verdicts,
         device_compute_16bit_percent=c16,
         device_compute_32bit_percent=c32,
+        precision_statement=precision,
         **placement,
+        **_idle_and_duty(run, hardware),
         hardware_type=hardware,
         hosts=list(run.hosts),
         device_type=device_type,
@@ -339,12 +430,7 @@ def _verdicts(pct: dict[str, float], tf_data: bool, has_steps: bool) -> dict[str
         f"Collective Communication'.",
     )
     if cls in ("host", "both"):
-        next_step = (
-            "Look at Section 3 for the breakdown of input time on the host."
-            if tf_data
-            else "Consider using the tf.data API to enable profiler's "
-            "host-side analysis for input pipeline."
-        )
+        next_step = NEXT_STEP_TF_DATA if tf_data else NEXT_STEP_NO_TF_DATA
     else:
         next_step = "You may skip the rest of this page."
     return {
@@ -361,37 +447,71 @@ def _verdicts(pct: dict[str, float], tf_data: bool, has_steps: bool) -> dict[str
     }
 
 
-def _precision_shares(steps: pd.DataFrame) -> tuple[float, float]:
-    """16-bit and 32-bit shares of device compute, %, over *every* step: XProf computes them
-    from all the steps' events (ComputePrecisionStats over the non-overlapped step events),
-    not from the steps its averages keep."""
-    c16 = float(steps["device_compute_16_us"].sum())
-    c32 = float(steps["device_compute_32_us"].sum())
+def _precision_shares(db: StepDb) -> tuple[float, float]:
+    """16-bit and 32-bit shares of device compute, %, over every step group's events, as
+    XProf computes them (ComputePrecisionStats): not only the steps the averages keep, and
+    not clipped to the steps."""
+    c16, c32 = db.device_compute_16_ps, db.device_compute_32_ps
     if not c16 + c32:
         return 0.0, 0.0
     return 100.0 * c16 / (c16 + c32), 100.0 * c32 / (c16 + c32)
 
 
 def _op_placement(ops: pd.DataFrame) -> dict[str, object]:
-    """Shares of op time on the host and the device, eager shares, and the top ops."""
+    """Where ops ran, by occurrences (XProf's rule, over TensorBoard's own rows) and by self
+    time (over every row), eager shares, and the top ten ops of the device (of the host
+    when no device op ran)."""
     real = ops[ops["type"] != "IDLE"]
-    host_t = float(real.loc[real["host_or_device"] == "Host", "total_self_time_us"].sum())
-    dev_t = float(real.loc[real["host_or_device"] == "Device", "total_self_time_us"].sum())
+    is_host = (real["host_or_device"] == "Host").to_numpy()
+    xprof = ~real["beyond_xprof"].to_numpy()
+    self_t = real["total_self_time_us"].to_numpy()
+    occ = real["occurrences"].to_numpy()
+    host_t, dev_t = float(self_t[is_host].sum()), float(self_t[~is_host].sum())
+    host_n, dev_n = int(occ[is_host].sum()), int(occ[~is_host & xprof].sum())
 
-    def eager_pct(side: str) -> float:
-        s = real[real["host_or_device"] == side]
-        t = float(s["total_self_time_us"].sum())
-        return 100.0 * float(s.loc[s["is_eager"], "total_self_time_us"].sum()) / t if t else 0.0
+    def share(a: float, b: float) -> float:
+        return 100.0 * a / (a + b) if a + b else 0.0
 
-    side = "Device" if dev_t > 0 else "Host"
-    top = real[real["host_or_device"] == side].nlargest(10, "total_self_time_us")
-    both = host_t + dev_t
+    def eager_pct(side: np.ndarray) -> float:
+        eager = real["is_eager"].to_numpy()
+        return share(float(self_t[side & eager].sum()), float(self_t[side & ~eager].sum()))
+
+    side = real[~is_host] if dev_t > 0 else real[is_host]
+    top = side.sort_values(
+        ["total_self_time_us", "operation"], ascending=[False, True], kind="stable"
+    ).head(10)
+    # Shares of the side's op time, IDLE left out, as the overview's table gives them.
+    side_total = float(side["total_self_time_us"].sum())
+    top = top.assign(
+        self_time_percent=100 * top["total_self_time_us"] / side_total if side_total else 0.0
+    )
+    top["cumulative_self_time_percent"] = top["self_time_percent"].cumsum()
     return {
-        "host_op_time_percent": 100.0 * host_t / both if both else 0.0,
-        "device_op_time_percent": 100.0 * dev_t / both if both else 0.0,
-        "eager_host_op_percent": eager_pct("Host"),
-        "eager_device_op_percent": eager_pct("Device"),
+        "host_op_occurrence_percent": share(host_n, dev_n),
+        "device_op_occurrence_percent": share(dev_n, host_n),
+        "host_op_time_percent": share(host_t, dev_t),
+        "device_op_time_percent": share(dev_t, host_t),
+        "eager_host_op_percent": eager_pct(is_host),
+        "eager_device_op_percent": eager_pct(~is_host),
         "top_ops": top.reset_index(drop=True),
+    }
+
+
+def _idle_and_duty(run, hardware: str) -> dict[str, float]:
+    """XProf's host and device idle shares (1 − op time / total time of each op table, %)
+    and, on TPUs, the duty cycle (busy / (busy + idle) of the cores, %)."""
+    fig = idle_figures(run).groupby("host_or_device")[["total_us", "idle_us"]].sum()
+
+    def idle_pct(side: str) -> float:
+        if side not in fig.index or not fig.loc[side, "total_us"]:
+            return 0.0
+        return 100.0 * float(fig.loc[side, "idle_us"]) / float(fig.loc[side, "total_us"])
+
+    busy, idle = duty_cycle(run) if hardware == "TPU" else (0.0, 0.0)
+    return {
+        "host_idle_percent": idle_pct("Host"),
+        "device_idle_percent": idle_pct("Device"),
+        "device_duty_cycle_percent": 100.0 * busy / (busy + idle) if busy + idle else float("nan"),
     }
 
 

@@ -15,14 +15,17 @@ capture window), and ``overview_steps(steps)`` does the same.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 
 from .. import schema, stat_columns
-from .event_index import event_line_ids, on_device
+from .event_index import event_line_ids, event_plane_rows, on_device
 from .grouping import function_call_markers
+from .inputs import per_run
 from .nesting import to_ps
-from .tf_ops import is_derived_line, name_table
+from .tf_ops import STEP_INFO_LINE_ID, is_derived_line, name_table, thread_ids
 
 # XProf drops a host's first and last step from its averages when it has more steps than
 # this (kDropIncomplteteStepThreshold in xprof's step_events_to_steps_db.cc).
@@ -110,35 +113,46 @@ def _is_explicit_marker(names: pd.Series) -> np.ndarray:
     return is_marker[np.maximum(codes, 0)] & (codes >= 0)
 
 
+def _device_hosts(run) -> set[str]:
+    """Hosts whose capture has a GPU or TPU plane (even an empty one): XProf builds their
+    steps from device events alone."""
+    p = run.planes
+    return set(p.loc[p["device_kind"].isin(["GPU", "TPU"]), "host"].astype(str))
+
+
 def step_events(run) -> pd.DataFrame:
-    """Every event that counts toward some step: host, group, type, span in ps; plus markers.
+    """Every event that counts toward some step, with XProf's event type; plus the markers.
 
     Columns: host, group_id, kind ('host_marker', 'device_marker' or 'event'), type (the
-    XProf event type), start_ps, end_ps.
+    XProf event type), start_ps, end_ps, step. A host whose capture has a GPU plane
+    contributes its device events only (XProf's ``ConvertXSpaceToOpStats`` adds host step
+    events only when there is no device): markers from the device's 'Steps' line, and
+    every event with a correlation id and a group on the device's own lines, kept only for
+    groups that the same device also marks. Other hosts contribute their host events.
     """
     ev = run.events
     n = len(ev)
     group = ev["group_id"].to_numpy(dtype=float, na_value=np.nan)
     device = on_device(run)
-    derived = is_derived_line(event_line_ids(run))
+    line_id = event_line_ids(run)
+    derived = is_derived_line(line_id)
     names = ev["name"]
     codes = names.cat.codes.to_numpy()
     cat_str = pd.Series(names.cat.categories.astype(str))
     grouped = ~np.isnan(group) & (ev["occurrences"].to_numpy() == 1)
-
-    _, has_corr = stat_columns.numbers(run.event_stats, "correlation_id", n)
+    corr, has_corr = stat_columns.numbers(run.event_stats, "correlation_id", n)
     _, has_step_name = stat_columns.strings(run.event_stats, "step_name", n)
+    host_name = ev["host"]
+    on_device_host = np.isin(
+        host_name.cat.codes.to_numpy(),
+        [i for i, h in enumerate(host_name.cat.categories.astype(str)) if h in _device_hosts(run)],
+    )
 
-    # Device step markers: events on a device's 'Steps' line.
-    dev_marker = grouped & device & (ev["line"].astype(str).to_numpy() == "Steps")
-    # Device events: on a device's own lines, with a correlation id and a group.
-    dev_event = grouped & device & ~derived & has_corr
-    has_device = bool(dev_marker.any() or dev_event.any())
-    device_groups = set(group[dev_marker | dev_event].astype(np.int64).tolist())
+    dev_marker = grouped & device & (thread_ids(line_id) == STEP_INFO_LINE_ID)
+    dev_event = grouped & device & ~derived & has_corr & (corr >= 0) & on_device_host
+    dev_marker, dev_event = _marked_on_the_same_device(run, group, dev_marker, dev_event)
 
-    host = grouped & ~device
-    if has_device:  # on GPU runs only host events of steps the device ran count
-        host &= np.isin(group, list(device_groups))
+    host = grouped & ~device & ~on_device_host
     explicit = _is_explicit_marker(names) & host
     implicit = host & has_step_name & ~explicit
     if not (explicit | implicit).any():  # no markers: the repeated tf.function calls
@@ -146,7 +160,7 @@ def step_events(run) -> pd.DataFrame:
     cat_not_real = cat_str.str.startswith(_NOT_REAL_CPU).to_numpy()
     real = host & ~explicit & ~implicit & ~cat_not_real[codes] & ~_is_explicit_marker(names)
 
-    types = _host_types(names, has_corr, has_device)
+    types = _host_types(names, has_corr)
     dtypes = _device_types(names, run.event_stats)
     start = to_ps(ev["start_us"].to_numpy())
     end = to_ps(ev["end_us"].to_numpy())
@@ -161,7 +175,7 @@ def step_events(run) -> pd.DataFrame:
         parts.append(
             pd.DataFrame(
                 {
-                    "host": ev["host"].to_numpy()[rows],
+                    "host": host_name.to_numpy()[rows],
                     "group_id": group[rows].astype(np.int64),
                     "kind": kind_name,
                     "type": typ[rows],
@@ -174,49 +188,61 @@ def step_events(run) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def _host_types(names: pd.Series, has_corr: np.ndarray, has_device: bool) -> np.ndarray:
-    """XProf's event type of each host event: compute, waiting for input, kernel launch
-    (on runs with a device), copies."""
+def _marked_on_the_same_device(run, group, dev_marker, dev_event):
+    """XProf's IntersectCombineStepEvents per device: a device's events count for the groups
+    it also marks on its 'Steps' line, and its markers only for groups it has events in."""
+    plane = event_plane_rows(run).astype(np.int64)
+    g = np.nan_to_num(group).astype(np.int64)
+    key = plane * (1 << 32) + (g & 0xFFFFFFFF)
+    both = np.intersect1d(key[dev_marker], key[dev_event])
+    return dev_marker & np.isin(key, both), dev_event & np.isin(key, both)
+
+
+def _host_types(names: pd.Series, has_corr: np.ndarray) -> np.ndarray:
+    """XProf's event type of each host event of a capture without a device: compute,
+    waiting for input, copies (kernel launches only exist where there is a device, whose
+    steps XProf builds from device events alone)."""
     codes = names.cat.codes.to_numpy()
     cat_lower = pd.Series(names.cat.categories.astype(str)).str.lower()
     op_type = name_table(names)["op_type"].to_numpy()[codes]
     types = np.full(len(names), HOST_COMPUTE, np.int16)
     getnext = cat_lower.str.startswith("iteratorgetnext").to_numpy()[codes]
-    process = cat_lower.str.startswith("executorstate::process").to_numpy()[codes]
     types[getnext] = HOST_WAIT_INPUT
-    if has_device:
-        types[has_corr | process] = HOST_PREPARE
     types[op_type == "MemcpyHToH"] = HOST_TO_HOST
     types[np.isin(op_type, ["MemcpyHToD", *_INFEED_TYPES])] = HOST_TO_DEVICE
     return types
 
 
 def _device_types(names: pd.Series, event_stats: pd.DataFrame) -> np.ndarray:
-    """XProf's event type of each device event: 16- or 32-bit compute (by its tensor shapes,
-    else its name), collectives, copies."""
+    """XProf's event type of each device event (``ClassifyGpuEvent``): copies by XProf's
+    name rule, NCCL collectives, else 16- or 32-bit compute: 16-bit when the ``shape``
+    stat (the kernel's tensor shapes) mentions 'half', or, without shapes, when the kernel
+    name has 'half' or 'fp16'.
+
+    XProf's copy rule (``ParseTfOpFullname``) knows only the 'MemcpyHToD' spelling, so the
+    CUPTI copies of GPU captures ('MemcpyH2D', 'MemcpyD2H') count as device compute, as in
+    TensorBoard."""
     n = len(names)
     codes = names.cat.codes.to_numpy()
-    cat_lower = pd.Series(names.cat.categories.astype(str)).str.lower()
-    shapes, has_shapes = stat_columns.strings(event_stats, "tensor_shapes", n)
+    cats = pd.Series(names.cat.categories.astype(str))
+    shapes, has_shapes = stat_columns.strings(event_stats, "shape", n)
     dtypes = np.full(n, DEVICE_COMPUTE_32, np.int16)
-    half = cat_lower.str.contains("half|fp16").to_numpy()[codes]
-    shape_half = (
-        np.array(["half" in str(s) for s in shapes]) if has_shapes.any() else np.zeros(n, bool)
-    )
+    half = cats.str.contains("half|fp16").to_numpy()[codes]
+    shape_half = np.zeros(n, bool)
+    if has_shapes.any():
+        shape_half[has_shapes] = (
+            pd.Series(shapes[has_shapes], dtype=object)
+            .astype(str)
+            .str.contains("half", regex=False)
+            .to_numpy()
+        )
+    has_shapes &= pd.Series(shapes, dtype=object).fillna("").astype(str).to_numpy() != ""
     dtypes[np.where(has_shapes, shape_half, half)] = DEVICE_COMPUTE_16
-    dtypes[cat_lower.str.startswith("nccl").to_numpy()[codes]] = DEVICE_COLLECTIVES
-    # Copies: XProf only knows the 'MemcpyHToD' spelling, but GPU captures name them
-    # 'MemcpyH2D'/'MemcpyD2H'/'MemcpyD2D' (and 'MemcpyP2P'); both spellings count here.
-    for direction, typ in (
-        ("dtod", DEVICE_TO_DEVICE),
-        ("d2d", DEVICE_TO_DEVICE),
-        ("p2p", DEVICE_TO_DEVICE),
-        ("dtoh", DEVICE_TO_HOST),
-        ("d2h", DEVICE_TO_HOST),
-        ("htod", HOST_TO_DEVICE),
-        ("h2d", HOST_TO_DEVICE),
-    ):
-        dtypes[cat_lower.str.startswith(f"memcpy{direction}").to_numpy()[codes]] = typ
+    dtypes[cats.str.lower().str.startswith("nccl").to_numpy()[codes]] = DEVICE_COLLECTIVES
+    op_type = name_table(names)["op_type"].to_numpy()[codes]
+    dtypes[op_type == "MemcpyHToD"] = HOST_TO_DEVICE
+    dtypes[op_type == "MemcpyDToH"] = DEVICE_TO_HOST
+    dtypes[op_type == "MemcpyDToD"] = DEVICE_TO_DEVICE
     return dtypes
 
 
@@ -233,8 +259,10 @@ def _step_spans(se: pd.DataFrame) -> pd.DataFrame:
                     **{f"{kind}_{c}": pd.Series(dtype=float) for c in ("s", "e", "step")},
                 }
             )
-        m = m.assign(d=m["end_ps"] - m["start_ps"]).sort_values("d", kind="stable")
-        m = m.drop_duplicates(["host", "group_id"], keep="last")
+        # The first of the longest, as StepDetails::StepTime keeps a marker only when it is
+        # strictly longer than the one it has.
+        m = m.assign(d=m["start_ps"] - m["end_ps"]).sort_values("d", kind="stable")
+        m = m.drop_duplicates(["host", "group_id"], keep="first")
         return m[["host", "group_id", "start_ps", "end_ps", "step"]].rename(
             columns={"start_ps": f"{kind}_s", "end_ps": f"{kind}_e", "step": f"{kind}_step"}
         )
@@ -287,15 +315,62 @@ def _non_overlapped(ev: pd.DataFrame, n_steps: int) -> np.ndarray:
     return out
 
 
+@dataclasses.dataclass
+class StepDb:
+    """XProf's step database of a run: the steps (schema.STEPS) and the time each precision
+    of device compute took over every step group (the overview's 16/32-bit shares)."""
+
+    steps: pd.DataFrame
+    device_compute_16_ps: int
+    device_compute_32_ps: int
+
+
+@per_run
+def step_db(run) -> StepDb:
+    """The steps of a run and its device-compute precision, computed once per run.
+
+    A step is kept when it is well formed as XProf requires (ConvertStepDetailsToStepInfo):
+    on a host with a device some device compute happened in its group, on other hosts some
+    host compute did. The precision shares come from every group's events, unclipped and
+    before that filter (ComputePrecisionStats over the non-overlapped step events).
+    """
+    se = step_events(run)
+    ev = se[se["kind"] == "event"]
+    # Each (host, group)'s events without clipping: what decides well-formedness and
+    # precision.
+    groups = ev[["host", "group_id"]].drop_duplicates(ignore_index=True)
+    groups["g"] = np.arange(len(groups))
+    by_group = _non_overlapped(
+        ev.merge(groups, on=["host", "group_id"]).rename(columns={"g": "k"}), len(groups)
+    )
+    col = {t: i for i, t in enumerate(sorted(EVENT_TYPES))}
+    c16 = int(by_group[:, col[DEVICE_COMPUTE_16]].sum())
+    c32 = int(by_group[:, col[DEVICE_COMPUTE_32]].sum())
+    device_hosts = _device_hosts(run)
+    groups["well_formed"] = np.where(
+        groups["host"].astype(str).isin(device_hosts),
+        (by_group[:, col[DEVICE_COMPUTE_16]] + by_group[:, col[DEVICE_COMPUTE_32]]) > 0,
+        by_group[:, col[HOST_COMPUTE]] > 0,
+    )
+    spans = _step_spans(se).merge(
+        groups[["host", "group_id", "well_formed"]], on=["host", "group_id"]
+    )
+    spans = spans[spans["well_formed"]]
+    return StepDb(_breakdown(ev, spans), c16, c32)
+
+
 def step_breakdown(run) -> pd.DataFrame:
     """One row per (host, step) with the step time and its breakdown: schema.STEPS."""
-    se = step_events(run)
-    spans = _step_spans(se)
+    return step_db(run).steps
+
+
+def _breakdown(events: pd.DataFrame, spans: pd.DataFrame) -> pd.DataFrame:
+    """Each step's time by category: the events of its group clipped to the step."""
     spans = spans.sort_values(["host", "start_ps"], kind="stable").reset_index(drop=True)
     if not len(spans):
         return schema.empty(schema.STEPS)
     spans["k"] = np.arange(len(spans))
-    ev = se[se["kind"] == "event"].merge(
+    ev = events.merge(
         spans[["host", "group_id", "k", "start_ps", "end_ps"]],
         on=["host", "group_id"],
         suffixes=("", "_step"),

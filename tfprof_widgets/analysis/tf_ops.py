@@ -14,6 +14,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from .inputs import per_run
+
 TF_OP_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_./>-]*")
 TF_OP_TYPE = re.compile(r"[A-Z_][a-zA-Z0-9_]*")
 JAX_OP_TYPE = re.compile(r"[a-z_][a-z0-9_]*(\[.*\])?")
@@ -24,9 +26,14 @@ _MEMCPY = (
     ("memcpyhtoh", "MemcpyHToH"),
 )
 # XProf's derived lines (Steps, TF Ops, HLO Ops, ...) have ids from 0xdeadbeef as a C++
-# int, i.e. -559038737, with a few dozen ids above it reserved.
+# int, i.e. -559038737, up to the host XLA regions' 289 ids above it (kThreadIdDerivedMin ..
+# kThreadIdHostXlaRegionEnd in TSL's xplane_schema.h).
 _DERIVED_MIN = 0xDEADBEEF - (1 << 32)
-_DERIVED_SLOTS = 64
+_DERIVED_SLOTS = 289
+# The device 'Steps' line (kThreadIdStepInfo). XProf compares it with the 64-bit line id as
+# is, so only -559038737 (what TensorFlow writes) marks steps; 0xdeadbeef stored unsigned
+# is a derived line that marks none.
+STEP_INFO_LINE_ID = _DERIVED_MIN
 
 # Categories, as XProf names them.
 UNKNOWN, TENSORFLOW, TF_DATA, JAX, MEMCPY = "unknown", "tensorflow", "tf_data", "jax", "memcpy"
@@ -69,9 +76,20 @@ def name_table(names: pd.Categorical | pd.Series) -> pd.DataFrame:
     return pd.DataFrame(parsed, columns=["category", "op_name", "op_type"])
 
 
-def is_derived_line(line_ids: np.ndarray) -> np.ndarray:
-    """True for XProf's derived lines. Ids are compared as 32-bit ints, as XProf does, so
-    both -559038737 and 0xdeadbeef stored in an int64 count; 64-bit thread ids do not."""
+@per_run
+def event_names(run) -> pd.DataFrame:
+    """:func:`name_table` of the run's event names (computed once per run)."""
+    return name_table(run.events["name"])
+
+
+def thread_ids(line_ids: np.ndarray) -> np.ndarray:
+    """Line ids narrowed to int32, as XProf's ``IsDerivedThreadId(int)`` takes them: both
+    -559038737 and 0xdeadbeef stored in an int64 are the 'Steps' line."""
     low = np.asarray(line_ids, np.int64) & 0xFFFFFFFF
-    signed = np.where(low >= 1 << 31, low - (1 << 32), low)
+    return np.where(low >= 1 << 31, low - (1 << 32), low)
+
+
+def is_derived_line(line_ids: np.ndarray) -> np.ndarray:
+    """True for XProf's derived lines (ids compared as 32-bit ints, see :func:`thread_ids`)."""
+    signed = thread_ids(line_ids)
     return (signed >= _DERIVED_MIN) & (signed <= _DERIVED_MIN + _DERIVED_SLOTS)

@@ -30,6 +30,7 @@ import pandas as pd
 
 from .. import schema
 from .input_pipeline import InputPipelineSummary, input_pipeline
+from .inputs import tool_data_source
 from .overview import OverviewSummary, overview_summary
 from .steps import CATEGORIES
 
@@ -275,6 +276,12 @@ def _overview_summary(h, run_hosts: list[str], has_trace: bool) -> OverviewSumma
         summary_next_step=f["summary_next_step"],
         device_compute_16bit_percent=_nan(f["device_compute_16bit_percent"]),
         device_compute_32bit_percent=_nan(f["device_compute_32bit_percent"]),
+        precision_statement=f["precision_statement"],
+        host_op_occurrence_percent=_nan(f["host_op_occurrence_percent"]),
+        device_op_occurrence_percent=_nan(f["device_op_occurrence_percent"]),
+        host_idle_percent=_nan(f["host_idle_percent"]),
+        device_idle_percent=_nan(f["device_idle_percent"]),
+        device_duty_cycle_percent=_nan(f["device_duty_cycle_percent"]),
         host_op_time_percent=host_pct,
         device_op_time_percent=dev_pct,
         eager_host_op_percent=_nan(f["eager_host_op_percent"]),
@@ -312,12 +319,6 @@ def _pipeline_summary(hosts: list) -> InputPipelineSummary:
         tf_data_used=bool(f["tf_data_used"]),
         recommendations=list(f["recommendations"]),
     )
-
-
-def tool_data_source(run) -> ToolData | None:
-    """The run's tool data when it is the source of its tables (a run without a trace)."""
-    td = getattr(run, "tool_data", None)
-    return td if td is not None and td.is_source else None
 
 
 def no_trace_note(run, missing: str | None = None) -> str | None:

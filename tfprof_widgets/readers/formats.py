@@ -46,12 +46,14 @@ __all__ = [
     "TFPROF_SUFFIX",
     "TRACE_SUFFIXES",
     "XPLANE_SUFFIX",
+    "capture_hosts",
     "file_kind",
     "host_of",
     "host_sources",
     "is_capture_file",
     "is_tfprof_name",
     "sniff_run_metadata",
+    "xspace_hostnames",
 ]
 
 XPLANE_SUFFIX = ".xplane.pb"
@@ -164,6 +166,73 @@ def file_format(name: str) -> str | None:
     return None
 
 
+def xspace_hostnames(path: str) -> list[str]:
+    """The ``hostnames`` an XSpace file records (field 4 of the message), read by stepping
+    over its other top-level fields without decoding them (a few reads, even for a large
+    file); [] when the file has none or cannot be read that way (the reader then says what
+    is wrong with it)."""
+    names: list[str] = []
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            pos = 0
+            for _ in range(_MAX_TOP_LEVEL_FIELDS):
+                if pos >= size:
+                    return names
+                f.seek(pos)
+                head = f.read(20)
+                tag, i = _varint(head, 0)
+                field, wire = tag >> 3, tag & 7
+                if wire == 2:
+                    length, i = _varint(head, i)
+                    if field == 4 and length <= _MAX_HOSTNAME:
+                        f.seek(pos + i)
+                        names.append(f.read(length).decode("utf-8"))
+                    pos += i + length
+                elif wire == 0:
+                    pos += _varint(head, i)[1]
+                elif wire in (1, 5):
+                    pos += i + (8 if wire == 1 else 4)
+                else:
+                    return []
+    except (OSError, ValueError, UnicodeDecodeError):
+        return []
+    return names
+
+
+_MAX_TOP_LEVEL_FIELDS = 1_000_000
+_MAX_HOSTNAME = 1024
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    """A protobuf varint at ``buf[i:]``: (value, position after it)."""
+    value = shift = 0
+    while True:
+        if i >= len(buf) or shift > 63:
+            raise ValueError("truncated varint")
+        b = buf[i]
+        value |= (b & 0x7F) << shift
+        i += 1
+        if not b & 0x80:
+            return value, i
+        shift += 7
+
+
+def capture_hosts(files: list[str] | tuple[str, ...]) -> list[str]:
+    """The host name of each capture file of a run: the one host an XSpace records in
+    ``hostnames`` (what XProf's tools call it), else the file name without its suffix (what
+    TensorBoard lists). Names that would collide in the run fall back to the file names."""
+    names = []
+    for f in files:
+        recorded = xspace_hostnames(f) if f.endswith(XPLANE_SUFFIX) else []
+        names.append(recorded[0] if len(recorded) == 1 and recorded[0] else host_of(f))
+    stems = [host_of(f) for f in files]
+    taken = {}
+    for name in names:
+        taken[name] = taken.get(name, 0) + 1
+    return [n if taken[n] == 1 and (n == s or n not in stems) else s for n, s in zip(names, stems)]
+
+
 def host_of(path: str) -> str:
     """The host a capture file belongs to: its name without the format's suffix.
 
@@ -186,14 +255,15 @@ def _natural_key(path: str) -> list:
 def host_sources(files: list[str] | tuple[str, ...]) -> list[tuple[str, list[str]]]:
     """Each host of a run with the files it is read from, in the order they load.
 
-    One file per host, except RunMetadata: several RunMetadata files are the steps of one
-    session, read together (in natural order, step_2 before step_10) as the host
-    :data:`RUN_METADATA_HOST`, which comes first.
+    Hosts are named by :func:`capture_hosts`. One file per host, except RunMetadata:
+    several RunMetadata files are the steps of one session, read together (in natural
+    order, step_2 before step_10) as the host :data:`RUN_METADATA_HOST`, which comes first.
     """
     steps = [f for f in files if f.endswith(RUN_METADATA_SUFFIXES)]
     if len(steps) < 2:
-        return [(host_of(f), [f]) for f in files]
-    rest = [(host_of(f), [f]) for f in files if f not in steps]
+        return [(h, [f]) for h, f in zip(capture_hosts(files), files)]
+    others = [f for f in files if f not in steps]
+    rest = [(h, [f]) for h, f in zip(capture_hosts(others), others)]
     return [(RUN_METADATA_HOST, sorted(steps, key=_natural_key)), *rest]
 
 

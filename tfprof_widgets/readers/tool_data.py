@@ -290,6 +290,7 @@ def _tf_stats(records, host: str) -> pd.DataFrame:
             "self_time_percent": self_frac * 100,
             "cumulative_self_time_percent": cum_frac * 100,
             "is_eager": f("is_eager", bool),
+            "beyond_xprof": np.zeros(n, bool),  # TensorBoard's own rows
             "rank": f("rank", np.int64),
             "measured_flop_rate": f("measured_flop_rate"),
             "model_flop_rate": f("model_flop_rate"),

@@ -355,6 +355,11 @@ def _overview_figures(page, result, has_steps: bool) -> dict[str, object]:
         "device_compute_32bit_percent": an.device_compute_32bit_percent if an else None,
         "eager_host_op_percent": an.host_op_time_eager_percent if an else None,
         "eager_device_op_percent": an.device_op_time_eager_percent if an else None,
+        "host_op_occurrence_percent": an.host_tf_op_percent if an else None,
+        "device_op_occurrence_percent": an.device_tf_op_percent if an else None,
+        "host_idle_percent": an.host_idle_time_percent if an else None,
+        "device_idle_percent": an.device_idle_time_percent if an else None,
+        "device_duty_cycle_percent": an.device_duty_cycle_percent if an else None,
         "hardware_type": result.hardware_type,
         "device_type": env.device_type if env is not None else None,
         "device_core_count": env.device_core_count if env is not None else None,
@@ -688,6 +693,16 @@ def _table_overview(tables: list[_DataTable], steps_t, top_t) -> dict[str, objec
         else None,
         "eager_host_op_percent": top_t.number("host_op_time_eager_percent") if top_t else None,
         "eager_device_op_percent": top_t.number("device_op_time_eager_percent") if top_t else None,
+        **{
+            ours: top_t.number(theirs) if top_t else None
+            for ours, theirs in (
+                ("host_op_occurrence_percent", "host_tf_op_percent"),
+                ("device_op_occurrence_percent", "device_tf_op_percent"),
+                ("host_idle_percent", "host_idle_time_percent"),
+                ("device_idle_percent", "device_idle_time_percent"),
+                ("device_duty_cycle_percent", "device_duty_cycle_percent"),
+            )
+        },
         "hardware_type": str(sp.get("hardware_type", "")),
         "device_type": str(env.p.get("device_type", "")) if env is not None else None,
         "device_core_count": _count(env.number("device_core_count")) if env is not None else None,
