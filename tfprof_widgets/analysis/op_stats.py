@@ -32,8 +32,6 @@ HLO modules it finds in the capture; those rows are marked as well.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 
@@ -182,7 +180,7 @@ def gpu_kernel_ops(run) -> pd.DataFrame:
     details, _ = stat_columns.strings(stats, "kernel_details", n)
     name = np.where(by_stat != "", by_stat, "")
     ours = (by_stat == "") & gpu
-    name[ours] = [_op_of_annotation(a, d) for a, d in zip(level0[ours], details[ours])]
+    name[ours] = _ops_of_annotations(level0[ours], details[ours])
     keep = gpu & (name != "")
     rows = np.flatnonzero(keep)
     parsed = _parsed(pd.Series(name[rows], dtype="category"))
@@ -206,16 +204,18 @@ def gpu_kernel_ops(run) -> pd.DataFrame:
     )
 
 
-def _op_of_annotation(level0, details) -> str:
-    """The TF op a kernel's ``level 0`` annotation (or a 'tf_op:' token of its
-    ``kernel_details``) names, '' when neither does."""
-    if isinstance(level0, str) and level0:
-        return level0
-    if isinstance(details, str) and "tf_op:" in details:
-        for token in re.split(r"[ \n]", details):
-            if token.startswith("tf_op:"):
-                return token[len("tf_op:") :]
-    return ""
+def _ops_of_annotations(level0: np.ndarray, details: np.ndarray) -> np.ndarray:
+    """The TF op each kernel's ``level 0`` annotation (else the 'tf_op:' token of its
+    ``kernel_details``) names, '' where neither does."""
+    annotation = pd.Series(level0, dtype=object).fillna("").astype(str)
+    token = (
+        pd.Series(details, dtype=object)
+        .fillna("")
+        .astype(str)
+        .str.extract(r"(?:^|[ \n])tf_op:(\S*)", expand=False)
+        .fillna("")
+    )
+    return np.where(annotation != "", annotation, token).astype(object)
 
 
 def _gpu_rows(run) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -303,11 +303,13 @@ def overview_summary(run) -> OverviewSummary:
     placement = _op_placement(ops)
     hardware, device_type, cores = _environment(run)
     c16, c32 = _precision_shares(step_db(run))
+    # XProf's GeneratePrecisionStatement: any device compute at all, and under 10 % of it
+    # 16-bit (0 % included).
     precision = (
         f"Only {one_digit(c16)}% of device computation is 16 bit. So you might want to "
         "replace more 32-bit Ops by 16-bit Ops to improve performance (if the reduced "
         "accuracy is acceptable)."
-        if 0 < c16 < LOW_PRECISION_PERCENT
+        if c16 + c32 > 0 and c16 < LOW_PRECISION_PERCENT
         else ""
     )
     recommendations = [
