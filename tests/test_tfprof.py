@@ -37,6 +37,45 @@ def ref(tmp_path_factory):
     return out, json.loads((out / "reference.json").read_text())
 
 
+@pytest.fixture(scope="module")
+def pool_ref(tmp_path_factory):
+    """A second model the other tests do not use (conv, max pool, dense; three steps)."""
+    out = tmp_path_factory.mktemp("tf1_pool")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "tf1_reference.py"), str(out), "pool"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out, json.loads((out / "reference.json").read_text())
+
+
+def test_op_view_is_tfprofs_chain(pool_ref):
+    """tfprof's op view with ProfileOptionBuilder.time_and_memory(): each row's totals are
+    cumulative over the rows from it down, and min_bytes=1 filters those totals, so op types
+    with no bytes of their own (ReluGrad, Reshape, ...) show; every row, in tfprof's order,
+    with tfprof's own and total figures (Profiler.profile_operations)."""
+    out, want = pool_ref
+    table = tw.tfprof_table(
+        tw.load(out / "model.tfprof"),
+        "op",
+        min_micros=1,
+        min_bytes=1,
+        order_by="micros",
+        select=["micros", "bytes"],
+        account_displayed_op_only=True,
+        max_depth=10000,
+    )
+    got = table[
+        ["name", "exec_us", "total_exec_us", "requested_bytes", "total_requested_bytes", "nodes"]
+    ].values.tolist()
+    assert got == want["op_chain"]
+    zero_bytes = table.loc[table["requested_bytes"] == 0, "name"].tolist()
+    assert {"ReluGrad", "Reshape"} <= set(zero_bytes)
+    assert table["total_exec_us"].iloc[0] == table["exec_us"].sum()
+
+
 def test_flops_and_parameters_match_tensorflow(ref):
     out, want = ref
     run = tw.load(out / "model.tfprof")

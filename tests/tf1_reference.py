@@ -12,6 +12,13 @@ writes:
       (trainable_variables_parameter), and the op view's exec time and memory per op type
       for step -1 (the average) and step 0, and the scope, graph and code views' rows
       (name, depth, exec and requested bytes, own and total) ordered by name.
+
+    python tests/tf1_reference.py OUTDIR pool
+
+makes the same files for a second model (conv, max pool, dense; three steps) and records
+tfprof's op view exactly as ``ProfileOptionBuilder.time_and_memory()`` shows it (its
+defaults: min_micros=1, min_bytes=1, order by micros, account_displayed_op_only): every
+shown row in display order with its own and cumulative time and requested bytes.
 Runs in its own process: graph mode (disable_eager_execution) is process-wide.
 """
 
@@ -27,7 +34,7 @@ import tensorflow as tf  # noqa: E402
 v1 = tf.compat.v1
 
 
-def build():
+def build(pool: bool = False):
     g = tf.Graph()
     with g.as_default():
         v1.set_random_seed(0)
@@ -37,8 +44,13 @@ def build():
             w = v1.get_variable("w", (3, 3, 1, 8))
             b = v1.get_variable("b", (8,), initializer=v1.zeros_initializer())
             h = tf.nn.relu(tf.nn.conv2d(x, w, 1, "SAME") + b)
+        side = 28
+        if pool:
+            with v1.variable_scope("pool"):
+                h = tf.nn.max_pool2d(h, 2, 2, "VALID")
+            side = 14
         with v1.variable_scope("dense"):
-            w2 = v1.get_variable("w", (28 * 28 * 8, 10))
+            w2 = v1.get_variable("w", (side * side * 8, 10))
             b2 = v1.get_variable("b", (10,), initializer=v1.zeros_initializer())
             logits = tf.matmul(tf.reshape(h, (32, -1)), w2) + b2
         step = v1.get_variable(
@@ -73,6 +85,27 @@ def op_view(prof, step: int) -> dict:
             "nodes": len(c.graph_nodes),
         }
         todo.extend(c.children)
+    return rows
+
+
+def op_chain(prof) -> list:
+    """tfprof's op view with time_and_memory() as it is: [name, exec, total exec, requested
+    bytes, total requested bytes, nodes] per shown row, in display order."""
+    opts = v1.profiler.ProfileOptionBuilder
+    o = opts(opts.time_and_memory()).with_empty_output().build()
+    rows, node = [], prof.profile_operations(o)
+    while node.children:  # each row is the only child of the one before
+        node = node.children[0]
+        rows.append(
+            [
+                node.name,
+                node.exec_micros,
+                node.total_exec_micros,
+                node.requested_bytes,
+                node.total_requested_bytes,
+                len(node.graph_nodes),
+            ]
+        )
     return rows
 
 
@@ -111,15 +144,16 @@ def tree_view(prof, cmd: str) -> list:
 def main() -> None:
     v1.disable_eager_execution()
     out = sys.argv[1]
+    pool = sys.argv[2:] == ["pool"]
     os.makedirs(os.path.join(out, "steps"), exist_ok=True)
-    g, x, y, train, init = build()
+    g, x, y, train, init = build(pool)
     rng = np.random.default_rng(0)
     feed = {x: rng.random((32, 28, 28, 1), dtype=np.float32), y: rng.integers(0, 10, 32)}
     opts = v1.profiler.ProfileOptionBuilder
     with v1.Session(graph=g) as sess:
         sess.run(init)
         prof = v1.profiler.Profiler(g)
-        for s in range(2):
+        for s in range(3 if pool else 2):
             rm = v1.RunMetadata()
             sess.run(
                 train,
@@ -132,6 +166,10 @@ def main() -> None:
                 f.write(rm.SerializeToString())
         with open(os.path.join(out, "model.tfprof"), "wb") as f:
             f.write(prof.serialize_to_string())
+        if pool:
+            with open(os.path.join(out, "reference.json"), "w") as f:
+                json.dump({"op_chain": op_chain(prof)}, f, indent=1)
+            return
         quiet = {"output": "none"}
         flops = v1.profiler.profile(
             g, run_meta=rm, cmd="scope", options={**opts.float_operation(), **quiet}

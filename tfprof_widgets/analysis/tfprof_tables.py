@@ -146,6 +146,7 @@ def tfprof_table(
     hide_name_regexes: Sequence[str] = (),
     select: Sequence[str] = ("micros", "bytes", "params", "float_ops", "occurrence"),
     step: int = -1,
+    account_displayed_op_only: bool = False,
 ) -> pd.DataFrame:
     """One of tfprof's tables as a DataFrame, with tfprof's options (``ProfileOptionBuilder``
     names).
@@ -160,6 +161,14 @@ def tfprof_table(
     is below the threshold; ``max_depth`` limits the depth shown; ``start_name_regexes``
     start the display at matching rows, ``trim_name_regexes`` cut everything below a match,
     ``show``/``hide`` keep or drop matching rows (their children still show).
+
+    The "op" table is tfprof's op view, a chain rather than a tree: its rows (op types, by
+    ``order_by`` on their own figures) each stand for themselves and every row after them,
+    so a row's ``total_*`` is the sum of its own and all later rows' figures, and the
+    ``min_*`` filters compare those cumulative totals (an op type with 0 bytes of its own
+    shows under ``min_bytes=1`` when later rows have bytes, as in tfprof). With
+    ``account_displayed_op_only`` (``ProfileOptionBuilder.time_and_memory()`` sets it) the
+    totals are then summed over the shown rows only.
     """
     if cmd not in ("scope", "op", "graph", "code"):
         raise ValueError(f"cmd must be 'scope', 'op', 'graph' or 'code', not {cmd!r}")
@@ -175,6 +184,28 @@ def tfprof_table(
     own[stats["accounted"].to_numpy() == 0] = 0
 
     df = _rows(cmd, stats, own, metrics)
+    if cmd == "op":
+        return _op_chain(
+            df,
+            max_depth=max_depth,
+            order_by=order_by,
+            select=select,
+            mins=_mins(
+                min_micros,
+                min_bytes,
+                min_peak_bytes,
+                min_residual_bytes,
+                min_output_bytes,
+                min_params,
+                min_float_ops,
+            ),
+            min_occurrence=min_occurrence,
+            start=start_name_regexes,
+            trim=trim_name_regexes,
+            show=show_name_regexes,
+            hide=hide_name_regexes,
+            displayed_only=account_displayed_op_only,
+        )
     return _display(
         df,
         cmd,
@@ -296,6 +327,79 @@ def _code_stacks(stats: pd.DataFrame) -> list[tuple]:
         forward = code.get(m.group(1)) if m else None
         out.append(tuple(f + " (gradient)" for f in forward) if forward else frames)
     return out
+
+
+def _mins(micros, nbytes, peak, residual, output, params, float_ops) -> dict[str, float]:
+    return {
+        "exec_us": micros,
+        "requested_bytes": nbytes,
+        "peak_bytes": peak,
+        "residual_bytes": residual,
+        "output_bytes": output,
+        "parameters": params,
+        "float_ops": float_ops,
+    }
+
+
+def _matches(name: str, regexes) -> bool:
+    return any(re.fullmatch(r, name) for r in regexes)
+
+
+def _op_chain(
+    df: pd.DataFrame,
+    *,
+    max_depth,
+    order_by,
+    select,
+    mins,
+    min_occurrence,
+    start,
+    trim,
+    show,
+    hide,
+    displayed_only,
+) -> pd.DataFrame:
+    """tfprof's op view (``tfprof_op.cc``): op types in name order, then sorted by their own
+    ``order_by`` figure, largest first (a stable sort, as tfprof's insertion sort is on the
+    few types a model has); only accounted types take part; each row's totals are the
+    suffix sums over the rows from it down; rows are shown from the first that matches
+    ``start`` until ``trim`` matches or ``max_depth`` rows, when their cumulative totals
+    reach every ``min_*`` and the type has at least ``min_occurrence`` graph nodes."""
+    df = df[df["accounted"] > 0].sort_values("name", kind="stable")
+    if order_by != "name":
+        df = df.sort_values(_BY_OPTION[order_by], ascending=False, kind="stable")
+    df = df.reset_index(drop=True)
+    metrics = list(TABLE_METRICS)
+    own = df[metrics].to_numpy(np.float64)
+    total = np.cumsum(own[::-1], axis=0)[::-1]
+    col = {m: j for j, m in enumerate(metrics)}
+    names = df["name"].astype(str).tolist()
+    first = next((i for i, n in enumerate(names) if _matches(n, start)), len(names))
+    shown = []
+    for depth, i in enumerate(range(first, len(names))):
+        if _matches(names[i], trim) or depth > max_depth:
+            break
+        if (
+            all(total[i, col[m]] >= v for m, v in mins.items() if v)
+            and df["nodes"].iat[i] >= min_occurrence
+            and _matches(names[i], show)
+            and not _matches(names[i], hide)
+        ):
+            shown.append(i)
+    rows = np.array(shown, np.int64)
+    if displayed_only:
+        total = np.zeros_like(own)
+        total[rows] = np.cumsum(own[rows][::-1], axis=0)[::-1]
+    res = df.iloc[rows].copy()
+    for m in metrics:
+        res["total_" + m] = total[rows, col[m]]
+    res["depth"] = 0
+    res["parent"] = ""
+    picked = [_BY_OPTION[s] for s in select]
+    cols = ["name", "depth", "parent", "nodes"] + [c for m in picked for c in (m, "total_" + m)]
+    res = res[cols].reset_index(drop=True)
+    res.attrs["cmd"] = "op"
+    return res
 
 
 def _display(
