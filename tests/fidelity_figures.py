@@ -34,6 +34,7 @@ PERCENTS = {
     "device_idle_time_percent": "device_idle_percent",
     "device_duty_cycle_percent": "device_duty_cycle_percent",
 }
+TPU_ONLY = ("host_idle_percent", "device_idle_percent", "device_duty_cycle_percent")
 STATEMENTS = {
     "statement": "input_statement",
     "kernel_launch_statement": "kernel_launch_statement",
@@ -87,9 +88,12 @@ def xprof_figures(out: dict) -> dict:
                     f[f"{ours[:-3]}_ms_avg"] = float(steps[theirs].mean())
         for theirs, ours in STATEMENTS.items():
             f[ours] = (rec.get("p") or {}).get(theirs, "")
+        tpu = (steps_t.get("p") or {}).get("hardware_type") == "TPU"
         for theirs, ours in PERCENTS.items():
             v = _percent((analysis.get("p") or {}).get(theirs))
-            if v is not None:
+            # xprof computes the idle shares and the duty cycle only for TPUs (its CPU page
+            # prints the field's default, 0.0 %).
+            if v is not None and (tpu or ours not in TPU_ONLY):
                 f[ours] = v
         f["top_device_ops"] = list(rows(analysis).get("operation", pd.Series(dtype=str)))
     ops = out.get("framework_op_stats")
@@ -136,7 +140,8 @@ def our_figures(run) -> dict:
         if not math.isnan(v):
             f[ours] = v
     top = o.top_ops
-    top = top[~top["beyond_xprof"]] if len(top) else top
+    if len(top):  # xprof lists device ops only, and none of ours
+        top = top[(top["host_or_device"] == "Device") & ~top["beyond_xprof"]]
     f["top_device_ops"] = list(top["operation"].astype(str)) if len(top) else []
     ops = run.ops
     for side in ("Host", "Device"):
@@ -183,3 +188,14 @@ def differences(ours: dict, theirs: dict, rtol: float = 0.005) -> list[str]:
         elif got != want:
             out.append(f"{key}: ours {got!r}, xprof {want!r}")
     return out
+
+
+def tool_of(key: str) -> str:
+    """The TensorBoard tool a figure comes from."""
+    if key.startswith("memory "):
+        return "memory_profile"
+    if key.startswith("kernel_"):
+        return "kernel_stats"
+    if key.endswith(("_idle_us", "_op_rows")):
+        return "framework_op_stats"
+    return "overview_page"

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from conftest import SAMPLES
 from golden_tables import golden
-from xspace_builder import US, XSpaceBuilder
+from xspace_builder import STEPS_LINE_ID, US, XSpaceBuilder
 
 import tfprof_widgets as tw
 from tfprof_widgets import schema
@@ -140,7 +140,7 @@ def gpu_step_capture(tmp_path, half=False, wait_input=False, n_steps=3, half_ste
     ex = cpu.line("tf_Compute/2", 2)
     dev = b.plane("/device:GPU:0", 1)
     stream = dev.line("Stream #1(Compute)", 1)
-    steps_line = dev.line("Steps", 0xDEADBEEF)
+    steps_line = dev.line("Steps", STEPS_LINE_ID)
     for s in range(n_steps):
         t0 = s * 1000 * US
         py.event("train", t0, 1000 * US, {"step_num": s, "group_id": s})

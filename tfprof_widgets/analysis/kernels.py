@@ -3,8 +3,18 @@
 A kernel is an event on a device's own (non-derived) line that carries ``kernel_details``
 and lasts more than zero. Its launch parameters come from ``kernel_details`` in either
 format TensorFlow has written: ``regs:16 shm:0 grid:1,1,1 block:1024,1,1`` (TF 2.4 era) or
-``regs:N static_shared:N dynamic_shared:N grid:x,y,z block:x,y,z occ_pct:F``. Kernels are
-aggregated per (name, launch parameters, launching TF op) and ranked by total duration.
+``regs:N static_shared:N dynamic_shared:N grid:x,y,z block:x,y,z occ_pct:F``.
+
+Rows are grouped by XProf's ``KernelReport`` key: (kernel name, grid, block, registers per
+thread, static and dynamic shared memory, uses Tensor Cores, op is Tensor-Core eligible, TF
+op) — per host — and ranked by total duration, ties by name, the first 1,000 kept. We use
+that key rather than the kernel name alone because one kernel launched with other
+dimensions or by another op is a different row on TensorBoard's page, and the rows then
+compare one to one with its kernel-stats tool and with the ``KernelStatsDb`` files TF 2.3-2.10
+wrote (``tests/test_fidelity.py``, ``tests/test_tool_data.py``: the real 8-GPU capture's 15
+rows equal both). The TF op is the kernel's ``tf_op`` stat; a JAX kernel's is its
+``XlaModule:`` tf_op where XProf looks the HLO op up in the capture's HLO modules, so JAX
+captures can merge rows XProf keeps apart (the MI300X captures: 15 rows vs 16).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from .event_index import event_line_ids, event_plane_rows, on_device
 from .grouping import function_call_markers
 from .inputs import per_run
 from .nesting import to_ps
-from .tf_ops import STEP_INFO_LINE_ID, is_derived_line, name_table, thread_ids
+from .tf_ops import STEP_INFO_LINE_ID, is_derived_line, name_table
 
 # XProf drops a host's first and last step from its averages when it has more steps than
 # this (kDropIncomplteteStepThreshold in xprof's step_events_to_steps_db.cc).
@@ -148,7 +148,9 @@ def step_events(run) -> pd.DataFrame:
         [i for i, h in enumerate(host_name.cat.categories.astype(str)) if h in _device_hosts(run)],
     )
 
-    dev_marker = grouped & device & (thread_ids(line_id) == STEP_INFO_LINE_ID)
+    # XProf compares the 64-bit line id itself with kThreadIdStepInfo (-559038737, as TF
+    # writes it); a 'Steps' line stored as 0xdeadbeef is derived but holds no markers.
+    dev_marker = grouped & device & (line_id == STEP_INFO_LINE_ID)
     dev_event = grouped & device & ~derived & has_corr & (corr >= 0) & on_device_host
     dev_marker, dev_event = _marked_on_the_same_device(run, group, dev_marker, dev_event)
 

@@ -82,14 +82,10 @@ def event_names(run) -> pd.DataFrame:
     return name_table(run.events["name"])
 
 
-def thread_ids(line_ids: np.ndarray) -> np.ndarray:
-    """Line ids narrowed to int32, as XProf's ``IsDerivedThreadId(int)`` takes them: both
-    -559038737 and 0xdeadbeef stored in an int64 are the 'Steps' line."""
-    low = np.asarray(line_ids, np.int64) & 0xFFFFFFFF
-    return np.where(low >= 1 << 31, low - (1 << 32), low)
-
-
 def is_derived_line(line_ids: np.ndarray) -> np.ndarray:
-    """True for XProf's derived lines (ids compared as 32-bit ints, see :func:`thread_ids`)."""
-    signed = thread_ids(line_ids)
+    """True for XProf's derived lines. Ids are compared as 32-bit ints, as XProf's
+    ``IsDerivedThreadId(int)`` takes them, so both -559038737 and 0xdeadbeef stored in an
+    int64 count; 64-bit thread ids do not."""
+    low = np.asarray(line_ids, np.int64) & 0xFFFFFFFF
+    signed = np.where(low >= 1 << 31, low - (1 << 32), low)
     return (signed >= _DERIVED_MIN) & (signed <= _DERIVED_MIN + _DERIVED_SLOTS)
