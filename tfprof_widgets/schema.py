@@ -9,7 +9,7 @@ TOOL_DATA_FILES, TOOL_STEPS, TOOL_TF_STATS, TOOL_TOP_OPS, TOOL_MEMORY_BREAKDOWN,
 TOOL_POD_STATS, TOOL_ALL_REDUCE_OPS (and STEPS, OP_STATS, KERNELS, MEMORY, MEMORY_SUMMARY,
 INPUT_OPS filled from the files).
 Analyses (``run.<name>``, see :data:`tfprof_widgets.analysis.ANALYSES`): STEPS,
-PER_HOST_STEPS, OP_STATS, KERNELS, MEMORY, MEMORY_SUMMARY, MEMORY_BREAKDOWN,
+PER_HOST_STEPS, DEVICE_PRECISION, OP_STATS, KERNELS, MEMORY, MEMORY_SUMMARY, MEMORY_BREAKDOWN,
 INPUT_PIPELINE_STEPS, INPUT_OPS, TF_DATA_ITERATORS, TF_DATA_EXECUTIONS, TF_DATA_PIPELINES,
 TF_DATA_EVENTS, TF_DATA_ITERATOR_STATS, TF_DATA_BOTTLENECK, OP_DIFF, LINE_SUMMARY,
 PROFILE_OPTIONS, TFPROF_NODE_STATS, TFPROF_TABLE, TFPROF_ADVICE, SUMMARY_FRAME.
@@ -333,6 +333,18 @@ STEPS: dict[str, tuple[str, str]] = {
         "float64",
         "Part of input: copies to the device and the device waiting for the host, µs.",
     ),
+}
+
+DEVICE_PRECISION: dict[str, tuple[str, str]] = {
+    # XProf's precision stats (the overview's "16-bit / 32-bit share of device compute").
+    "host": ("category", "Host name."),
+    "device_compute_16_us": (
+        "float64",
+        "Device compute in 16-bit types over every step group, µs (a kernel whose 'shape' "
+        "stat mentions 'half', or without shapes whose name has 'half' or 'fp16'); overlaps "
+        "between devices and streams count once.",
+    ),
+    "device_compute_32_us": ("float64", "The rest of the device compute, µs."),
 }
 
 PER_HOST_STEPS: dict[str, tuple[str, str]] = {

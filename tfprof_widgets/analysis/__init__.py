@@ -51,6 +51,7 @@ class Analysis:
 ANALYSES: tuple[Analysis, ...] = (
     Analysis("steps", ".steps:step_breakdown", "STEPS"),
     Analysis("per_host_steps", ".steps:per_host_steps", "PER_HOST_STEPS"),
+    Analysis("device_precision", ".steps:device_precision", "DEVICE_PRECISION"),
     Analysis("ops", ".op_stats:op_stats", "OP_STATS"),
     Analysis("kernels", ".kernels:kernel_stats", "KERNELS"),
     Analysis("memory", ".memory:memory_events", "MEMORY"),

@@ -19,7 +19,7 @@ from .. import stat_columns
 from .input_pipeline import tf_data_in_use
 from .op_stats import idle_figures
 from .results import Summary
-from .steps import CATEGORIES, StepDb, overview_steps, step_db
+from .steps import CATEGORIES, overview_steps
 from .tpu import duty_cycle
 
 HIGHLY_INPUT, MODERATELY_INPUT = 20.0, 5.0
@@ -302,7 +302,7 @@ def overview_summary(run) -> OverviewSummary:
     verdicts = _verdicts(pct, tf_data, has_steps=float(st.sum()) > 0)
     placement = _op_placement(ops)
     hardware, device_type, cores = _environment(run)
-    c16, c32 = _precision_shares(step_db(run))
+    c16, c32 = _precision_shares(run.device_precision)
     # XProf's GeneratePrecisionStatement: any device compute at all, and under 10 % of it
     # 16-bit (0 % included).
     precision = (
@@ -449,11 +449,12 @@ def _verdicts(pct: dict[str, float], tf_data: bool, has_steps: bool) -> dict[str
     }
 
 
-def _precision_shares(db: StepDb) -> tuple[float, float]:
-    """16-bit and 32-bit shares of device compute, %, over every step group's events, as
-    XProf computes them (ComputePrecisionStats): not only the steps the averages keep, and
-    not clipped to the steps."""
-    c16, c32 = db.device_compute_16_ps, db.device_compute_32_ps
+def _precision_shares(precision: pd.DataFrame) -> tuple[float, float]:
+    """16-bit and 32-bit shares of device compute, %, over every step group's events of
+    every host, as XProf computes them (ComputePrecisionStats, summed over hosts): not only
+    the steps the averages keep, and not clipped to the steps."""
+    c16 = float(precision["device_compute_16_us"].sum())
+    c32 = float(precision["device_compute_32_us"].sum())
     if not c16 + c32:
         return 0.0, 0.0
     return 100.0 * c16 / (c16 + c32), 100.0 * c32 / (c16 + c32)

@@ -319,12 +319,12 @@ def _non_overlapped(ev: pd.DataFrame, n_steps: int) -> np.ndarray:
 
 @dataclasses.dataclass
 class StepDb:
-    """XProf's step database of a run: the steps (schema.STEPS) and the time each precision
-    of device compute took over every step group (the overview's 16/32-bit shares)."""
+    """XProf's step database of a run: the steps (schema.STEPS) and, per host, the time each
+    precision of device compute took over every step group (schema.DEVICE_PRECISION, the
+    overview's 16/32-bit shares)."""
 
     steps: pd.DataFrame
-    device_compute_16_ps: int
-    device_compute_32_ps: int
+    precision: pd.DataFrame
 
 
 @per_run
@@ -346,8 +346,18 @@ def step_db(run) -> StepDb:
         ev.merge(groups, on=["host", "group_id"]).rename(columns={"g": "k"}), len(groups)
     )
     col = {t: i for i, t in enumerate(sorted(EVENT_TYPES))}
-    c16 = int(by_group[:, col[DEVICE_COMPUTE_16]].sum())
-    c32 = int(by_group[:, col[DEVICE_COMPUTE_32]].sum())
+    precision = (
+        pd.DataFrame(
+            {
+                "host": groups["host"],
+                "device_compute_16_us": by_group[:, col[DEVICE_COMPUTE_16]] / 1e6,
+                "device_compute_32_us": by_group[:, col[DEVICE_COMPUTE_32]] / 1e6,
+            }
+        )
+        .groupby("host", observed=True, sort=False)
+        .sum()
+        .reset_index()
+    )
     device_hosts = _device_hosts(run)
     groups["well_formed"] = np.where(
         groups["host"].astype(str).isin(device_hosts),
@@ -358,12 +368,19 @@ def step_db(run) -> StepDb:
         groups[["host", "group_id", "well_formed"]], on=["host", "group_id"]
     )
     spans = spans[spans["well_formed"]]
-    return StepDb(_breakdown(ev, spans), c16, c32)
+    return StepDb(_breakdown(ev, spans), schema.conform(precision, schema.DEVICE_PRECISION))
 
 
 def step_breakdown(run) -> pd.DataFrame:
     """One row per (host, step) with the step time and its breakdown: schema.STEPS."""
     return step_db(run).steps
+
+
+def device_precision(run) -> pd.DataFrame:
+    """Per host, device compute by precision over every step group (schema.DEVICE_PRECISION):
+    XProf's ComputePrecisionStats, not clipped to the steps and before any step is left
+    out."""
+    return step_db(run).precision
 
 
 def _breakdown(events: pd.DataFrame, spans: pd.DataFrame) -> pd.DataFrame:

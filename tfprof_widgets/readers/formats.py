@@ -25,6 +25,7 @@ file, a checkpoint, a SavedModel, an image, a profile tool's output we do not re
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -170,7 +171,17 @@ def xspace_hostnames(path: str) -> list[str]:
     """The ``hostnames`` an XSpace file records (field 4 of the message), read by stepping
     over its other top-level fields without decoding them (a few reads, even for a large
     file); [] when the file has none or cannot be read that way (the reader then says what
-    is wrong with it)."""
+    is wrong with it). Kept per (path, size, mtime): a run's host names are asked for again
+    by every host of it that is loaded or converted on its own."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    return list(_hostnames(path, st.st_size, st.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=8192)
+def _hostnames(path: str, size: int, mtime_ns: int) -> tuple[str, ...]:
     names: list[str] = []
     try:
         with open(path, "rb") as f:
@@ -178,7 +189,7 @@ def xspace_hostnames(path: str) -> list[str]:
             pos = 0
             for _ in range(_MAX_TOP_LEVEL_FIELDS):
                 if pos >= size:
-                    return names
+                    return tuple(names)
                 f.seek(pos)
                 head = f.read(20)
                 tag, i = _varint(head, 0)
@@ -194,10 +205,10 @@ def xspace_hostnames(path: str) -> list[str]:
                 elif wire in (1, 5):
                     pos += i + (8 if wire == 1 else 4)
                 else:
-                    return []
+                    return ()
     except (OSError, ValueError, UnicodeDecodeError):
-        return []
-    return names
+        return ()
+    return tuple(names)
 
 
 _MAX_TOP_LEVEL_FIELDS = 1_000_000

@@ -41,8 +41,10 @@ class HostJob:
 
     @property
     def source(self) -> str:
-        """What to load: the host's one file, or the run directory for a multi-file host."""
-        return self.files[0] if len(self.files) == 1 else self.run_dir
+        """What to load (with ``hosts=[host]``): the run directory, so that the host is named
+        as in the whole run (a capture's recorded host name, or its file's name where two
+        captures record the same one)."""
+        return self.run_dir
 
 
 @dataclasses.dataclass

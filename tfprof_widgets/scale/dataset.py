@@ -62,6 +62,7 @@ RAW_TABLES: dict[str, dict[str, tuple[str, str]]] = {
 }
 ANALYSIS_TABLES: dict[str, dict[str, tuple[str, str]]] = {
     "steps": schema.STEPS,
+    "device_precision": schema.DEVICE_PRECISION,
     "ops": schema.OP_STATS,
     "kernels": schema.KERNELS,
     "memory": schema.MEMORY,
