@@ -193,3 +193,96 @@ def test_tf1_times_that_overflow_nanoseconds_are_named(tmp_path, start_us, dur_u
     path = write(tmp_path, rm.SerializeToString(), "s.run_metadata.pb")
     with pytest.raises(tw.CorruptProfileError, match="beyond what a timestamp can hold"):
         tw.load(path, progress=False)
+
+
+# -- numbers our columns cannot hold (item 11) ---------------------------------------------------
+def one_event_capture(tmp_path, name="n.xplane.pb", **event):
+    from xspace_builder import XSpaceBuilder
+
+    b = XSpaceBuilder("h")
+    line = b.plane("/host:CPU", 1).line("l", 1, 1000)
+    ev = line.event("a", 0, event.pop("duration_ps", 10), event.pop("stats", None))
+    for k, v in event.items():
+        setattr(ev, k, v)
+    return b.write(tmp_path / name)
+
+
+@pytest.mark.parametrize(
+    "event,message",
+    [
+        ({"stats": {"group_id": 2**31}}, "group_id stat of 2147483648"),
+        ({"stats": {"group_id": 2**40}}, "group_id stat of 1099511627776"),
+        ({"num_occurrences": 2**40}, "num_occurrences = 1099511627776"),
+        ({"num_occurrences": -3}, "num_occurrences = -3"),
+    ],
+    ids=["group_id 2**31", "group_id 2**40", "occurrences 2**40", "negative occurrences"],
+)
+def test_numbers_beyond_their_columns_are_named(tmp_path, event, message):
+    """They used to wrap (2**31 -> -2**31) or vanish (2**40 -> 0) without a word."""
+    path = one_event_capture(tmp_path, **event)
+    for fast in (True, False):
+        if fast and xspace._wire is None:
+            continue
+        with pytest.raises(tw.CorruptProfileError, match=message) as info:
+            tw.load(path) if fast else xspace.read_xspace(str(path), fast=False)
+        assert info.value.path == str(path) and "line 'l'" in str(info.value)
+
+
+def test_a_negative_duration_counts_as_zero_with_a_warning(tmp_path):
+    run = tw.load(one_event_capture(tmp_path, duration_ps=-(10**12)))
+    assert run.events["dur_us"].tolist() == [0.0]
+    assert any("negative duration_ps" in w and "-1,000,000,000,000 ps" in w for w in run.warnings)
+
+
+def test_lines_further_apart_than_int64_picoseconds_are_named(tmp_path):
+    """Two lines 200 days apart: their picosecond times overflow int64 (they gave start_us
+    1.17e12 and a negative t0_ns); no capture spans that."""
+    from xspace_builder import XSpaceBuilder
+
+    b = XSpaceBuilder("h")
+    p = b.plane("/host:CPU", 1)
+    p.line("l", 1, 1000).event("a", 0, 10)
+    p.line("m", 2, 1000 + 200 * 86_400 * 10**9).event("b", 0, 10)
+    path = b.write(tmp_path / "far.xplane.pb")
+    with pytest.raises(tw.CorruptProfileError, match="line 'm' lies 200 days") as info:
+        tw.load(path)
+    assert info.value.path == str(path)
+
+
+def test_a_ten_byte_varint_past_64_bits_loads_like_protobuf(tmp_path, monkeypatch):
+    """upb keeps the low 64 bits of a 10-byte varint; the walker used to refuse it. Here each
+    event's duration is written again as 5 + 2**64 in ten bytes: both read 5."""
+    duration = varint(3 << 3) + bytes([0x85] + [0x80] * 8) + b"\x02"
+    fast, slow = load_both(write(tmp_path, xspace_bytes(3, event_extra=duration)), monkeypatch)
+    assert_same(fast, slow)
+    assert (fast.events["dur_us"] == 5e-6).all()
+
+
+def test_structured_walker_mutations_agree():
+    """A sample of benchmarks/fuzz_walkers.py (which runs 20,000): every kind of structured
+    mutation of the real captures, both readers agree and loading raises nothing untyped."""
+    import pathlib
+    import sys
+
+    if xspace._wire is None:
+        pytest.skip("the C wire walker is not built here")
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
+    import fuzz_walkers
+
+    results = fuzz_walkers._batch((0, 16 * 20, 7))
+    bad = [(kind, name, why) for kind, name, why, _ in results if why not in ("agree", "skipped")]
+    assert bad == []
+    assert {kind for kind, *_ in results} == set(fuzz_walkers.KINDS)
+
+
+def test_device_ordinals_beyond_int64_in_tf1_run_metadata(tmp_path):
+    from tfprof_widgets.proto import tfprof_pb2
+
+    rm = tfprof_pb2.RunMetadata()
+    dev = rm.step_stats.dev_stats.add(
+        device="/job:localhost/replica:0/task:0/device:GPU:" + "9" * 20
+    )
+    dev.node_stats.add(node_name="x", all_start_micros=1_700_000_000_000_000, all_end_rel_micros=5)
+    run = tw.load(write(tmp_path, rm.SerializeToString(), "s.run_metadata.pb"), progress=False)
+    gpu = run.planes[run.planes["plane"].astype(str).str.startswith("/device:GPU:")]
+    assert len(gpu) == 1 and gpu["device_ordinal"].isna().all()

@@ -30,7 +30,7 @@ from .readers.chrome_trace import read_chrome_trace
 from .readers.columnar import HostTables
 from .readers.discovery import RunFiles, find_runs, resolve
 from .readers.formats import file_format, file_kind, host_of, host_sources
-from .readers.limits import available_memory_bytes, estimated_need, fmt_bytes
+from .readers.limits import available_memory_bytes, estimated_need, fmt_bytes, memory_cap
 from .readers.tfprof import read_run_metadata, read_tfprof_profile
 from .readers.tool_data import (
     HostToolData,
@@ -110,7 +110,8 @@ def load(
     keep_plane = _plane_filter(planes)
     bar = _Progress(sum(sizes), f"loading {files.name}", progress)
     try:
-        loaded, failed = _read_hosts(sources, sizes, bar, keep_plane, window_s)
+        with memory_cap(max_memory_bytes):
+            loaded, failed = _read_hosts(sources, sizes, bar, keep_plane, window_s)
     except ProfileError as exc:
         if not tool_sources:
             raise
@@ -124,7 +125,7 @@ def load(
         raise failed[0] if failed else _nothing_in(path, planes, window_s)
     if not loaded:  # a run of tool data only: its tables come from the files
         loaded = [no_trace_tables(t.host, next(iter(t.files.values()))) for t in tool_data]
-    result = Run(loaded, files.name, files.path, tool_data=tool_data)
+    result = _assemble(loaded, files, tool_data)
     result.capture_log = _capture_log(files.path)
     notes = [f"{exc.path}: not loaded ({exc.problem})" for exc in failed + tool_failed]
     notes += [w for t in tool_data for w in t.warnings]
@@ -180,6 +181,26 @@ def _capture_log(run_dir: str) -> str:
             return f.read(_MAX_CAPTURE_LOG_BYTES).decode("utf-8", "replace")
         except OSError:
             return ""
+
+
+def _assemble(loaded: list[HostTables], files: RunFiles, tool_data) -> Run:
+    """The Run of the hosts read. What the readers accepted should always assemble; if some
+    combination of values still trips pandas or numpy here, the user gets a ProfileError
+    naming the run (and the cause) rather than a bare exception from deep inside."""
+    try:
+        return Run(loaded, files.name, files.path, tool_data=tool_data)
+    except ProfileError:
+        raise
+    except MemoryError as exc:
+        raise ProfileTooLargeError(
+            files.path, "ran out of memory putting its hosts' tables together"
+        ) from exc
+    except (ValueError, TypeError, OverflowError, KeyError, IndexError) as exc:
+        raise CorruptProfileError(
+            files.path,
+            f"its files were read but could not be put together into one run "
+            f"({type(exc).__name__}: {str(exc)[:200]})",
+        ) from exc
 
 
 # -- what to read ---------------------------------------------------------------------------

@@ -85,7 +85,7 @@ static inline int read_varint(walk_t *w, const uint8_t **pp, const uint8_t *end,
     for (int shift = 0; shift < 70; shift += 7) {
         if (p >= end) return fail(w, p, "a varint runs past the end of its message");
         uint8_t b = *p++;
-        if (shift == 63 && (b & 0x7e)) return fail(w, p - 1, "a varint is longer than 64 bits");
+        /* A tenth byte's bits past the 64th are dropped, as protobuf (upb) drops them. */
         r |= (uint64_t)(b & 0x7f) << shift;
         if (!(b & 0x80)) {
             *out = r;

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema, stat_columns
+from ..errors import CorruptProfileError
 from .columnar import HostTables, StatRows, device_kind
 
 
@@ -177,6 +178,7 @@ def _events(hosts, lines: pd.DataFrame, base_ns: np.ndarray, line_offsets: list[
 
     used_bases = base_ns[np.unique(g_line)] if len(g_line) else np.zeros(1, np.int64)
     ref_ns = int(used_bases.min()) if len(used_bases) else 0
+    _check_span(hosts, line_offsets, base_ns, ref_ns, g_line, offset_ps)
     # int64 ps relative to ref_ns: exact, and fits unless a run spans more than ~106 days.
     rel_ps = (base_ns - ref_ns)[g_line] * 1000 + offset_ps if len(g_line) else offset_ps
     t_min_ps = int(rel_ps[timed].min()) if timed.any() else 0
@@ -206,6 +208,32 @@ def _events(hosts, lines: pd.DataFrame, base_ns: np.ndarray, line_offsets: list[
         }
     )
     return events, order, line_rows.astype(np.int32), t0_ns
+
+
+# Picoseconds an int64 holds: about 106 days.
+_MAX_SPAN_PS = float(2**63 - 1)
+
+
+def _check_span(hosts, line_offsets, base_ns, ref_ns, g_line, offset_ps) -> None:
+    """Refuse events whose time from the run's earliest line origin does not fit int64
+    picoseconds (a capture spanning more than ~106 days: line timestamps or offsets that
+    are not times), naming the file and line."""
+    if not len(g_line):
+        return
+    rel = (base_ns - ref_ns).astype(np.float64)[g_line] * 1000 + offset_ps.astype(np.float64)
+    worst = int(np.argmax(np.abs(rel)))
+    if abs(rel[worst]) < _MAX_SPAN_PS:
+        return
+    line = int(g_line[worst])
+    h = int(np.searchsorted(np.asarray(line_offsets), line, side="right")) - 1
+    info = hosts[h].lines[line - line_offsets[h]]
+    days = abs(rel[worst]) / 1e12 / 86400
+    raise CorruptProfileError(
+        hosts[h].path,
+        f"an event on line {info.name!r} lies {days:,.0f} days from the run's earliest line "
+        "(timestamp_ns + offset_ps); a capture covers seconds to hours, so these are not "
+        "times of one capture",
+    )
 
 
 def _event_stats(hosts, order: np.ndarray) -> pd.DataFrame:

@@ -232,7 +232,8 @@ def _varint(buf: bytes, i: int) -> tuple[int, int]:
 def capture_hosts(files: list[str] | tuple[str, ...]) -> list[str]:
     """The host name of each capture file of a run: the one host an XSpace records in
     ``hostnames`` (what XProf's tools call it), else the file name without its suffix (what
-    TensorBoard lists). Names that would collide in the run fall back to the file names."""
+    TensorBoard lists). Names that would collide in the run fall back to the file names, and
+    those to the whole file name."""
     names = []
     for f in files:
         recorded = xspace_hostnames(f) if f.endswith(XPLANE_SUFFIX) else []
@@ -241,7 +242,24 @@ def capture_hosts(files: list[str] | tuple[str, ...]) -> list[str]:
     taken = {}
     for name in names:
         taken[name] = taken.get(name, 0) + 1
-    return [n if taken[n] == 1 and (n == s or n not in stems) else s for n, s in zip(names, stems)]
+    names = [n if taken[n] == 1 and (n == s or n not in stems) else s for n, s in zip(names, stems)]
+    return _unique(names, [name_as_text(os.path.basename(f)) for f in files])
+
+
+def _unique(names: list[str], bases: list[str]) -> list[str]:
+    """``names`` with every repeated one replaced by its file's whole name (``w.trace.json``
+    next to ``w.trace.json.gz``), numbered if even those repeat: a run's hosts are
+    distinct."""
+    count: dict[str, int] = {}
+    for n in names:
+        count[n] = count.get(n, 0) + 1
+    out = [n if count[n] == 1 else b for n, b in zip(names, bases)]
+    seen: dict[str, int] = {}
+    for i, n in enumerate(out):
+        seen[n] = seen.get(n, 0) + 1
+        if seen[n] > 1:
+            out[i] = f"{n} ({seen[n]})"
+    return out
 
 
 def host_of(path: str) -> str:

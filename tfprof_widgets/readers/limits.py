@@ -7,6 +7,8 @@ same figures.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import zlib
 
 from ..errors import CorruptProfileError, ProfileTooLargeError
@@ -20,6 +22,7 @@ __all__ = [
     "estimated_need",
     "fmt_bytes",
     "inflate_bounded",
+    "memory_cap",
 ]
 
 # Peak memory of a load, per byte of capture file: ~12x measured on a 30 MB, 1 M-event
@@ -35,16 +38,38 @@ EVENT_PEAK_BYTES = 180
 STAT_PEAK_BYTES = 60
 
 
+# The memory a load may use when its caller set one (``load(max_memory_bytes=...)``): every
+# bound the readers keep (walker budget, gzip inflation, stat inflation) then follows it.
+_CAP: contextvars.ContextVar[int | None] = contextvars.ContextVar("memory_cap", default=None)
+
+
 def available_memory_bytes() -> int | None:
-    """MemAvailable from /proc/meminfo (Linux), else None (the check is then skipped)."""
+    """The memory a load may use: MemAvailable from /proc/meminfo (Linux), or less when the
+    load was given ``max_memory_bytes`` (see :func:`memory_cap`); None when neither is known
+    (the checks are then skipped)."""
+    cap = _CAP.get()
+    avail = None
     try:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    avail = int(line.split()[1]) * 1024
+                    break
     except OSError:
-        return None
-    return None
+        pass
+    if cap is None:
+        return avail
+    return cap if avail is None else min(cap, avail)
+
+
+@contextlib.contextmanager
+def memory_cap(max_bytes: int | None):
+    """Within this block, :func:`available_memory_bytes` is at most ``max_bytes``."""
+    token = _CAP.set(max_bytes)
+    try:
+        yield
+    finally:
+        _CAP.reset(token)
 
 
 def fmt_bytes(n: float) -> str:

@@ -258,6 +258,8 @@ def _to_tables(w: _Walk, path: str, host: str) -> HostTables:
     # Stats before the event columns below: their temporaries then never coexist (peak RSS).
     event_stats = _event_stats(w, ev_plane, md.stat_names, path)
     del ev_plane
+    _check_event_numbers(w, event_stats, path)
+    notes = _clamp_negative_durations(w)
     aggregated = w.ev_occ > 0
     return HostTables(
         host=host,
@@ -279,7 +281,7 @@ def _to_tables(w: _Walk, path: str, host: str) -> HostTables:
         md_bytes=md.bytes,
         metadata_stats=StatRows.concat(md.stat_parts, [0] * len(md.stat_parts)),
         errors=list(w.space.errors),
-        warnings=list(w.space.warnings),
+        warnings=list(w.space.warnings) + notes,
         hostnames=list(w.space.hostnames),
     )
 
@@ -307,6 +309,56 @@ def _check_walk(w: _Walk, path: str) -> None:
             f"the capture has {len(w.planes)} plane(s) but no trace events; the "
             f"profiler ran while nothing executed, or stopped before any work",
         )
+
+
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def _check_event_numbers(w: _Walk, event_stats: StatRows, path: str) -> None:
+    """Numbers our columns cannot hold as they are, refused naming the field and event: a
+    ``num_occurrences`` beyond int32 (the events table's count) or negative, a ``group_id``
+    stat beyond int32 (XProf's step groups are int32 too). TensorFlow writes neither."""
+
+    def refuse(i: int, what: str) -> None:
+        line = w.lines[int(w.ev_line[i])][1]
+        raise CorruptProfileError(
+            path, f"event {i} (on line {line.name!r}) has {what}; the file is damaged"
+        )
+
+    bad = np.flatnonzero((w.ev_occ < 0) | (w.ev_occ > _INT32[1]))
+    if len(bad):
+        refuse(bad[0], f"num_occurrences = {int(w.ev_occ[bad[0]])}, not a count of events")
+    names = np.asarray(event_stats.name.categories)
+    if "group_id" in names:
+        code = int(np.flatnonzero(names == "group_id")[0])
+        is_group = (np.asarray(event_stats.name.codes) == code) & (event_stats.kind <= 1)
+        values = event_stats.int_value[is_group]
+        uint = event_stats.kind[is_group] == 1  # stored two's complement
+        out = (values < _INT32[0]) | (values > _INT32[1]) | (uint & (values < 0))
+        if out.any():
+            j = int(np.flatnonzero(out)[0])
+            v = int(values[j]) + (1 << 64 if uint[j] and values[j] < 0 else 0)
+            refuse(
+                int(event_stats.owner[is_group][j]),
+                f"a group_id stat of {v}, beyond the int32 step groups of XProf",
+            )
+
+
+def _clamp_negative_durations(w: _Walk) -> list[str]:
+    """Durations below zero become 0, with a warning that says how many and where the
+    first is: a device tracer can stamp an end before its start when clocks misbehave, and
+    one such event should not cost the user the whole capture."""
+    bad = np.flatnonzero(w.ev_dur < 0)
+    if not len(bad):
+        return []
+    first = int(bad[0])
+    line = w.lines[int(w.ev_line[first])][1]
+    note = (
+        f"{len(bad):,} event(s) have a negative duration_ps (the first: event {first} on "
+        f"line {line.name!r}, {int(w.ev_dur[first]):,} ps); counted as lasting 0"
+    )
+    w.ev_dur = np.maximum(w.ev_dur, 0)
+    return [note]
 
 
 class _Metadata:
