@@ -98,9 +98,14 @@ def main() -> None:
     ap.add_argument("--per-kind", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--writes-only", action="store_true", help="only the writes/interrupts")
+    ap.add_argument("--issue-only", action="store_true", help="only the issue's cases")
     args = ap.parse_args()
     if args.writes_only:
         return writes_and_interrupts()
+    issue_table()
+    print()
+    if args.issue_only:
+        return None
     import tfprof_widgets as tw
 
     sample = next((ROOT / "sample_profiles" / "keras_fit").rglob("*.xplane.pb")).read_bytes()
@@ -176,6 +181,210 @@ def main() -> None:
     )
     print()
     writes_and_interrupts()
+
+
+# -- every input case of issue 20, one row each -------------------------------------------------
+GOAL_PEAK_MB, GOAL_SECS = 1536, 10.0
+
+
+def _gzip_stream(head: bytes, body: bytes, times: int, tail: bytes) -> bytes:
+    comp = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    parts = [comp.compress(head)]
+    parts += [comp.compress(body) for _ in range(times)]
+    return b"".join(parts) + comp.compress(tail) + comp.flush()
+
+
+def issue_cases(work: pathlib.Path):
+    """(item, case, file name, bytes) for every input case the issue lists."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_hostile_xspace import field, number, varint, xspace_bytes
+    from xspace_builder import XSpaceBuilder
+
+    from tfprof_widgets.proto import tfprof_pb2
+
+    def xs(fn, host="h"):
+        b = XSpaceBuilder(host)
+        fn(b, b.plane("/host:CPU", 1))
+        return b.bytes()
+
+    def chrome(events, **top):
+        return json.dumps({"traceEvents": events, **top}).encode()
+
+    def x(name="a", ts=1, dur=1, **kw):
+        return {"ph": "X", "name": name, "ts": ts, "dur": dur, "pid": 1, "tid": 1, **kw}
+
+    gib_of_zeros = _gzip_stream(b"", b"\0" * (1 << 24), 64, b"")  # 1 GiB
+    yield (
+        1,
+        "compressed_str_value stat: gzip of 1 GiB",
+        "bomb.xplane.pb",
+        xspace_bytes(1, event_extra=field(4, number(1, 7) + field(8, gib_of_zeros))),
+    )
+    ev = b'{"ph":"X","name":"a","ts":1,"dur":1,"pid":1,"tid":1},'
+    yield (
+        2,
+        "trace.json.gz: 2.5 MB holding 850 MB of events",
+        "big.trace.json.gz",
+        _gzip_stream(b'{"traceEvents":[', ev * 20_000, 850, ev[:-1] + b"]}"),
+    )
+    for n, mb in ((20_000_000, 40), (50_000_000, 100)):
+        line = number(1, 1) + field(2, b"w") + b"\x22\x00" * n  # n empty events, 2 bytes each
+        plane = number(1, 1) + field(2, b"/host:CPU") + field(3, line)
+        yield (
+            3,
+            f"xplane of {n // 1_000_000} M empty events ({mb} MB)",
+            "e.xplane.pb",
+            field(1, plane),
+        )
+    yield 4, "1.5 GB of zero bytes (never written)", "zero.xplane.pb", ("sparse", 1_500_000_000)
+    for label, events in (
+        ("M args a string", [{"ph": "M", "pid": 1, "name": "process_name", "args": "x"}, x()]),
+        ("pid a list", [x(pid=[1])]),
+        ("async id a list", [{"ph": "b", "pid": 1, "ts": 1, "id": [1], "name": "a", "cat": "c"}]),
+        ("E args a list", [{"ph": "B", "pid": 1, "tid": 1, "ts": 1, "name": "a"},
+                           {"ph": "E", "pid": 1, "tid": 1, "ts": 2, "args": [1]}]),
+        ("ts in epoch ns", [x(ts=1_700_000_000_123_456_000), x(ts=1_700_000_000_123_461_000)]),
+        ("ts -1e17", [x(ts=-1e17)]),
+        ("pid 2**80", [x(pid=2**80)]),
+    ):  # fmt: skip
+        yield 5, f"Chrome: {label}", "c.trace.json", chrome(events)
+    yield 5, "Chrome: ts 1e400", "c.trace.json", b'{"traceEvents": [{"ph": "X", "ts": 1e400}]}'
+    for label, name in (
+        ("step_name '\u00b2'", "\u00b2"),
+        ("step_name of 5,000 digits", "7" * 5000),
+    ):
+        yield (
+            6,
+            f"XSpace: {label}",
+            "s.xplane.pb",
+            xs(
+                lambda b, p, n=name: p.line("l", 1).event(
+                    "train", 0, 9, {"group_id": 1, "step_name": n}
+                )
+            ),
+        )
+
+    def start_max(b, p):
+        p.line("l", 1).event("a", 0, 9)
+        env = b.plane("Task Environment", 99)
+        env.add_plane_stat("profile_start_time", np.uint64(2**64 - 1))
+
+    yield 6, "XSpace: profile_start_time 2**64-1", "t.xplane.pb", xs(start_max)
+    yield (
+        6,
+        "XSpace: /device:GPU:<20 digits>",
+        "g.xplane.pb",
+        xs(lambda b, p: b.plane("/device:GPU:" + "9" * 20, 2).line("s", 1).event("k", 0, 9)),
+    )
+    yield (
+        7,
+        "two files, one host name",
+        ("h.trace.json", "h.trace.json.gz"),
+        (
+            chrome([x()]),
+            gzip.compress(chrome([x()])),
+        ),
+    )
+    rm = tfprof_pb2.RunMetadata()
+    dev = rm.step_stats.dev_stats.add(device="/job:localhost/replica:0/task:0/device:CPU:0")
+    dev.node_stats.add(node_name="x", all_start_micros=2**62, all_end_rel_micros=5)
+    yield 9, "TF1: µs times overflowing ns", "s.run_metadata.pb", rm.SerializeToString()
+    rm = tfprof_pb2.RunMetadata()
+    dev = rm.step_stats.dev_stats.add(
+        device="/job:localhost/replica:0/task:0/device:GPU:" + "9" * 20
+    )
+    dev.node_stats.add(node_name="x", all_start_micros=1_700_000_000_000_000, all_end_rel_micros=5)
+    yield 9, "TF1: device ordinal beyond int64", "d.run_metadata.pb", rm.SerializeToString()
+    for label, extra in (
+        ("field 2**32+4 in an event", varint((2**32 + 4) << 3) + varint(1)),
+        ("field 2**29 in an event", varint((2**29) << 3) + varint(1)),
+        ("field 0 in an event", number(0, 5)),
+        ("unknown group in an event", varint(9 << 3 | 3) + number(1, 1) + varint(9 << 3 | 4)),
+        ("10-byte varint above 2**64", varint(3 << 3) + bytes([0x85] + [0x80] * 8) + b"\x02"),
+        ("invalid UTF-8 str_value", field(4, number(1, 7) + field(5, b"\xff\xfe"))),
+    ):
+        yield 10, f"walker vs protobuf: {label}", "w.xplane.pb", xspace_bytes(3, event_extra=extra)
+    for label, events in (
+        ("ts 1 and ts 1e17", [x(ts=1), x(ts=1e17)]),
+        ("dur 1e300", [x(dur=1e300)]),
+        ("group_id 2**40", [x(args={"group_id": 2**40})]),
+    ):
+        yield 11, f"Chrome: {label}", "c.trace.json", chrome(events)
+
+    def one(**kw):
+        def build(b, p):
+            e = p.line("l", 1, 1000).event("a", 0, kw.pop("duration_ps", 10), kw.pop("stats", None))
+            for k, v in kw.items():
+                setattr(e, k, v)
+
+        return xs(build)
+
+    yield 11, "XSpace: group_id 2**31", "n.xplane.pb", one(stats={"group_id": 2**31})
+    yield 11, "XSpace: num_occurrences 2**40", "n.xplane.pb", one(num_occurrences=2**40)
+    yield 11, "XSpace: duration_ps -1e12", "n.xplane.pb", one(duration_ps=-(10**12))
+
+    def far(b, p):
+        p.line("l", 1, 1000).event("a", 0, 10)
+        p.line("m", 2, 1000 + 200 * 86_400 * 10**9).event("b", 0, 10)
+
+    yield 11, "XSpace: two lines 200 days apart", "far.xplane.pb", xs(far)
+    yield 15, 'Chrome: pid "1" next to pid 1', "p.trace.json", chrome([x(pid=1), x(pid="1")])
+
+
+def issue_table() -> None:
+    """Load every case of :func:`issue_cases` with the goal's memory budget
+    (``max_memory_bytes`` = 1.5 GB: every reader bound follows it) and print outcome, peak
+    RSS above the baseline, seconds, whether anything was written, and the goals met."""
+    import tfprof_widgets as tw
+
+    print(
+        f"{'item':>4} {'case':48} {'seconds':>7} {'peak MB':>7} {'writes':>6} {'goals':>5}  outcome"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        work = pathlib.Path(tmp)
+        for item, case, names, data in issue_cases(work):
+            d = work / f"case{item}"
+            d.mkdir(exist_ok=True)
+            names = names if isinstance(names, tuple) else (names,)
+            blobs = data if isinstance(data, tuple) and not isinstance(data[0], str) else (data,)
+            for name, blob in zip(names, blobs):
+                if isinstance(blob, tuple):  # ("sparse", size): a file of zeros, not in memory
+                    with open(d / name, "wb") as f:
+                        f.truncate(blob[1])
+                else:
+                    (d / name).write_bytes(blob)
+            target = d if len(names) > 1 else d / names[0]
+            before = _tree(d)
+            reset_peak()
+            base = rss_kb("VmRSS")
+            t0 = time.perf_counter()
+            try:
+                run = tw.load(target, progress=False, max_memory_bytes=GOAL_PEAK_MB << 20)
+                outcome = f"loaded: {len(run.events)} event(s), hosts {run.hosts}"
+                if run.warnings:
+                    outcome += f"; warns: {run.warnings[0][:60]}"
+            except tw.ProfileError as exc:
+                named = str(exc.path).startswith(str(d))
+                outcome = f"{type(exc).__name__}{'' if named else ' (NOT NAMING THE FILE)'}: "
+                outcome += exc.problem[:70]
+            except Exception as exc:  # noqa: BLE001 - the bench reports it as a failure
+                outcome = f"BARE {type(exc).__name__}: {str(exc)[:60]}"
+            secs = time.perf_counter() - t0
+            peak = max(0, rss_kb("VmHWM") - base) / 1024
+            writes = "none" if _tree(d) == before else "WROTE"
+            ok = (
+                secs <= GOAL_SECS
+                and peak <= GOAL_PEAK_MB
+                and writes == "none"
+                and not outcome.startswith("BARE")
+                and "NOT NAMING" not in outcome
+            )
+            print(
+                f"{item:>4} {case[:48]:48} {secs:7.2f} {peak:7.0f} {writes:>6} "
+                f"{'met' if ok else 'MISS':>5}  {outcome}"
+            )
+            for p in d.iterdir():
+                p.unlink()
 
 
 # -- writes and interrupts (issue 20, items 12, 13, 14, 16) --------------------------------

@@ -462,6 +462,7 @@ def _profile_start_ns(planes, stat_names: list[dict[int, str]]) -> int:
         for s in plane.stats:
             if names.get(s.metadata_id) == "profile_start_time":
                 v = _value(s)
-                if isinstance(v, int) and v > 0:
+                # ns since 1970 that int64 can hold; anything else is no start time.
+                if isinstance(v, int) and 0 < v < 2**63:
                     return v
     return 0
