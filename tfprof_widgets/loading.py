@@ -367,7 +367,7 @@ def _read_host(host: str, files: list[str], on_fraction: Callable[[float], None]
         except CorruptProfileError:
             # A damaged capture names its planes early on; only a file without them may be
             # one of TensorBoard's tool files under a capture's name.
-            head = data[:1 << 16]
+            head = data[: 1 << 16]
             what = None if b"/host:" in head or b"/device:" in head else describe_pb(data)
             if what is None:
                 raise

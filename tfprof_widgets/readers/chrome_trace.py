@@ -80,6 +80,8 @@ _TF1_DERIVED_IDS = {
     "memcpy": 0xDEADBEEF + 42 - (1 << 32),
 }
 _MAX_DEVICE_ORDINAL = 2**31 - 1
+# TF's derived line ids (kThreadIdDerivedMin .. Max) as unsigned 32-bit thread ids.
+_DERIVED_TIDS = (0xDEADBEEF, 0xDEADBEEF + 289)
 _KIND = {"int": 0, "uint": 1, "double": 2, "str": 3}
 
 
@@ -328,6 +330,10 @@ class _Reader:
         pc, tc = int(self.pid_code[s]), int(self.tid_code[s])
         tid = self.tids[tc]
         line_id = tid if isinstance(tid, int) else 0
+        if _DERIVED_TIDS[0] <= line_id <= _DERIVED_TIDS[1]:
+            # TF's trace viewer writes its derived lines' int32 ids unsigned (0xdeadbeef for
+            # 'Steps'); XSpace stores them signed, and XProf's rules compare that value.
+            line_id -= 1 << 32
         pname = self.process_names.get(pc, (None, -1))[0]
         m = _TF1_DEVICE.match(pname) if pname else None
         if m and m.group("dev") in self.tf1:
