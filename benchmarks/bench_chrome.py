@@ -55,6 +55,47 @@ def timed(fn, path) -> tuple[float, object]:
     return time.perf_counter() - t, out
 
 
+def measure(path: pathlib.Path, repeat: int, hta) -> dict:
+    """Median seconds of ours and HTA's in paired runs (alternating which goes first), with
+    our events/s and bytes per event."""
+    ours_t, hta_t = [], []
+    ours(path)  # warm: imports, first-use caches
+    run = None
+    for i in range(repeat):
+        pair = [(ours_t, ours), (hta_t, hta)] if hta else [(ours_t, ours)]
+        for times, fn in pair if i % 2 == 0 else pair[::-1]:
+            t, out = timed(fn, path)
+            times.append(t)
+            if fn is ours:
+                run = out
+    n = len(run.events)
+    ev_bytes = run.events.memory_usage(deep=True).sum()
+    st_bytes = run.event_stats.memory_usage(deep=True).sum()
+    o = statistics.median(ours_t)
+    h = statistics.median(hta_t) if hta_t else float("nan")
+    return {"events": n, "ours_s": o, "hta_s": h, "ev_bytes": ev_bytes, "st_bytes": st_bytes}
+
+
+def speed_rows(repeat: int = 5) -> list[dict]:
+    """The Kineto rows of the speed table (see bench_speed.py): one per real Kineto trace."""
+    hta = hta_parser()
+    rows = []
+    for name in KINETO:
+        m = measure(DATA / name, repeat, hta)
+        rows.append(
+            {
+                "work": f"load {name} ({m['events'] // 1000}k events) vs HTA parse_trace_dataframe",
+                "ours_s": m["ours_s"],
+                "anchor_s": m["hta_s"],
+                "ratio": m["ours_s"] / m["hta_s"],
+                "goal": "<= 0.25",
+                "extra": f"{m['events'] / m['ours_s']:,.0f} events/s, "
+                f"{(m['ev_bytes'] + m['st_bytes']) / m['events']:.0f} B/event with stats",
+            }
+        )
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("files", nargs="*")
@@ -76,23 +117,11 @@ def main() -> int:
     for path in files:
         json_mb = len(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else
                       path.read_bytes()) / 1e6  # fmt: skip
-        ours_t, hta_t = [], []
-        ours(path)  # warm: imports, first-use caches
-        for i in range(a.repeat):
-            pair = [(ours_t, ours), (hta_t, hta)] if hta else [(ours_t, ours)]
-            for times, fn in pair if i % 2 == 0 else pair[::-1]:
-                t, out = timed(fn, path)
-                times.append(t)
-                if fn is ours:
-                    run = out
-        n = len(run.events)
-        ev_bytes = run.events.memory_usage(deep=True).sum()
-        st_bytes = run.event_stats.memory_usage(deep=True).sum()
-        o = statistics.median(ours_t)
-        h = statistics.median(hta_t) if hta_t else float("nan")
+        m = measure(path, a.repeat, hta)
+        n, o, h = m["events"], m["ours_s"], m["hta_s"]
         print(
             f"{path.name:46s} {json_mb:7.1f} {n:7d} {o:7.3f} {h:7.3f} {o / h:6.2f} "
-            f"{n / o:9,.0f} {ev_bytes / n:8.0f} {(ev_bytes + st_bytes) / n:7.0f}"
+            f"{n / o:9,.0f} {m['ev_bytes'] / n:8.0f} {(m['ev_bytes'] + m['st_bytes']) / n:7.0f}"
         )
     return 0
 

@@ -46,6 +46,10 @@ class _ProblemAt(Exception):
         self.problem = problem
         super().__init__(f"{self.path}: {problem}")
 
+    def __reduce__(self):
+        # Picklable as (path, problem), so that a worker process can raise it to the loader.
+        return type(self), (self.path, self.problem)
+
 
 class ProfileError(_ProblemAt):
     """A profile could not be read. ``path`` is the file or directory, ``problem`` the reason."""

@@ -15,6 +15,7 @@ import os
 import stat
 import warnings
 from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
 
 import pandas as pd
 
@@ -26,6 +27,7 @@ from .errors import (
     ProfileTooLargeError,
     WrongFormatError,
 )
+from .readers import host_pool
 from .readers.chrome_trace import read_chrome_trace
 from .readers.columnar import HostTables
 from .readers.discovery import RunFiles, find_runs, resolve
@@ -107,11 +109,9 @@ def load(
         )
     sizes = [sum(_file_size(f) for f in fs) for _, fs in sources]
     _check_memory(path, sources, sizes, cut, max_memory_bytes)
-    keep_plane = _plane_filter(planes)
     bar = _Progress(sum(sizes), f"loading {files.name}", progress)
     try:
-        with memory_cap(max_memory_bytes):
-            loaded, failed = _read_hosts(sources, sizes, bar, keep_plane, window_s)
+        loaded, failed = _read_hosts(sources, sizes, bar, planes, window_s, max_memory_bytes)
     except ProfileError as exc:
         if not tool_sources:
             raise
@@ -315,12 +315,27 @@ def _nothing_in(path, planes, window_s) -> ProfileNotFoundError:
 
 
 # -- reading ------------------------------------------------------------------------------
-def _read_hosts(sources, sizes, bar, keep_plane, window_s):
+def _read_hosts(sources, sizes, bar, planes, window_s, max_memory_bytes):
     """Each host's tables, cut to the planes and window asked for; and the hosts that
-    could not be read (when there is more than one: a run still being written)."""
-    loaded: list[HostTables] = []
-    failed: list[ProfileError] = []
-    for (host, fs), size in zip(sources, sizes):
+    could not be read (when there is more than one: a run still being written). A run of
+    several hosts is read on every core (:mod:`.readers.host_pool`) when that pays."""
+    workers = host_pool.workers_for(len(sources), sum(sizes))
+    results: list = [None] * len(sources)
+    if workers > 1:
+        jobs = [(host, fs, planes, window_s, max_memory_bytes) for host, fs in sources]
+        try:
+            for i, tables, exc in host_pool.map_in_pool(_read_cut, jobs, workers):
+                results[i] = exc if exc is not None else tables
+                bar.update(sizes[i])
+        except BrokenProcessPool:  # a worker died (out of memory?): read the rest here
+            warnings.warn(
+                "a worker reading the run's hosts died; reading the rest one by one",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+    for i, ((host, fs), size) in enumerate(zip(sources, sizes)):
+        if results[i] is not None:
+            continue
         done = [0]
 
         def advance(fraction: float, size: int = size, done: list = done) -> None:
@@ -329,21 +344,41 @@ def _read_hosts(sources, sizes, bar, keep_plane, window_s):
             bar.update(n)
 
         try:
-            tables = _read_host(host, fs, advance)
+            results[i] = _read_cut(host, fs, planes, window_s, max_memory_bytes, advance)
         except ProfileError as exc:
-            if len(sources) == 1:
-                raise
-            failed.append(exc)
-            continue
-        if keep_plane is not None:
-            tables = tables.select_planes(keep_plane)
-        if window_s is not None:
-            tables = tables.select_window(*window_s)
+            results[i] = exc
         advance(1.0)
-        if (keep_plane is not None or window_s is not None) and not tables.n_events:
-            continue
-        loaded.append(tables)
+    loaded: list[HostTables] = []
+    failed: list[ProfileError] = []
+    for r in results:
+        if isinstance(r, ProfileError):
+            if len(sources) == 1:
+                raise r
+            failed.append(r)
+        elif isinstance(r, BaseException):
+            raise r
+        elif r.n_events or (planes is None and window_s is None):
+            loaded.append(r)
     return loaded, failed
+
+
+def _read_cut(
+    host: str,
+    files: list[str],
+    planes: list[str] | None,
+    window_s: tuple[float, float] | None,
+    max_memory_bytes: int | None,
+    on_fraction: Callable[[float], None] | None = None,
+) -> HostTables:
+    """One host's tables cut to ``planes`` and ``window_s`` (run here or in a worker)."""
+    with memory_cap(max_memory_bytes):
+        tables = _read_host(host, files, on_fraction or (lambda f: None))
+    keep_plane = _plane_filter(planes)
+    if keep_plane is not None:
+        tables = tables.select_planes(keep_plane)
+    if window_s is not None:
+        tables = tables.select_window(*window_s)
+    return tables
 
 
 def _read_host(host: str, files: list[str], on_fraction: Callable[[float], None]) -> HostTables:

@@ -1,0 +1,80 @@
+"""A multi-host run loaded on every core against one core.
+
+    python benchmarks/bench_multihost.py [--hosts 8] [--events 250000] [--repeat 3]
+
+Writes a synthetic pod (``make_synthetic_pod.py``: each host bench_load.py's capture, its
+own clock) to a temporary directory, then, in one process, loads it alternately with one
+worker (``TFPROF_WIDGETS_LOAD_WORKERS=1``: the serial load) and with one worker per core
+(the pool warmed by a first load, as it stays warm in a session), checks that both give
+the same tables, and prints the medians: seconds, events/s and the speed-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import statistics
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+from make_synthetic_pod import make_pod  # noqa: E402
+
+import tfprof_widgets as tw  # noqa: E402
+from tfprof_widgets.readers import host_pool  # noqa: E402
+
+
+def timed_load(path: str, workers: int) -> tuple[float, tw.Run]:
+    os.environ[host_pool.ENV_WORKERS] = str(workers)
+    t = time.perf_counter()
+    run = tw.load(path, progress=False)
+    return time.perf_counter() - t, run
+
+
+def speed_rows(hosts: int = 8, events: int = 250_000, repeat: int = 3) -> list[dict]:
+    """The multi-host row of the speed table (see bench_speed.py)."""
+    cores = len(os.sched_getaffinity(0))
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = make_pod(tmp, hosts=hosts, events=events, jobs=cores)
+        timed_load(run_dir, cores)  # start the pool's workers
+        serial, parallel = [], []
+        for i in range(repeat):
+            order = [(1, serial), (cores, parallel)]
+            for workers, times in order if i % 2 == 0 else order[::-1]:
+                t, run = timed_load(run_dir, workers)
+                times.append(t)
+                n = len(run.events)
+        os.environ.pop(host_pool.ENV_WORKERS, None)
+    s, p = statistics.median(serial), statistics.median(parallel)
+    return [
+        {
+            "work": f"load a {hosts}-host run ({hosts} x {events // 1000}k events), {cores} cores "
+            "vs one",
+            "ours_s": p,
+            "anchor_s": s,
+            "ratio": p / s,
+            "goal": f"< 1 (ideal 1/{cores})",
+            "extra": f"{n / p / 1e6:.2f} M events/s on {cores} cores, {n / s / 1e6:.2f} on one",
+        }
+    ]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hosts", type=int, default=8)
+    ap.add_argument("--events", type=int, default=250_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    for r in speed_rows(a.hosts, a.events, a.repeat):
+        print(
+            f"{r['work']}: {r['ours_s']:.2f} s vs {r['anchor_s']:.2f} s serial, ratio "
+            f"{r['ratio']:.2f} (goal {r['goal']}); {r['extra']}"
+        )
+
+
+if __name__ == "__main__":
+    main()

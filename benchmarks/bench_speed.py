@@ -1,0 +1,131 @@
+"""Every speed goal of the project in one table, each a ratio measured in this run.
+
+    python benchmarks/bench_speed.py [--repeat 5] [--quick]
+
+Rows (ours / anchor, median of paired runs in one process unless said):
+* each real PyTorch Kineto trace loaded into the events table vs HolisticTraceAnalysis
+  0.5's ``parse_trace_dataframe`` (bench_chrome.py; goal <= 0.25);
+* load + overview + op stats + memory summary of the real 8-GPU BERT capture vs xprof
+  2.24's converters for overview_page + framework_op_stats + memory_profile, each on a
+  private copy with ``use_saved_result`` off (goal <= 0.5), and the same on the bundled TF
+  2.21 CPU capture made with the Python tracer (custom_loop, 97k events; goal <= 0.25);
+* ``load()`` of a 1 M-event xplane on one core vs protobuf's own decode of the file (the
+  floor; bench_load.py, pinned, best of N; goals >= 3 M events/s, <= 64 B/event with
+  event_stats);
+* a run of 8 hosts x 250k events loaded on every core vs one core (bench_multihost.py).
+Needs the dev extra (xprof, HolisticTraceAnalysis).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+import tfprof_widgets as tw  # noqa: E402
+
+BERT = ROOT / "tests" / "data" / "bert_8gpu_multi_worker.xplane.pb"
+CPU = next((ROOT / "sample_profiles" / "custom_loop").rglob("*.xplane.pb"))
+XPROF_TOOLS = ("overview_page", "framework_op_stats", "memory_profile")
+
+
+def ours_analyses(path: pathlib.Path) -> float:
+    t = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = tw.load(path, progress=False)
+        tw.overview_summary(run)
+        run.ops  # noqa: B018 - computing it is the point
+        run.memory_summary  # noqa: B018
+    return time.perf_counter() - t
+
+
+def xprof_analyses(path: pathlib.Path) -> float:
+    from xprof.convert import raw_to_tool_data as r
+
+    total = 0.0
+    for tool in XPROF_TOOLS:
+        with tempfile.TemporaryDirectory(prefix="bench_xprof_") as tmp:
+            copy = pathlib.Path(tmp) / path.name
+            shutil.copy2(path, copy)
+            t = time.perf_counter()
+            r.xspace_to_tool_data([str(copy)], tool, {"use_saved_result": False})
+            total += time.perf_counter() - t
+    return total
+
+
+def analyses_row(name: str, path: pathlib.Path, goal: str, repeat: int) -> dict:
+    ours_analyses(path)  # warm
+    xprof_analyses(path)
+    ours_t, xprof_t = [], []
+    for i in range(repeat):
+        pair = [(ours_t, ours_analyses), (xprof_t, xprof_analyses)]
+        for times, fn in pair if i % 2 == 0 else pair[::-1]:
+            times.append(fn(path))
+    o, x = statistics.median(ours_t), statistics.median(xprof_t)
+    return {
+        "work": f"load + overview + op stats + memory summary, {name} vs xprof's converters",
+        "ours_s": o,
+        "anchor_s": x,
+        "ratio": o / x,
+        "goal": goal,
+        "extra": f"runs: ours {min(ours_t):.3f}-{max(ours_t):.3f} s, xprof "
+        f"{min(xprof_t):.3f}-{max(xprof_t):.3f} s",
+    }
+
+
+def load_row(events: int, repeat: int) -> dict:
+    from bench_load import build_capture, measure
+
+    with tempfile.TemporaryDirectory(prefix="bench_load_") as tmp:
+        path = os.path.join(tmp, "bench.xplane.pb")
+        with open(path, "wb") as f:
+            f.write(build_capture(events))
+        floor = measure("protobuf", path, repeat)
+        ours = measure("load", path, repeat)
+    n = ours["events"]
+    with_stats = (ours["events_bytes"] + ours["stats_bytes"]) / n
+    return {
+        "work": f"load() of a {n / 1e6:.2f} M-event xplane, one core, vs protobuf's decode",
+        "ours_s": ours["seconds"],
+        "anchor_s": floor["seconds"],
+        "ratio": ours["seconds"] / floor["seconds"],
+        "goal": ">= 3 M events/s, <= 64 B/event with stats",
+        "extra": f"{n / ours['seconds'] / 1e6:.2f} M events/s, "
+        f"{ours['events_bytes'] / n:.1f} B/event, {with_stats:.1f} with event_stats",
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="3 repeats, 2 hosts x 100k")
+    a = ap.parse_args()
+    repeat = 3 if a.quick else a.repeat
+    from bench_chrome import speed_rows as chrome_rows
+    from bench_multihost import speed_rows as multihost_rows
+
+    rows = chrome_rows(repeat)
+    rows.append(analyses_row("the real 8-GPU BERT capture (23k events)", BERT, "<= 0.5", repeat))
+    rows.append(analyses_row("the TF 2.21 CPU capture (97k events)", CPU, "<= 0.25", repeat))
+    rows.append(load_row(1_000_000, 3))
+    rows += multihost_rows(*((2, 100_000) if a.quick else (8, 250_000)), repeat=3)
+    print("| work | ours s | anchor s | ratio | goal | notes |\n|---|---:|---:|---:|---|---|")
+    for r in rows:
+        print(
+            f"| {r['work']} | {r['ours_s']:.3f} | {r['anchor_s']:.3f} | {r['ratio']:.2f} | "
+            f"{r['goal']} | {r['extra']} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

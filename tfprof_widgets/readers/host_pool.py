@@ -1,0 +1,92 @@
+"""A process pool that reads the hosts of a multi-host run on every core.
+
+Decoding one host's capture is CPU-bound Python and C that holds the GIL, so the hosts of a
+run directory are read by worker processes, each returning that host's
+:class:`~tfprof_widgets.readers.columnar.HostTables` (numpy columns, pickled without
+per-event work), and merged by the caller in host order, exactly as a serial load would.
+
+The pool starts workers with the ``forkserver`` method (never ``fork``: the process may
+hold TensorFlow's or a Jupyter kernel's threads), keeps them for the next load, and is shut
+down at exit. A load uses it only when it pays: at least two hosts, at least
+:data:`MIN_PARALLEL_BYTES` of files and more than one core. ``TFPROF_WIDGETS_LOAD_WORKERS``
+sets the number of workers (1: always serial).
+"""
+
+from __future__ import annotations
+
+import atexit
+import concurrent.futures as cf
+import multiprocessing
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+# Below this much capture data a run is read serially: starting or waking workers and
+# moving the columns back costs more than it saves.
+MIN_PARALLEL_BYTES = 16 << 20
+ENV_WORKERS = "TFPROF_WIDGETS_LOAD_WORKERS"
+
+_lock = threading.Lock()
+_pool: cf.ProcessPoolExecutor | None = None
+_pool_size = 0
+
+
+def workers_for(n_hosts: int, total_bytes: int) -> int:
+    """How many processes should read a run of ``n_hosts`` hosts and ``total_bytes`` of
+    files: 1 (serial) unless it pays, else up to one per core."""
+    env = os.environ.get(ENV_WORKERS, "").strip()
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    wanted = int(env) if env.isdigit() and int(env) > 0 else (cores or 1)
+    if n_hosts < 2 or wanted < 2 or (not env and total_bytes < MIN_PARALLEL_BYTES):
+        return 1
+    return min(wanted, n_hosts)
+
+
+def _executor(workers: int) -> cf.ProcessPoolExecutor:
+    global _pool, _pool_size
+    with _lock:
+        if _pool is None or _pool_size < workers:
+            if _pool is not None:
+                _pool.shutdown(wait=False, cancel_futures=True)
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(["tfprof_widgets.loading"])
+            _pool, _pool_size = cf.ProcessPoolExecutor(workers, mp_context=ctx), workers
+        return _pool
+
+
+def shutdown() -> None:
+    """Stop the workers (also done at exit)."""
+    global _pool
+    with _lock:
+        if _pool is not None:
+            _pool.shutdown(wait=True, cancel_futures=True)
+            _pool = None
+
+
+atexit.register(shutdown)
+
+
+def map_in_pool(
+    fn: Callable[..., Any], jobs: Sequence[tuple], workers: int
+) -> Iterator[tuple[int, Any, BaseException | None]]:
+    """Run ``fn(*job)`` for every job in worker processes; yield ``(index, result, error)``
+    as jobs finish (``error`` is the exception a job raised, re-raised here by the caller
+    if it wants). A Ctrl-C cancels what has not started and stops the pool."""
+    pool = _executor(workers)
+    futures = {pool.submit(fn, *job): i for i, job in enumerate(jobs)}
+    try:
+        for fut in cf.as_completed(futures):
+            try:
+                yield futures[fut], fut.result(), None
+            except cf.process.BrokenProcessPool:
+                raise
+            except Exception as exc:  # noqa: BLE001 - handed to the caller as it is
+                yield futures[fut], None, exc
+    except BaseException:
+        for fut in futures:
+            fut.cancel()
+        if not isinstance(_pool, cf.ProcessPoolExecutor) or _pool is not pool:
+            raise
+        shutdown()
+        raise
