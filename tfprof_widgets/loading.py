@@ -86,7 +86,10 @@ def load(
 
     A capture whose files predict more memory than is available (or than
     ``max_memory_bytes``) is refused with :class:`~tfprof_widgets.ProfileTooLargeError`
-    before anything is read. In a run directory still being written, hosts whose file is
+    before anything is read; the readers keep to the same budget as they go (gzip streams
+    and compressed stats are inflated only that far, events and stats are counted against
+    it), so a small file that expands to more is refused too. Several hosts are read on
+    every core (see :mod:`tfprof_widgets.readers.host_pool`). In a run directory still being written, hosts whose file is
     incomplete are left out with a warning (``run.warnings``); only if no host loads is the
     error raised.
 
