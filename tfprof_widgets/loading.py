@@ -89,9 +89,9 @@ def load(
     before anything is read; the readers keep to the same budget as they go (gzip streams
     and compressed stats are inflated only that far, events and stats are counted against
     it), so a small file that expands to more is refused too. Several hosts are read on
-    every core (see :mod:`tfprof_widgets.readers.host_pool`). In a run directory still being written, hosts whose file is
-    incomplete are left out with a warning (``run.warnings``); only if no host loads is the
-    error raised.
+    every core (see :mod:`tfprof_widgets.readers.host_pool`). In a run directory still being
+    written, hosts whose file is incomplete are left out with a warning (``run.warnings``);
+    only if no host loads is the error raised.
 
     ``progress``: None shows a progress bar only if loading takes over a second; True
     always; False never. Raises :class:`~tfprof_widgets.ProfileError` subclasses for
