@@ -184,3 +184,19 @@ def test_tpu_events_carry_device_times(tpu):
     # Still sorted by (line, start), as every events table is.
     key = pd.DataFrame({"line": tpu.event_line_rows, "start": ev["start_us"]})
     assert key.equals(key.sort_values(["line", "start"], kind="stable").reset_index(drop=True))
+
+
+def test_views_say_what_tensorboard_does_not_show(bert, tpu):
+    """Device ops of ours are marked as ours in the op table, its pies and the overview; the
+    overview names op placement by executions (TensorBoard's) beside time, and on TPUs the
+    duty cycle and idle shares."""
+    ops_view = tw.views.op_stats(bert)
+    assert any("are ours only" in line for line in ops_view.findings())
+    assert "ours only" in ops_view.html()
+    over = tw.views.overview(bert).findings()
+    assert any(line.startswith("TF op executions: host 100.0 %") for line in over)
+    assert any(line.startswith("TF op time: host") for line in over)
+    assert any("'ours only'" in line for line in over)
+    tpu_lines = tw.views.overview(tpu).findings()
+    assert any(line.startswith("TPU duty cycle 57.4 %") for line in tpu_lines)
+    assert not any("'ours only'" in line for line in tpu_lines)

@@ -118,6 +118,7 @@ class OpStatsView(View):
                 ),
                 Column("occurrences", "count", "int"),
                 Column("is_eager", "eager", "bool", hidden=not df["is_eager"].any()),
+                Column("beyond_xprof", "ours only", "bool", hidden=not df["beyond_xprof"].any()),
                 Column("host_or_device", "on"),
                 *([Column("host", "host")] if multi else [Column("host", hidden=True)]),
                 Column("type", "type"),
@@ -142,6 +143,8 @@ class OpStatsView(View):
             sub = ops[ops["host_or_device"] == side]
             if not len(sub) or not (sub["total_self_time_us"] > 0).any():
                 continue
+            real = sub[sub["type"] != "IDLE"]
+            ours_only = len(real) > 0 and bool(real["beyond_xprof"].all())
             for by, label, shorten in (
                 ("operation", "op", _short_op),
                 ("type", "op type", _short_type),
@@ -150,7 +153,7 @@ class OpStatsView(View):
                     pie_plot(
                         f"{side.lower()}_{by}",
                         pie_values(sub, by),
-                        f"{side} self time by {label}",
+                        f"{side} self time by {label}" + (" (ours only)" if ours_only else ""),
                         shorten,
                         click={
                             "table": "ops",
@@ -186,6 +189,13 @@ class OpStatsView(View):
             f"{(ops['host_or_device'] == 'Device').sum():,} device), IDLE "
             + ("included" if self.include_idle else "excluded")
         ]
+        ours = real[real["beyond_xprof"]]
+        if len(ours):
+            lines.append(
+                f"{len(ours):,} device op rows are ours only: attributed from the kernels' "
+                "TF op annotations ('level 0'), which TensorBoard (XProf 2.24) does not "
+                "read; its device IDLE includes their time"
+            )
         for side in ("Device", "Host"):
             s = real[real["host_or_device"] == side]
             if len(s) and s["total_self_time_us"].sum() > 0:

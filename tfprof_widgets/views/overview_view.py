@@ -40,7 +40,16 @@ def top_ops_table(top, multi_host: bool) -> Table:
     ]
     if multi_host:
         cols.insert(3, Column("host", "host"))
+    if "beyond_xprof" in top and top["beyond_xprof"].any():
+        cols.insert(-2, Column("beyond_xprof", "ours only", "bool"))
     return Table(top, cols, csv="top_ops.csv", sort=("total_self_time_us", "desc"))
+
+
+BEYOND_XPROF_NOTE = (
+    "Device ops marked 'ours only' are attributed from the kernels' TF op annotations "
+    "('level 0'); TensorBoard (XProf 2.24) shows no device op for them, and its device IDLE "
+    "includes their time."
+)
 
 
 class OverviewView(View):
@@ -72,6 +81,41 @@ class OverviewView(View):
     def tools(self) -> list[str]:
         return [TOOL_CALLS.get(t, t) for t in self.summary.tools]
 
+    def placement_lines(self) -> list[str]:
+        """Where the TF ops ran, by executions (TensorBoard's figure) and by time, and on
+        TPUs the cores' duty cycle and idle shares. Figures a run of tool data does not
+        record are NaN and left out."""
+        o, lines = self.summary, []
+
+        def known(*xs: float) -> bool:
+            return all(x == x for x in xs)
+
+        if known(o.host_op_occurrence_percent):
+            lines.append(
+                f"TF op executions: host {o.host_op_occurrence_percent:.1f} %, device "
+                f"{o.device_op_occurrence_percent:.1f} % (TensorBoard's op placement)"
+            )
+        if known(o.host_op_time_percent):
+            eager = (
+                f"; eager: host {o.eager_host_op_percent:.1f} %, device "
+                f"{o.eager_device_op_percent:.1f} %"
+                if known(o.eager_host_op_percent)
+                else ""
+            )
+            lines.append(
+                f"TF op time: host {o.host_op_time_percent:.1f} %, device "
+                f"{o.device_op_time_percent:.1f} %{eager}"
+            )
+        if o.hardware_type == "TPU" and known(o.device_duty_cycle_percent):
+            lines.append(
+                f"TPU duty cycle {o.device_duty_cycle_percent:.1f} %; idle: device "
+                f"{o.device_idle_percent:.1f} %, host {o.host_idle_percent:.1f} %"
+            )
+        top = o.top_ops
+        if "beyond_xprof" in top and top["beyond_xprof"].any():
+            lines.append(BEYOND_XPROF_NOTE)
+        return lines
+
     def findings(self) -> list[str]:
         o = self.summary
         lines = [self.step_line()]
@@ -83,6 +127,7 @@ class OverviewView(View):
             )
             lines.append(f"Breakdown per step: {parts}")
         lines.append(o.input_statement)
+        lines += self.placement_lines()
         lines += self.advice()
         return [s for s in lines if s]
 
@@ -96,18 +141,7 @@ class OverviewView(View):
                 f"Device compute precision: 16-bit {o.device_compute_16bit_percent:.1f} %, "
                 f"32-bit {o.device_compute_32bit_percent:.1f} %"
             )
-        # NaN where TensorBoard's page alone does not say (a run of tool data only).
-        if o.host_op_time_percent == o.host_op_time_percent:
-            eager = (
-                f"; eager: host {o.eager_host_op_percent:.1f} %, device "
-                f"{o.eager_device_op_percent:.1f} %"
-                if o.eager_host_op_percent == o.eager_host_op_percent
-                else ""
-            )
-            rows.append(
-                f"Op time: host {o.host_op_time_percent:.1f} %, device "
-                f"{o.device_op_time_percent:.1f} %{eager}"
-            )
+        rows += [esc(line) for line in self.placement_lines()]
         rows.append(
             f"Run environment: {len(o.hosts)} host{'s' if len(o.hosts) != 1 else ''} "
             f"({esc(', '.join(o.hosts))}); device type {esc(o.device_type)}"
