@@ -45,8 +45,8 @@ def test_small_or_single_host_runs_stay_serial(monkeypatch):
     monkeypatch.delenv(host_pool.ENV_WORKERS, raising=False)
     assert host_pool.workers_for(1, 1 << 40) == 1
     assert host_pool.workers_for(8, 1 << 20) == 1  # below MIN_PARALLEL_BYTES
-    monkeypatch.setattr(host_pool.os, "sched_getaffinity", lambda _: {0, 1})
-    assert host_pool.workers_for(8, 1 << 40) == 1  # two cores: the pool does not pay
+    monkeypatch.setattr(host_pool.os, "sched_getaffinity", lambda _: {0})
+    assert host_pool.workers_for(8, 1 << 40) == 1  # one core: nothing to share
     monkeypatch.setattr(host_pool.os, "sched_getaffinity", lambda _: set(range(8)))
     assert host_pool.workers_for(8, 1 << 40) == 8 and host_pool.workers_for(3, 1 << 40) == 3
     monkeypatch.setenv(host_pool.ENV_WORKERS, "1")

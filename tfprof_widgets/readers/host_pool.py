@@ -29,10 +29,11 @@ from typing import Any
 # moving the columns back costs more than it saves.
 MIN_PARALLEL_BYTES = 16 << 20
 ENV_WORKERS = "TFPROF_WIDGETS_LOAD_WORKERS"
-# With fewer cores the pool does not pay: on a 2-vCPU machine two processes of pure Python
-# ran only 1.17x faster than one, and moving each host's columns back ate that
-# (benchmarks/bench_multihost.py: 8 hosts x 250k events, 1.16 s in the pool, 0.90 s serial).
-MIN_CORES = 4
+# Two cores are enough: with the columns coming back through shared memory, 8 hosts x 250k
+# events load in 0.80-0.88 s on this 2-vCPU machine against 0.91-0.99 s serially
+# (benchmarks/bench_multihost.py), where two processes of pure Python run only 1.17x faster
+# than one; through the pool's pipe it was 1.16 s against 0.90 s.
+MIN_CORES = 2
 
 _lock = threading.Lock()
 _pool: cf.ProcessPoolExecutor | None = None
