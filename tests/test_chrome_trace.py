@@ -325,3 +325,24 @@ def test_an_end_without_ts_is_named(tmp_path):
     ]
     with pytest.raises(tw.CorruptProfileError, match=r"traceEvents\[1\] \(ph 'E'\) has no 'ts'"):
         tw.load(write(tmp_path, {"traceEvents": events}))
+
+
+def test_a_small_gzip_that_expands_past_the_budget_is_refused_while_inflating(tmp_path):
+    """Issue 20 item 2: a few MB of gzip can hold many GB of valid events. The budget
+    (``max_memory_bytes``, else the memory available) bounds the inflation itself, so the
+    load stops after inflating what the budget allows, not after building every event."""
+    import time
+    import zlib
+
+    ev = b'{"ph":"X","name":"a","ts":1,"dur":1,"pid":1,"tid":1},'
+    comp = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    parts = [comp.compress(b'{"traceEvents":[')]
+    parts += [comp.compress(ev * 20_000) for _ in range(200)]  # 200 MB of JSON
+    data = b"".join(parts) + comp.compress(ev[:-1] + b"]}") + comp.flush()
+    path = tmp_path / "big.trace.json.gz"
+    path.write_bytes(data)
+    assert len(data) < 1_000_000
+    t = time.perf_counter()
+    with pytest.raises(tw.ProfileTooLargeError, match="expands to more than") as info:
+        tw.load(path, progress=False, max_memory_bytes=500_000_000)
+    assert info.value.path == str(path) and time.perf_counter() - t < 5

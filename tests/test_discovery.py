@@ -175,3 +175,20 @@ def test_list_runs_names_hosts_as_load_does(tmp_path):
         shutil.copy(f, run_dir / f.name)
     listed = tw.list_runs(tmp_path)
     assert listed["hosts"].tolist() == [tuple(tw.load(tmp_path).hosts)] == [("localhost",)]
+
+
+def test_files_that_name_the_same_host_stay_distinct_hosts(tmp_path):
+    """Issue 20 item 7: two files mapping to one host name (here w.trace.json and
+    w.trace.json.gz; or two captures recording one host) used to end in pandas' 'categories
+    must be unique'. Each becomes its own host, named by its whole file name."""
+    import gzip
+    import json
+
+    doc = json.dumps({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2, "pid": 1}]})
+    (tmp_path / "w.trace.json").write_text(doc)
+    (tmp_path / "w.trace.json.gz").write_bytes(gzip.compress(doc.encode()))
+    run = tw.load(tmp_path, progress=False)
+    assert run.hosts == ["w.trace.json", "w.trace.json.gz"] and len(run.events) == 2
+    for i in range(2):  # two captures that both record the host "same"
+        gpu_capture("same").write(tmp_path / "two" / f"c{i}.xplane.pb")
+    assert tw.load(tmp_path / "two", progress=False).hosts == ["c0", "c1"]

@@ -286,3 +286,15 @@ def test_device_ordinals_beyond_int64_in_tf1_run_metadata(tmp_path):
     run = tw.load(write(tmp_path, rm.SerializeToString(), "s.run_metadata.pb"), progress=False)
     gpu = run.planes[run.planes["plane"].astype(str).str.startswith("/device:GPU:")]
     assert len(gpu) == 1 and gpu["device_ordinal"].isna().all()
+
+
+def test_a_profile_start_time_beyond_int64_is_no_start_time(tmp_path):
+    """Issue 20 item 6: 2**64-1 ns is not a time; the capture loads on its lines' clocks."""
+    import numpy as np
+    from xspace_builder import XSpaceBuilder
+
+    b = XSpaceBuilder("h")
+    b.plane("/host:CPU", 1).line("l", 1, 1000).event("a", 0, 10)
+    b.plane("Task Environment", 9).add_plane_stat("profile_start_time", np.uint64(2**64 - 1))
+    run = tw.load(b.write(tmp_path / "t.xplane.pb"), progress=False)
+    assert run.t0_ns == 1000 and len(run.events) == 1
