@@ -25,7 +25,7 @@ from .event_index import event_line_ids, event_plane_rows, on_device
 from .grouping import function_call_markers
 from .inputs import per_run
 from .nesting import to_ps
-from .tf_ops import STEP_INFO_LINE_ID, is_derived_line, name_table
+from .tf_ops import STEP_INFO_LINE_ID, event_names, is_derived_line
 
 # XProf drops a host's first and last step from its averages when it has more steps than
 # this (kDropIncomplteteStepThreshold in xprof's step_events_to_steps_db.cc).
@@ -162,8 +162,9 @@ def step_events(run) -> pd.DataFrame:
     cat_not_real = cat_str.str.startswith(_NOT_REAL_CPU).to_numpy()
     real = host & ~explicit & ~implicit & ~cat_not_real[codes] & ~_is_explicit_marker(names)
 
-    types = _host_types(names, has_corr)
-    dtypes = _device_types(names, run.event_stats)
+    op_types = event_names(run)["op_type"].to_numpy()  # per name category
+    types = _host_types(names, op_types)
+    dtypes = _device_types(names, op_types, run.event_stats)
     start = to_ps(ev["start_us"].to_numpy())
     end = to_ps(ev["end_us"].to_numpy())
     parts = []
@@ -200,13 +201,13 @@ def _marked_on_the_same_device(run, group, dev_marker, dev_event):
     return dev_marker & np.isin(key, both), dev_event & np.isin(key, both)
 
 
-def _host_types(names: pd.Series, has_corr: np.ndarray) -> np.ndarray:
+def _host_types(names: pd.Series, op_types: np.ndarray) -> np.ndarray:
     """XProf's event type of each host event of a capture without a device: compute,
     waiting for input, copies (kernel launches only exist where there is a device, whose
     steps XProf builds from device events alone)."""
     codes = names.cat.codes.to_numpy()
     cat_lower = pd.Series(names.cat.categories.astype(str)).str.lower()
-    op_type = name_table(names)["op_type"].to_numpy()[codes]
+    op_type = op_types[codes]
     types = np.full(len(names), HOST_COMPUTE, np.int16)
     getnext = cat_lower.str.startswith("iteratorgetnext").to_numpy()[codes]
     types[getnext] = HOST_WAIT_INPUT
@@ -215,7 +216,7 @@ def _host_types(names: pd.Series, has_corr: np.ndarray) -> np.ndarray:
     return types
 
 
-def _device_types(names: pd.Series, event_stats: pd.DataFrame) -> np.ndarray:
+def _device_types(names: pd.Series, op_types: np.ndarray, event_stats: pd.DataFrame) -> np.ndarray:
     """XProf's event type of each device event (``ClassifyGpuEvent``): copies by XProf's
     name rule, NCCL collectives, else 16- or 32-bit compute: 16-bit when the ``shape``
     stat (the kernel's tensor shapes) mentions 'half', or, without shapes, when the kernel
@@ -241,7 +242,7 @@ def _device_types(names: pd.Series, event_stats: pd.DataFrame) -> np.ndarray:
     has_shapes &= pd.Series(shapes, dtype=object).fillna("").astype(str).to_numpy() != ""
     dtypes[np.where(has_shapes, shape_half, half)] = DEVICE_COMPUTE_16
     dtypes[cats.str.lower().str.startswith("nccl").to_numpy()[codes]] = DEVICE_COLLECTIVES
-    op_type = name_table(names)["op_type"].to_numpy()[codes]
+    op_type = op_types[codes]
     dtypes[op_type == "MemcpyHToD"] = HOST_TO_DEVICE
     dtypes[op_type == "MemcpyDToH"] = DEVICE_TO_HOST
     dtypes[op_type == "MemcpyDToD"] = DEVICE_TO_DEVICE
