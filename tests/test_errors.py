@@ -240,3 +240,64 @@ def test_gzip_bomb_is_refused_while_inflating(tmp_path, monkeypatch):
         )
     )
     assert len(tw.load(ok).events) == 1
+
+
+# -- TF1 files whose numbers do not fit (issue 20 item 9) ------------------------------------
+BIG_GPU = "/job:localhost/replica:0/task:0/device:GPU:99999999999999999999"
+
+
+def run_metadata_on(tmp_path, device: str):
+    from tfprof_widgets.proto import tfprof_pb2
+
+    rm = tfprof_pb2.RunMetadata()
+    dev = rm.step_stats.dev_stats.add(device=device)
+    dev.node_stats.add(node_name="x", all_start_micros=1_700_000_000_000_000, all_end_rel_micros=5)
+    path = tmp_path / "s.run_metadata.pb"
+    path.write_bytes(rm.SerializeToString())
+    return path
+
+
+def tfprof_profile(tmp_path, device="/device:GPU:0", times=(1_700_000_000_000_000, 5), shape=()):
+    from tfprof_widgets.proto import tfprof_pb2
+
+    prof = tfprof_pb2.ProfileProto()
+    node = prof.nodes[1]
+    node.name, node.op = "x", "MatMul"
+    node.shape.extend(shape)
+    ex = node.execs[1]
+    ex.run_count, ex.all_start_micros = 1, times[0]
+    ex.accelerator_execs[device].times.add().int64_values.extend(times)
+    path = tmp_path / "m.tfprof"
+    path.write_bytes(prof.SerializeToString())
+    return path
+
+
+@pytest.mark.parametrize("kind", ["run_metadata", "tfprof"])
+@pytest.mark.parametrize("device", [BIG_GPU, BIG_GPU + "/stream:all", "/device:GPU:" + "9" * 5000])
+def test_tf1_device_ordinal_beyond_int64_is_no_ordinal(tmp_path, kind, device):
+    """As for XSpace planes: a GPU whose ordinal no int column holds is a GPU without one."""
+    path = (run_metadata_on if kind == "run_metadata" else tfprof_profile)(tmp_path, device)
+    run = tw.load(path, progress=False)
+    gpu = run.planes[run.planes["device_kind"] == "GPU"]
+    assert len(gpu) == 1 and gpu["device_ordinal"].isna().all()
+    assert gpu["plane"].iloc[0].startswith("/device:GPU:9999999999")
+    assert (run.events["plane"] == gpu["plane"].iloc[0]).sum() == 1
+
+
+@pytest.mark.parametrize(
+    "times", [(2**62, 5), (1_700_000_000_000_000, 2**62)], ids=["start", "duration"]
+)
+def test_tfprof_times_that_overflow_nanoseconds_are_named(tmp_path, times):
+    """A ProfileProto's µs times ×1000 beyond int64: the node and device named, not an
+    OverflowError from numpy."""
+    path = tfprof_profile(tmp_path, times=times)
+    err = check(path, tw.CorruptProfileError, "beyond what a timestamp can hold")
+    assert "'x' on /device:GPU:0" in str(err)
+
+
+def test_tfprof_shape_beyond_int64_parameters_is_named(tmp_path):
+    """np.prod would wrap 2^40 x 2^40 round to 0 parameters without a word."""
+    path = tfprof_profile(tmp_path, shape=(2**40, 2**40))
+    check(path, tw.CorruptProfileError, r"node 'x': its shape .* more parameters than an int64")
+    ok = tfprof_profile(tmp_path, shape=(2**20, 2**20))
+    assert tw.load(ok, progress=False).tfprof_nodes["parameters"].tolist() == [2**40]

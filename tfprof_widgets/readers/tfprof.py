@@ -13,6 +13,7 @@ step (times and memory, computed the way tfprof computes them).
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -197,6 +198,16 @@ def _node_step_row(node: str, step: int, device: str, stats) -> dict:
 _MAX_NS = 2**63 - 1
 
 
+def _check_ns(path: str, node: str, device: str, start_ns: int, dur_ns: int) -> None:
+    """An event's start and end must be nanoseconds an int64 column can hold."""
+    if start_ns > _MAX_NS or not 0 <= dur_ns <= _MAX_NS - start_ns:
+        raise CorruptProfileError(
+            path,
+            f"node {node!r} on {device}: its start ({start_ns} ns) or "
+            f"duration ({dur_ns} ns) is beyond what a timestamp can hold",
+        )
+
+
 def read_run_metadata(paths: list[str], host: str | None = None) -> HostTables:
     """Serialized RunMetadata files, one per step (in the order given), as one capture."""
     first = paths[0]
@@ -218,12 +229,7 @@ def read_run_metadata(paths: list[str], host: str | None = None) -> HostTables:
                 dur_ns = ns.all_end_rel_nanos or ns.all_end_rel_micros * 1000
                 if start_ns <= 0:
                     continue
-                if start_ns > _MAX_NS or not 0 <= dur_ns <= _MAX_NS - start_ns:
-                    raise CorruptProfileError(
-                        path,
-                        f"node {ns.node_name!r} on {dev.device}: its start ({start_ns} ns) or "
-                        f"duration ({dur_ns} ns) is beyond what a timestamp can hold",
-                    )
+                _check_ns(path, ns.node_name, dev.device, start_ns, dur_ns)
                 op = _op_from_label(ns.timeline_label) or ops.get(ns.node_name, "")
                 ops.setdefault(ns.node_name, op)
                 thread = dev.thread_names.get(ns.thread_id, f"thread {ns.thread_id}")
@@ -274,7 +280,7 @@ def read_tfprof_profile(path: str, data: bytes, host: str | None = None) -> Host
     for nid in sorted(prof.nodes):
         n = prof.nodes[nid]
         shape = list(n.shape)
-        params = int(np.prod(shape)) if shape and min(shape) >= 0 else 0
+        params = _parameters(path, n.name, shape)
         node_rows.append(
             {
                 "node": n.name,
@@ -327,19 +333,29 @@ def read_tfprof_profile(path: str, data: bytes, host: str | None = None) -> Host
                     for t in et.times:
                         if len(t.int64_values) < 2 or t.int64_values[0] <= 0:
                             continue
-                        b.node_event(
-                            li,
-                            n.name,
-                            n.op,
-                            t.int64_values[0] * 1000,
-                            t.int64_values[1] * 1000,
-                            int(step),
-                        )
+                        # tfprof keeps µs; a negative duration counts 0 as RunMetadata's do.
+                        start_ns = t.int64_values[0] * 1000
+                        dur_ns = max(t.int64_values[1], 0) * 1000
+                        _check_ns(path, n.name, device, start_ns, dur_ns)
+                        b.node_event(li, n.name, n.op, start_ns, dur_ns, int(step))
     b.markers()
     return b.tables(
         host or host_of(path),
         {"tfprof_nodes": pd.DataFrame(node_rows), "tfprof_execs": pd.DataFrame(exec_rows)},
     )
+
+
+def _parameters(path: str, node: str, shape: list[int]) -> int:
+    """A variable's parameter count: its shape's product (0 for an unknown dimension).
+    Computed exactly (np.prod wraps around silently); beyond int64 the shape is damaged."""
+    if not shape or min(shape) < 0:
+        return 0
+    params = math.prod(shape)
+    if params > _MAX_NS:
+        raise CorruptProfileError(
+            path, f"node {node!r}: its shape {shape} holds more parameters than an int64"
+        )
+    return params
 
 
 def _attr_string(attr: bytes) -> str:
