@@ -192,3 +192,96 @@ def test_files_that_name_the_same_host_stay_distinct_hosts(tmp_path):
     for i in range(2):  # two captures that both record the host "same"
         gpu_capture("same").write(tmp_path / "two" / f"c{i}.xplane.pb")
     assert tw.load(tmp_path / "two", progress=False).hosts == ["c0", "c1"]
+
+
+# -- two captures that name one host (issue 20 item 7) ---------------------------------------
+def test_two_files_of_one_host_name_load_as_distinct_hosts(tmp_path):
+    """w.trace.json beside w.trace.json.gz (no XSpace to prefer) are two captures: both
+    load, each named by its whole file name, and each selectable by that name; list_runs
+    names them the same way."""
+    import gzip
+
+    run_dir = tmp_path / "plugins" / "profile" / "2026_01_01_00_00_00"
+    run_dir.mkdir(parents=True)
+    raw = chrome_json(run_dir / "w.trace.json").read_bytes()
+    (run_dir / "w.trace.json.gz").write_bytes(gzip.compress(raw))
+    (run_dir / "v.trace.json").write_bytes(raw)
+    run = tw.load(run_dir)
+    assert run.hosts == ["v", "w.trace.json", "w.trace.json.gz"]
+    assert run.events.groupby("host", observed=True).size().tolist() == [1, 1, 1]
+    assert tw.load(run_dir, hosts=["w.trace.json.gz"]).files == [str(run_dir / "w.trace.json.gz")]
+    assert tw.list_runs(tmp_path)["hosts"].tolist() == [tuple(run.hosts)]
+
+
+def test_undecodable_names_of_one_host_get_numbered(tmp_path):
+    """Two names whose undecodable bytes both read as U+FFFD, copies of one capture (so
+    the host their XSpace records collides too): the second is numbered."""
+    import shutil
+
+    src = sample_files("custom_loop")[0]
+    d = os.fsencode(tmp_path)
+    shutil.copy(os.fsencode(src), d + b"/\xff.xplane.pb")
+    shutil.copy(os.fsencode(src), d + b"/\xfe.xplane.pb")
+    run = tw.load(tmp_path)
+    assert len(set(run.hosts)) == 2 and run.hosts[1].endswith("(2)")
+    per_host = run.events.groupby("host", observed=True).size()
+    assert per_host.iloc[0] == per_host.iloc[1] > 0
+
+
+def test_a_capture_named_like_the_run_metadata_steps_host(tmp_path):
+    """RunMetadata steps load as host 'localhost'; a localhost.trace.json beside them is
+    another capture and keeps its own host."""
+    import json
+    import shutil
+
+    for f in (SAMPLES / "tf1_graph" / "steps").iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    steps = tw.load(tmp_path)  # the steps alone
+    ts = steps.t0_ns / 1000 + 10  # the trace at the steps' own times (µs since 1970)
+    event = {"ph": "X", "pid": 1, "tid": 2, "name": "op", "ts": ts, "dur": 5}
+    (tmp_path / "localhost.trace.json").write_text(json.dumps({"traceEvents": [event]}))
+    run = tw.load(tmp_path)
+    assert run.hosts == ["localhost", "localhost.trace.json"]
+    assert (run.events["host"] == "localhost.trace.json").sum() == 1
+    assert (run.events["host"] == "localhost").sum() == len(steps.events)
+
+
+# -- the last mile: listing races --------------------------------------------------------------
+def test_a_run_file_removed_while_listing_is_not_a_bare_oserror(tmp_path, monkeypatch):
+    """A run's file listed, then removed before its mtime or stat is read (a logdir being
+    cleaned up): list_runs leaves that run out, load takes the other one."""
+    logdir = make_logdir(tmp_path)
+    real_mtime, real_stat = os.path.getmtime, os.stat
+
+    def gone(p) -> bool:
+        p = os.fspath(p)
+        return "2026_01_01" in p and p.endswith(".xplane.pb")
+
+    def getmtime(p):
+        if gone(p):
+            raise FileNotFoundError(2, "No such file or directory", p)
+        return real_mtime(p)
+
+    def stat(p, *a, **k):
+        if gone(p):
+            raise FileNotFoundError(2, "No such file or directory", p)
+        return real_stat(p, *a, **k)
+
+    monkeypatch.setattr(os.path, "getmtime", getmtime)
+    monkeypatch.setattr(os, "stat", stat)
+    assert tw.list_runs(logdir)["run"].tolist() == ["2026_01_02_00_00_00"]
+    assert tw.load(logdir).name == "2026_01_02_00_00_00"
+
+
+def test_a_run_directory_that_cannot_be_listed_is_named(tmp_path, monkeypatch):
+    from tfprof_widgets.readers import discovery
+
+    run_dir = write_multi_host_run(tmp_path)
+
+    def listdir(p):
+        raise FileNotFoundError(2, "No such file or directory", p)
+
+    monkeypatch.setattr(discovery.os, "listdir", listdir)
+    with pytest.raises(tw.ProfileNotFoundError, match="removed while listed") as info:
+        tw.load(run_dir)
+    assert info.value.path == str(run_dir)

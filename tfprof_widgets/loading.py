@@ -154,7 +154,9 @@ def list_runs(logdir: str | os.PathLike[str]) -> pd.DataFrame:
         raise ProfileError(logdir, "list_runs() takes a logdir, not a file")
     rows = []
     for r in find_runs(logdir):
-        stats = [os.stat(f) for f in r.files + r.tool_files]
+        stats = [s for s in map(_stat_or_none, r.files + r.tool_files) if s is not None]
+        if not stats:  # every file of the run removed since it was listed
+            continue
         hosts = [host for host, _ in host_sources(r.files)]
         hosts += [h for h, _ in tool_files_of(list(r.tool_files)) if h not in hosts]
         rows.append(
@@ -169,6 +171,14 @@ def list_runs(logdir: str | os.PathLike[str]) -> pd.DataFrame:
         )
     df = pd.DataFrame(rows, columns=list(schema.RUNS))
     return df.astype(schema.dtypes(schema.RUNS))
+
+
+def _stat_or_none(path: str) -> os.stat_result | None:
+    """A listed file's stat; None for one removed since (a logdir being cleaned up)."""
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
 
 
 def _capture_log(run_dir: str) -> str:

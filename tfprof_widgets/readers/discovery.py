@@ -48,6 +48,10 @@ def _capture_entries(directory: str) -> RunFiles:
         names = sorted(os.listdir(directory))
     except PermissionError:
         raise ProfileError(directory, "permission denied reading the directory") from None
+    except FileNotFoundError:  # removed between the walk and now (a logdir being cleaned)
+        raise ProfileNotFoundError(directory, "the directory was removed while listed") from None
+    except OSError as exc:
+        raise ProfileError(directory, f"cannot be listed: {exc.strerror or exc}") from None
     entries = [os.path.join(directory, n) for n in names if is_capture_file(n)]
     tools = [os.path.join(directory, n) for n in names if is_tool_data_name(n)]
     files = [f for f in entries if os.path.isfile(f)]
@@ -83,8 +87,17 @@ def find_runs(logdir: str) -> list[RunFiles]:
                 if found.files or found.tool_files:
                     runs.append(dataclasses.replace(found, name=run))
             dirnames[:] = []  # nothing deeper inside plugins/profile
-    runs.sort(key=lambda r: (r.name, max(os.path.getmtime(f) for f in r.files + r.tool_files)))
+    runs.sort(key=lambda r: (r.name, max(_mtime(f) for f in r.files + r.tool_files)))
     return runs
+
+
+def _mtime(path: str) -> float:
+    """A listed file's modification time; 0 for one removed since it was listed (a run
+    directory being rewritten), which loading then reports by name."""
+    try:
+        return os.path.getmtime(path)
+    except OSError:
+        return 0.0
 
 
 def resolve(path: str | os.PathLike[str], run: str | None = None) -> RunFiles:

@@ -292,8 +292,14 @@ def host_sources(files: list[str] | tuple[str, ...]) -> list[tuple[str, list[str
     if len(steps) < 2:
         return [(h, [f]) for h, f in zip(capture_hosts(files), files)]
     others = [f for f in files if f not in steps]
-    rest = [(h, [f]) for h, f in zip(capture_hosts(others), others)]
-    return [(RUN_METADATA_HOST, sorted(steps, key=_natural_key)), *rest]
+    # The steps' host is one more name of the run: another capture named like it (a
+    # localhost.trace.json beside the steps) is told apart by its file's whole name.
+    names = _unique(
+        [RUN_METADATA_HOST, *capture_hosts(others)],
+        [RUN_METADATA_HOST, *(name_as_text(os.path.basename(f)) for f in others)],
+    )
+    rest = [(h, [f]) for h, f in zip(names[1:], others)]
+    return [(names[0], sorted(steps, key=_natural_key)), *rest]
 
 
 def sniff_run_metadata(head: bytes) -> bool:
