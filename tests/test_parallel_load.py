@@ -1,6 +1,12 @@
 """A run of several hosts read by a process pool gives exactly the serial load's Run."""
 
+import os
+import subprocess
+import sys
+import textwrap
+
 import pytest
+from conftest import ROOT
 from test_walkers_agree import assert_same
 from xspace_builder import write_multi_host_run
 
@@ -61,3 +67,119 @@ def test_profile_errors_cross_processes_intact():
     exc = pickle.loads(pickle.dumps(tw.CorruptProfileError("/a/b.xplane.pb", "bad bytes")))
     assert type(exc) is tw.CorruptProfileError and exc.path == "/a/b.xplane.pb"
     assert str(exc) == "/a/b.xplane.pb: bad bytes"
+
+
+# -- the real captures, the way back, workers that die, interrupts, scripts ----------------
+REAL_RUN = ROOT / "tests" / "data" / "xplane_amd_jax"  # 4 real JAX captures, one directory
+
+
+def our_segments() -> set[str]:
+    return {n for n in os.listdir("/dev/shm") if n.startswith(host_pool.SHM_PREFIX)}
+
+
+def test_parallel_equals_serial_on_real_captures(monkeypatch):
+    serial = load_with(monkeypatch, REAL_RUN, "1")
+    parallel = load_with(monkeypatch, REAL_RUN, "2")
+    assert len(serial.hosts) == 4 and len(serial.events) > 10_000
+    assert parallel.hosts == serial.hosts
+    assert_same(parallel, serial)
+
+
+def test_columns_come_back_through_shared_memory_writable_and_freed(run_dir, monkeypatch):
+    """The workers' buffers travel in shared-memory segments, unlinked as soon as mapped;
+    the arrays are writable, like the serial load's."""
+    before = our_segments()
+    used = []
+    real_unpack = host_pool._unpack
+
+    def unpack(packed):
+        used.append(packed.segment)
+        return real_unpack(packed)
+
+    monkeypatch.setattr(host_pool, "_unpack", unpack)
+    run = load_with(monkeypatch, run_dir, "2")
+    assert len(used) == 4 and all(s and s.startswith(host_pool.SHM_PREFIX) for s in used)
+    assert our_segments() == before
+    run.events.loc[run.events.index[0], "dur_ns"] = 0
+
+
+@pytest.mark.parametrize("shm", [True, False], ids=["shared-memory", "pipe"])
+def test_a_host_travels_back_intact(run_dir, monkeypatch, tmp_path, shm):
+    """Packed in the worker, unpacked here: the same tables, through a shared-memory
+    segment or, where there is none, inline through the pipe."""
+    import numpy as np
+
+    from tfprof_widgets.loading import _read_cut
+
+    if not shm:
+        monkeypatch.setattr(host_pool, "_SHM_DIR", str(tmp_path / "no-shm-here"))
+    job = ("w1", [str(run_dir / "w1.xplane.pb")], None, None, None)
+    packed = host_pool._packed_call(_read_cut, *job)
+    assert (packed.segment is not None) == shm and bool(packed.inline) != shm
+    back, direct = host_pool._unpack(packed), _read_cut(*job)
+    for col in ("ev_line", "ev_name", "ev_offset_ps", "ev_dur_ps", "ev_occ"):
+        assert np.array_equal(getattr(back, col), getattr(direct, col))
+    assert back.names == direct.names and back.host == "w1"
+    assert np.array_equal(back.event_stats.int_value, direct.event_stats.int_value)
+    assert not our_segments() - {packed.segment}  # unlinked once mapped
+
+
+def _die(*args):
+    os._exit(3)  # a worker killed (as the OOM killer would) while reading its host
+
+
+def test_a_worker_that_dies_leaves_the_hosts_to_this_process(run_dir, monkeypatch):
+    serial = load_with(monkeypatch, run_dir, "1")
+    monkeypatch.setattr(host_pool, "_packed_call", _die)
+    with pytest.warns(RuntimeWarning, match="a worker reading the run's hosts died"):
+        parallel = load_with(monkeypatch, run_dir, "2")
+    assert_same(parallel, serial)
+    monkeypatch.undo()
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the next load gets a new pool: no warning
+        assert_same(load_with(monkeypatch, run_dir, "2"), serial)
+
+
+def test_an_interrupt_stops_the_workers(run_dir, monkeypatch):
+    import multiprocessing
+
+    before = our_segments()
+
+    def interrupted(packed):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(host_pool, "_unpack", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        load_with(monkeypatch, run_dir, "2")
+    assert not [p for p in multiprocessing.active_children() if p.is_alive()]
+    assert our_segments() == before  # results nobody took were freed
+
+
+def test_workers_do_not_rerun_an_unguarded_script(tmp_path, run_dir):
+    """A script without an ``if __name__ == "__main__"`` guard: its top level runs once,
+    not again in every worker."""
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import tfprof_widgets as tw
+            print("top level ran", flush=True)
+            run = tw.load({str(run_dir)!r}, progress=False)
+            print("hosts", len(run.hosts), flush=True)
+            """
+        )
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), host_pool.ENV_WORKERS: "2"}
+    proc = subprocess.run(
+        [sys.executable, "-W", "error::RuntimeWarning", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.count("top level ran") == 1
+    assert "hosts 4" in proc.stdout
+    assert "Traceback" not in proc.stderr
