@@ -5,8 +5,9 @@
 Writes a synthetic pod (``make_synthetic_pod.py``: each host bench_load.py's capture, its
 own clock) to a temporary directory, then, in one process, loads it alternately with one
 worker (``TFPROF_WIDGETS_LOAD_WORKERS=1``: the serial load) and with one worker per core
-(the pool warmed by a first load, as it stays warm in a session), checks that both give
-the same tables, and prints the medians: seconds, events/s and the speed-up.
+(the pool warmed by a first load, as it stays warm in a session; the loading process reads
+hosts too), and prints the medians: seconds, events/s and the speed-up, the first load's
+time, and the load average (other processes on these cores make the speed-up smaller).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def speed_rows(hosts: int = 8, events: int = 250_000, repeat: int = 3) -> list[d
     cores = len(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = make_pod(tmp, hosts=hosts, events=events, jobs=cores)
-        timed_load(run_dir, cores)  # start the pool's workers
+        cold, _ = timed_load(run_dir, cores)  # starts the fork server and the pool's workers
         serial, parallel = [], []
         for i in range(repeat):
             order = [(1, serial), (cores, parallel)]
@@ -58,7 +59,9 @@ def speed_rows(hosts: int = 8, events: int = 250_000, repeat: int = 3) -> list[d
             "anchor_s": s,
             "ratio": p / s,
             "goal": f"< 1 (ideal 1/{cores})",
-            "extra": f"{n / p / 1e6:.2f} M events/s on {cores} cores, {n / s / 1e6:.2f} on one",
+            "extra": f"{n / p / 1e6:.2f} M events/s on {cores} cores, {n / s / 1e6:.2f} on one; "
+            f"first load {cold:.2f} s (starting the workers); load average "
+            f"{os.getloadavg()[0]:.1f} (other processes on these cores)",
         }
     ]
 

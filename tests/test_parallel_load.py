@@ -98,7 +98,8 @@ def test_columns_come_back_through_shared_memory_writable_and_freed(run_dir, mon
 
     monkeypatch.setattr(host_pool, "_unpack", unpack)
     run = load_with(monkeypatch, run_dir, "2")
-    assert len(used) == 4 and all(s and s.startswith(host_pool.SHM_PREFIX) for s in used)
+    # w0 went to the worker (workers take the front, this process the back)
+    assert used and all(s and s.startswith(host_pool.SHM_PREFIX) for s in used)
     assert our_segments() == before
     run.events.loc[run.events.index[0], "dur_ns"] = 0
 
@@ -183,3 +184,22 @@ def test_workers_do_not_rerun_an_unguarded_script(tmp_path, run_dir):
     assert proc.stdout.count("top level ran") == 1
     assert "hosts 4" in proc.stdout
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("here", [True, False], ids=["this-process-too", "workers-only"])
+def test_every_host_is_read_once(run_dir, here):
+    """This process takes hosts from the back, the workers from the front: each once."""
+    import numpy as np
+
+    from tfprof_widgets.loading import _read_cut
+
+    jobs = [(h, [str(run_dir / f"{h}.xplane.pb")], None, None, None) for h in ("w0", "w1", "w2")]
+    jobs.append(("bad", [str(run_dir / "missing.xplane.pb")], None, None, None))
+    got = {i: (r, e) for i, r, e in host_pool.map_in_pool(_read_cut, jobs, 3, here=here)}
+    assert sorted(got) == [0, 1, 2, 3]
+    for i, (h, *_) in enumerate(jobs[:3]):
+        tables, exc = got[i]
+        assert exc is None and tables.host == h
+        assert np.array_equal(tables.ev_offset_ps, _read_cut(*jobs[i]).ev_offset_ps)
+    assert got[3][0] is None and isinstance(got[3][1], tw.ProfileError)
+    assert got[3][1].path.endswith("missing.xplane.pb")

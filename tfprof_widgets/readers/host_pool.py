@@ -26,6 +26,7 @@ sets the number of workers (1: always serial; 2 or more: the pool whatever the s
 from __future__ import annotations
 
 import atexit
+import collections
 import concurrent.futures as cf
 import mmap
 import multiprocessing
@@ -100,23 +101,52 @@ atexit.register(shutdown)
 
 
 def map_in_pool(
-    fn: Callable[..., Any], jobs: Sequence[tuple], workers: int
+    fn: Callable[..., Any], jobs: Sequence[tuple], workers: int, *, here: bool = True
 ) -> Iterator[tuple[int, Any, BaseException | None]]:
-    """Run ``fn(*job)`` for every job in worker processes; yield ``(index, result, error)``
-    as jobs finish (``error`` is the exception a job raised, re-raised here by the caller
-    if it wants). A Ctrl-C (or any exception here) stops the workers at once."""
-    pool = _executor(workers)
-    futures = {pool.submit(_packed_call, fn, *job): i for i, job in enumerate(jobs)}
+    """Run ``fn(*job)`` for every job on ``workers`` processes; yield ``(index, result,
+    error)`` as jobs finish (``error`` is the exception a job raised, re-raised here by the
+    caller if it wants). A Ctrl-C (or any exception here) stops the workers at once.
+
+    With ``here`` (the default) this process is one of the ``workers``: it runs jobs from
+    the back of the list while ``workers - 1`` worker processes take them from the front,
+    so no core waits on another and half the results never need to travel.
+    """
+    processes = workers - 1 if here else workers
+    pool = _executor(max(processes, 1))
+    pending = collections.deque(range(len(jobs)))
+    running: dict[cf.Future, int] = {}
+
+    def top_up() -> None:
+        while pending and len(running) < processes:
+            i = pending.popleft()
+            running[pool.submit(_packed_call, fn, *jobs[i])] = i
+
+    def finished(fut: cf.Future) -> tuple[int, Any, BaseException | None]:
+        i = running.pop(fut)
+        try:
+            packed = fut.result()
+        except cf.process.BrokenProcessPool:
+            raise
+        except Exception as exc:  # noqa: BLE001 - handed to the caller as it is
+            return i, None, exc
+        return i, _unpack(packed), None
+
     try:
-        for fut in cf.as_completed(futures):
-            try:
-                packed = fut.result()
-            except cf.process.BrokenProcessPool:
-                raise
-            except Exception as exc:  # noqa: BLE001 - handed to the caller as it is
-                yield futures[fut], None, exc
-            else:
-                yield futures[fut], _unpack(packed), None
+        top_up()
+        while pending or running:
+            for fut in [f for f in running if f.done()]:
+                yield finished(fut)
+            top_up()
+            if pending:
+                i = pending.pop()
+                try:
+                    result = fn(*jobs[i])
+                except Exception as exc:  # noqa: BLE001 - as a worker's would be
+                    yield i, None, exc
+                else:
+                    yield i, result, None
+            elif running:
+                cf.wait(list(running), return_when=cf.FIRST_COMPLETED)
     except BaseException:
         _stop_now(pool)
         raise
