@@ -203,3 +203,25 @@ def test_every_host_is_read_once(run_dir, here):
         assert np.array_equal(tables.ev_offset_ps, _read_cut(*jobs[i]).ev_offset_ps)
     assert got[3][0] is None and isinstance(got[3][1], tw.ProfileError)
     assert got[3][1].path.endswith("missing.xplane.pb")
+
+
+@pytest.mark.parametrize("spare_hosts,expected", [(0.5, None), (1.5, 2), (9, 3)])
+def test_the_memory_budget_bounds_the_readers(run_dir, monkeypatch, spare_hosts, expected):
+    """Each process reading beside this one holds a host's decode on top of what the run
+    keeps: the budget beyond the serial need sets how many may run at once."""
+    from tfprof_widgets.readers.limits import estimated_need
+
+    needs = [estimated_need(str(f), f.stat().st_size) for f in sorted(run_dir.iterdir())]
+    budget = int(sum(needs) + spare_hosts * max(needs))
+    calls = []
+    real = host_pool.map_in_pool
+
+    def spy(fn, jobs, workers, **kw):
+        calls.append(workers)
+        return real(fn, jobs, workers, **kw)
+
+    monkeypatch.setattr(host_pool, "map_in_pool", spy)
+    monkeypatch.setenv(host_pool.ENV_WORKERS, "3")
+    run = tw.load(run_dir, progress=False, max_memory_bytes=budget)
+    assert calls == ([] if expected is None else [expected])
+    assert run.hosts == ["w0", "w1", "w2", "w3"]

@@ -111,10 +111,12 @@ def load(
             "apply",
         )
     sizes = [sum(_file_size(f) for f in fs) for _, fs in sources]
-    _check_memory(path, sources, sizes, cut, max_memory_bytes)
+    room = _check_memory(path, sources, sizes, cut, max_memory_bytes)
     bar = _Progress(sum(sizes), f"loading {files.name}", progress)
     try:
-        loaded, failed = _read_hosts(sources, sizes, bar, planes, window_s, max_memory_bytes)
+        loaded, failed = _read_hosts(
+            sources, sizes, bar, planes, window_s, max_memory_bytes, max_workers=room
+        )
     except ProfileError as exc:
         if not tool_sources:
             raise
@@ -292,8 +294,10 @@ def _file_size(path: str) -> int:
         raise ProfileError(path, f"cannot be read: {exc.strerror or exc}") from None
 
 
-def _check_memory(path, sources, sizes: list[int], cut: bool, max_memory_bytes) -> None:
-    """Refuse, before reading anything, a capture that would not fit in memory."""
+def _check_memory(path, sources, sizes: list[int], cut: bool, max_memory_bytes) -> int | None:
+    """Refuse, before reading anything, a capture that would not fit in memory. Returns how
+    many processes may read hosts at once within the budget (None: no budget known): each
+    one more holds a host's decode beside what the run keeps."""
     needs = [sum(estimated_need(f, _file_size(f)) for f in fs) for _, fs in sources]
     # Cut files keep little once decoded: the peak is one file's decode, not the sum.
     need = max(needs) if cut else sum(needs)
@@ -309,6 +313,10 @@ def _check_memory(path, sources, sizes: list[int], cut: bool, max_memory_bytes) 
             f"tfprof_widgets.load(path, hosts=[...]) (hosts: {all_hosts}), "
             f'planes=["/device:GPU:0"] or window_s=(start, end) in seconds',
         )
+    largest = max(needs, default=0)
+    if budget is None or not largest:
+        return None
+    return 1 + int((budget - need) // largest)
 
 
 def _plane_filter(planes: list[str] | None) -> Callable[[str], bool] | None:
@@ -328,11 +336,14 @@ def _nothing_in(path, planes, window_s) -> ProfileNotFoundError:
 
 
 # -- reading ------------------------------------------------------------------------------
-def _read_hosts(sources, sizes, bar, planes, window_s, max_memory_bytes):
+def _read_hosts(sources, sizes, bar, planes, window_s, max_memory_bytes, max_workers=None):
     """Each host's tables, cut to the planes and window asked for; and the hosts that
     could not be read (when there is more than one: a run still being written). A run of
-    several hosts is read on every core (:mod:`.readers.host_pool`) when that pays."""
+    several hosts is read on every core (:mod:`.readers.host_pool`) when that pays, by at
+    most ``max_workers`` processes (what the memory budget leaves room for)."""
     workers = host_pool.workers_for(len(sources), sum(sizes))
+    if max_workers is not None:
+        workers = min(workers, max(max_workers, 1))
     results: list = [None] * len(sources)
     if workers > 1:
         jobs = [(host, fs, planes, window_s, max_memory_bytes) for host, fs in sources]
