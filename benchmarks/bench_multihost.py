@@ -7,7 +7,8 @@ own clock) to a temporary directory, then, in one process, loads it alternately 
 worker (``TFPROF_WIDGETS_LOAD_WORKERS=1``: the serial load) and with one worker per core
 (the pool warmed by a first load, as it stays warm in a session; the loading process reads
 hosts too), and prints the medians: seconds, events/s and the speed-up, the first load's
-time, and the load average (other processes on these cores make the speed-up smaller).
+time, and the ratio the machine itself gives perfectly parallel work at that moment (other
+processes sharing these cores bound the speed-up; ideally 1/cores).
 """
 
 from __future__ import annotations
@@ -36,6 +37,35 @@ def timed_load(path: str, workers: int) -> tuple[float, tw.Run]:
     return time.perf_counter() - t, run
 
 
+def _burn(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+
+def machine_ceiling(cores: int, n: int = 6_000_000, repeat: int = 3) -> float:
+    """What ``cores`` processes gain here right now on work that is perfectly parallel (a
+    pure-Python loop per process) against one process doing it all: the best ratio a
+    parallel load could reach while other processes share these cores (ideally 1/cores)."""
+    import concurrent.futures
+    import multiprocessing
+
+    ratios = []
+    ctx = multiprocessing.get_context("forkserver")
+    with concurrent.futures.ProcessPoolExecutor(cores, mp_context=ctx) as pool:
+        list(pool.map(_burn, [1] * cores))  # started
+        for _ in range(repeat):
+            t = time.perf_counter()
+            for _ in range(cores):
+                _burn(n)
+            one = time.perf_counter() - t
+            t = time.perf_counter()
+            list(pool.map(_burn, [n] * cores))
+            ratios.append((time.perf_counter() - t) / one)
+    return statistics.median(ratios)
+
+
 def speed_rows(hosts: int = 8, events: int = 250_000, repeat: int = 3) -> list[dict]:
     """The multi-host row of the speed table (see bench_speed.py)."""
     cores = len(os.sched_getaffinity(0))
@@ -51,6 +81,7 @@ def speed_rows(hosts: int = 8, events: int = 250_000, repeat: int = 3) -> list[d
                 n = len(run.events)
         os.environ.pop(host_pool.ENV_WORKERS, None)
     s, p = statistics.median(serial), statistics.median(parallel)
+    ceiling = machine_ceiling(cores)
     return [
         {
             "work": f"load a {hosts}-host run ({hosts} x {events // 1000}k events), {cores} cores "
@@ -60,8 +91,9 @@ def speed_rows(hosts: int = 8, events: int = 250_000, repeat: int = 3) -> list[d
             "ratio": p / s,
             "goal": f"< 1 (ideal 1/{cores})",
             "extra": f"{n / p / 1e6:.2f} M events/s on {cores} cores, {n / s / 1e6:.2f} on one; "
-            f"first load {cold:.2f} s (starting the workers); load average "
-            f"{os.getloadavg()[0]:.1f} (other processes on these cores)",
+            f"first load {cold:.2f} s (starting the workers); the machine's own ratio for "
+            f"perfectly parallel work just after: {ceiling:.2f} (load average "
+            f"{os.getloadavg()[0]:.1f}: other processes share these cores)",
         }
     ]
 
