@@ -300,11 +300,12 @@ class _Reader:
 
     def _lines(self, src, pl, lk, plane_names):
         """Line index of each output event, the lines, and a lookup (plane, key) -> line."""
-        span = int(lk.max() - lk.min() + 1) if len(lk) else 1
+        lo = int(lk.min()) if len(lk) else 0  # once: per line it made a 1M-thread file quadratic
+        span = int(lk.max()) - lo + 1 if len(lk) else 1
         if (int(pl.max()) + 1) * span < 2**62:
-            combined = pl * span + (lk - lk.min())
+            combined = pl * span + (lk - lo)
             line_of, uniq = pd.factorize(combined)
-            keys = [(int(u) // span, int(u) % span + int(lk.min())) for u in uniq]
+            keys = [(int(u) // span, int(u) % span + lo) for u in uniq]
         else:  # absurdly many processes and threads (a hostile file): slower, still exact
             line_of, uniq = pd.MultiIndex.from_arrays([pl, lk]).factorize()
             keys = [(int(a), int(b)) for a, b in uniq]
