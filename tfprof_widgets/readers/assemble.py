@@ -21,10 +21,13 @@ from .columnar import HostTables, StatRows, device_kind
 
 def unique_line_names(names: list[str], ids: list[int]) -> list[str]:
     """Make line names unique within one plane by suffixing ' #<id>' to colliding ones."""
-    counts: dict[str, int] = {}
-    for n in names:
-        counts[n] = counts.get(n, 0) + 1
-    return [n if counts[n] == 1 else f"{n} #{i}" for n, i in zip(names, ids)]
+    out = list(names)
+    if len(out) < 2:
+        return out
+    repeated = pd.Series(out, dtype=object).duplicated(keep=False).to_numpy()
+    for i in np.flatnonzero(repeated).tolist():
+        out[i] = f"{names[i]} #{ids[i]}"
+    return out
 
 
 @dataclasses.dataclass
@@ -115,38 +118,37 @@ def _planes(hosts, plane_stat_rows: StatRows, host_cat, plane_names) -> pd.DataF
 
 def _lines(hosts, host_cat, plane_names) -> tuple[pd.DataFrame, np.ndarray, list[int]]:
     """One row per line of every host; also each line's base time (ns) and where each
-    host's lines start in the table."""
-    rows = []
+    host's lines start in the table. Built column by column (a hostile trace can have a
+    million lines)."""
+    cols: dict[str, list] = {c: [] for c in (*schema.LINES, "_base_ns")}
     offsets = []
     for h in hosts:
-        offsets.append(len(rows))
+        offsets.append(len(cols["line"]))
+        lines = h.lines
         by_plane: dict[int, list[int]] = {}
-        for li, ln in enumerate(h.lines):
+        for li, ln in enumerate(lines):
             by_plane.setdefault(ln.plane, []).append(li)
-        unique = {}
+        unique = [""] * len(lines)
         for lis in by_plane.values():
-            names = unique_line_names(
-                [h.lines[i].name for i in lis], [h.lines[i].line_id for i in lis]
-            )
-            unique.update(zip(lis, names))
-        counts = np.bincount(h.ev_line, minlength=len(h.lines))
-        for li, ln in enumerate(h.lines):
-            rows.append(
-                {
-                    "host": h.host,
-                    "plane": h.planes[ln.plane].name,
-                    "line": unique[li],
-                    "line_id": ln.line_id,
-                    "display_name": ln.display_name or ln.name,
-                    "timestamp_ns": ln.timestamp_ns,
-                    "duration_ps": ln.duration_ps,
-                    "n_events": int(counts[li]),
-                    "_base_ns": ln.base_ns,
-                }
-            )
-    line_names = pd.CategoricalDtype(list(dict.fromkeys(r["line"] for r in rows)))
-    full = pd.DataFrame(rows, columns=[*schema.LINES, "_base_ns"])
-    base_ns = full.pop("_base_ns").to_numpy(np.int64)
+            names = unique_line_names([lines[i].name for i in lis], [lines[i].line_id for i in lis])
+            for i, name in zip(lis, names):
+                unique[i] = name
+        plane_name = [p.name for p in h.planes]
+        cols["host"] += [h.host] * len(lines)
+        cols["plane"] += [plane_name[ln.plane] for ln in lines]
+        cols["line"] += unique
+        cols["line_id"] += [ln.line_id for ln in lines]
+        cols["display_name"] += [ln.display_name or ln.name for ln in lines]
+        cols["timestamp_ns"] += [ln.timestamp_ns for ln in lines]
+        cols["duration_ps"] += [ln.duration_ps for ln in lines]
+        cols["n_events"] += np.bincount(h.ev_line, minlength=len(lines)).tolist()
+        cols["_base_ns"] += [ln.base_ns for ln in lines]
+    base_ns = np.array(cols.pop("_base_ns"), np.int64)
+    # Categoricals from codes: converting a column of a million names hashes them again.
+    codes, uniq = pd.factorize(np.array(cols["line"], dtype=object))
+    line_names = pd.CategoricalDtype(list(uniq))  # str categories, as every table has
+    cols["line"] = pd.Categorical.from_codes(codes, dtype=line_names)
+    full = pd.DataFrame(cols, columns=list(schema.LINES))
     lines = _apply_dtypes(
         full, schema.LINES, {"host": host_cat, "plane": plane_names, "line": line_names}
     )
@@ -342,5 +344,6 @@ def _apply_dtypes(
 ) -> pd.DataFrame:
     out = {}
     for col, (dtype, _) in table.items():
-        out[col] = df[col].astype(overrides.get(col, dtype))
+        want = overrides.get(col, dtype)
+        out[col] = df[col] if df[col].dtype == want else df[col].astype(want)
     return pd.DataFrame(out, index=pd.RangeIndex(len(df)))

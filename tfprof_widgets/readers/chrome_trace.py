@@ -305,17 +305,64 @@ class _Reader:
         if (int(pl.max()) + 1) * span < 2**62:
             combined = pl * span + (lk - lo)
             line_of, uniq = pd.factorize(combined)
-            keys = [(int(u) // span, int(u) % span + lo) for u in uniq]
+            uniq = np.asarray(uniq, np.int64)
+            keys = list(zip((uniq // span).tolist(), (uniq % span + lo).tolist()))
         else:  # absurdly many processes and threads (a hostile file): slower, still exact
             line_of, uniq = pd.MultiIndex.from_arrays([pl, lk]).factorize()
             keys = [(int(a), int(b)) for a, b in uniq]
         first = np.zeros(len(keys), np.int64)
         first[line_of[::-1]] = np.arange(len(line_of))[::-1]
-        lines = []
-        for li, (p, k) in enumerate(keys):
-            name, line_id = self._line_name(int(first[li]), k, plane_names[p])
-            lines.append(LineInfo(p, name, line_id, name, 0, 0, 0))
+        names, ids = self._thread_line_names(first, keys)
+        for li in [li for li, name in enumerate(names) if name is None]:
+            p, k = keys[li]
+            names[li], ids[li] = self._line_name(int(first[li]), k, plane_names[p])
+        lines = [LineInfo(p, nm, i, nm, 0, 0, 0) for (p, _), nm, i in zip(keys, names, ids)]
         return line_of.astype(np.int64), lines, {key: i for i, key in enumerate(keys)}
+
+    def _thread_line_names(self, first: np.ndarray, keys: list) -> tuple[list, list]:
+        """Names and ids of the lines that are plain threads (not Kineto streams, async or
+        counter slots, nor TF1 devices), in bulk: what :meth:`_line_name` gives them, with
+        None where a line needs it (a hostile trace can have a million threads)."""
+        n = len(keys)
+        names: list = [None] * n
+        ids: list = [0] * n
+        key = np.fromiter((k for _, k in keys), np.int64, n)
+        slot = self.timed.slot[first]
+        src = self.timed.src[first]
+        pc = self.pid_code[src].astype(np.int64)
+        tc = self.tid_code[src].astype(np.int64)
+        tf1 = np.fromiter((self._tf1_device(int(c)) is not None for c in np.unique(pc)), bool)
+        plain = (key >= 0) & (slot == THREAD) & ~np.isin(pc, np.unique(pc)[tf1])
+        rows = np.flatnonzero(plain)
+        if not len(rows):
+            return names, ids
+        tids = np.array(list(self.tids) + [None], dtype=object)[tc[rows]]
+        is_int = np.fromiter((type(t) is int for t in tids), bool, len(rows))
+        line_id = np.zeros(len(rows), np.int64)
+        line_id[is_int] = tids[is_int].astype(np.int64)
+        derived = (line_id >= _DERIVED_TIDS[0]) & (line_id <= _DERIVED_TIDS[1])
+        line_id[derived] -= 1 << 32
+        default = np.where(
+            is_int,
+            [("thread " if self.kineto else "tid ") + str(t) for t in tids],
+            [t if isinstance(t, str) and t else f"tid {t!r}" for t in tids],
+        )
+        given = self.thread_names
+        got = [given.get(pt) for pt in zip(pc[rows].tolist(), tc[rows].tolist())]
+        for r, name, fallback, i in zip(rows.tolist(), got, default.tolist(), line_id.tolist()):
+            names[r] = name if name is not None else fallback
+            ids[r] = i
+        return names, ids
+
+    def _tf1_device(self, pc: int) -> str | None:
+        """The TF1 device a process stands for (its name's device part), else None; kept
+        per process, as every line of it asks (a million for a hostile trace)."""
+        cache = self.__dict__.setdefault("_tf1_devices", {})
+        if pc not in cache:
+            pname = self.process_names.get(pc, (None, -1))[0]
+            m = _TF1_DEVICE.match(pname) if pname else None
+            cache[pc] = m.group("dev") if m and m.group("dev") in self.tf1 else None
+        return cache[pc]
 
     def _line_name(self, i: int, key: int, plane: str) -> tuple[str, int]:
         """Name and id of the line of output event ``i`` (its key ``key``)."""
@@ -335,10 +382,8 @@ class _Reader:
             # TF's trace viewer writes its derived lines' int32 ids unsigned (0xdeadbeef for
             # 'Steps'); XSpace stores them signed, and XProf's rules compare that value.
             line_id -= 1 << 32
-        pname = self.process_names.get(pc, (None, -1))[0]
-        m = _TF1_DEVICE.match(pname) if pname else None
-        if m and m.group("dev") in self.tf1:
-            dev = m.group("dev")
+        dev = self._tf1_device(pc)
+        if dev is not None:
             stream = _TF1_STREAM.search(dev)
             lane = f" lane {tid}" if tid != 0 else ""
             if stream:
