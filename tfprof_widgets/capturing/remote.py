@@ -60,7 +60,7 @@ def remote_capture(
     ``logdir`` is replaced.
 
     After its trace each server saves the capture and answers. One still silent
-    ``save_timeout_s`` later (default: 10 s, or half the duration for traces over 20 s;
+    ``save_timeout_s`` later (default: 5 s, or half the duration for traces over 10 s;
     longer while its file visibly grows in the run directory) is given up on, as hung.
     Ctrl-C cancels the requests.
     """

@@ -23,13 +23,13 @@ _SERVICE = "/tensorflow.ProfilerService/"
 # After its trace a server saves the capture, then answers. Saving a few seconds' trace
 # takes well under a second; a long trace of a busy GPU program can take several. Past this
 # wait (longer while the capture file visibly grows) the server is taken to be hung.
-_MIN_SAVE_TIMEOUT_S = 10.0
+_MIN_SAVE_TIMEOUT_S = 5.0  # "duration + a few seconds" when nothing answers
 _POLL_S = 0.25  # how often a growing capture file is looked at
 
 
 def save_timeout_s(duration_ms: float) -> float:
     """How long to wait for a server to save and answer after its trace ended, by default:
-    10 s, or half the trace's duration for traces over 20 s."""
+    5 s, or half the trace's duration for traces over 10 s."""
     return max(_MIN_SAVE_TIMEOUT_S, duration_ms / 2000.0)
 
 

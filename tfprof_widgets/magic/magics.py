@@ -118,8 +118,8 @@ def _subcommand_parsers() -> dict[str, MagicArgumentParser]:
         "--save-timeout-s",
         type=float,
         default=None,
-        help="how long a server may take to save and answer after its trace (default: 10 s, "
-        "or half the duration for traces over 20 s)",
+        help="how long a server may take to save and answer after its trace (default: 5 s, "
+        "or half the duration for traces over 10 s)",
     )
     remote.add_argument("--logdir", help="default: a fresh ./tfprof_logs/<timestamp>")
     remote.add_argument("--name", help="also store the run in this variable")
