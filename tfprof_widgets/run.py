@@ -24,6 +24,7 @@ from .analysis.inputs import CACHE_ATTRIBUTE
 from .analysis.tool_data import FROM_TOOL_DATA, ToolData
 from .readers.assemble import RunTables, assemble
 from .readers.columnar import HostTables
+from .stat_store import StatStore
 
 __all__ = ["Run"]
 
@@ -37,7 +38,11 @@ class Run:
         files: the capture files read, one per host (a RunMetadata host: its first file).
         hosts: host names, in file order.
         planes, lines, events, event_stats, event_metadata, metadata_stats, plane_stats:
-            the tables described in :mod:`tfprof_widgets.schema`.
+            the tables described in :mod:`tfprof_widgets.schema`. ``event_stats`` is built
+            from :attr:`stat_store` when first read.
+        stat_store: every event stat, compact and found by name
+            (:class:`~tfprof_widgets.stat_store.StatStore`): what the analyses read, through
+            :mod:`tfprof_widgets.stat_columns` (``run.stat(name)`` for one stat as a column).
         xevent_times: the XEvent times of events that carry device times instead (TPU
             ops, see :mod:`tfprof_widgets.analysis.device_time`); empty otherwise.
         event_line_rows: each event's row in :attr:`lines` (int32, aligned with events).
@@ -113,7 +118,11 @@ class Run:
         self.planes: pd.DataFrame = tables.planes
         self.lines: pd.DataFrame = tables.lines
         self.events: pd.DataFrame = tables.events
-        self.event_stats: pd.DataFrame = tables.event_stats
+        if isinstance(tables.event_stats, StatStore):
+            self.stat_store: StatStore = tables.event_stats
+            self._event_stats: pd.DataFrame | None = None
+        else:  # a stored long table: kept as it is, and indexed
+            self.event_stats = tables.event_stats
         self.event_metadata: pd.DataFrame = tables.event_metadata
         self.metadata_stats: pd.DataFrame = tables.metadata_stats
         self.plane_stats: pd.DataFrame = tables.plane_stats
@@ -131,20 +140,33 @@ class Run:
     def _fill_typed_columns(self) -> None:
         ev = self.events
         ev["group_id"], ev["step"] = assign_groups(
-            ev, self.event_stats, self.event_line_rows, ~on_device(self)
+            ev, self.stat_store, self.event_line_rows, ~on_device(self)
         )
-        ev["tf_op"] = stat_columns.categorical(self.event_stats, "tf_op", len(ev))
+        ev["tf_op"] = stat_columns.categorical(self.stat_store, "tf_op", len(ev))
 
     # -- stats ----------------------------------------------------------------------------
+    @property
+    def event_stats(self) -> pd.DataFrame:
+        """Every stat of every event, one row each (schema.EVENT_STATS), ordered by event:
+        built from :attr:`stat_store` when first read, then kept."""
+        if self._event_stats is None:
+            self._event_stats = self.stat_store.to_frame()
+        return self._event_stats
+
+    @event_stats.setter
+    def event_stats(self, table: pd.DataFrame) -> None:
+        self._event_stats = table
+        self.stat_store = StatStore.from_frame(table, len(self.events))
+
     def stat(self, name: str) -> pd.Series:
         """One stat as a Series aligned with :attr:`events` (missing where absent).
 
         Integer stats come back as ``Int64`` (``UInt64`` when every value was stored
         unsigned), doubles as float64, strings as a categorical.
         """
-        out = stat_columns.typed(self.event_stats, name, len(self.events))
+        out = stat_columns.typed(self.stat_store, name, len(self.events))
         if out is None:
-            known = sorted(self.event_stats["stat"].cat.categories)
+            known = sorted(self.stat_store.names)
             raise KeyError(
                 f"no event carries the stat {name!r}; stats in this run: "
                 f"{', '.join(known[:40])}{' ...' if len(known) > 40 else ''}"
@@ -161,7 +183,7 @@ class Run:
     @property
     def stat_names(self) -> list[str]:
         """Names of every stat that some event carries."""
-        return sorted(self.event_stats["stat"].cat.categories)
+        return sorted(self.stat_store.names)
 
     # -- summaries --------------------------------------------------------------------------
     @property
@@ -216,7 +238,7 @@ class Run:
             f"hosts: {', '.join(self.hosts)}",
             f"planes: {len(self.planes)} ({len(devices)} device planes), lines: {len(self.lines)}",
             f"events: {len(ev):,} over {self.duration_us / 1e3:,.1f} ms; stats: "
-            f"{len(self.event_stats):,}",
+            f"{len(self.stat_store):,}",
             f"steps: {len(steps)}"
             + (
                 f" ({int(min(steps))}..{int(max(steps))})"

@@ -13,16 +13,19 @@ plane or metadata row), whichever way the caller needs it:
 * :func:`categorical`: a string stat as a categorical built from the table's codes;
 * :func:`values`: each row's value as a Python object (an event's details, a plane's options).
 
-A table is either a DataFrame (``Run.event_stats``, owners in its ``event`` column, or any
-table with an ``owner`` array given) or the readers' ``StatRows`` (same fields as arrays, with
-``kind`` as int8 codes into :data:`KINDS`). When an owner carries a stat twice, the last row
-wins. Nothing here imports the readers or the analyses: both use it.
+A table is a run's :class:`~tfprof_widgets.stat_store.StatStore` (``Run.stat_store``: one
+stat costs only its own rows), a long DataFrame (``Run.event_stats``, owners in its ``event``
+column, or any table with an ``owner`` array given) or the readers' ``StatRows`` (same fields
+as arrays, with ``kind`` as int8 codes into :data:`KINDS`). When an owner carries a stat twice,
+the last row wins. Nothing here imports the readers or the analyses: both use it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+from .stat_store import KIND_CODE, KINDS, StatStore
 
 __all__ = [
     "KINDS",
@@ -36,9 +39,6 @@ __all__ = [
     "values",
 ]
 
-# Stat value kinds, in the order of their int8 codes (the `kind` column's categories).
-KINDS = ("int", "uint", "double", "str", "bytes", "none")
-KIND_CODE = {k: i for i, k in enumerate(KINDS)}
 _INT, _UINT, _DOUBLE, _STR = (KIND_CODE[k] for k in ("int", "uint", "double", "str"))
 
 
@@ -46,7 +46,14 @@ class _Rows:
     """The rows of one stat, as arrays: owner, kind code, int, float and str values."""
 
     def __init__(self, stats, name: str, owner) -> None:
-        if isinstance(stats, pd.DataFrame):
+        if isinstance(stats, StatStore):
+            cols = stats.rows(name)
+            self.owner = cols.owner
+            self.kind = cols.kind
+            self.int_value = cols.int_value
+            self.float_value = cols.float_value
+            self._str = (cols, None)
+        elif isinstance(stats, pd.DataFrame):
             hit = (stats["stat"] == name).to_numpy() if len(stats) else np.zeros(0, bool)
             idx = np.flatnonzero(hit)  # integer takes: cheap when the stat is rare
             own = stats[owner] if isinstance(owner, str) else owner
@@ -67,6 +74,8 @@ class _Rows:
     def str_value(self) -> pd.Categorical:
         """The string values (only taken when asked for)."""
         column, idx = self._str
+        if idx is None:  # a store's rows
+            return column.str_value
         values = column.array if isinstance(column, pd.Series) else column
         return values.take(idx)
 
@@ -85,7 +94,10 @@ class _Rows:
         for f in ("owner", "kind", "int_value", "float_value"):
             setattr(self, f, getattr(self, f)[keep])
         column, idx = self._str
-        self._str = (column, np.asarray(idx)[keep])
+        if idx is None:
+            column._codes = column._codes[keep]
+        else:
+            self._str = (column, np.asarray(idx)[keep])
         return self
 
 
@@ -183,9 +195,16 @@ def strings(stats, name: str, n: int, owner="event") -> tuple[np.ndarray, np.nda
     return values_, present
 
 
-def categorical(stats: pd.DataFrame, name: str, n: int, owner="event") -> pd.Categorical:
+def categorical(stats, name: str, n: int, owner="event") -> pd.Categorical:
     """A string stat as a categorical aligned with ``n`` owners, built from the table's codes
     (no per-owner Python objects); missing where an owner lacks it."""
+    if isinstance(stats, StatStore):
+        rows = stats.rows(name)
+        sv = rows.str_value
+        codes = np.full(n, -1, np.int64)
+        codes[rows.owner] = np.asarray(sv.codes, np.int64)
+        out = pd.Categorical.from_codes(codes, dtype=sv.dtype)
+        return out.remove_unused_categories()
     sv = stats["str_value"]
     hit = (stats["stat"] == name).to_numpy()
     codes = np.full(n, -1, np.int64)

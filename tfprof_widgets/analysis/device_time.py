@@ -33,11 +33,11 @@ def use_device_times(run, line_base_ns: np.ndarray | None = None) -> pd.DataFram
     clock (the line's ``timestamp_ns`` plus the profile start when the line was relative
     to it); by default ``timestamp_ns``. Rows are re-sorted by start within their line if
     the device times change their order (the events table stays sorted by line, then
-    start); ``event_stats`` follows.
+    start); the stats follow.
     """
     ev = run.events
     n = len(ev)
-    stats = run.event_stats
+    stats = run.stat_store
     off, has_off = stat_columns.numbers(stats, "device_offset_ps", n)
     dur, has_dur = stat_columns.numbers(stats, "device_duration_ps", n)
     rows = np.flatnonzero(has_off & has_dur & (ev["occurrences"].to_numpy() == 1))
@@ -88,11 +88,7 @@ def _keep_sorted(run, raw: pd.DataFrame) -> None:
     new_row = np.empty_like(order)
     new_row[order] = np.arange(len(order))
     run.events = ev.iloc[order].reset_index(drop=True)
-    stats = run.event_stats
-    stats["event"] = new_row[stats["event"].to_numpy()]
-    run.event_stats = stats.iloc[np.argsort(stats["event"].to_numpy(), kind="stable")].reset_index(
-        drop=True
-    )
+    run.stat_store = run.stat_store.remap(new_row)
     raw["event"] = new_row[raw["event"].to_numpy()]
     raw.sort_values("event", inplace=True, ignore_index=True)
 

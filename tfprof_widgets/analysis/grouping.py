@@ -16,7 +16,8 @@ carry none, so, like XProf's event grouping, it is derived:
    type) joins the group of the event with the same ``_p``/``_pt`` (producer), together with
    everything nested under it on its thread. This repeats until nothing changes.
 
-Everything here is a function of the events/event_stats DataFrames, vectorised per line.
+Everything here is a function of the events table and the event stats (a run's
+``stat_store``, or any table :mod:`tfprof_widgets.stat_columns` reads), vectorised per line.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def nesting_roots(start: np.ndarray, end: np.ndarray, segments) -> np.ndarray:
 
 
 def function_call_markers(
-    events: pd.DataFrame, event_stats: pd.DataFrame, eligible: np.ndarray
+    events: pd.DataFrame, event_stats, eligible: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Calls of the most-called tf.function as step markers: (mask, step number per event).
 
@@ -85,7 +86,7 @@ def function_call_markers(
 
 def assign_groups(
     events: pd.DataFrame,
-    event_stats: pd.DataFrame,
+    event_stats,
     line_rows: np.ndarray,
     host_planes: np.ndarray | None = None,
 ) -> tuple[pd.array, pd.array]:

@@ -156,8 +156,8 @@ def _launches(run) -> pd.DataFrame | None:
     run has no kernels)."""
     ev = run.events
     n = len(ev)
-    details, has_details = stat_columns.strings(run.event_stats, "kernel_details", n)
-    equation, _ = stat_columns.strings(run.event_stats, "equation", n)
+    details, has_details = stat_columns.strings(run.stat_store, "kernel_details", n)
+    equation, _ = stat_columns.strings(run.stat_store, "equation", n)
     vendor = _plane_vendors(run)
     keep = (
         on_device(run)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema, stat_columns
+from ..stat_store import KIND_CODE
 from .inputs import tool_data_source
 
 # TensorFlow DataType enum -> the name XProf shows (DataTypeString).
@@ -59,7 +60,7 @@ def memory_events(run) -> pd.DataFrame:
     is_free = (names == "MemoryDeallocation").to_numpy()
     rows = np.flatnonzero(is_alloc | is_free)
     n = len(ev)
-    stats = run.event_stats
+    stats = run.stat_store
 
     def num(name):
         v, has = stat_columns.numbers(stats, name, n)
@@ -107,26 +108,25 @@ def memory_events(run) -> pd.DataFrame:
     return out
 
 
-def _memory_ids(stats: pd.DataFrame, n: int) -> np.ndarray:
+def _memory_ids(stats, n: int) -> np.ndarray:
     """Each event's memory id, as XProf names allocators: the last of its stats
     ``index_on_host``, ``device_ordinal`` (TPU allocators, named by the number) and
-    ``allocator_name`` in the order the event stores them; 'unknown' when it has none (XProf
-    shows an empty name). XProf reads the numbers only when stored signed; we read either."""
+    ``allocator_name``; 'unknown' when it has none (XProf shows an empty name). XProf reads
+    the numbers only when stored signed; we read either."""
     out = np.full(n, "unknown", object)
-    hit = stats["stat"].isin(["index_on_host", "device_ordinal", "allocator_name"]).to_numpy()
-    sel = stats[hit]
-    if not len(sel):
-        return out
-    last = ~sel["event"].duplicated(keep="last").to_numpy()
-    sel = sel[last]
-    kind = sel["kind"].astype(str).to_numpy()
-    numeric = np.isin(kind, ["int", "uint"])
-    ints = sel["int_value"].to_numpy()
-    number = ints.astype(str).astype(object)
-    unsigned = kind == "uint"
-    number[unsigned] = ints[unsigned].view(np.uint64).astype(str)
-    value = np.where(numeric, number, sel["str_value"].astype(object).to_numpy())
-    out[sel["event"].to_numpy()] = value
+    # Later names win: an event's allocator_name is its id even beside the numbers.
+    for name in ("index_on_host", "device_ordinal", "allocator_name"):
+        rows = stats.rows(name)
+        if not len(rows):
+            continue
+        kind = rows.kind
+        numeric = (kind == KIND_CODE["int"]) | (kind == KIND_CODE["uint"])
+        ints = rows.int_value
+        number = ints.astype(str).astype(object)
+        unsigned = kind == KIND_CODE["uint"]
+        number[unsigned] = ints[unsigned].view(np.uint64).astype(str)
+        value = np.where(numeric, number, rows.texts_of_rows())
+        out[rows.owner] = value
     return out
 
 

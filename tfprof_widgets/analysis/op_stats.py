@@ -155,7 +155,7 @@ def _host_rows(run) -> tuple[pd.DataFrame, pd.Series]:
 
 def _is_eager(run, rows: np.ndarray) -> np.ndarray:
     """Whether each of these events ran eagerly (its 'is_eager' stat)."""
-    v, has = stat_columns.numbers(run.event_stats, "is_eager", len(run.events))
+    v, has = stat_columns.numbers(run.stat_store, "is_eager", len(run.events))
     return (has & (v != 0))[rows]
 
 
@@ -173,7 +173,7 @@ def gpu_kernel_ops(run) -> pd.DataFrame:
     plane_row = event_plane_rows(run)
     gpu = (kinds == "GPU")[plane_row] & ~is_derived_line(event_line_ids(run))
     gpu &= ev["occurrences"].to_numpy() == 1
-    stats = run.event_stats
+    stats = run.stat_store
     by_stat = ev["tf_op"].astype(str).where(ev["tf_op"].notna(), "").to_numpy()
     _, has_hlo = stat_columns.strings(stats, "hlo_op", n)
     level0, _ = stat_columns.strings(stats, "level 0", n)

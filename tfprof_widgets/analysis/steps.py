@@ -140,8 +140,8 @@ def step_events(run) -> pd.DataFrame:
     codes = names.cat.codes.to_numpy()
     cat_str = pd.Series(names.cat.categories.astype(str))
     grouped = ~np.isnan(group) & (ev["occurrences"].to_numpy() == 1)
-    corr, has_corr = stat_columns.numbers(run.event_stats, "correlation_id", n)
-    _, has_step_name = stat_columns.strings(run.event_stats, "step_name", n)
+    corr, has_corr = stat_columns.numbers(run.stat_store, "correlation_id", n)
+    _, has_step_name = stat_columns.strings(run.stat_store, "step_name", n)
     host_name = ev["host"]
     on_device_host = np.isin(
         host_name.cat.codes.to_numpy(),
@@ -158,13 +158,13 @@ def step_events(run) -> pd.DataFrame:
     explicit = _is_explicit_marker(names) & host
     implicit = host & has_step_name & ~explicit
     if not (explicit | implicit).any():  # no markers: the repeated tf.function calls
-        implicit = function_call_markers(ev, run.event_stats, host)[0]
+        implicit = function_call_markers(ev, run.stat_store, host)[0]
     cat_not_real = cat_str.str.startswith(_NOT_REAL_CPU).to_numpy()
     real = host & ~explicit & ~implicit & ~cat_not_real[codes] & ~_is_explicit_marker(names)
 
     op_types = event_names(run)["op_type"].to_numpy()  # per name category
     types = _host_types(names, op_types)
-    dtypes = _device_types(names, op_types, run.event_stats)
+    dtypes = _device_types(names, op_types, run.stat_store)
     start = to_ps(ev["start_us"].to_numpy())
     end = to_ps(ev["end_us"].to_numpy())
     parts = []
@@ -216,7 +216,7 @@ def _host_types(names: pd.Series, op_types: np.ndarray) -> np.ndarray:
     return types
 
 
-def _device_types(names: pd.Series, op_types: np.ndarray, event_stats: pd.DataFrame) -> np.ndarray:
+def _device_types(names: pd.Series, op_types: np.ndarray, event_stats) -> np.ndarray:
     """XProf's event type of each device event (``ClassifyGpuEvent``): copies by XProf's
     name rule, NCCL collectives, else 16- or 32-bit compute: 16-bit when the ``shape``
     stat (the kernel's tensor shapes) mentions 'half', or, without shapes, when the kernel

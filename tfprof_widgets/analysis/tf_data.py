@@ -209,8 +209,8 @@ def _iterator_events(run) -> pd.DataFrame:
     n = len(ev)
     names = ev["name"].astype(str)
     is_it = names.str.startswith("Iterator::").to_numpy() & (ev["occurrences"].to_numpy() == 1)
-    it_id, has_id = stat_columns.numbers(run.event_stats, "id", n)
-    parent, has_parent = stat_columns.numbers(run.event_stats, "parent_id", n)
+    it_id, has_id = stat_columns.numbers(run.stat_store, "id", n)
+    parent, has_parent = stat_columns.numbers(run.stat_store, "parent_id", n)
     rows = np.flatnonzero(is_it & has_id)
     long_names = names.to_numpy()[rows]
     return pd.DataFrame(

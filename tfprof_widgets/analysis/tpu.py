@@ -236,7 +236,7 @@ def _idle(run, ops: pd.DataFrame) -> pd.Series:
 def _grouped_in_file(run) -> bool:
     """Whether the capture came with step groups (XProf's IsXSpaceGrouped: a 'group_id'
     stat), in which case XProf derives no lines."""
-    return "group_id" in set(run.event_stats["stat"].cat.categories)
+    return "group_id" in run.stat_store
 
 
 def duty_cycle(run) -> tuple[float, float]:

@@ -5,10 +5,16 @@
  * fields back from Python costs about a microsecond each. This walker reads the wire bytes
  * once and emits flat columns instead:
  *
- *   events: line index, metadata id, offset_ps, duration_ps, num_occurrences (0 = timed)
- *   stats:  owning event, metadata id, oneof field number (2..8; 0 = no value), an int64
- *           payload (varint, or the double's bits) and, for string/bytes kinds, the byte
- *           offset and length of the value inside the input buffer.
+ *   events: metadata id, offset_ps, duration_ps (int64 each); each line's number of
+ *           events; the few events with num_occurrences (their index and count);
+ *   stats:  owning event (int32), metadata id (int64), oneof field number (int8: 2..8; 0 = no
+ *           value) and an int64 payload (varint, or the double's bits); for the string and
+ *           bytes kinds only, the stat's index and the value's byte offset and length inside
+ *           the input buffer.
+ *
+ * Only what each row needs is written (a load is bound by first touches of fresh memory on
+ * small machines), into buffers that grow by remapping pages, never by copying them, and that
+ * ask the kernel for huge pages.
  *
  * Everything that is not an event (plane names, metadata maps, plane stats, line names and
  * timestamps, XSpace errors/warnings/hostnames) is returned as the concatenation of those
@@ -28,17 +34,60 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 typedef struct {
     char *data;
     size_t len;  /* bytes used */
     size_t cap;
+    int mapped;  /* data is an anonymous mapping of cap bytes (else malloc'd) */
 } buf_t;
+
+/* Buffers from this size on are anonymous mappings: they grow with mremap (the kernel moves
+ * page tables, no byte is copied) and are advised to use transparent huge pages, which cuts
+ * the page faults of filling them 512-fold. */
+#define MAP_FROM ((size_t)1 << 21)
+
+static void buf_free(buf_t *b) {
+#ifdef __linux__
+    if (b->mapped) {
+        munmap(b->data, b->cap);
+        b->data = NULL;
+        return;
+    }
+#endif
+    free(b->data);
+    b->data = NULL;
+}
 
 static int buf_reserve(buf_t *b, size_t extra) {
     if (b->len + extra <= b->cap) return 0;
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < b->len + extra) cap *= 2;
+#ifdef __linux__
+    if (cap >= MAP_FROM) {
+        void *d;
+        if (b->mapped) {
+            d = mremap(b->data, b->cap, cap, MREMAP_MAYMOVE);
+        } else {
+            d = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (d != MAP_FAILED) {
+                if (b->len) memcpy(d, b->data, b->len);
+                free(b->data);
+            }
+        }
+        if (d == MAP_FAILED) return -1;
+#ifdef MADV_HUGEPAGE
+        madvise(d, cap, MADV_HUGEPAGE);
+#endif
+        b->data = (char *)d;
+        b->cap = cap;
+        b->mapped = 1;
+        return 0;
+    }
+#endif
     char *d = (char *)realloc(b->data, cap);
     if (!d) return -1;
     b->data = d;
@@ -47,7 +96,7 @@ static int buf_reserve(buf_t *b, size_t extra) {
 }
 
 static inline int buf_put(buf_t *b, const void *src, size_t n) {
-    if (buf_reserve(b, n)) return -1;
+    if (b->len + n > b->cap && buf_reserve(b, n)) return -1;
     memcpy(b->data + b->len, src, n);
     b->len += n;
     return 0;
@@ -57,18 +106,19 @@ typedef struct {
     const uint8_t *base;  /* start of the whole input, for error offsets */
     const char *error;
     size_t error_at;
-    buf_t ev_line, ev_md, ev_off, ev_dur, ev_occ;
-    buf_t st_owner, st_md, st_kind, st_val, st_soff, st_slen;
+    buf_t ev_md, ev_off, ev_dur, line_n, occ_idx, occ_val;
+    buf_t st_owner, st_md, st_kind, st_val, str_row, str_off, str_len;
     int64_t n_events;
     int64_t n_stats;
     int32_t n_lines;
+    int64_t line_events; /* events met so far on the line being walked */
     /* Memory budget of the load: every event and stat met costs its measured peak bytes; past
      * the budget the walk stops (too_large) before the columns outgrow memory. */
     int64_t budget, event_cost, stat_cost;
     int too_large;
-    PyObject *planes;  /* list of bytes: plane headers */
-    PyObject *lines;   /* list of (plane index, bytes header) */
-    buf_t space_hdr;
+    /* Headers (everything but lines / events) of the space, of each plane and each line, one
+     * after the other, with where each begins; each line's plane (int32). */
+    buf_t space_hdr, plane_hdr, plane_off, line_hdr, line_off, line_plane;
 } walk_t;
 
 static int fail(walk_t *w, const uint8_t *at, const char *why) {
@@ -164,9 +214,10 @@ static int skip_field(walk_t *w, const uint8_t **pp, const uint8_t *end, int wt,
     }
 }
 
-#define PUT(b, v) do { if (buf_put(&(b), &(v), sizeof(v))) { PyErr_NoMemory(); return -2; } } while (0)
+/* -2: out of memory (raised once the walk is over: it runs without the GIL). */
+#define PUT(b, v) do { if (buf_put(&(b), &(v), sizeof(v))) return -2; } while (0)
 
-static int walk_stat(walk_t *w, const uint8_t *p, const uint8_t *end, int64_t owner) {
+static int walk_stat(walk_t *w, const uint8_t *p, const uint8_t *end, int32_t owner) {
     int64_t md = 0, val = 0, soff = 0, slen = 0;
     int8_t kind = 0;
     while (p < end) {
@@ -193,22 +244,31 @@ static int walk_stat(walk_t *w, const uint8_t *p, const uint8_t *end, int64_t ow
             return -1;
         }
     }
-    if (w->budget > 0 && (w->n_events * w->event_cost + ++w->n_stats * w->stat_cost) > w->budget) {
+    int64_t row = w->n_stats++;
+    if (w->budget > 0 && (w->n_events * w->event_cost + w->n_stats * w->stat_cost) > w->budget) {
         w->too_large = 1;
         return fail(w, p, "the capture holds more events and stats than the memory budget");
+    }
+    if (kind == 5 || kind == 6 || kind == 8) {
+        PUT(w->str_row, row);
+        PUT(w->str_off, soff);
+        PUT(w->str_len, slen);
     }
     PUT(w->st_owner, owner);
     PUT(w->st_md, md);
     PUT(w->st_kind, kind);
     PUT(w->st_val, val);
-    PUT(w->st_soff, soff);
-    PUT(w->st_slen, slen);
     return 0;
 }
 
 static int walk_event(walk_t *w, const uint8_t *p, const uint8_t *end, int32_t line) {
     int64_t md = 0, off = 0, dur = 0, occ = 0;
-    int64_t me = w->n_events;
+    if (w->n_events >= INT32_MAX) {
+        /* Owners are int32: a run holds fewer events than that (each needs ~60 bytes). */
+        w->too_large = 1;
+        return fail(w, p, "the capture holds more events than a run can");
+    }
+    int32_t me = (int32_t)w->n_events;
     while (p < end) {
         int field, wt;
         if (read_tag(w, &p, end, &field, &wt)) return -1;
@@ -233,12 +293,16 @@ static int walk_event(walk_t *w, const uint8_t *p, const uint8_t *end, int32_t l
         w->too_large = 1;
         return fail(w, p, "the capture holds more events and stats than the memory budget");
     }
-    PUT(w->ev_line, line);
+    if (occ) {
+        int64_t idx = w->n_events;
+        PUT(w->occ_idx, idx);
+        PUT(w->occ_val, occ);
+    }
     PUT(w->ev_md, md);
     PUT(w->ev_off, off);
     PUT(w->ev_dur, dur);
-    PUT(w->ev_occ, occ);
     w->n_events++;
+    w->line_events++;
     return 0;
 }
 
@@ -260,35 +324,33 @@ static int walk_split(walk_t *w, const uint8_t *p, const uint8_t *end, int child
             p = sub_end;
         } else {
             if ((rc = skip_field(w, &p, end, wt, field))) break;
-            if (buf_put(hdr, start, (size_t)(p - start))) { PyErr_NoMemory(); rc = -2; }
+            if (buf_put(hdr, start, (size_t)(p - start))) rc = -2;
         }
     }
     return rc;
 }
 
-/* A line: its events (field 4) become columns, the rest its header (plane index, bytes). */
+/* A line: its events (field 4) become columns, the rest its header (and its plane). */
 static int walk_line(walk_t *w, const uint8_t *p, const uint8_t *end, int32_t plane) {
-    buf_t hdr = {0};
-    int rc = walk_split(w, p, end, 4, walk_event, w->n_lines++, &hdr);
-    if (!rc) {
-        PyObject *item = Py_BuildValue("(iy#)", plane, hdr.data ? hdr.data : "", (Py_ssize_t)hdr.len);
-        if (!item || PyList_Append(w->lines, item)) rc = -2;
-        Py_XDECREF(item);
-    }
-    free(hdr.data);
+    int64_t at = (int64_t)w->line_hdr.len;
+    w->line_events = 0;
+    if (buf_put(&w->line_off, &at, sizeof(at)) || buf_put(&w->line_plane, &plane, sizeof(plane)))
+        return -2;
+    int rc = walk_split(w, p, end, 4, walk_event, w->n_lines++, &w->line_hdr);
+    if (!rc && buf_put(&w->line_n, &w->line_events, sizeof(int64_t))) rc = -2;
     return rc;
 }
 
 /* A plane: its lines (field 3) are walked, the rest becomes its header. */
 static int walk_plane(walk_t *w, const uint8_t *p, const uint8_t *end, int32_t me) {
+    /* A plane's header fields may come before and after its lines: gathered apart. */
     buf_t hdr = {0};
     int rc = walk_split(w, p, end, 3, walk_line, me, &hdr);
-    if (!rc) {
-        PyObject *item = PyBytes_FromStringAndSize(hdr.data ? hdr.data : "", (Py_ssize_t)hdr.len);
-        if (!item || PyList_Append(w->planes, item)) rc = -2;
-        Py_XDECREF(item);
-    }
-    free(hdr.data);
+    int64_t at = (int64_t)w->plane_hdr.len;
+    if (!rc && (buf_put(&w->plane_off, &at, sizeof(at)) ||
+                (hdr.len && buf_put(&w->plane_hdr, hdr.data, hdr.len))))
+        rc = -2;
+    buf_free(&hdr);
     return rc;
 }
 
@@ -306,7 +368,7 @@ static int walk_space(walk_t *w, const uint8_t *p, const uint8_t *end) {
             p = sub_end;
         } else {
             if (skip_field(w, &p, end, wt, field)) return -1;
-            if (buf_put(&w->space_hdr, start, (size_t)(p - start))) { PyErr_NoMemory(); return -2; }
+            if (buf_put(&w->space_hdr, start, (size_t)(p - start))) return -2;
         }
     }
     return 0;
@@ -322,19 +384,18 @@ static PyObject *to_bytes(buf_t *b) {
  * fresh pages. */
 typedef struct {
     PyObject_HEAD
-    char *data;
-    Py_ssize_t len;
+    buf_t buf;
 } ColumnObject;
 
 static void column_dealloc(ColumnObject *self) {
-    free(self->data);
+    buf_free(&self->buf);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static int column_getbuffer(ColumnObject *self, Py_buffer *view, int flags) {
     static char empty[1];
-    return PyBuffer_FillInfo(view, (PyObject *)self, self->data ? self->data : empty, self->len,
-                             0, flags);
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->buf.data ? self->buf.data : empty,
+                             (Py_ssize_t)self->buf.len, 0, flags);
 }
 
 static PyBufferProcs column_as_buffer = {(getbufferproc)column_getbuffer, NULL};
@@ -353,20 +414,34 @@ static PyTypeObject ColumnType = {
 static PyObject *to_column(buf_t *b) {
     ColumnObject *col = PyObject_New(ColumnObject, &ColumnType);
     if (!col) return NULL;
-    col->data = b->data;
-    col->len = (Py_ssize_t)b->len;
-    b->data = NULL;
-    b->len = b->cap = 0;
+    col->buf = *b;
+    memset(b, 0, sizeof(*b));
     return (PyObject *)col;
 }
 
+/* The headers of a walk, each a bytes object: slices [off[i], off[i + 1]) of hdr. */
+static PyObject *header_list(buf_t *hdr, buf_t *off) {
+    Py_ssize_t n = (Py_ssize_t)(off->len / sizeof(int64_t));
+    const int64_t *o = (const int64_t *)off->data;
+    PyObject *list = PyList_New(n);
+    for (Py_ssize_t i = 0; list && i < n; i++) {
+        int64_t a = o[i], b = (i + 1 < n) ? o[i + 1] : (int64_t)hdr->len;
+        PyObject *item = PyBytes_FromStringAndSize(hdr->data + a, (Py_ssize_t)(b - a));
+        if (!item) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
 static void free_walk(walk_t *w) {
-    buf_t *all[] = {&w->ev_line, &w->ev_md, &w->ev_off, &w->ev_dur, &w->ev_occ,
-                    &w->st_owner, &w->st_md, &w->st_kind, &w->st_val, &w->st_soff,
-                    &w->st_slen, &w->space_hdr};
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) free(all[i]->data);
-    Py_XDECREF(w->planes);
-    Py_XDECREF(w->lines);
+    buf_t *all[] = {&w->ev_md,    &w->ev_off,    &w->ev_dur,     &w->line_n,   &w->occ_idx,
+                    &w->occ_val,  &w->st_owner,  &w->st_md,      &w->st_kind,  &w->st_val,
+                    &w->str_row,  &w->str_off,   &w->str_len,    &w->space_hdr, &w->plane_hdr,
+                    &w->plane_off, &w->line_hdr, &w->line_off,   &w->line_plane};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) buf_free(all[i]);
 }
 
 static PyObject *py_walk(PyObject *self, PyObject *args) {
@@ -379,32 +454,60 @@ static PyObject *py_walk(PyObject *self, PyObject *args) {
     w.event_cost = event_cost;
     w.stat_cost = stat_cost;
     w.base = (const uint8_t *)view.buf;
-    w.planes = PyList_New(0);
-    w.lines = PyList_New(0);
     PyObject *result = NULL;
-    if (w.planes && w.lines) {
-        /* The GIL stays held: plane and line headers are Python objects built on the way. */
-        int rc = walk_space(&w, w.base, w.base + view.len);
-        if (rc == -1 && w.too_large) {
-            PyErr_Format(PyExc_MemoryError, "%lld events and %lld stats by byte %zu",
-                         (long long)w.n_events, (long long)w.n_stats, w.error_at);
-        } else if (rc == -1) {
-            PyErr_Format(PyExc_ValueError, "%s at byte %zu", w.error, w.error_at);
-        } else if (rc == 0) {
-            result = Py_BuildValue(
-                "{s:N,s:O,s:O,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
-                "space", to_bytes(&w.space_hdr), "planes", w.planes, "lines", w.lines,
-                "ev_line", to_column(&w.ev_line), "ev_md", to_column(&w.ev_md),
-                "ev_off", to_column(&w.ev_off), "ev_dur", to_column(&w.ev_dur),
-                "ev_occ", to_column(&w.ev_occ), "st_owner", to_column(&w.st_owner),
-                "st_md", to_column(&w.st_md), "st_kind", to_column(&w.st_kind),
-                "st_val", to_column(&w.st_val), "st_soff", to_column(&w.st_soff),
-                "st_slen", to_column(&w.st_slen));
-        }
+    int rc;
+    /* Nothing in the walk touches a Python object: other threads run meanwhile (several
+     * hosts of a run are walked at once). */
+    Py_BEGIN_ALLOW_THREADS
+    rc = walk_space(&w, w.base, w.base + view.len);
+    Py_END_ALLOW_THREADS
+    if (rc == -1 && w.too_large) {
+        PyErr_Format(PyExc_MemoryError, "%lld events and %lld stats by byte %zu",
+                     (long long)w.n_events, (long long)w.n_stats, w.error_at);
+    } else if (rc == -1) {
+        PyErr_Format(PyExc_ValueError, "%s at byte %zu", w.error, w.error_at);
+    } else if (rc) {
+        PyErr_NoMemory();
+    } else {
+        result = Py_BuildValue(
+            "{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
+            "space", to_bytes(&w.space_hdr), "planes", header_list(&w.plane_hdr, &w.plane_off),
+            "lines", header_list(&w.line_hdr, &w.line_off), "line_plane",
+            to_column(&w.line_plane), "line_n", to_column(&w.line_n), "ev_md",
+            to_column(&w.ev_md), "ev_off", to_column(&w.ev_off), "ev_dur", to_column(&w.ev_dur),
+            "occ_idx", to_column(&w.occ_idx), "occ_val", to_column(&w.occ_val), "st_owner",
+            to_column(&w.st_owner), "st_md", to_column(&w.st_md), "st_kind",
+            to_column(&w.st_kind), "st_val", to_column(&w.st_val), "str_row",
+            to_column(&w.str_row), "str_off", to_column(&w.str_off), "str_len",
+            to_column(&w.str_len));
     }
     free_walk(&w);
     PyBuffer_Release(&view);
     return result;
+}
+
+/* How many times the 3 bytes of U+FFFD in UTF-8 occur in data, counting up to `limit`: a
+ * binary capture re-saved as text is full of them (memchr finds the candidates fast). */
+static PyObject *py_count_replacements(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    long long limit = 0;
+    if (!PyArg_ParseTuple(args, "y*L", &view, &limit)) return NULL;
+    const uint8_t *p = (const uint8_t *)view.buf, *end = p + view.len;
+    long long n = 0;
+    Py_BEGIN_ALLOW_THREADS
+    while (n < limit && end - p >= 3) {
+        const uint8_t *q = (const uint8_t *)memchr(p, 0xEF, (size_t)(end - p - 2));
+        if (!q) break;
+        if (q[1] == 0xBF && q[2] == 0xBD) {
+            n++;
+            p = q + 3;
+        } else {
+            p = q + 1;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return PyLong_FromLongLong(n);
 }
 
 static PyMethodDef methods[] = {
@@ -412,6 +515,9 @@ static PyMethodDef methods[] = {
      "walk(data: bytes, budget=0, event_cost=0, stat_cost=0) -> dict of columns;\n"
      "ValueError('... at byte N') on malformed input; MemoryError when the events and stats\n"
      "met cost more than budget bytes (0: no budget)."},
+    {"count_replacements", py_count_replacements, METH_VARARGS,
+     "count_replacements(data: bytes, limit) -> how many U+FFFD (EF BF BD) are in data, up\n"
+     "to limit."},
     {NULL, NULL, 0, NULL},
 };
 

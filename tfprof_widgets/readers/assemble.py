@@ -16,6 +16,7 @@ import pandas as pd
 
 from .. import schema, stat_columns
 from ..errors import CorruptProfileError
+from ..stat_store import StatStore
 from .columnar import HostTables, StatRows, device_kind
 
 
@@ -37,7 +38,9 @@ class RunTables:
     planes: pd.DataFrame
     lines: pd.DataFrame
     events: pd.DataFrame
-    event_stats: pd.DataFrame
+    # Every event stat: the compact store (a stored pod's host: its long table, which the
+    # Run turns into a store).
+    event_stats: StatStore | pd.DataFrame
     event_metadata: pd.DataFrame
     metadata_stats: pd.DataFrame
     plane_stats: pd.DataFrame
@@ -69,7 +72,7 @@ def assemble(hosts: list[HostTables]) -> RunTables:
         planes=planes,
         lines=lines,
         events=events,
-        event_stats=_event_stats(hosts, order),
+        event_stats=_event_stats(hosts, order, len(events)),
         event_metadata=event_metadata,
         metadata_stats=metadata_stats,
         plane_stats=_plane_stats(plane_stat_rows, planes),
@@ -253,21 +256,36 @@ def _in_order(line: np.ndarray, start: np.ndarray) -> bool:
     return bool((step >= 0).all() and ((step != 0) | (np.diff(start) >= 0)).all())
 
 
-def _event_stats(hosts, order: np.ndarray | None) -> pd.DataFrame:
-    """Every event stat, its owner re-pointed at the event's row in the sorted table
-    (``order`` None: the events kept their order)."""
+def _event_stats(hosts, order: np.ndarray | None, n_events: int) -> StatStore:
+    """Every event stat in one store, its owners re-pointed at the events' rows in the sorted
+    table (``order`` None: the events kept their order)."""
     ev_offsets = np.cumsum([0] + [h.n_events for h in hosts[:-1]]).tolist()
-    stats = StatRows.concat([h.event_stats for h in hosts], ev_offsets)
-    owner = stats.owner
-    if order is not None and len(stats):
+    stores = [as_store(h.event_stats, h.n_events) for h in hosts]
+    store = StatStore.concat(stores, ev_offsets, n_events)
+    if order is not None and len(store):
         inverse = np.empty_like(order)
         inverse[order] = np.arange(len(order))
-        owner = inverse[owner]
-    event_stats = stats.value_frame()
-    event_stats.insert(0, "event", owner)
-    if len(event_stats) and not (np.diff(owner) >= 0).all():
-        event_stats = event_stats.iloc[np.argsort(owner, kind="stable")].reset_index(drop=True)
-    return event_stats
+        store = store.remap(inverse)
+    return store
+
+
+def as_store(stats: StatRows | StatStore, n_owners: int) -> StatStore:
+    """A reader's event stats as a store (readers give either)."""
+    if isinstance(stats, StatStore):
+        return stats
+    if not len(stats):
+        return StatStore.empty(n_owners)
+    return StatStore.from_columns(
+        stats.owner,
+        np.asarray(stats.name.codes, np.int64),
+        list(stats.name.categories),
+        stats.kind,
+        stats.int_value,
+        stats.float_value,
+        np.asarray(stats.str_value.codes, np.int64),
+        list(stats.str_value.categories),
+        n_owners,
+    )
 
 
 def _event_metadata(hosts, host_cat, plane_names) -> tuple[pd.DataFrame, pd.DataFrame]:

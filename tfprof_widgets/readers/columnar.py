@@ -19,6 +19,7 @@ import pandas as pd
 from .. import stat_columns
 from ..schema import DEVICE_KINDS
 from ..stat_columns import KIND_CODE, KINDS
+from ..stat_store import StatStore
 from .limits import available_memory_bytes, inflate_bounded
 
 # XStat oneof field numbers (the wire walker's kind codes) and the proto field names.
@@ -33,8 +34,8 @@ WIRE_FIELD = {
     "compressed_str_value": 8,
 }
 # Field number -> our kind; ref values and compressed strings are resolved to "str".
-_FIELD_KIND = np.full(9, KIND_CODE["none"], np.int8)
-_FIELD_KIND[[2, 3, 4, 5, 6, 7, 8]] = [
+FIELD_KIND = np.full(9, KIND_CODE["none"], np.int8)
+FIELD_KIND[[2, 3, 4, 5, 6, 7, 8]] = [
     KIND_CODE[k] for k in ("double", "uint", "int", "str", "bytes", "str", "str")
 ]
 
@@ -88,7 +89,7 @@ class StatRows:
         """
         n = len(owner)
         field = np.asarray(field, np.int8)
-        kind = _FIELD_KIND[field]
+        kind = FIELD_KIND[field]
         ints = np.where((field == 3) | (field == 4), raw, 0).astype(np.int64)
         floats = np.full(n, np.nan)
         m = field == 2
@@ -104,7 +105,7 @@ class StatRows:
         for f in (5, 6, 8):
             m = field == f
             if m.any():
-                vals = obj[m] if f != 8 else _gunzip_texts(obj[m], path)
+                vals = obj[m] if f != 8 else gunzip_texts(obj[m], path)
                 local: dict = {}
                 local_codes = np.fromiter(
                     (local.setdefault(v, len(local)) for v in vals), np.int64, int(m.sum())
@@ -244,7 +245,7 @@ def concat_categoricals(parts: list[pd.Categorical]) -> pd.Categorical:
     return categorical_from_codes(np.concatenate(codes) if codes else np.zeros(0, np.int64), values)
 
 
-def _gunzip_texts(values, path: str) -> list[str]:
+def gunzip_texts(values, path: str) -> list[str]:
     """The compressed string stats (XStat field 8) of a file, inflated together within a
     quarter of the memory available: a small file may hold a gzip stream of gigabytes."""
     avail = available_memory_bytes()
@@ -290,7 +291,7 @@ class HostTables:
     ev_dur_ps: np.ndarray  # int64
     ev_occ: np.ndarray  # int32, 1 for timed events, N for aggregated ones
     names: list[str]
-    event_stats: StatRows  # owner = event index in this capture
+    event_stats: StatRows | StatStore  # owner = event index in this capture
     # Event metadata (XSpace only): one row each, plus their stats (owner = metadata row).
     md_plane: list[int] = dataclasses.field(default_factory=list)
     md_id: list[int] = dataclasses.field(default_factory=list)
@@ -397,8 +398,10 @@ def _index_map(mask: np.ndarray) -> np.ndarray:
     return out
 
 
-def _kept_stats(stats: StatRows, owner_keep: np.ndarray) -> StatRows:
+def _kept_stats(stats: StatRows | StatStore, owner_keep: np.ndarray) -> StatRows | StatStore:
     """The stats whose owner is kept, with owners renumbered to the kept positions."""
+    if isinstance(stats, StatStore):
+        return stats.select(owner_keep)
     picked = stats.take(np.flatnonzero(owner_keep[stats.owner]))
     picked.owner = _index_map(owner_keep)[picked.owner]
     return picked

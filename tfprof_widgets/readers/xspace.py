@@ -21,13 +21,15 @@ from google.protobuf.message import DecodeError
 
 from ..errors import CorruptProfileError, NoEventsError, ProfileTooLargeError, WrongFormatError
 from ..proto import xplane_pb2
+from ..stat_store import KIND_CODE, StatStore
 from .columnar import (
+    FIELD_KIND,
     WIRE_FIELD,
     HostTables,
     LineInfo,
     PlaneInfo,
     StatRows,
-    categorical_from_codes,
+    gunzip_texts,
     positions,
     unique_inverse,
 )
@@ -56,14 +58,16 @@ class _Walk:
     lines: list  # (plane index, XLine message); only non-event fields are read
     ev_line: np.ndarray  # int32
     ev_md: np.ndarray  # int64 metadata ids
-    ev_off: np.ndarray  # int64 offset_ps
+    ev_off: np.ndarray  # int64 offset_ps (0 where num_occurrences is set instead)
     ev_dur: np.ndarray  # int64 duration_ps
-    ev_occ: np.ndarray  # int64 num_occurrences, 0 for timed events
-    st_owner: np.ndarray  # int64 event index
+    occ_idx: np.ndarray  # int64: the events with num_occurrences (aggregated events)...
+    occ_val: np.ndarray  # int64: ...and their num_occurrences
+    st_owner: np.ndarray  # int32 event index
     st_md: np.ndarray  # int64 stat metadata id
     st_field: np.ndarray  # int8 XStat oneof field number
     st_raw: np.ndarray  # int64 payload
-    st_obj: np.ndarray  # object: str/bytes payload of fields 5, 6, 8
+    text_rows: np.ndarray  # int64: the stats of fields 5, 6 and 8...
+    texts: np.ndarray  # object: ...and their payloads (str for 5, bytes for 6 and 8)
 
 
 def _parse(message, data: bytes, path: str, what: str):
@@ -79,7 +83,7 @@ def _parse(message, data: bytes, path: str, what: str):
 def _check_bytes(data: bytes, path: str) -> None:
     if not data:
         raise CorruptProfileError(path, "the file is empty (0 bytes); the capture was not written")
-    if data.count(_REPLACEMENT) >= 4:
+    if _replacements(data) >= 4:
         # Checked first: such a file can still decode, with its strings and numbers wrong.
         try:
             xplane_pb2.XSpace().ParseFromString(data)
@@ -97,6 +101,13 @@ def _check_bytes(data: bytes, path: str) -> None:
         raise WrongFormatError(
             path, "this is JSON or gzip, not an XSpace protobuf; is it a trace.json(.gz)?"
         )
+
+
+def _replacements(data: bytes) -> int:
+    """How many U+FFFD are in ``data``, up to 4."""
+    if _wire is not None:
+        return _wire.count_replacements(data, 4)
+    return data.count(_REPLACEMENT)
 
 
 def _walk_fast(data: bytes, path: str) -> _Walk:
@@ -121,33 +132,37 @@ def _walk_fast(data: bytes, path: str) -> _Walk:
     planes = [
         _parse(xplane_pb2.XPlane(), b, path, f"plane {i}") for i, b in enumerate(cols["planes"])
     ]
+    line_plane = np.frombuffer(cols["line_plane"], np.int32).tolist()
     lines = [
         (pi, _parse(xplane_pb2.XLine(), b, path, f"line {li}"))
-        for li, (pi, b) in enumerate(cols["lines"])
+        for li, (pi, b) in enumerate(zip(line_plane, cols["lines"]))
     ]
-    soff = np.frombuffer(cols["st_soff"], np.int64)
-    slen = np.frombuffer(cols["st_slen"], np.int64)
+    line_n = np.frombuffer(cols["line_n"], np.int64)
     field = np.frombuffer(cols["st_kind"], np.int8)
-    obj = np.full(len(field), None, object)
-    for f in (5, 6, 8):
-        idx = np.flatnonzero(field == f)
-        if len(idx):
-            chunks = [data[o : o + n] for o, n in zip(soff[idx].tolist(), slen[idx].tolist())]
-            obj[idx] = [c.decode("utf-8", "replace") for c in chunks] if f == 5 else chunks
+    text_rows = np.frombuffer(cols["str_row"], np.int64)
+    off = np.frombuffer(cols["str_off"], np.int64).tolist()
+    end = np.frombuffer(cols["str_off"], np.int64) + np.frombuffer(cols["str_len"], np.int64)
+    texts = np.empty(len(text_rows), object)
+    texts[:] = [data[a:b] for a, b in zip(off, end.tolist())]
+    is_str = field[text_rows] == 5
+    if is_str.any():
+        texts[is_str] = [t.decode("utf-8", "replace") for t in texts[is_str]]
     return _Walk(
         space,
         planes,
         lines,
-        np.frombuffer(cols["ev_line"], np.int32),
+        np.repeat(np.arange(len(line_n), dtype=np.int32), line_n),
         np.frombuffer(cols["ev_md"], np.int64),
         np.frombuffer(cols["ev_off"], np.int64),
         np.frombuffer(cols["ev_dur"], np.int64),
-        np.frombuffer(cols["ev_occ"], np.int64),
-        np.frombuffer(cols["st_owner"], np.int64),
+        np.frombuffer(cols["occ_idx"], np.int64),
+        np.frombuffer(cols["occ_val"], np.int64),
+        np.frombuffer(cols["st_owner"], np.int32),
         np.frombuffer(cols["st_md"], np.int64),
         field,
         np.frombuffer(cols["st_val"], np.int64),
-        obj,
+        text_rows,
+        texts,
     )
 
 
@@ -175,6 +190,7 @@ def _walk_python(data: bytes, path: str, on_fraction: Callable[[float], None] | 
             if on_fraction is not None and len(events):
                 on_fraction(0.8 * n / total)
     ev = np.array(core, dtype=np.int64).reshape(len(core), 4)
+    occ_idx = np.flatnonzero(ev[:, 3])
     if stats:
         owner, md, field, value = zip(*stats)
         field_arr = np.array(field, np.int8)
@@ -185,12 +201,21 @@ def _walk_python(data: bytes, path: str, on_fraction: Callable[[float], None] | 
             m = field_arr == f
             if m.any():
                 raw[m] = np.array(obj[m].tolist(), dtype=dtype).view(np.int64)
-        st_cols = (np.array(owner, np.int64), np.array(md, np.int64), field_arr, raw, obj)
+        text_rows = np.flatnonzero(np.isin(field_arr, (5, 6, 8)))
+        st_cols = (
+            np.array(owner, np.int32),
+            np.array(md, np.int64),
+            field_arr,
+            raw,
+            text_rows,
+            obj[text_rows],
+        )
     else:
         st_cols = (
-            np.zeros(0, np.int64),
+            np.zeros(0, np.int32),
             np.zeros(0, np.int64),
             np.zeros(0, np.int8),
+            np.zeros(0, np.int64),
             np.zeros(0, np.int64),
             np.zeros(0, object),
         )
@@ -202,7 +227,8 @@ def _walk_python(data: bytes, path: str, on_fraction: Callable[[float], None] | 
         ev[:, 0],
         ev[:, 1],
         ev[:, 2],
-        ev[:, 3],
+        occ_idx,
+        ev[occ_idx, 3],
         *st_cols,
     )
 
@@ -252,15 +278,18 @@ def _to_tables(w: _Walk, path: str, host: str) -> HostTables:
         )
         for pi, ln in w.lines
     ]
-    line_plane = np.array([pi for pi, _ in w.lines], np.int32)
-    ev_plane = line_plane[w.ev_line]
-    ev_name = _event_names(w, ev_plane, md.lookup, path)
-    # Stats before the event columns below: their temporaries then never coexist (peak RSS).
-    event_stats = _event_stats(w, ev_plane, md.stat_names, path)
-    del ev_plane
+    # Lines are walked plane after plane: each plane's events are one range of rows, and its
+    # stats (in event order) one range too.
+    line_plane = np.array([pi for pi, _ in w.lines], np.int64)
+    per_line = np.bincount(w.ev_line, minlength=len(w.lines)) if len(w.lines) else []
+    per_plane = np.bincount(line_plane, weights=per_line, minlength=len(w.planes))
+    ev_bounds = np.concatenate([[0], np.cumsum(per_plane.astype(np.int64))])
+    ev_name = _event_names(w, ev_bounds, md.lookup, path)
+    event_stats = _event_stats(w, ev_bounds, md.stat_names, path)
     _check_event_numbers(w, event_stats, path)
     notes = _clamp_negative_durations(w)
-    aggregated = w.ev_occ > 0
+    occurrences = np.ones(len(w.ev_md), np.int32)
+    occurrences[w.occ_idx] = w.occ_val
     return HostTables(
         host=host,
         path=path,
@@ -268,9 +297,9 @@ def _to_tables(w: _Walk, path: str, host: str) -> HostTables:
         lines=lines,
         ev_line=np.asarray(w.ev_line, np.int32),
         ev_name=ev_name,
-        ev_offset_ps=np.where(aggregated, 0, w.ev_off),
-        ev_dur_ps=np.array(w.ev_dur),
-        ev_occ=np.where(aggregated, w.ev_occ, 1).astype(np.int32),
+        ev_offset_ps=w.ev_off,
+        ev_dur_ps=w.ev_dur,
+        ev_occ=occurrences,
         names=md.names,
         event_stats=event_stats,
         md_plane=md.plane,
@@ -314,7 +343,7 @@ def _check_walk(w: _Walk, path: str) -> None:
 _INT32 = (-(2**31), 2**31 - 1)
 
 
-def _check_event_numbers(w: _Walk, event_stats: StatRows, path: str) -> None:
+def _check_event_numbers(w: _Walk, event_stats: StatStore, path: str) -> None:
     """Numbers our columns cannot hold as they are, refused naming the field and event: a
     ``num_occurrences`` beyond int32 (the events table's count) or negative, a ``group_id``
     stat beyond int32 (XProf's step groups are int32 too). TensorFlow writes neither."""
@@ -325,22 +354,23 @@ def _check_event_numbers(w: _Walk, event_stats: StatRows, path: str) -> None:
             path, f"event {i} (on line {line.name!r}) has {what}; the file is damaged"
         )
 
-    bad = np.flatnonzero((w.ev_occ < 0) | (w.ev_occ > _INT32[1]))
+    bad = np.flatnonzero((w.occ_val < 0) | (w.occ_val > _INT32[1]))
     if len(bad):
-        refuse(bad[0], f"num_occurrences = {int(w.ev_occ[bad[0]])}, not a count of events")
-    names = np.asarray(event_stats.name.categories)
-    if "group_id" in names:
-        code = int(np.flatnonzero(names == "group_id")[0])
-        is_group = (np.asarray(event_stats.name.codes) == code) & (event_stats.kind <= 1)
-        values = event_stats.int_value[is_group]
-        uint = event_stats.kind[is_group] == 1  # stored two's complement
-        out = (values < _INT32[0]) | (values > _INT32[1]) | (uint & (values < 0))
+        refuse(
+            int(w.occ_idx[bad[0]]),
+            f"num_occurrences = {int(w.occ_val[bad[0]])}, not a count of events",
+        )
+    for seg in event_stats.segments("group_id"):
+        kind = int(event_stats.seg_kind[seg])
+        if kind not in (KIND_CODE["int"], KIND_CODE["uint"]):
+            continue
+        values = event_stats.values[seg]
+        out = (values < _INT32[0]) | (values > _INT32[1])
         if out.any():
             j = int(np.flatnonzero(out)[0])
-            v = int(values[j]) + (1 << 64 if uint[j] and values[j] < 0 else 0)
             refuse(
-                int(event_stats.owner[is_group][j]),
-                f"a group_id stat of {v}, beyond the int32 step groups of XProf",
+                int(event_stats.segment_owner(seg)[j]),
+                f"a group_id stat of {int(values[j])}, beyond the int32 step groups of XProf",
             )
 
 
@@ -403,17 +433,18 @@ class _Metadata:
             self.stat_parts.append(StatRows.from_tuples(md_rows, snames, path))
 
 
-def _event_names(w: _Walk, ev_plane: np.ndarray, lookup, path: str) -> np.ndarray:
-    """Each event's name index: metadata ids are per plane, looked up by binary search."""
+def _event_names(w: _Walk, ev_bounds: np.ndarray, lookup, path: str) -> np.ndarray:
+    """Each event's name index: metadata ids are per plane (plane ``p``'s events are rows
+    ``ev_bounds[p]:ev_bounds[p + 1]``)."""
     ev_name = np.empty(len(w.ev_md), np.int32)
     for pi, (ids, gidx) in enumerate(lookup):
-        m = ev_plane == pi
-        if not m.any():
+        a, b = int(ev_bounds[pi]), int(ev_bounds[pi + 1])
+        if a == b:
             continue
-        pos = positions(w.ev_md[m], ids)
+        pos = positions(w.ev_md[a:b], ids)
         bad = pos < 0
         if bad.any():
-            j = int(np.flatnonzero(m)[np.flatnonzero(bad)[0]])
+            j = a + int(np.flatnonzero(bad)[0])
             li = int(w.ev_line[j])
             raise CorruptProfileError(
                 path,
@@ -421,29 +452,60 @@ def _event_names(w: _Walk, ev_plane: np.ndarray, lookup, path: str) -> np.ndarra
                 f"refers to event metadata id {int(w.ev_md[j])}, which the plane does "
                 f"not define ({int(bad.sum())} such events)",
             )
-        ev_name[m] = gidx[pos]
+        ev_name[a:b] = gidx[pos]
     return ev_name
 
 
-def _event_stats(w: _Walk, ev_plane: np.ndarray, stat_names, path: str) -> StatRows:
-    """Event stats: names and ref values resolve through their own plane's stat metadata."""
-    stat_plane = ev_plane[w.st_owner] if len(w.st_owner) else np.zeros(0, np.int32)
-    parts = []
+def _event_stats(w: _Walk, ev_bounds: np.ndarray, stat_names, path: str) -> StatStore:
+    """Event stats as a store: names and ref values resolve through their own plane's stat
+    metadata (a name several planes define is one stat)."""
+    n = len(w.st_owner)
+    n_events = len(w.ev_md)
+    if not n:
+        return StatStore.empty(n_events)
+    st_bounds = np.searchsorted(w.st_owner, ev_bounds)
+    name_pos: dict[str, int] = {}
+    name_code = np.empty(n, np.int64)
+    field = w.st_field
+    str_code = np.full(n, -1, np.int64)
+    texts: list = []
     for pi, snames in enumerate(stat_names):
-        m = stat_plane == pi
-        if not m.any():
+        a, b = int(st_bounds[pi]), int(st_bounds[pi + 1])
+        if a == b:
             continue
-        ids, inv = unique_inverse(w.st_md[m])
-        sname = categorical_from_codes(inv, [snames.get(int(i), f"<stat {int(i)}>") for i in ids])
-        parts.append(
-            StatRows.from_columns(
-                w.st_owner[m], sname, w.st_field[m], w.st_raw[m], w.st_obj[m], snames, path
+        ids, inv = unique_inverse(w.st_md[a:b])
+        codes = [
+            name_pos.setdefault(snames.get(i, f"<stat {i}>"), len(name_pos)) for i in ids.tolist()
+        ]
+        name_code[a:b] = np.asarray(codes, np.int64)[inv]
+        refs = a + np.flatnonzero(field[a:b] == 7)
+        if len(refs):
+            ref_ids, ref_inv = unique_inverse(w.st_raw[refs])
+            str_code[refs] = ref_inv + len(texts)
+            texts += [snames.get(i, f"<ref {i}>") for i in ref_ids.tolist()]
+    text_field = field[w.text_rows]
+    for f in (5, 6, 8):
+        sel = np.flatnonzero(text_field == f)
+        rows = w.text_rows[sel]
+        if len(rows):
+            vals = w.texts[sel] if f != 8 else gunzip_texts(w.texts[sel], path)
+            local: dict = {}
+            codes = np.fromiter(
+                (local.setdefault(v, len(local)) for v in vals), np.int64, len(rows)
             )
-        )
-    event_stats = StatRows.concat(parts, [0] * len(parts))
-    if len(parts) > 1:  # keep owner order, as a single-plane capture has it
-        event_stats = event_stats.take(np.argsort(event_stats.owner, kind="stable"))
-    return event_stats
+            str_code[rows] = codes + len(texts)
+            texts += list(local)
+    return StatStore.from_columns(
+        w.st_owner,
+        name_code,
+        list(name_pos),
+        FIELD_KIND[field],
+        w.st_raw,
+        w.st_raw.view(np.float64),
+        str_code,
+        texts,
+        n_events,
+    )
 
 
 def _has_unknown_fields(msg) -> bool:
