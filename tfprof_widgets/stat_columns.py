@@ -33,6 +33,7 @@ __all__ = [
     "categorical",
     "floats",
     "numbers",
+    "present",
     "select",
     "strings",
     "typed",
@@ -167,6 +168,17 @@ def numbers(stats, name: str, n: int, owner="event") -> tuple[np.ndarray, np.nda
     values_[owners] = v
     present[owners] = True
     return values_, present
+
+
+def present(stats, name: str, n: int, owner="event") -> np.ndarray:
+    """Which of ``n`` owners carry the stat ``name`` (of any kind)."""
+    out = np.zeros(n, bool)
+    if isinstance(stats, StatStore):
+        for seg in stats.segments(name):
+            out[stats.segment_owner(seg)] = True
+    else:
+        out[_Rows(stats, name, owner).owner] = True
+    return out
 
 
 def floats(stats, name: str, n: int, owner="event") -> tuple[np.ndarray, np.ndarray]:

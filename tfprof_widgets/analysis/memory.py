@@ -55,101 +55,155 @@ DATA_TYPES = [
 def memory_events(run) -> pd.DataFrame:
     """One row per allocator event, ordered by host, allocator and time: schema.MEMORY."""
     ev = run.events
-    names = ev["name"].astype(str)
-    is_alloc = (names == "MemoryAllocation").to_numpy()
-    is_free = (names == "MemoryDeallocation").to_numpy()
-    rows = np.flatnonzero(is_alloc | is_free)
+    names = ev["name"].array
+    cats = names.categories
+    codes = np.asarray(names.codes)
+    is_alloc = np.asarray(cats == "MemoryAllocation")[codes]
+    rows = np.flatnonzero(is_alloc | np.asarray(cats == "MemoryDeallocation")[codes])
     n = len(ev)
     stats = run.stat_store
 
     def num(name):
         v, has = stat_columns.numbers(stats, name, n)
-        return np.where(has, v, 0)[rows]
+        return np.where(has[rows], v[rows], 0)
 
-    def cat(name):
-        return np.asarray(stat_columns.categorical(stats, name, n), dtype=object)[rows]
+    def text(name):
+        c = stat_columns.categorical(stats, name, n)
+        return np.asarray(c.codes, np.int64)[rows], np.asarray(c.categories, object)
 
     # Recorded as double or as int64, depending on the allocator.
     frag, _ = stat_columns.floats(stats, "fragmentation", n)
-    dtype_num = num("data_type")
     group_stat, has_group = stat_columns.numbers(stats, "group_id", n)
-    group = ev["group_id"].to_numpy(dtype=float, na_value=np.nan)
-    group_id = np.where(has_group, group_stat, np.where(np.isnan(group), -1, group))[rows]
-    allocator = _memory_ids(stats, n)[rows]
-    df = pd.DataFrame(
+    group = ev["group_id"].to_numpy(dtype=float, na_value=np.nan)[rows]
+    group_id = np.where(has_group[rows], group_stat[rows], np.where(np.isnan(group), -1, group))
+    allocator = _memory_ids(stats, rows)
+    host = ev["host"].array
+    host_names = np.asarray(host.categories.astype(str), object)
+    host_code = np.asarray(host.codes, np.int64)[rows]
+    alloc_code, alloc_names = pd.factorize(allocator)
+    alloc_names = np.asarray(alloc_names, object)
+    time_us = ev["start_us"].to_numpy()[rows]
+    # Ordered by host, allocator (their names) and time.
+    order = np.lexsort((time_us, _ranks(alloc_names)[alloc_code], _ranks(host_names)[host_code]))
+    is_alloc = is_alloc[rows][order]
+    host_code, alloc_code = host_code[order], alloc_code[order]
+    key = host_code * (len(alloc_names) + 1) + alloc_code
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    allocator_of = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(key)]))
+    tf_op, tf_ops = text("tf_op")
+    region, regions = text("region_type")
+    shape, shapes = text("shape")
+    dtype_num = num("data_type")
+    metadata = [tf_op, region, dtype_num, shape]
+    metadata = [m[order] for m in metadata]
+    _inherit_metadata(allocator_of, num("addr")[order], is_alloc, metadata)
+    tf_op, region, dtype_num, shape = metadata
+    stack = num("bytes_reserved")[order]
+    heap = num("bytes_allocated")[order]
+    out = pd.DataFrame(
         {
-            "host": ev["host"].to_numpy()[rows],
-            "allocator": allocator,
-            "time_us": ev["start_us"].to_numpy()[rows],
-            "activity": np.where(is_alloc[rows], "ALLOCATION", "DEALLOCATION"),
-            "stack_reserved_bytes": num("bytes_reserved"),
-            "heap_allocated_bytes": num("bytes_allocated"),
-            "free_memory_bytes": num("bytes_available"),
-            "fragmentation": frag[rows],
-            "peak_bytes_in_use": num("peak_bytes_in_use"),
-            "requested_bytes": num("requested_bytes"),
-            "allocation_bytes": num("allocation_bytes"),
-            "address": num("addr"),
-            "tf_op": cat("tf_op"),
-            "group_id": group_id.astype(np.int64),
-            "region_type": cat("region_type"),
-            "data_type": [DATA_TYPES[d] if 0 <= d < len(DATA_TYPES) else str(d) for d in dtype_num],
-            "tensor_shape": cat("shape"),
-            "event": rows,
+            "host": _sorted_categorical(host_code, host_names),
+            "allocator": _sorted_categorical(alloc_code, alloc_names),
+            "time_us": time_us[order],
+            "activity": pd.Categorical(np.where(is_alloc, "ALLOCATION", "DEALLOCATION")),
+            "stack_reserved_bytes": stack,
+            "heap_allocated_bytes": heap,
+            "free_memory_bytes": num("bytes_available")[order],
+            "in_use_bytes": stack + heap,
+            "fragmentation": frag[rows][order],
+            "peak_bytes_in_use": num("peak_bytes_in_use")[order],
+            "requested_bytes": num("requested_bytes")[order],
+            "allocation_bytes": num("allocation_bytes")[order],
+            "address": num("addr")[order],
+            "tf_op": _sorted_categorical(tf_op, tf_ops),
+            "group_id": _steps_outside_filled(group_id[order].astype(np.int64), starts),
+            "region_type": _sorted_categorical(region, regions),
+            "data_type": _data_types(dtype_num),
+            "tensor_shape": _sorted_categorical(shape, shapes),
+            "event": rows[order],
         }
     )
-    df["in_use_bytes"] = df["stack_reserved_bytes"] + df["heap_allocated_bytes"]
-    df = df.sort_values(["host", "allocator", "time_us"], kind="stable", ignore_index=True)
-    parts = [_fix_metadata(g) for _, g in df.groupby(["host", "allocator"], sort=False)]
-    df = pd.concat(parts, ignore_index=True) if parts else df
-    out = df[list(schema.MEMORY)]
-    for c in ("host", "allocator", "activity", "tf_op", "region_type", "data_type", "tensor_shape"):
-        out[c] = out[c].astype("category")
-    return out
+    return out[list(schema.MEMORY)]
 
 
-def _memory_ids(stats, n: int) -> np.ndarray:
-    """Each event's memory id, as XProf names allocators: the last of its stats
-    ``index_on_host``, ``device_ordinal`` (TPU allocators, named by the number) and
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Each value's rank in sorted order."""
+    ranks = np.empty(len(values), np.int64)
+    ranks[np.argsort(values, kind="stable")] = np.arange(len(values))
+    return ranks
+
+
+def _sorted_categorical(codes: np.ndarray, values: np.ndarray) -> pd.Categorical:
+    """Codes into ``values`` as a categorical of the values used, sorted (-1: missing)."""
+    used = np.unique(codes[codes >= 0])
+    cats = np.asarray(values, object)[used]
+    order = np.argsort(cats.astype(str), kind="stable") if len(cats) else used
+    remap = np.full(len(values) + 1, -1, np.int64)
+    remap[used[order]] = np.arange(len(used))
+    return pd.Categorical.from_codes(remap[codes], categories=pd.Index(list(cats[order])))
+
+
+def _data_types(numbers: np.ndarray) -> pd.Categorical:
+    """TensorFlow DataType numbers as XProf names them (the number itself when unknown)."""
+    known = (numbers >= 0) & (numbers < len(DATA_TYPES))
+    names = np.asarray(DATA_TYPES + [""], object)[np.where(known, numbers, len(DATA_TYPES))]
+    if not known.all():
+        names[~known] = numbers[~known].astype(str)
+    return pd.Categorical(names)
+
+
+def _steps_outside_filled(steps: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per allocator (rows ``starts[i]:starts[i + 1]``, in time order), a group id outside
+    any step (-1) becomes the allocator's previous valid one + 1 (0 before the first)."""
+    valid = steps >= 0
+    idx = np.where(valid, np.arange(len(steps)), -1)
+    last = np.maximum.accumulate(idx) if len(idx) else idx
+    first_of = np.repeat(starts, np.diff(np.r_[starts, len(steps)]))
+    prev = np.where(last >= first_of, steps[np.maximum(last, 0)], -1)
+    return np.where(valid, steps, prev + 1).astype(np.int64)
+
+
+def _inherit_metadata(allocator_of, address, is_alloc, columns) -> None:
+    """A deallocation takes the op, region, type and shape of the allocation it frees (the
+    latest earlier event of its allocator at its address, when that is an allocation), in
+    place in ``columns``."""
+    order = np.lexsort((np.arange(len(address)), address, allocator_of))
+    same = np.r_[
+        False,
+        (address[order][1:] == address[order][:-1])
+        & (allocator_of[order][1:] == allocator_of[order][:-1]),
+    ]
+    alloc = is_alloc[order]
+    frees = ~alloc & same & np.r_[False, alloc[:-1]]
+    targets, sources = order[frees], order[np.flatnonzero(frees) - 1]
+    for c in columns:
+        c[targets] = c[sources]
+
+
+def _memory_ids(stats, rows: np.ndarray) -> np.ndarray:
+    """The memory id of each of the events ``rows``, as XProf names allocators: the last of
+    its stats ``index_on_host``, ``device_ordinal`` (TPU allocators, named by the number) and
     ``allocator_name``; 'unknown' when it has none (XProf shows an empty name). XProf reads
     the numbers only when stored signed; we read either."""
-    out = np.full(n, "unknown", object)
+    out = np.full(len(rows), "unknown", object)
     # Later names win: an event's allocator_name is its id even beside the numbers.
     for name in ("index_on_host", "device_ordinal", "allocator_name"):
-        rows = stats.rows(name)
-        if not len(rows):
+        found = stats.rows(name)
+        if not len(found):
             continue
-        kind = rows.kind
+        pos = np.searchsorted(rows, found.owner)
+        at = np.minimum(pos, max(len(rows) - 1, 0))
+        hit = (pos < len(rows)) & (rows[at] == found.owner) if len(rows) else pos < 0
+        if not hit.any():
+            continue
+        kind = found.kind[hit]
         numeric = (kind == KIND_CODE["int"]) | (kind == KIND_CODE["uint"])
-        ints = rows.int_value
+        ints = found.int_value[hit]
         number = ints.astype(str).astype(object)
         unsigned = kind == KIND_CODE["uint"]
         number[unsigned] = ints[unsigned].view(np.uint64).astype(str)
-        value = np.where(numeric, number, rows.texts_of_rows())
-        out[rows.owner] = value
+        out[pos[hit]] = np.where(numeric, number, found.texts_of_rows()[hit])
     return out
-
-
-def _fix_metadata(g: pd.DataFrame) -> pd.DataFrame:
-    """Per allocator (rows in time order): group ids outside steps become previous + 1;
-    a deallocation takes the op, region, type and shape of the allocation it frees (the
-    latest earlier event at its address, when that is an allocation)."""
-    g = g.copy()
-    steps = g["group_id"].to_numpy()
-    valid = steps >= 0
-    last = pd.Series(np.where(valid, steps, np.nan)).ffill().fillna(-1).to_numpy()
-    g["group_id"] = np.where(valid, steps, last + 1).astype(np.int64)
-    order = np.lexsort((np.arange(len(g)), g["address"].to_numpy()))
-    addr = g["address"].to_numpy()[order]
-    is_alloc = (g["activity"].to_numpy() == "ALLOCATION")[order]
-    prev_same = np.r_[False, addr[1:] == addr[:-1]]
-    frees = ~is_alloc & prev_same & np.r_[False, is_alloc[:-1]]
-    targets, sources = order[frees], order[np.flatnonzero(frees) - 1]
-    for c in ("tf_op", "region_type", "data_type", "tensor_shape"):
-        values = g[c].to_numpy(dtype=object).copy()
-        values[targets] = values[sources]
-        g[c] = values
-    return g
 
 
 def _peak_index(g: pd.DataFrame) -> int:

@@ -36,10 +36,10 @@ import numpy as np
 import pandas as pd
 
 from .. import schema, stat_columns
-from .event_index import event_line_ids, event_plane_rows
+from .event_index import event_line_ids, event_plane_rows, plane_kinds, timed, times_ps
 from .inputs import per_run, tool_data_source
 from .nesting import children_sum, stack_nesting, to_ps
-from .tf_ops import UNKNOWN, event_names, is_derived_line, parse_tf_op
+from .tf_ops import UNKNOWN, event_names, is_derived_line, name_table
 from .tpu import tpu_op_rows
 
 _ROW_COLUMNS = [
@@ -58,11 +58,30 @@ _ROW_COLUMNS = [
 def _parsed(values: pd.Series) -> pd.DataFrame:
     """ParseTfOpFullname of each value of a categorical, per value (category, op_name,
     op_type), without per-event work."""
-    cats = values.cat.categories.astype(str)
-    table = pd.DataFrame([parse_tf_op(c) for c in cats], columns=["category", "op_name", "op_type"])
+    table = name_table(values)
     codes = values.cat.codes.to_numpy()
     out = table.iloc[np.maximum(codes, 0)].reset_index(drop=True)
     out.loc[codes < 0, :] = [UNKNOWN, "", ""]
+    return out
+
+
+def _groups(*codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows grouped by several integer code columns (each >= 0): each row's group, and the
+    first row of each group (groups numbered in order of their first row)."""
+    key = np.zeros(len(codes[0]), np.int64)
+    for c in codes:
+        c = np.asarray(c, np.int64)
+        key = key * (int(c.max()) + 1 if len(c) else 1) + c
+    group, _ = pd.factorize(key)
+    first = np.full(int(group.max()) + 1 if len(group) else 0, len(group), np.int64)
+    np.minimum.at(first, group, np.arange(len(group)))
+    return group, first
+
+
+def _sum(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Exact per-group sums of int64 values."""
+    out = np.zeros(n, np.int64)
+    np.add.at(out, group, values)
     return out
 
 
@@ -71,43 +90,50 @@ def host_activities(run) -> pd.DataFrame:
     """XProf's host activities with their nesting: one row per TF-op event and per event
     with a ``tf_op`` stat on a host thread (see the module docstring).
 
-    Columns: row (in run.events), host, line_row, operation, type, is_eager, begin_ps,
-    end_ps, recorded (False where XProf's stack lost it), self_ps.
+    Columns: row (in run.events), host, line_row, operation, type (categoricals), is_eager,
+    from_stat, begin_ps, end_ps, recorded (False where XProf's stack lost it), self_ps.
     """
     ev = run.events
-    kinds = run.planes["device_kind"].astype(str).to_numpy()
-    host_line = (kinds == "CPU")[run.line_plane_rows] & ~is_derived_line(run.lines["line_id"])
-    timed = ev["occurrences"].to_numpy() == 1
-    on_host = host_line[run.event_line_rows] & timed
+    host_line = (plane_kinds(run) == "CPU")[run.line_plane_rows] & ~is_derived_line(
+        run.lines["line_id"].to_numpy()
+    )
+    on_host = host_line[run.event_line_rows] & timed(run)
     names = event_names(run)
     codes = ev["name"].cat.codes.to_numpy()
-    is_op = on_host & (names["category"].to_numpy()[codes] != UNKNOWN)
-    tf_op = ev["tf_op"]
-    stat_op = on_host & tf_op.notna().to_numpy() & (tf_op.astype(str).to_numpy() != "")
+    is_op = on_host & (names["category"].to_numpy() != UNKNOWN)[codes]
+    tf_op = ev["tf_op"].array
+    tf_codes = np.asarray(tf_op.codes, np.int64)
+    tf_names = name_table(tf_op)
+    tf_real = np.append(tf_op.categories.astype(str).to_numpy() != "", False)
+    stat_op = on_host & tf_real[tf_codes]
     a_rows, b_rows = np.flatnonzero(is_op), np.flatnonzero(stat_op)
     # Recorded order: each event's own op first, then its tf_op stat's.
     rows = np.concatenate([a_rows, b_rows])
     seq = np.argsort(np.concatenate([2 * a_rows, 2 * b_rows + 1]), kind="stable")
     rows = rows[seq]
-    from_stat = (np.arange(len(seq)) >= len(a_rows))[seq]
-    parsed = _parsed(tf_op.iloc[b_rows].astype("category"))
-    op_name = np.concatenate([names["op_name"].to_numpy()[codes[a_rows]], parsed["op_name"]])
-    op_type = np.concatenate([names["op_type"].to_numpy()[codes[a_rows]], parsed["op_type"]])
-    eager = np.concatenate([_is_eager(run, a_rows), np.zeros(len(b_rows), bool)])
-    begin = to_ps(ev["start_us"].to_numpy()[rows])
-    end = to_ps(ev["end_us"].to_numpy()[rows])
+    from_stat = seq >= len(a_rows)
+    # Op names and types of both sources as codes into one list each.
+    op_code, ops = pd.factorize(np.concatenate([names["op_name"], tf_names["op_name"]]))
+    type_code, types = pd.factorize(np.concatenate([names["op_type"], tf_names["op_type"]]))
+    n_names = len(names)
+    op = np.concatenate([op_code[codes[a_rows]], op_code[n_names + tf_codes[b_rows]]])[seq]
+    typ = np.concatenate([type_code[codes[a_rows]], type_code[n_names + tf_codes[b_rows]]])[seq]
+    eager = np.concatenate([_is_eager(run, a_rows), np.zeros(len(b_rows), bool)])[seq]
+    start_ps, end_ps = times_ps(run)
+    begin, end = start_ps[rows], end_ps[rows]
     line_row = run.event_line_rows[rows]
     recorded, parent = stack_nesting(line_row, begin, end)
     dur = (end - begin).astype(np.float64)
     self_ps = dur - children_sum(parent, np.where(recorded, dur, 0.0))
+    host = ev["host"].array
     return pd.DataFrame(
         {
             "row": rows,
-            "host": ev["host"].to_numpy()[rows],
+            "host": pd.Categorical.from_codes(np.asarray(host.codes)[rows], dtype=host.dtype),
             "line_row": line_row,
-            "operation": op_name[seq],
-            "type": op_type[seq],
-            "is_eager": eager[seq],
+            "operation": pd.Categorical.from_codes(op, categories=pd.Index(ops, dtype=object)),
+            "type": pd.Categorical.from_codes(typ, categories=pd.Index(types, dtype=object)),
+            "is_eager": eager,
             "from_stat": from_stat,
             "begin_ps": begin,
             "end_ps": end,
@@ -122,34 +148,56 @@ def _host_rows(run) -> tuple[pd.DataFrame, pd.Series]:
     act = host_activities(run)
     if not len(act):
         return pd.DataFrame(columns=_ROW_COLUMNS), pd.Series(dtype=float)
+    host_codes = np.asarray(act["host"].array.codes, np.int64)
+    host_names = act["host"].cat.categories.astype(str)
+    line_row = act["line_row"].to_numpy()
+    begin, end = act["begin_ps"].to_numpy(), act["end_ps"].to_numpy()
+    recorded, self_ps = act["recorded"].to_numpy(), act["self_ps"].to_numpy()
     # A thread's total: the larger of its ops' self time and the span of its activities.
-    line = act.groupby("line_row", sort=False).agg(
-        host=("host", "first"), first=("begin_ps", "min"), last=("end_ps", "max")
+    line, first_of_line = _groups(line_row)
+    n_lines = len(first_of_line)
+    first = np.full(n_lines, np.iinfo(np.int64).max)
+    np.minimum.at(first, line, begin)
+    last = np.full(n_lines, np.iinfo(np.int64).min)
+    np.maximum.at(last, line, end)
+    busy = np.bincount(line, weights=np.where(recorded, self_ps, 0.0), minlength=n_lines)
+    idle_line = np.maximum(busy, last - first) - busy
+    line_host = host_codes[first_of_line]
+    hosts_seen = pd.unique(line_host)
+    idle = pd.Series(
+        np.bincount(line_host, weights=idle_line, minlength=len(host_names))[hosts_seen],
+        index=pd.Index(host_names[hosts_seen], name="host"),
     )
-    rec = act[act["recorded"]]
-    line["busy"] = rec.groupby("line_row", sort=False)["self_ps"].sum()
-    line["busy"] = line["busy"].fillna(0.0)
-    line["idle"] = np.maximum(line["busy"], line["last"] - line["first"]) - line["busy"]
-    idle = line.groupby("host", sort=False)["idle"].sum()
+    # Rows per (host, op) over the activities XProf's stack recorded.
+    rec = np.flatnonzero(recorded)
+    op = np.asarray(act["operation"].array.codes, np.int64)[rec]
+    typ = np.asarray(act["type"].array.codes, np.int64)[rec]
+    group, first_row = _groups(host_codes[rec], op)
+    n_rows = len(first_row)
+    dur = (end - begin)[rec]
     # An op's type is the first non-empty one XProf meets: ends in time order, line by line.
-    rec = rec.assign(dur=rec["end_ps"] - rec["begin_ps"]).sort_values(
-        ["line_row", "end_ps"], kind="stable"
+    types = act["type"].cat.categories.astype(str).to_numpy()
+    order = np.lexsort((end[rec], line_row[rec]))
+    typed = order[types[typ[order]] != ""]
+    type_of = np.full(n_rows, "", object)
+    g_typed, at = np.unique(group[typed], return_index=True)
+    type_of[g_typed] = types[typ[typed[at]]]
+    rows = pd.DataFrame(
+        {
+            "host": host_names[host_codes[rec][first_row]],
+            "host_or_device": "Host",
+            "type": type_of,
+            "operation": act["operation"].cat.categories.astype(str).to_numpy()[op[first_row]],
+            "occurrences": np.bincount(group, minlength=n_rows),
+            "total_ps": _sum(group, dur, n_rows),
+            "self_ps": np.bincount(group, weights=self_ps[rec], minlength=n_rows),
+            "is_eager": np.bincount(
+                group, weights=act["is_eager"].to_numpy()[rec], minlength=n_rows
+            )
+            > 0,
+            "beyond_xprof": False,
+        }
     )
-    typed = rec[rec["type"] != ""].drop_duplicates(["host", "operation"])
-    rows = (
-        rec.groupby(["host", "operation"], sort=False)
-        .agg(
-            occurrences=("dur", "size"),
-            total_ps=("dur", "sum"),
-            self_ps=("self_ps", "sum"),
-            is_eager=("is_eager", "any"),
-        )
-        .reset_index()
-    )
-    rows = rows.merge(typed[["host", "operation", "type"]], on=["host", "operation"], how="left")
-    rows["type"] = rows["type"].fillna("")
-    rows["host_or_device"] = "Host"
-    rows["beyond_xprof"] = False
     return rows[_ROW_COLUMNS], idle
 
 
@@ -157,6 +205,19 @@ def _is_eager(run, rows: np.ndarray) -> np.ndarray:
     """Whether each of these events ran eagerly (its 'is_eager' stat)."""
     v, has = stat_columns.numbers(run.stat_store, "is_eager", len(run.events))
     return (has & (v != 0))[rows]
+
+
+_KERNEL_OPS = {
+    "row": np.int64,
+    "host": object,
+    "plane_row": np.int64,
+    "operation": object,
+    "type": object,
+    "kernel": object,
+    "dur_ps": np.int64,
+    "is_eager": bool,
+    "beyond_xprof": bool,
+}
 
 
 @per_run
@@ -169,26 +230,34 @@ def gpu_kernel_ops(run) -> pd.DataFrame:
     """
     ev = run.events
     n = len(ev)
-    kinds = run.planes["device_kind"].astype(str).to_numpy()
+    gpu_planes = plane_kinds(run) == "GPU"
     plane_row = event_plane_rows(run)
-    gpu = (kinds == "GPU")[plane_row] & ~is_derived_line(event_line_ids(run))
-    gpu &= ev["occurrences"].to_numpy() == 1
+    gpu = gpu_planes[plane_row] if gpu_planes.any() else np.zeros(n, bool)
+    if gpu.any():
+        gpu &= ~is_derived_line(event_line_ids(run)) & timed(run)
+    candidates = np.flatnonzero(gpu)
+    if not len(candidates):
+        return pd.DataFrame({c: np.zeros(0, t) for c, t in _KERNEL_OPS.items()})
     stats = run.stat_store
-    by_stat = ev["tf_op"].astype(str).where(ev["tf_op"].notna(), "").to_numpy()
+    tf_op = ev["tf_op"].array
+    by_stat = np.append(tf_op.categories.astype(str).to_numpy(), "").astype(object)[
+        np.asarray(tf_op.codes)[candidates]
+    ]
     _, has_hlo = stat_columns.strings(stats, "hlo_op", n)
-    level0, _ = stat_columns.strings(stats, "level 0", n)
-    details, _ = stat_columns.strings(stats, "kernel_details", n)
-    name = np.where(by_stat != "", by_stat, "")
-    ours = (by_stat == "") & gpu
-    name[ours] = _ops_of_annotations(level0[ours], details[ours])
-    keep = gpu & (name != "")
-    rows = np.flatnonzero(keep)
-    parsed = _parsed(pd.Series(name[rows], dtype="category"))
-    valid = parsed["category"].to_numpy() != UNKNOWN
-    from_stat = (by_stat[rows] != "") & ~has_hlo[rows]
+    has_hlo = has_hlo[candidates]
+    name = by_stat.copy()
+    ours = by_stat == ""
+    if ours.any():
+        level0, _ = stat_columns.strings(stats, "level 0", n)
+        details, _ = stat_columns.strings(stats, "kernel_details", n)
+        name[ours] = _ops_of_annotations(level0[candidates[ours]], details[candidates[ours]])
+    keep = name != ""
+    rows, name, by_stat, has_hlo = candidates[keep], name[keep], by_stat[keep], has_hlo[keep]
+    parsed = _parsed(pd.Series(name, dtype="category"))
+    from_stat = (by_stat != "") & ~has_hlo
     # An annotation that is no TF op (a TraceMe such as 'MakeTensorFromProto') names none.
-    rows, parsed = rows[valid | from_stat], parsed[valid | from_stat]
-    from_stat = (by_stat[rows] != "") & ~has_hlo[rows]
+    valid = (parsed["category"].to_numpy() != UNKNOWN) | from_stat
+    rows, parsed, from_stat = rows[valid], parsed[valid], from_stat[valid]
     return pd.DataFrame(
         {
             "row": rows,
@@ -221,41 +290,47 @@ def _ops_of_annotations(level0: np.ndarray, details: np.ndarray) -> np.ndarray:
 def _gpu_rows(run) -> tuple[pd.DataFrame, pd.DataFrame]:
     """GPU op rows per TF op, and per host the GPU IDLE (ours and XProf's), ps."""
     k = gpu_kernel_ops(run)
-    kinds = run.planes["device_kind"].astype(str)
-    gpu_planes = np.flatnonzero((kinds == "GPU").to_numpy())
+    gpu_planes = np.flatnonzero(plane_kinds(run) == "GPU")
     spans = _plane_spans(run, gpu_planes)
-    busy = k.groupby("plane_row")["dur_ps"].sum()
-    busy_xprof = k[~k["beyond_xprof"]].groupby("plane_row")["dur_ps"].sum()
-    spans["busy"] = busy.reindex(spans.index).fillna(0.0)
-    spans["busy_xprof"] = busy_xprof.reindex(spans.index).fillna(0.0)
+    plane = k["plane_row"].to_numpy()
+    dur = k["dur_ps"].to_numpy()
+    beyond = k["beyond_xprof"].to_numpy()
+    pos = np.searchsorted(gpu_planes, plane)
+    n_gpu = len(gpu_planes)
+    spans["busy"] = np.bincount(pos, weights=dur, minlength=n_gpu).astype(float)
+    spans["busy_xprof"] = np.bincount(pos, weights=np.where(beyond, 0, dur), minlength=n_gpu)
     spans["idle"] = np.maximum(spans["busy"], spans["span"]) - spans["busy"]
     spans["idle_xprof"] = np.maximum(spans["busy_xprof"], spans["span"]) - spans["busy_xprof"]
     idle = spans.groupby("host", sort=False)[["idle", "idle_xprof"]].sum()
     if not len(k):
         return pd.DataFrame(columns=_ROW_COLUMNS), idle
     # A device op is a TF op's kernel (by name); a TF op ran as often as its busiest kernel.
-    per_kernel = (
-        k.groupby(["host", "operation", "type", "kernel"], sort=False, observed=True)
-        .agg(
-            occurrences=("dur_ps", "size"),
-            total_ps=("dur_ps", "sum"),
-            is_eager=("is_eager", "any"),
-            beyond_xprof=("beyond_xprof", "any"),
-        )
-        .reset_index()
+    host_c, hosts = pd.factorize(k["host"].to_numpy())
+    op_c, ops = pd.factorize(k["operation"].to_numpy())
+    type_c, types = pd.factorize(k["type"].to_numpy())
+    kernel_c, _ = pd.factorize(k["kernel"].to_numpy())
+    per_kernel, _ = _groups(host_c, op_c, type_c, kernel_c)
+    n_k = int(per_kernel.max()) + 1
+    occ = np.bincount(per_kernel, minlength=n_k)
+    row, first = _groups(host_c, op_c, type_c)
+    n_rows = len(first)
+    kernel_row = np.zeros(n_k, np.int64)
+    kernel_row[per_kernel] = row
+    most = np.zeros(n_rows, np.int64)
+    np.maximum.at(most, kernel_row, occ)
+    rows = pd.DataFrame(
+        {
+            "host": np.asarray(hosts, object)[host_c[first]],
+            "host_or_device": "Device",
+            "type": np.asarray(types, object)[type_c[first]],
+            "operation": np.asarray(ops, object)[op_c[first]],
+            "occurrences": most,
+            "total_ps": _sum(row, dur, n_rows),
+            "self_ps": _sum(row, dur, n_rows),
+            "is_eager": np.bincount(row, weights=k["is_eager"].to_numpy(), minlength=n_rows) > 0,
+            "beyond_xprof": np.bincount(row, weights=beyond, minlength=n_rows) > 0,
+        }
     )
-    rows = (
-        per_kernel.groupby(["host", "operation", "type"], sort=False, observed=True)
-        .agg(
-            occurrences=("occurrences", "max"),
-            total_ps=("total_ps", "sum"),
-            is_eager=("is_eager", "any"),
-            beyond_xprof=("beyond_xprof", "any"),
-        )
-        .reset_index()
-    )
-    rows["self_ps"] = rows["total_ps"]
-    rows["host_or_device"] = "Device"
     return rows[_ROW_COLUMNS], idle
 
 

@@ -21,10 +21,9 @@ import numpy as np
 import pandas as pd
 
 from .. import schema, stat_columns
-from .event_index import event_line_ids, event_plane_rows, on_device
+from .event_index import event_plane_rows, on_device, timed, times_ps
 from .grouping import function_call_markers
 from .inputs import per_run
-from .nesting import to_ps
 from .tf_ops import STEP_INFO_LINE_ID, event_names, is_derived_line
 
 # XProf drops a host's first and last step from its averages when it has more steps than
@@ -101,16 +100,20 @@ _NOT_REAL_CPU = ("EagerExecute", "EagerLocalExecute", "EagerKernelExecute", "Fun
 _INFEED_TYPES = ("InfeedEnqueue", "InfeedEnqueueTuple", "InfeedEnqueueTupleOp")
 
 
-def _is_explicit_marker(names: pd.Series) -> np.ndarray:
-    """XProf's explicit host step markers, plus Keras 3's 'Profiled batch' (which XProf 2.24
-    does not recognise, so it finds no steps in captures made by the TensorBoard callback)."""
-    cats = pd.Series(names.cat.categories.astype(str))
-    is_marker = (
+# What a step event is (StepEvents.kind).
+HOST_MARKER, DEVICE_MARKER, EVENT = 0, 1, 2
+_KIND_NAMES = ("host_marker", "device_marker", "event")
+
+
+def _explicit_marker_names(cats: pd.Index) -> np.ndarray:
+    """Per event name: XProf's explicit host step markers, plus Keras 3's 'Profiled batch'
+    (which XProf 2.24 does not recognise, so it finds no steps in captures made by the
+    TensorBoard callback)."""
+    cats = pd.Series(cats.astype(str))
+    return (
         (cats.str.startswith(("train", "test", "TraceContext")) & ~cats.str.contains("/"))
         | (cats == "Profiled batch")
     ).to_numpy()
-    codes = names.cat.codes.to_numpy()
-    return is_marker[np.maximum(codes, 0)] & (codes >= 0)
 
 
 def _device_hosts(run) -> set[str]:
@@ -118,6 +121,48 @@ def _device_hosts(run) -> set[str]:
     steps from device events alone."""
     p = run.planes
     return set(p.loc[p["device_kind"].isin(["GPU", "TPU"]), "host"].astype(str))
+
+
+@dataclasses.dataclass
+class StepEvents:
+    """Every event that counts toward some step, with XProf's event type; plus the markers.
+
+    One entry per event: ``host`` (code into ``hosts``), ``group`` (group id), ``kind``
+    (HOST_MARKER, DEVICE_MARKER or EVENT), ``type`` (the XProf event type), ``start`` and
+    ``end`` (ps), ``step`` (the event's step number, NaN where it has none).
+    """
+
+    hosts: np.ndarray  # host names
+    host: np.ndarray
+    group: np.ndarray
+    kind: np.ndarray
+    type: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    step: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.host)
+
+    def take(self, sel) -> StepEvents:
+        return StepEvents(
+            self.hosts,
+            *(getattr(self, f)[sel] for f in ("host", "group", "kind", "type", "start", "end")),
+            self.step[sel],
+        )
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "host": self.hosts[self.host],
+                "group_id": self.group,
+                "kind": np.asarray(_KIND_NAMES, object)[self.kind],
+                "type": self.type,
+                "start_ps": self.start,
+                "end_ps": self.end,
+                "step": self.step,
+            }
+        )
 
 
 def step_events(run) -> pd.DataFrame:
@@ -130,118 +175,119 @@ def step_events(run) -> pd.DataFrame:
     every event with a correlation id and a group on the device's own lines, kept only for
     groups that the same device also marks. Other hosts contribute their host events.
     """
+    return _step_events(run).frame()
+
+
+@per_run
+def _step_events(run) -> StepEvents:
     ev = run.events
     n = len(ev)
-    group = ev["group_id"].to_numpy(dtype=float, na_value=np.nan)
+    gid = ev["group_id"].array
+    grouped = ~np.asarray(gid.isna()) & timed(run)
     device = on_device(run)
-    line_id = event_line_ids(run)
-    derived = is_derived_line(line_id)
+    line_ids = run.lines["line_id"].to_numpy()
+    line_id = line_ids[run.event_line_rows]
+    derived = is_derived_line(line_ids)[run.event_line_rows]
     names = ev["name"]
     codes = names.cat.codes.to_numpy()
-    cat_str = pd.Series(names.cat.categories.astype(str))
-    grouped = ~np.isnan(group) & (ev["occurrences"].to_numpy() == 1)
-    corr, has_corr = stat_columns.numbers(run.stat_store, "correlation_id", n)
-    _, has_step_name = stat_columns.strings(run.stat_store, "step_name", n)
-    host_name = ev["host"]
-    on_device_host = np.isin(
-        host_name.cat.codes.to_numpy(),
-        [i for i, h in enumerate(host_name.cat.categories.astype(str)) if h in _device_hosts(run)],
-    )
+    cats = names.cat.categories
+    stats = run.stat_store
+    host_codes = np.asarray(ev["host"].array.codes, np.int64)
+    hosts = ev["host"].cat.categories.astype(str).to_numpy()
+    device_hosts = _device_hosts(run)
+    on_device_host = np.array([h in device_hosts for h in hosts], bool)[host_codes]
 
     # XProf compares the 64-bit line id itself with kThreadIdStepInfo (-559038737, as TF
     # writes it); a 'Steps' line stored as 0xdeadbeef is derived but holds no markers.
     dev_marker = grouped & device & (line_id == STEP_INFO_LINE_ID)
-    dev_event = grouped & device & ~derived & has_corr & (corr >= 0) & on_device_host
-    dev_marker, dev_event = _marked_on_the_same_device(run, group, dev_marker, dev_event)
+    dev_event = grouped & device & ~derived & on_device_host
+    if dev_event.any():
+        corr, has_corr = stat_columns.numbers(stats, "correlation_id", n)
+        dev_event &= has_corr & (corr >= 0)
+    group = np.where(grouped, np.asarray(gid.to_numpy(dtype=float, na_value=-1)), -1)
+    group = group.astype(np.int64)
+    if dev_marker.any() or dev_event.any():
+        dev_marker, dev_event = _marked_on_the_same_device(run, group, dev_marker, dev_event)
 
     host = grouped & ~device & ~on_device_host
-    explicit = _is_explicit_marker(names) & host
-    implicit = host & has_step_name & ~explicit
+    explicit_name = _explicit_marker_names(cats)[codes]
+    explicit = explicit_name & host
+    implicit = host & stat_columns.present(stats, "step_name", n) & ~explicit
     if not (explicit | implicit).any():  # no markers: the repeated tf.function calls
-        implicit = function_call_markers(ev, run.stat_store, host)[0]
-    cat_not_real = cat_str.str.startswith(_NOT_REAL_CPU).to_numpy()
-    real = host & ~explicit & ~implicit & ~cat_not_real[codes] & ~_is_explicit_marker(names)
-
+        implicit = function_call_markers(ev, stats, host)[0]
     op_types = event_names(run)["op_type"].to_numpy()  # per name category
-    types = _host_types(names, op_types)
-    dtypes = _device_types(names, op_types, run.stat_store)
-    start = to_ps(ev["start_us"].to_numpy())
-    end = to_ps(ev["end_us"].to_numpy())
-    parts = []
-    for mask, kind_name, typ in (
-        (explicit | implicit, "host_marker", types),
-        (dev_marker, "device_marker", dtypes),
-        (real, "event", types),
-        (dev_event, "event", dtypes),
-    ):
-        rows = np.flatnonzero(mask)
-        parts.append(
-            pd.DataFrame(
-                {
-                    "host": host_name.to_numpy()[rows],
-                    "group_id": group[rows].astype(np.int64),
-                    "kind": kind_name,
-                    "type": typ[rows],
-                    "start_ps": start[rows],
-                    "end_ps": end[rows],
-                    "step": ev["step"].to_numpy(dtype=float, na_value=np.nan)[rows],
-                }
-            )
-        )
-    return pd.concat(parts, ignore_index=True)
+    cat_str = pd.Series(cats.astype(str))
+    not_real = cat_str.str.startswith(_NOT_REAL_CPU).to_numpy()
+    real = host & ~explicit & ~implicit & ~not_real[codes] & ~explicit_name
+    host_rows = np.flatnonzero((explicit | implicit) | real)
+    dev_rows = np.flatnonzero(dev_marker | dev_event)
+    start, end = times_ps(run)
+    step = ev["step"].to_numpy(dtype=float, na_value=np.nan)
+    rows = np.concatenate([host_rows, dev_rows])
+    # Listed as XProf collects them: host markers, device markers, host events, device events.
+    rank = np.concatenate(
+        [np.where((explicit | implicit)[host_rows], 0, 2), np.where(dev_marker[dev_rows], 1, 3)]
+    )
+    kind = np.array([HOST_MARKER, DEVICE_MARKER, EVENT, EVENT], np.int8)[rank]
+    types = np.concatenate(
+        [
+            _host_types(cats, op_types)[codes[host_rows]],
+            _device_types(cats, op_types, codes[dev_rows], dev_rows, stats, n),
+        ]
+    )
+    order = np.argsort(rank * (n + 1) + rows, kind="stable")
+    rows, kind, types = rows[order], kind[order], types[order]
+    return StepEvents(
+        hosts, host_codes[rows], group[rows], kind, types, start[rows], end[rows], step[rows]
+    )
 
 
 def _marked_on_the_same_device(run, group, dev_marker, dev_event):
     """XProf's IntersectCombineStepEvents per device: a device's events count for the groups
     it also marks on its 'Steps' line, and its markers only for groups it has events in."""
     plane = event_plane_rows(run).astype(np.int64)
-    g = np.nan_to_num(group).astype(np.int64)
-    key = plane * (1 << 32) + (g & 0xFFFFFFFF)
+    key = plane * (1 << 32) + (group & 0xFFFFFFFF)
     both = np.intersect1d(key[dev_marker], key[dev_event])
     return dev_marker & np.isin(key, both), dev_event & np.isin(key, both)
 
 
-def _host_types(names: pd.Series, op_types: np.ndarray) -> np.ndarray:
-    """XProf's event type of each host event of a capture without a device: compute,
+def _host_types(cats: pd.Index, op_types: np.ndarray) -> np.ndarray:
+    """XProf's event type of each host event name of a capture without a device: compute,
     waiting for input, copies (kernel launches only exist where there is a device, whose
     steps XProf builds from device events alone)."""
-    codes = names.cat.codes.to_numpy()
-    cat_lower = pd.Series(names.cat.categories.astype(str)).str.lower()
-    op_type = op_types[codes]
-    types = np.full(len(names), HOST_COMPUTE, np.int16)
-    getnext = cat_lower.str.startswith("iteratorgetnext").to_numpy()[codes]
-    types[getnext] = HOST_WAIT_INPUT
-    types[op_type == "MemcpyHToH"] = HOST_TO_HOST
-    types[np.isin(op_type, ["MemcpyHToD", *_INFEED_TYPES])] = HOST_TO_DEVICE
+    cat_lower = pd.Series(cats.astype(str)).str.lower()
+    types = np.full(len(cats), HOST_COMPUTE, np.int16)
+    types[cat_lower.str.startswith("iteratorgetnext").to_numpy()] = HOST_WAIT_INPUT
+    types[op_types == "MemcpyHToH"] = HOST_TO_HOST
+    types[np.isin(op_types, ["MemcpyHToD", *_INFEED_TYPES])] = HOST_TO_DEVICE
     return types
 
 
-def _device_types(names: pd.Series, op_types: np.ndarray, event_stats) -> np.ndarray:
-    """XProf's event type of each device event (``ClassifyGpuEvent``): copies by XProf's
-    name rule, NCCL collectives, else 16- or 32-bit compute: 16-bit when the ``shape``
-    stat (the kernel's tensor shapes) mentions 'half', or, without shapes, when the kernel
-    name has 'half' or 'fp16'.
+def _device_types(
+    cats: pd.Index, op_types: np.ndarray, codes: np.ndarray, rows: np.ndarray, stats, n: int
+) -> np.ndarray:
+    """XProf's event type of device events ``rows`` (their name ``codes``)
+    (``ClassifyGpuEvent``): copies by XProf's name rule, NCCL collectives, else 16- or 32-bit
+    compute: 16-bit when the ``shape`` stat (the kernel's tensor shapes) mentions 'half',
+    or, without shapes, when the kernel name has 'half' or 'fp16'.
 
     XProf's copy rule (``ParseTfOpFullname``) knows only the 'MemcpyHToD' spelling, so the
     CUPTI copies of GPU captures ('MemcpyH2D', 'MemcpyD2H') count as device compute, as in
     TensorBoard."""
-    n = len(names)
-    codes = names.cat.codes.to_numpy()
-    cats = pd.Series(names.cat.categories.astype(str))
-    shapes, has_shapes = stat_columns.strings(event_stats, "shape", n)
-    dtypes = np.full(n, DEVICE_COMPUTE_32, np.int16)
-    half = cats.str.contains("half|fp16").to_numpy()[codes]
-    shape_half = np.zeros(n, bool)
+    if not len(rows):
+        return np.zeros(0, np.int16)
+    cat_str = pd.Series(cats.astype(str))
+    half = cat_str.str.contains("half|fp16").to_numpy()[codes]
+    shapes, has_shapes = stat_columns.strings(stats, "shape", n)
+    shapes, has_shapes = shapes[rows], has_shapes[rows]
+    shape_half = np.zeros(len(rows), bool)
     if has_shapes.any():
-        shape_half[has_shapes] = (
-            pd.Series(shapes[has_shapes], dtype=object)
-            .astype(str)
-            .str.contains("half", regex=False)
-            .to_numpy()
-        )
-    has_shapes &= pd.Series(shapes, dtype=object).fillna("").astype(str).to_numpy() != ""
+        text = pd.Series(shapes[has_shapes], dtype=object).fillna("").astype(str)
+        shape_half[has_shapes] = text.str.contains("half", regex=False).to_numpy()
+        has_shapes[has_shapes] = (text != "").to_numpy()
+    dtypes = np.full(len(rows), DEVICE_COMPUTE_32, np.int16)
     dtypes[np.where(has_shapes, shape_half, half)] = DEVICE_COMPUTE_16
-    dtypes[cats.str.lower().str.startswith("nccl").to_numpy()[codes]] = DEVICE_COLLECTIVES
+    dtypes[cat_str.str.lower().str.startswith("nccl").to_numpy()[codes]] = DEVICE_COLLECTIVES
     op_type = op_types[codes]
     dtypes[op_type == "MemcpyHToD"] = HOST_TO_DEVICE
     dtypes[op_type == "MemcpyDToH"] = DEVICE_TO_HOST
@@ -249,72 +295,90 @@ def _device_types(names: pd.Series, op_types: np.ndarray, event_stats) -> np.nda
     return dtypes
 
 
-def _step_spans(se: pd.DataFrame) -> pd.DataFrame:
-    """Per (host, group): the step's time span, by XProf's StepTime rule."""
+def _longest_markers(se: StepEvents, kind: int, key: np.ndarray):
+    """Per (host, group) key: the first of its longest markers of ``kind`` (as
+    StepDetails::StepTime keeps a marker only when it is strictly longer than the one it
+    has): keys, start, end, step."""
+    rows = np.flatnonzero(se.kind == kind)
+    k = key[rows]
+    order = np.lexsort((rows, se.start[rows] - se.end[rows], k))
+    first = np.concatenate([[True], k[order][1:] != k[order][:-1]]) if len(rows) else []
+    pick = rows[order[first]]
+    return key[pick], se.start[pick], se.end[pick], se.step[pick]
 
-    def longest(kind):
-        m = se[se["kind"] == kind]
-        if not len(m):
-            return pd.DataFrame(
-                {
-                    "host": pd.Series(dtype=object),
-                    "group_id": pd.Series(dtype=np.int64),
-                    **{f"{kind}_{c}": pd.Series(dtype=float) for c in ("s", "e", "step")},
-                }
-            )
-        # The first of the longest, as StepDetails::StepTime keeps a marker only when it is
-        # strictly longer than the one it has.
-        m = m.assign(d=m["start_ps"] - m["end_ps"]).sort_values("d", kind="stable")
-        m = m.drop_duplicates(["host", "group_id"], keep="first")
-        return m[["host", "group_id", "start_ps", "end_ps", "step"]].rename(
-            columns={"start_ps": f"{kind}_s", "end_ps": f"{kind}_e", "step": f"{kind}_step"}
-        )
 
-    h, d = longest("host_marker"), longest("device_marker")
-    spans = h.merge(d, on=["host", "group_id"], how="outer")
-    hs = spans["host_marker_s"].to_numpy(dtype=float)
-    he = spans["host_marker_e"].to_numpy(dtype=float)
-    ds = spans["device_marker_s"].to_numpy(dtype=float)
-    de = spans["device_marker_e"].to_numpy(dtype=float)
+def _step_spans(se: StepEvents, key: np.ndarray, keys: np.ndarray) -> tuple:
+    """Per (host, group) key of ``keys``: the step's time span by XProf's StepTime rule and
+    its step number (NaN spans where a group has no marker)."""
+    out_s = np.full(len(keys), np.nan)
+    out_e = np.full(len(keys), np.nan)
+    step = np.full(len(keys), np.nan)
+    hk, hs, he, hstep = _longest_markers(se, HOST_MARKER, key)
+    dk, ds, de, dstep = _longest_markers(se, DEVICE_MARKER, key)
+    h = np.full(len(keys), -1, np.int64)
+    d = np.full(len(keys), -1, np.int64)
+    h[np.searchsorted(keys, hk)] = np.arange(len(hk))
+    d[np.searchsorted(keys, dk)] = np.arange(len(dk))
+    has_h, has_d = h >= 0, d >= 0
+    hs_ = np.where(has_h, hs.astype(float)[h] if len(hk) else np.nan, np.nan)
+    he_ = np.where(has_h, he.astype(float)[h] if len(hk) else np.nan, np.nan)
+    ds_ = np.where(has_d, ds.astype(float)[d] if len(dk) else np.nan, np.nan)
+    de_ = np.where(has_d, de.astype(float)[d] if len(dk) else np.nan, np.nan)
     with np.errstate(invalid="ignore"):  # NaN where a step has no marker of one kind
-        use_host = np.isnan(ds) | (~np.isnan(hs) & (hs <= ds) & (he >= de))
-    spans["start_ps"] = np.where(use_host, hs, ds)
-    spans["end_ps"] = np.where(use_host, he, de)
-    spans["step"] = (
-        spans["host_marker_step"].fillna(spans["device_marker_step"]).fillna(spans["group_id"])
-    )
-    spans = spans.dropna(subset=["start_ps"])
-    spans["start_ps"] = spans["start_ps"].astype(np.int64)
-    spans["end_ps"] = spans["end_ps"].astype(np.int64)
-    return spans[["host", "group_id", "step", "start_ps", "end_ps"]]
+        use_host = ~has_d | (has_h & (hs_ <= ds_) & (he_ >= de_))
+    out_s = np.where(use_host, hs_, ds_)
+    out_e = np.where(use_host, he_, de_)
+    hstep_ = np.where(has_h, hstep[h] if len(hk) else np.nan, np.nan)
+    dstep_ = np.where(has_d, dstep[d] if len(dk) else np.nan, np.nan)
+    step = np.where(np.isnan(hstep_), dstep_, hstep_)
+    return out_s, out_e, step
 
 
-def _non_overlapped(ev: pd.DataFrame, n_steps: int) -> np.ndarray:
+def _non_overlapped(k, types, start, end, n_steps: int) -> np.ndarray:
     """Time per (step index, event type) where that type was the highest active one.
 
-    ``ev`` has step index ``k``, ``type`` and clipped ``start_ps``/``end_ps``. A sweep over
-    all boundaries at once: per-type active counts are running sums within each step."""
+    Events have a step index ``k``, a ``type`` and ``start``/``end`` ps. A sweep over all
+    boundaries at once: per-type active counts are running sums within each step (events
+    open and close within their step), for the types present only."""
     type_codes = np.array(sorted(EVENT_TYPES))
     out = np.zeros((n_steps, len(type_codes)), np.int64)
-    if not len(ev):
+    if not len(k):
         return out
-    t_idx = np.searchsorted(type_codes, ev["type"].to_numpy())
-    k = ev["k"].to_numpy()
-    times = np.concatenate([ev["start_ps"].to_numpy(), ev["end_ps"].to_numpy()])
-    steps = np.concatenate([k, k])
-    tcol = np.concatenate([t_idx, t_idx])
-    delta = np.concatenate([np.ones(len(ev), np.int64), -np.ones(len(ev), np.int64)])
-    order = np.lexsort((delta, times, steps))  # ends before starts at equal times
-    times, steps, tcol, delta = times[order], steps[order], tcol[order], delta[order]
-    counts = np.zeros((len(times), len(type_codes)), np.int32)
-    counts[np.arange(len(times)), tcol] = delta
-    np.cumsum(counts, axis=0, out=counts)
+    # Event types are small numbers: a table, not a sort, finds the ones present.
+    t_idx = np.searchsorted(type_codes, types)
+    present = np.flatnonzero(np.bincount(t_idx, minlength=len(type_codes)))
+    lut = np.zeros(len(type_codes), np.int64)
+    lut[present] = np.arange(len(present))
+    t_local = lut[t_idx]
+    m = len(present)
+    n = len(k)
+    times = np.concatenate([start, end]).astype(np.int64)
+    steps = np.concatenate([k, k]).astype(np.int64)
+    tcol = np.concatenate([t_local, t_local])
+    is_start = np.concatenate([np.ones(n, np.int64), np.zeros(n, np.int64)])
+    # Ends before starts at equal times; one int64 key when it fits, else lexsort.
+    lo, hi = int(times.min()), int(times.max())
+    span = hi - lo + 1
+    if n_steps * span < 1 << 61:
+        order = np.argsort(((steps * span + (times - lo)) << 1) | is_start, kind="stable")
+    else:
+        order = np.lexsort((is_start, times, steps))
+    times, steps, tcol = times[order], steps[order], tcol[order]
+    delta = np.where(is_start[order] == 1, 1, -1).astype(np.int32)
+    if m == 1:
+        top = np.where(np.cumsum(delta) > 0, 0, -1)
+    else:
+        counts = np.zeros((len(times), m), np.int32)
+        counts[np.arange(len(times)), tcol] = delta
+        np.cumsum(counts, axis=0, out=counts)
+        active = counts > 0
+        top = np.where(active.any(axis=1), m - 1 - np.argmax(active[:, ::-1], axis=1), -1)
     # Highest active type after each boundary, held until the next boundary of that step.
-    active = counts > 0
-    top = np.where(active.any(axis=1), len(type_codes) - 1 - np.argmax(active[:, ::-1], axis=1), 0)
     seg = np.diff(times)
-    same_step = steps[1:] == steps[:-1]
-    np.add.at(out, (steps[:-1][same_step], top[:-1][same_step]), seg[same_step])
+    keep = (steps[1:] == steps[:-1]) & (top[:-1] >= 0)
+    col = np.where(top[:-1] >= 0, present[np.maximum(top[:-1], 0)], 0)
+    flat = steps[:-1][keep] * len(type_codes) + col[keep]
+    np.add.at(out.reshape(-1), flat, seg[keep])
     return out
 
 
@@ -337,39 +401,64 @@ def step_db(run) -> StepDb:
     host compute did. The precision shares come from every group's events, unclipped and
     before that filter (ComputePrecisionStats over the non-overlapped step events).
     """
-    se = step_events(run)
-    ev = se[se["kind"] == "event"]
+    se = _step_events(run)
+    key = (se.host << 32) | (se.group & 0xFFFFFFFF)
+    ev = se.take(se.kind == EVENT)
+    ev_key = key[se.kind == EVENT]
     # Each (host, group)'s events without clipping: what decides well-formedness and
-    # precision.
-    groups = ev[["host", "group_id"]].drop_duplicates(ignore_index=True)
-    groups["g"] = np.arange(len(groups))
-    by_group = _non_overlapped(
-        ev.merge(groups, on=["host", "group_id"]).rename(columns={"g": "k"}), len(groups)
-    )
+    # precision (groups in order of their first event).
+    g, group_keys = pd.factorize(ev_key)
+    group_keys = np.asarray(group_keys, np.int64)
+    by_group = _non_overlapped(g, ev.type, ev.start, ev.end, len(group_keys))
     col = {t: i for i, t in enumerate(sorted(EVENT_TYPES))}
-    precision = (
-        pd.DataFrame(
-            {
-                "host": groups["host"],
-                "device_compute_16_us": by_group[:, col[DEVICE_COMPUTE_16]] / 1e6,
-                "device_compute_32_us": by_group[:, col[DEVICE_COMPUTE_32]] / 1e6,
-            }
-        )
-        .groupby("host", observed=True, sort=False)
-        .sum()
-        .reset_index()
+    group_host = group_keys >> 32
+    c16 = by_group[:, col[DEVICE_COMPUTE_16]]
+    c32 = by_group[:, col[DEVICE_COMPUTE_32]]
+    host_order = pd.unique(group_host)
+    precision = pd.DataFrame(
+        {
+            "host": se.hosts[host_order],
+            "device_compute_16_us": _sums(group_host, c16 / 1e6, host_order),
+            "device_compute_32_us": _sums(group_host, c32 / 1e6, host_order),
+        }
     )
     device_hosts = _device_hosts(run)
-    groups["well_formed"] = np.where(
-        groups["host"].astype(str).isin(device_hosts),
-        (by_group[:, col[DEVICE_COMPUTE_16]] + by_group[:, col[DEVICE_COMPUTE_32]]) > 0,
-        by_group[:, col[HOST_COMPUTE]] > 0,
+    is_device_host = np.array([h in device_hosts for h in se.hosts], bool)[group_host]
+    well_formed = np.where(is_device_host, (c16 + c32) > 0, by_group[:, col[HOST_COMPUTE]] > 0)
+    # The well-formed groups that have a marker are the steps.
+    sorted_keys = np.sort(group_keys[well_formed])
+    s, e, step = _step_spans(se, key, sorted_keys)
+    has = ~np.isnan(s)
+    spans = _Spans(
+        sorted_keys[has] >> 32,
+        sorted_keys[has] & 0xFFFFFFFF,
+        sorted_keys[has],
+        s[has].astype(np.int64),
+        e[has].astype(np.int64),
+        np.where(np.isnan(step[has]), (sorted_keys[has] & 0xFFFFFFFF), step[has]),
     )
-    spans = _step_spans(se).merge(
-        groups[["host", "group_id", "well_formed"]], on=["host", "group_id"]
+    return StepDb(
+        _breakdown(se.hosts, ev, ev_key, spans),
+        schema.conform(precision, schema.DEVICE_PRECISION),
     )
-    spans = spans[spans["well_formed"]]
-    return StepDb(_breakdown(ev, spans), schema.conform(precision, schema.DEVICE_PRECISION))
+
+
+def _sums(group: np.ndarray, values: np.ndarray, order: np.ndarray) -> np.ndarray:
+    out = np.zeros(int(group.max()) + 1 if len(group) else 0)
+    np.add.at(out, group, values)
+    return out[order]
+
+
+@dataclasses.dataclass
+class _Spans:
+    """The steps: host code, group id, (host, group) key, start/end ps, step number."""
+
+    host: np.ndarray
+    group: np.ndarray
+    key: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    step: np.ndarray
 
 
 def step_breakdown(run) -> pd.DataFrame:
@@ -384,32 +473,40 @@ def device_precision(run) -> pd.DataFrame:
     return step_db(run).precision
 
 
-def _breakdown(events: pd.DataFrame, spans: pd.DataFrame) -> pd.DataFrame:
+def _breakdown(hosts: np.ndarray, ev: StepEvents, ev_key: np.ndarray, spans: _Spans):
     """Each step's time by category: the events of its group clipped to the step."""
-    spans = spans.sort_values(["host", "start_ps"], kind="stable").reset_index(drop=True)
-    if not len(spans):
+    if not len(spans.key):
         return schema.empty(schema.STEPS)
-    spans["k"] = np.arange(len(spans))
-    ev = events.merge(
-        spans[["host", "group_id", "k", "start_ps", "end_ps"]],
-        on=["host", "group_id"],
-        suffixes=("", "_step"),
+    # Steps ordered by host name, then start.
+    host_rank = np.argsort(np.argsort(hosts, kind="stable"))
+    order = np.lexsort((spans.start, host_rank[spans.host]))
+    spans = _Spans(
+        *(getattr(spans, f)[order] for f in ("host", "group", "key", "start", "end", "step"))
     )
-    ev["start_ps"] = np.maximum(ev["start_ps"], ev["start_ps_step"])
-    ev["end_ps"] = np.minimum(ev["end_ps"], ev["end_ps_step"])
-    ev = ev[ev["end_ps"] > ev["start_ps"]]
-    by_type = _non_overlapped(ev, len(spans))
+    by_key = np.argsort(spans.key)
+    pos = np.searchsorted(spans.key, ev_key, sorter=by_key)
+    pos = np.minimum(pos, len(spans.key) - 1)
+    k = by_key[pos]
+    in_step = spans.key[k] == ev_key
+    k = k[in_step]
+    start = np.maximum(ev.start[in_step], spans.start[k])
+    end = np.minimum(ev.end[in_step], spans.end[k])
+    keep = end > start
+    by_type = _non_overlapped(
+        k[keep], ev.type[in_step][keep], start[keep], end[keep], len(spans.key)
+    )
     type_codes = sorted(EVENT_TYPES)
-    step_ps = (spans["end_ps"] - spans["start_ps"]).to_numpy()
+    step_ps = spans.end - spans.start
     covered = by_type.sum(axis=1) - by_type[:, 0]
     by_type[:, 0] = np.maximum(step_ps - covered, 0)  # time no event covers: all others
     col = {t: by_type[:, i] for i, t in enumerate(type_codes)}
+    host_names = hosts[spans.host]
     out = pd.DataFrame(
         {
-            "host": spans["host"].astype("category"),
-            "step": spans["step"].astype("Int64"),
-            "group_id": spans["group_id"].astype("Int32"),
-            "start_us": spans["start_ps"] / 1e6,
+            "host": pd.Categorical(host_names),
+            "step": pd.array(spans.step.astype(np.int64), dtype="Int64"),
+            "group_id": pd.array(spans.group.astype(np.int32), dtype="Int32"),
+            "start_us": spans.start / 1e6,
             "step_time_us": step_ps / 1e6,
         }
     )
