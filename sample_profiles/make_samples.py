@@ -89,15 +89,16 @@ for _ in range(3):  # trace and warm up before the capture starts
 
 opts = {"host_tracer_level": 3, "python_tracer_level": 1, "device_tracer_level": 1}
 done = threading.Event()
+duration_ms = int(sys.argv[3])
 def capture():
-    _pywrap_profiler_plugin.trace(f"127.0.0.1:{port}", logdir, "", True, 150, 3, opts)
+    _pywrap_profiler_plugin.trace(f"127.0.0.1:{port}", logdir, "", True, duration_ms, 3, opts)
     done.set()
 t = threading.Thread(target=capture)
 t.start()
 # Train until the capture is over, so that the capture window holds training steps only
 # (no sleep or thread join of this script's own).
 step = 0
-while not done.is_set() and step < 400:
+while not done.is_set() and step < 4000:
     with tf.profiler.experimental.Trace("train", step_num=step, _r=1):
         a, b = next(it)
         train_step(a, b)
@@ -154,14 +155,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def make(name: str) -> pathlib.Path:
+def make(name: str, target: pathlib.Path | None = None, duration_ms: int = 150) -> pathlib.Path:
+    """Make sample ``name`` into ``target`` (default: ``sample_profiles/<name>``), replacing
+    it; ``duration_ms``: how long the custom_loop capture lasts (150 ms: ~100k events)."""
     code = COMMON + textwrap.dedent(SCRIPTS[name])
     with tempfile.TemporaryDirectory(prefix=f"tfprof_sample_{name}_") as tmp:
         logdir = pathlib.Path(tmp) / name
         logdir.mkdir()
         args = [sys.executable, "-c", code, str(logdir)]
         if name == "custom_loop":
-            args.append(str(free_port()))
+            args += [str(free_port()), str(duration_ms)]
         subprocess.run(args, check=True, timeout=600, cwd=tmp)
         files = sorted(logdir.rglob("*.xplane.pb"))
         if not files:
@@ -172,12 +175,12 @@ def make(name: str) -> pathlib.Path:
             dest = keep / f.relative_to(logdir)
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(f, dest)
-        target = HERE / name
+        target = target or HERE / name
         if target.exists():
             shutil.rmtree(target)
         shutil.copytree(keep, target)
     for f in sorted(target.rglob("*.xplane.pb")):
-        print(f"{f.relative_to(HERE.parent)}: {f.stat().st_size / 1e6:.2f} MB")
+        print(f"{f}: {f.stat().st_size / 1e6:.2f} MB")
     return target
 
 
