@@ -22,7 +22,7 @@ from .analysis.event_index import on_device
 from .analysis.grouping import assign_groups
 from .analysis.inputs import CACHE_ATTRIBUTE
 from .analysis.tool_data import FROM_TOOL_DATA, ToolData
-from .readers.assemble import RunTables, assemble
+from .readers.assemble import MetadataTables, RunTables, assemble
 from .readers.columnar import HostTables
 from .stat_store import StatStore
 
@@ -123,8 +123,12 @@ class Run:
             self._event_stats: pd.DataFrame | None = None
         else:  # a stored long table: kept as it is, and indexed
             self.event_stats = tables.event_stats
-        self.event_metadata: pd.DataFrame = tables.event_metadata
-        self.metadata_stats: pd.DataFrame = tables.metadata_stats
+        if isinstance(tables.event_metadata, MetadataTables):
+            self._metadata: MetadataTables | None = tables.event_metadata
+        else:
+            self._metadata = None
+            self.event_metadata = tables.event_metadata
+            self.metadata_stats = tables.metadata_stats
         self.plane_stats: pd.DataFrame = tables.plane_stats
         self.event_line_rows: np.ndarray = tables.event_line_rows
         self.line_plane_rows: np.ndarray = tables.line_plane_rows
@@ -145,6 +149,16 @@ class Run:
         ev["tf_op"] = stat_columns.categorical(self.stat_store, "tf_op", len(ev))
 
     # -- stats ----------------------------------------------------------------------------
+    @functools.cached_property
+    def event_metadata(self) -> pd.DataFrame:
+        """Every plane's event metadata (schema.EVENT_METADATA), built when first read."""
+        return self._metadata.build()[0]
+
+    @functools.cached_property
+    def metadata_stats(self) -> pd.DataFrame:
+        """The stats of the event metadata (schema.METADATA_STATS), built when first read."""
+        return self._metadata.build()[1]
+
     @property
     def event_stats(self) -> pd.DataFrame:
         """Every stat of every event, one row each (schema.EVENT_STATS), ordered by event:

@@ -209,7 +209,7 @@ class StatStore:
         return cls.from_columns(
             df[owner].to_numpy(np.int64),
             stat.cat.codes.to_numpy(np.int64),
-            [str(c) for c in stat.cat.categories],
+            [str(c) for c in stat.cat.categories.tolist()],
             kind,
             df["int_value"].to_numpy(np.int64),
             df["float_value"].to_numpy(np.float64),

@@ -132,7 +132,7 @@ def _step_markers(events, event_stats, host_planes, step_num, has_step):
     r_val, has_r = stat_columns.numbers(event_stats, "_r", n)
     # Match the regex once per distinct name, not once per event.
     cats = events["name"].cat.categories
-    cat_is_marker = np.array([bool(_MARKER_NAME.match(str(c))) for c in cats], bool)
+    cat_is_marker = np.array([bool(_MARKER_NAME.match(str(c))) for c in cats.tolist()], bool)
     codes = events["name"].cat.codes.to_numpy()
     named_marker = (
         (cat_is_marker[np.maximum(codes, 0)] & (codes >= 0)) if len(cats) else np.zeros(n, bool)

@@ -72,7 +72,8 @@ def name_table(names: pd.Categorical | pd.Series) -> pd.DataFrame:
     Index the result with the name codes to get per-event values without per-event work.
     """
     cats = names.cat.categories if isinstance(names, pd.Series) else names.categories
-    parsed = [parse_tf_op(str(c)) for c in cats]
+    # tolist(): iterating pandas' Arrow strings one by one costs as much as parsing them.
+    parsed = [parse_tf_op(str(c)) for c in cats.tolist()]
     return pd.DataFrame(parsed, columns=["category", "op_name", "op_type"])
 
 

@@ -374,6 +374,181 @@ static int walk_space(walk_t *w, const uint8_t *p, const uint8_t *end) {
     return 0;
 }
 
+/* -- plane metadata ------------------------------------------------------------------------
+ * A plane header's event metadata map (XPlane field 4: entries of key 1 and an
+ * XEventMetadata value 2) and stat metadata map (field 5: key 1, XStatMetadata value 2) as
+ * columns, so that thousands of entries need no Python object each. The header has been
+ * parsed by protobuf first (which refuses what is malformed, invalid UTF-8 included), so
+ * this walk only reads what protobuf accepted and reads it the way protobuf does: in a
+ * value met twice, singular fields take the last value and repeated ones add up. Entries
+ * are listed in file order; a later entry with the same key replaces an earlier one (the
+ * caller keeps the last). */
+typedef struct {
+    buf_t key, name_off, name_len, disp_off, disp_len, meta_len, children;
+} em_cols_t;
+
+typedef struct {
+    buf_t key, name_off, name_len;
+} sm_cols_t;
+
+static int read_string(walk_t *w, const uint8_t **pp, const uint8_t *end, int64_t *off,
+                       int64_t *len) {
+    const uint8_t *sub_end;
+    if (read_len(w, pp, end, &sub_end)) return -1;
+    *off = (int64_t)(*pp - w->base);
+    *len = (int64_t)(sub_end - *pp);
+    *pp = sub_end;
+    return 0;
+}
+
+/* One XEventMetadata value (of entry `row`): into the entry's fields, stats owned by row. */
+static int walk_em_value(walk_t *w, const uint8_t *p, const uint8_t *end, int32_t row,
+                         int64_t *f) {
+    /* f: name_off, name_len, disp_off, disp_len, meta_len, children */
+    while (p < end) {
+        int field, wt;
+        uint64_t v;
+        const uint8_t *sub_end;
+        if (read_tag(w, &p, end, &field, &wt)) return -1;
+        if (field == 2 && wt == 2) {
+            if (read_string(w, &p, end, &f[0], &f[1])) return -1;
+        } else if (field == 4 && wt == 2) {
+            if (read_string(w, &p, end, &f[2], &f[3])) return -1;
+        } else if (field == 3 && wt == 2) {
+            int64_t off;
+            if (read_string(w, &p, end, &off, &f[4])) return -1;
+        } else if (field == 5 && wt == 2) {
+            if (read_len(w, &p, end, &sub_end)) return -1;
+            int rc = walk_stat(w, p, sub_end, row);
+            if (rc) return rc;
+            p = sub_end;
+        } else if (field == 6 && wt == 0) {
+            if (read_varint(w, &p, end, &v)) return -1;
+            f[5]++;
+        } else if (field == 6 && wt == 2) { /* packed child ids: one varint each */
+            if (read_len(w, &p, end, &sub_end)) return -1;
+            while (p < sub_end) {
+                if (read_varint(w, &p, sub_end, &v)) return -1;
+                f[5]++;
+            }
+        } else if (skip_field(w, &p, end, wt, field)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int walk_em_entry(walk_t *w, const uint8_t *p, const uint8_t *end, em_cols_t *c) {
+    int32_t row = (int32_t)(c->key.len / sizeof(int64_t));
+    int64_t key = 0, f[6] = {0, 0, 0, 0, 0, 0};
+    while (p < end) {
+        int field, wt;
+        uint64_t v;
+        const uint8_t *sub_end;
+        if (read_tag(w, &p, end, &field, &wt)) return -1;
+        if (field == 1 && wt == 0) {
+            if (read_varint(w, &p, end, &v)) return -1;
+            key = (int64_t)v;
+        } else if (field == 2 && wt == 2) {
+            if (read_len(w, &p, end, &sub_end)) return -1;
+            int rc = walk_em_value(w, p, sub_end, row, f);
+            if (rc) return rc;
+            p = sub_end;
+        } else if (skip_field(w, &p, end, wt, field)) {
+            return -1;
+        }
+    }
+    if (buf_put(&c->key, &key, 8) || buf_put(&c->name_off, &f[0], 8) ||
+        buf_put(&c->name_len, &f[1], 8) || buf_put(&c->disp_off, &f[2], 8) ||
+        buf_put(&c->disp_len, &f[3], 8) || buf_put(&c->meta_len, &f[4], 8) ||
+        buf_put(&c->children, &f[5], 8))
+        return -2;
+    return 0;
+}
+
+static int walk_sm_entry(walk_t *w, const uint8_t *p, const uint8_t *end, sm_cols_t *c) {
+    int64_t key = 0, off = 0, len = 0;
+    while (p < end) {
+        int field, wt;
+        uint64_t v;
+        const uint8_t *sub_end;
+        if (read_tag(w, &p, end, &field, &wt)) return -1;
+        if (field == 1 && wt == 0) {
+            if (read_varint(w, &p, end, &v)) return -1;
+            key = (int64_t)v;
+        } else if (field == 2 && wt == 2) {
+            if (read_len(w, &p, end, &sub_end)) return -1;
+            while (p < sub_end) { /* XStatMetadata: its name (2) */
+                int f2, wt2;
+                if (read_tag(w, &p, sub_end, &f2, &wt2)) return -1;
+                if (f2 == 2 && wt2 == 2) {
+                    if (read_string(w, &p, sub_end, &off, &len)) return -1;
+                } else if (skip_field(w, &p, sub_end, wt2, f2)) {
+                    return -1;
+                }
+            }
+        } else if (skip_field(w, &p, end, wt, field)) {
+            return -1;
+        }
+    }
+    if (buf_put(&c->key, &key, 8) || buf_put(&c->name_off, &off, 8) ||
+        buf_put(&c->name_len, &len, 8))
+        return -2;
+    return 0;
+}
+
+static PyObject *to_column(buf_t *b);
+static void free_walk(walk_t *w);
+
+static PyObject *py_plane_metadata(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "y*", &view)) return NULL;
+    walk_t w;
+    memset(&w, 0, sizeof(w));
+    em_cols_t em;
+    sm_cols_t sm;
+    memset(&em, 0, sizeof(em));
+    memset(&sm, 0, sizeof(sm));
+    w.base = (const uint8_t *)view.buf;
+    const uint8_t *p = w.base, *end = w.base + view.len;
+    int rc = 0;
+    while (p < end && !rc) {
+        int field, wt;
+        const uint8_t *sub_end;
+        if ((rc = read_tag(&w, &p, end, &field, &wt))) break;
+        if ((field == 4 || field == 5) && wt == 2) {
+            if ((rc = read_len(&w, &p, end, &sub_end))) break;
+            rc = field == 4 ? walk_em_entry(&w, p, sub_end, &em) : walk_sm_entry(&w, p, sub_end, &sm);
+            p = sub_end;
+        } else {
+            rc = skip_field(&w, &p, end, wt, field);
+        }
+    }
+    PyObject *result = NULL;
+    if (rc == -1) {
+        PyErr_Format(PyExc_ValueError, "%s at byte %zu", w.error, w.error_at);
+    } else if (rc) {
+        PyErr_NoMemory();
+    } else {
+        result = Py_BuildValue(
+            "{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
+            "em_key", to_column(&em.key), "em_name_off", to_column(&em.name_off), "em_name_len",
+            to_column(&em.name_len), "em_disp_off", to_column(&em.disp_off), "em_disp_len",
+            to_column(&em.disp_len), "em_meta_len", to_column(&em.meta_len), "em_children",
+            to_column(&em.children), "sm_key", to_column(&sm.key), "sm_name_off",
+            to_column(&sm.name_off), "sm_name_len", to_column(&sm.name_len), "st_owner",
+            to_column(&w.st_owner), "st_md", to_column(&w.st_md), "st_kind", to_column(&w.st_kind),
+            "st_val", to_column(&w.st_val), "str_row", to_column(&w.str_row), "str_off",
+            to_column(&w.str_off), "str_len", to_column(&w.str_len));
+    }
+    buf_t *all[] = {&em.key, &em.name_off, &em.name_len, &em.disp_off, &em.disp_len,
+                    &em.meta_len, &em.children, &sm.key, &sm.name_off, &sm.name_len};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) buf_free(all[i]);
+    free_walk(&w);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyObject *to_bytes(buf_t *b) {
     return PyBytes_FromStringAndSize(b->data ? b->data : "", (Py_ssize_t)b->len);
 }
@@ -515,6 +690,10 @@ static PyMethodDef methods[] = {
      "walk(data: bytes, budget=0, event_cost=0, stat_cost=0) -> dict of columns;\n"
      "ValueError('... at byte N') on malformed input; MemoryError when the events and stats\n"
      "met cost more than budget bytes (0: no budget)."},
+    {"plane_metadata", py_plane_metadata, METH_VARARGS,
+     "plane_metadata(header: bytes) -> dict of columns: the event metadata entries (key, name\n"
+     "and display name offsets and lengths, metadata length, child count, and their stats)\n"
+     "and the stat metadata entries (key, name offset and length), in file order."},
     {"count_replacements", py_count_replacements, METH_VARARGS,
      "count_replacements(data: bytes, limit) -> how many U+FFFD (EF BF BD) are in data, up\n"
      "to limit."},

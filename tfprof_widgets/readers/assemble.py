@@ -41,8 +41,10 @@ class RunTables:
     # Every event stat: the compact store (a stored pod's host: its long table, which the
     # Run turns into a store).
     event_stats: StatStore | pd.DataFrame
-    event_metadata: pd.DataFrame
-    metadata_stats: pd.DataFrame
+    # The event metadata and their stats; a loaded run's are built when first read
+    # (MetadataTables), a stored pod host's are tables already.
+    event_metadata: pd.DataFrame | MetadataTables
+    metadata_stats: pd.DataFrame | None
     plane_stats: pd.DataFrame
     t0_ns: int  # absolute time of start_us == 0
     event_line_rows: np.ndarray  # int32: each event's row in `lines`
@@ -59,7 +61,6 @@ def assemble(hosts: list[HostTables]) -> RunTables:
     planes = _planes(hosts, plane_stat_rows, host_cat, plane_names)
     lines, base_ns, line_offsets = _lines(hosts, host_cat, plane_names)
     events, order, line_rows, t0_ns = _events(hosts, lines, base_ns, line_offsets)
-    event_metadata, metadata_stats = _event_metadata(hosts, host_cat, plane_names)
     plane_offsets = np.cumsum([0] + [len(h.planes) for h in hosts[:-1]])
     line_plane_rows = np.concatenate(
         [
@@ -73,8 +74,8 @@ def assemble(hosts: list[HostTables]) -> RunTables:
         lines=lines,
         events=events,
         event_stats=_event_stats(hosts, order, len(events)),
-        event_metadata=event_metadata,
-        metadata_stats=metadata_stats,
+        event_metadata=MetadataTables(hosts, host_cat, plane_names),
+        metadata_stats=None,
         plane_stats=_plane_stats(plane_stat_rows, planes),
         t0_ns=t0_ns,
         event_line_rows=line_rows,
@@ -286,6 +287,36 @@ def as_store(stats: StatRows | StatStore, n_owners: int) -> StatStore:
         list(stats.str_value.categories),
         n_owners,
     )
+
+
+class MetadataTables:
+    """The event metadata of every plane of a run and their stats (schema.EVENT_METADATA,
+    schema.METADATA_STATS), built when first asked for: few analyses read them (TPU ops), and
+    a GPU capture can hold tens of thousands. Only the hosts' metadata is kept until then."""
+
+    def __init__(self, hosts: list[HostTables], host_cat, plane_names) -> None:
+        self._parts = [
+            dataclasses.replace(
+                h,
+                lines=[],
+                ev_line=h.ev_line[:0],
+                ev_name=h.ev_name[:0],
+                ev_offset_ps=h.ev_offset_ps[:0],
+                ev_dur_ps=h.ev_dur_ps[:0],
+                ev_occ=h.ev_occ[:0],
+                event_stats=StatRows.empty(),
+                tables={},
+            )
+            for h in hosts
+        ]
+        self._dtypes = (host_cat, plane_names)
+        self._built: tuple[pd.DataFrame, pd.DataFrame] | None = None
+
+    def build(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        if self._built is None:
+            self._built = _event_metadata(self._parts, *self._dtypes)
+            self._parts = []
+        return self._built
 
 
 def _event_metadata(hosts, host_cat, plane_names) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -29,6 +29,7 @@ from .columnar import (
     LineInfo,
     PlaneInfo,
     StatRows,
+    categorical_from_codes,
     gunzip_texts,
     positions,
     unique_inverse,
@@ -55,6 +56,7 @@ class _Walk:
 
     space: xplane_pb2.XSpace  # errors, warnings, hostnames (planes may be absent)
     planes: list  # XPlane messages; only their non-line fields are read
+    plane_headers: list[bytes] | None  # their bytes (the C walker's), else None
     lines: list  # (plane index, XLine message); only non-event fields are read
     ev_line: np.ndarray  # int32
     ev_md: np.ndarray  # int64 metadata ids
@@ -150,6 +152,7 @@ def _walk_fast(data: bytes, path: str) -> _Walk:
     return _Walk(
         space,
         planes,
+        cols["planes"],
         lines,
         np.repeat(np.arange(len(line_n), dtype=np.int32), line_n),
         np.frombuffer(cols["ev_md"], np.int64),
@@ -222,6 +225,7 @@ def _walk_python(data: bytes, path: str, on_fraction: Callable[[float], None] | 
     return _Walk(
         space,
         list(space.planes),
+        None,
         lines,
         np.array(line_of_event, np.int32),
         ev[:, 0],
@@ -262,7 +266,7 @@ def _to_tables(w: _Walk, path: str, host: str) -> HostTables:
     plane's ``profile_start_time`` stat, which is added (when every line timestamp is below
     it) so that captures of several hosts share one clock."""
     _check_walk(w, path)
-    md = _Metadata(w.planes, path)
+    md = _Metadata(w.planes, path, w.plane_headers)
     start_ns = _profile_start_ns(w.planes, md.stat_names)
     max_ts = max((ln.timestamp_ns for _, ln in w.lines), default=0)
     shift = start_ns if start_ns and max_ts < start_ns // 2 else 0
@@ -394,7 +398,7 @@ def _clamp_negative_durations(w: _Walk) -> list[str]:
 class _Metadata:
     """The planes (with their stats) and every plane's event and stat metadata."""
 
-    def __init__(self, xplanes, path: str) -> None:
+    def __init__(self, xplanes, path: str, headers: list[bytes] | None = None) -> None:
         self.planes: list[PlaneInfo] = []
         self.names: list[str] = []
         self.plane, self.id, self.name, self.display = [], [], [], []
@@ -404,33 +408,96 @@ class _Metadata:
         # Per plane: sorted event metadata ids and the global name index of each.
         self.lookup: list[tuple[np.ndarray, np.ndarray]] = []
         for pi, plane in enumerate(xplanes):
-            snames = {k: m.name for k, m in plane.stat_metadata.items()}
-            self.stat_names.append(snames)
+            if headers is not None:
+                snames = self._from_columns(pi, headers[pi], path)
+            else:
+                snames = self._from_messages(pi, plane, path)
             pstats = [(0, s.metadata_id, s.WhichOneof("value"), _value(s)) for s in plane.stats]
-            stats = StatRows.from_tuples(pstats, snames, path)
-            self.planes.append(PlaneInfo(plane.name, plane.id, stats))
-            items = sorted(plane.event_metadata.items())
-            first = len(self.names)
-            self.lookup.append(
-                (
-                    np.array([k for k, _ in items], np.int64),
-                    np.arange(first, first + len(items), dtype=np.int32),
-                )
+            self.planes.append(
+                PlaneInfo(plane.name, plane.id, StatRows.from_tuples(pstats, snames, path))
             )
-            md_rows = []
-            for k, m in items:
-                row = len(self.id)
-                self.names.append(m.name)
-                self.plane.append(pi)
-                self.id.append(k)
-                self.name.append(m.name)
-                self.display.append(m.display_name or None)
-                self.children.append(len(m.child_id))
-                self.bytes.append(len(m.metadata))
-                md_rows.extend(
-                    (row, s.metadata_id, s.WhichOneof("value"), _value(s)) for s in m.stats
-                )
-            self.stat_parts.append(StatRows.from_tuples(md_rows, snames, path))
+
+    def _add_lookup(self, ids: np.ndarray) -> None:
+        first = len(self.names)
+        self.lookup.append((ids, np.arange(first, first + len(ids), dtype=np.int32)))
+
+    def _from_messages(self, pi: int, plane, path: str) -> dict[int, str]:
+        """One plane's metadata from its protobuf message (the fallback reader)."""
+        snames = {k: m.name for k, m in plane.stat_metadata.items()}
+        self.stat_names.append(snames)
+        items = sorted(plane.event_metadata.items())
+        self._add_lookup(np.array([k for k, _ in items], np.int64))
+        md_rows = []
+        for k, m in items:
+            row = len(self.id)
+            self.names.append(m.name)
+            self.plane.append(pi)
+            self.id.append(k)
+            self.name.append(m.name)
+            self.display.append(m.display_name or None)
+            self.children.append(len(m.child_id))
+            self.bytes.append(len(m.metadata))
+            md_rows.extend((row, s.metadata_id, s.WhichOneof("value"), _value(s)) for s in m.stats)
+        self.stat_parts.append(StatRows.from_tuples(md_rows, snames, path))
+        return snames
+
+    def _from_columns(self, pi: int, header: bytes, path: str) -> dict[int, str]:
+        """One plane's metadata from its header's bytes, walked in C into columns (the
+        header was parsed by protobuf first, so what is read here is valid)."""
+        c = {
+            k: np.frombuffer(v, _METADATA_DTYPES.get(k, np.int64))
+            for k, v in _wire.plane_metadata(header).items()
+        }
+        sm_key = c["sm_key"]
+        snames = dict(zip(sm_key.tolist(), _texts(header, c["sm_name_off"], c["sm_name_len"])))
+        self.stat_names.append(snames)
+        keys = c["em_key"]
+        # A later entry of the same key replaces an earlier one; entries sorted by key.
+        last = len(keys) - 1 - np.unique(keys[::-1], return_index=True)[1]
+        self._add_lookup(keys[last])
+        row0 = len(self.id)
+        names = _texts(header, c["em_name_off"][last], c["em_name_len"][last])
+        display = _texts(header, c["em_disp_off"][last], c["em_disp_len"][last])
+        self.names += names
+        self.plane += [pi] * len(last)
+        self.id += keys[last].tolist()
+        self.name += names
+        self.display += [d or None for d in display]
+        self.children += c["em_children"][last].tolist()
+        self.bytes += c["em_meta_len"][last].tolist()
+        row_of = np.full(len(keys), -1, np.int64)
+        row_of[last] = row0 + np.arange(len(last))
+        owner = row_of[c["st_owner"]]
+        # The stats of the kept entries, in key order (as the entries are listed).
+        keep = np.flatnonzero(owner >= 0)
+        keep = keep[np.argsort(owner[keep], kind="stable")]
+        field = c["st_kind"]
+        obj = np.full(len(field), None, object)
+        text_rows = c["str_row"]
+        if len(text_rows):
+            texts = [
+                header[a : a + n] for a, n in zip(c["str_off"].tolist(), c["str_len"].tolist())
+            ]
+            obj[text_rows] = [
+                t.decode("utf-8", "replace") if field[r] == 5 else t
+                for r, t in zip(text_rows.tolist(), texts)
+            ]
+        ids, inv = unique_inverse(c["st_md"][keep])
+        sname = categorical_from_codes(inv, [snames.get(int(i), f"<stat {int(i)}>") for i in ids])
+        self.stat_parts.append(
+            StatRows.from_columns(
+                owner[keep], sname, field[keep], c["st_val"][keep], obj[keep], snames, path
+            )
+        )
+        return snames
+
+
+_METADATA_DTYPES = {"st_owner": np.int32, "st_kind": np.int8}
+
+
+def _texts(data: bytes, off: np.ndarray, length: np.ndarray) -> list[str]:
+    """The UTF-8 strings at these offsets and lengths of ``data``."""
+    return [data[a : a + n].decode() for a, n in zip(off.tolist(), length.tolist())]
 
 
 def _event_names(w: _Walk, ev_bounds: np.ndarray, lookup, path: str) -> np.ndarray:
