@@ -39,7 +39,7 @@ from .. import schema, stat_columns
 from .event_index import event_line_ids, event_plane_rows, plane_kinds, timed, times_ps
 from .inputs import per_run, tool_data_source
 from .nesting import children_sum, stack_nesting, to_ps
-from .tf_ops import UNKNOWN, event_names, is_derived_line, name_table
+from .tf_ops import UNKNOWN, event_names, is_derived_line, name_memo, name_table
 from .tpu import tpu_op_rows
 
 _ROW_COLUMNS = [
@@ -55,10 +55,10 @@ _ROW_COLUMNS = [
 ]
 
 
-def _parsed(values: pd.Series) -> pd.DataFrame:
+def _parsed(values: pd.Series, memo: dict | None = None) -> pd.DataFrame:
     """ParseTfOpFullname of each value of a categorical, per value (category, op_name,
     op_type), without per-event work."""
-    table = name_table(values)
+    table = name_table(values, memo)
     codes = values.cat.codes.to_numpy()
     out = table.iloc[np.maximum(codes, 0)].reset_index(drop=True)
     out.loc[codes < 0, :] = [UNKNOWN, "", ""]
@@ -103,7 +103,7 @@ def host_activities(run) -> pd.DataFrame:
     is_op = on_host & (names["category"].to_numpy() != UNKNOWN)[codes]
     tf_op = ev["tf_op"].array
     tf_codes = np.asarray(tf_op.codes, np.int64)
-    tf_names = name_table(tf_op)
+    tf_names = name_table(tf_op, name_memo(run))
     tf_real = np.append(tf_op.categories.astype(str).to_numpy() != "", False)
     stat_op = on_host & tf_real[tf_codes]
     a_rows, b_rows = np.flatnonzero(is_op), np.flatnonzero(stat_op)
@@ -253,7 +253,7 @@ def gpu_kernel_ops(run) -> pd.DataFrame:
         name[ours] = _ops_of_annotations(level0[candidates[ours]], details[candidates[ours]])
     keep = name != ""
     rows, name, by_stat, has_hlo = candidates[keep], name[keep], by_stat[keep], has_hlo[keep]
-    parsed = _parsed(pd.Series(name, dtype="category"))
+    parsed = _parsed(pd.Series(name, dtype="category"), name_memo(run))
     from_stat = (by_stat != "") & ~has_hlo
     # An annotation that is no TF op (a TraceMe such as 'MakeTensorFromProto') names none.
     valid = (parsed["category"].to_numpy() != UNKNOWN) | from_stat
@@ -291,17 +291,24 @@ def _gpu_rows(run) -> tuple[pd.DataFrame, pd.DataFrame]:
     """GPU op rows per TF op, and per host the GPU IDLE (ours and XProf's), ps."""
     k = gpu_kernel_ops(run)
     gpu_planes = np.flatnonzero(plane_kinds(run) == "GPU")
-    spans = _plane_spans(run, gpu_planes)
+    plane_host, span = _plane_spans(run, gpu_planes)
     plane = k["plane_row"].to_numpy()
     dur = k["dur_ps"].to_numpy()
     beyond = k["beyond_xprof"].to_numpy()
     pos = np.searchsorted(gpu_planes, plane)
     n_gpu = len(gpu_planes)
-    spans["busy"] = np.bincount(pos, weights=dur, minlength=n_gpu).astype(float)
-    spans["busy_xprof"] = np.bincount(pos, weights=np.where(beyond, 0, dur), minlength=n_gpu)
-    spans["idle"] = np.maximum(spans["busy"], spans["span"]) - spans["busy"]
-    spans["idle_xprof"] = np.maximum(spans["busy_xprof"], spans["span"]) - spans["busy_xprof"]
-    idle = spans.groupby("host", sort=False)[["idle", "idle_xprof"]].sum()
+    busy = np.bincount(pos, weights=dur, minlength=n_gpu)
+    busy_xprof = np.bincount(pos, weights=np.where(beyond, 0, dur), minlength=n_gpu)
+    host_c, hosts = pd.factorize(plane_host)
+    idle = pd.DataFrame(
+        {
+            "idle": np.bincount(host_c, np.maximum(busy, span) - busy, len(hosts)),
+            "idle_xprof": np.bincount(
+                host_c, np.maximum(busy_xprof, span) - busy_xprof, len(hosts)
+            ),
+        },
+        index=pd.Index(hosts, name="host"),
+    )
     if not len(k):
         return pd.DataFrame(columns=_ROW_COLUMNS), idle
     # A device op is a TF op's kernel (by name); a TF op ran as often as its busiest kernel.
@@ -318,6 +325,7 @@ def _gpu_rows(run) -> tuple[pd.DataFrame, pd.DataFrame]:
     kernel_row[per_kernel] = row
     most = np.zeros(n_rows, np.int64)
     np.maximum.at(most, kernel_row, occ)
+    total = _sum(row, dur, n_rows)
     rows = pd.DataFrame(
         {
             "host": np.asarray(hosts, object)[host_c[first]],
@@ -325,37 +333,38 @@ def _gpu_rows(run) -> tuple[pd.DataFrame, pd.DataFrame]:
             "type": np.asarray(types, object)[type_c[first]],
             "operation": np.asarray(ops, object)[op_c[first]],
             "occurrences": most,
-            "total_ps": _sum(row, dur, n_rows),
-            "self_ps": _sum(row, dur, n_rows),
+            "total_ps": total,
+            "self_ps": total,
             "is_eager": np.bincount(row, weights=k["is_eager"].to_numpy(), minlength=n_rows) > 0,
             "beyond_xprof": np.bincount(row, weights=beyond, minlength=n_rows) > 0,
         }
     )
-    return rows[_ROW_COLUMNS], idle
+    return rows, idle
 
 
-def _plane_spans(run, plane_rows: np.ndarray) -> pd.DataFrame:
-    """For these planes (GPUs): host and the span of all events on their own lines, from
-    the first event's offset to the last end (XProf measures it on the event offsets within
-    their lines), ps; 0 for a plane without events."""
-    planes = run.planes
-    out = pd.DataFrame(
-        {"host": planes["host"].astype(str).to_numpy()[plane_rows], "span": 0.0},
-        index=pd.Index(plane_rows, name="plane_row"),
-    )
-    ev = run.events
+def _plane_spans(run, plane_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For these planes (GPUs): their host and the span of all events on their own lines,
+    from the first event's offset to the last end (XProf measures it on the event offsets
+    within their lines), ps; 0 for a plane without events."""
+    hosts = run.planes["host"].astype(str).to_numpy()[plane_rows]
+    span = np.zeros(len(plane_rows))
     prow = event_plane_rows(run)
-    keep = np.isin(prow, plane_rows) & ~is_derived_line(event_line_ids(run))
-    keep &= ev["occurrences"].to_numpy() == 1
-    if not keep.any():
-        return out
+    lookup = np.full(len(run.planes), -1, np.int64)
+    lookup[plane_rows] = np.arange(len(plane_rows))
+    pos = lookup[prow]
+    keep = np.flatnonzero((pos >= 0) & ~is_derived_line(event_line_ids(run)) & timed(run))
+    if not len(keep):
+        return hosts, span
     line_base = run.lines["timestamp_ns"].to_numpy()[run.event_line_rows[keep]] * 1000
-    off = to_ps(ev["start_us"].to_numpy()[keep]) - line_base
-    end = off + to_ps(ev["dur_us"].to_numpy()[keep])
-    g = pd.DataFrame({"p": prow[keep], "off": off, "end": end}).groupby("p")
-    span = g["end"].max() - g["off"].min()
-    out.loc[span.index, "span"] = span.to_numpy(np.float64)
-    return out
+    off = times_ps(run)[0][keep] - line_base
+    end = off + to_ps(run.events["dur_us"].to_numpy()[keep])
+    first = np.full(len(plane_rows), np.iinfo(np.int64).max)
+    last = np.full(len(plane_rows), np.iinfo(np.int64).min)
+    np.minimum.at(first, pos[keep], off)
+    np.maximum.at(last, pos[keep], end)
+    has = first <= last
+    span[has] = (last - first)[has]
+    return hosts, span
 
 
 def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
@@ -378,30 +387,50 @@ def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
             _idle_rows("Device", gpu_idle["idle"], gpu_idle["idle_xprof"]),
             _idle_rows("Device", tpu_idle, tpu_idle),
         ]
-    parts = [p[_ROW_COLUMNS] for p in parts if len(p)]
+    parts = [p for p in parts if len(p)]
     if not parts:
         return schema.empty(schema.OP_STATS)
-    df = pd.concat(parts, ignore_index=True)
-    df["total_time_us"] = df["total_ps"].astype(np.float64) / 1e6
-    df["total_self_time_us"] = df["self_ps"].astype(np.float64) / 1e6
-    occ = df["occurrences"].where(df["occurrences"] > 0)
-    df["avg_time_us"] = (df["total_time_us"] / occ).fillna(0.0)
-    df["avg_self_time_us"] = (df["total_self_time_us"] / occ).fillna(0.0)
-    # XProf's order: self time descending, ties by name.
-    df = df.sort_values(
-        ["host", "host_or_device", "total_self_time_us", "operation"],
-        ascending=[True, False, False, True],
-        kind="stable",
-        ignore_index=True,
+    col = {c: np.concatenate([p[c].to_numpy() for p in parts]) for c in _ROW_COLUMNS}
+    host, side, op = (
+        col[c].astype(str).astype(object) for c in ("host", "host_or_device", "operation")
     )
-    side = df.groupby(["host", "host_or_device"], sort=False)["total_self_time_us"]
-    df["self_time_percent"] = 100 * df["total_self_time_us"] / side.transform("sum")
-    df["cumulative_self_time_percent"] = df.groupby(["host", "host_or_device"], sort=False)[
-        "self_time_percent"
-    ].cumsum()
-    df["occurrences"] = df["occurrences"].astype(np.int64)
-    df["is_eager"] = df["is_eager"].astype(bool)
-    df["beyond_xprof"] = df["beyond_xprof"].astype(bool)
+    total_us = col["total_ps"].astype(np.float64) / 1e6
+    self_us = col["self_ps"].astype(np.float64) / 1e6
+    occ = col["occurrences"].astype(np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        avg_us = np.where(occ > 0, total_us / occ, 0.0)
+        avg_self_us = np.where(occ > 0, self_us / occ, 0.0)
+    # XProf's order: by host, host side first, self time descending, ties by name.
+    host_rank = np.unique(host, return_inverse=True)[1]
+    op_rank = np.unique(op, return_inverse=True)[1]
+    order = np.lexsort((op_rank, -self_us, side == "Device", host_rank))
+    group = (host_rank * 2 + (side == "Device"))[order]
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    sizes = np.diff(np.r_[starts, len(order)])
+    s_us = self_us[order]
+    side_total = np.repeat(np.add.reduceat(s_us, starts), sizes)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pct = 100 * s_us / side_total
+    cum = np.concatenate(
+        [np.cumsum(pct[a : a + n]) for a, n in zip(starts.tolist(), sizes.tolist())]
+    )
+    df = pd.DataFrame(
+        {
+            "host": pd.Categorical(host[order]),
+            "host_or_device": pd.Categorical(side[order]),
+            "type": pd.Categorical(col["type"].astype(str).astype(object)[order]),
+            "operation": pd.Categorical(op[order]),
+            "occurrences": occ[order],
+            "total_time_us": total_us[order],
+            "avg_time_us": avg_us[order],
+            "total_self_time_us": s_us,
+            "avg_self_time_us": avg_self_us[order],
+            "self_time_percent": pct,
+            "cumulative_self_time_percent": cum,
+            "is_eager": col["is_eager"].astype(bool)[order],
+            "beyond_xprof": col["beyond_xprof"].astype(bool)[order],
+        }
+    )
     return schema.conform(df, schema.OP_STATS)
 
 

@@ -17,7 +17,6 @@ import pandas as pd
 
 from .. import stat_columns
 from .input_pipeline import tf_data_in_use
-from .op_stats import idle_figures
 from .results import Summary
 from .steps import CATEGORIES, overview_steps
 from .tpu import duty_cycle
@@ -503,12 +502,15 @@ def _op_placement(ops: pd.DataFrame) -> dict[str, object]:
 def _idle_and_duty(run, hardware: str) -> dict[str, float]:
     """XProf's host and device idle shares (1 − op time / total time of each op table, %)
     and, on TPUs, the duty cycle (busy / (busy + idle) of the cores, %)."""
-    fig = idle_figures(run).groupby("host_or_device")[["total_us", "idle_us"]].sum()
+    ops = run.ops
+    side = ops["host_or_device"].to_numpy()
+    self_t = ops["total_self_time_us"].to_numpy()
+    is_idle = (ops["type"] == "IDLE").to_numpy()
 
-    def idle_pct(side: str) -> float:
-        if side not in fig.index or not fig.loc[side, "total_us"]:
-            return 0.0
-        return 100.0 * float(fig.loc[side, "idle_us"]) / float(fig.loc[side, "total_us"])
+    def idle_pct(name: str) -> float:
+        on = side == name
+        total = float(self_t[on].sum())
+        return 100.0 * float(self_t[on & is_idle].sum()) / total if total else 0.0
 
     busy, idle = duty_cycle(run) if hardware == "TPU" else (0.0, 0.0)
     return {

@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .inputs import per_run
+from .inputs import CACHE_ATTRIBUTE, per_run
 
 TF_OP_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_./>-]*")
 TF_OP_TYPE = re.compile(r"[A-Z_][a-zA-Z0-9_]*")
@@ -45,8 +45,15 @@ def _derive_op_type(full_name: str) -> str:
     return head if head and suffix.lstrip("-").isdigit() else op
 
 
+# The common case of TF_OP_NAME ':' TF_OP_TYPE in one match.
+_TF_FULL = re.compile(r"([A-Za-z0-9.][A-Za-z0-9_./>-]*):([A-Z_][a-zA-Z0-9_]*)")
+
+
 def parse_tf_op(full_name: str) -> tuple[str, str, str]:
     """(category, op_name, op_type) of one event name, by XProf's rules."""
+    m = _TF_FULL.fullmatch(full_name)
+    if m is not None and m.group(1) != "Iterator":
+        return TENSORFLOW, m.group(1), m.group(2)
     if ":" not in full_name:
         low = full_name.lower()
         for prefix, op_type in _MEMCPY:
@@ -66,21 +73,44 @@ def parse_tf_op(full_name: str) -> tuple[str, str, str]:
     return UNKNOWN, full_name, ""
 
 
-def name_table(names: pd.Categorical | pd.Series) -> pd.DataFrame:
-    """One row per category of an event-name column: category, op_name, op_type.
+def name_table(
+    names: pd.Categorical | pd.Series | pd.Index, memo: dict | None = None
+) -> pd.DataFrame:
+    """One row per category of an event-name column (or per value of an Index): category,
+    op_name, op_type. ``memo`` (name -> parse) saves parsing a name twice.
 
     Index the result with the name codes to get per-event values without per-event work.
     """
-    cats = names.cat.categories if isinstance(names, pd.Series) else names.categories
+    if isinstance(names, pd.Series):
+        cats = names.cat.categories
+    elif isinstance(names, pd.Categorical):
+        cats = names.categories
+    else:
+        cats = names
+    memo = {} if memo is None else memo
+    get = memo.get
+    parsed = []
     # tolist(): iterating pandas' Arrow strings one by one costs as much as parsing them.
-    parsed = [parse_tf_op(str(c)) for c in cats.tolist()]
-    return pd.DataFrame(parsed, columns=["category", "op_name", "op_type"])
+    for c in cats.tolist():
+        p = get(c)
+        if p is None:
+            p = memo[c] = parse_tf_op(str(c))
+        parsed.append(p)
+    columns = list(zip(*parsed)) if parsed else [(), (), ()]
+    return pd.DataFrame(
+        {k: np.array(v, dtype=object) for k, v in zip(("category", "op_name", "op_type"), columns)}
+    )
+
+
+def name_memo(run) -> dict:
+    """The names of a run parsed so far (shared by its analyses)."""
+    return run.__dict__.setdefault(CACHE_ATTRIBUTE, {}).setdefault("tf_ops.parsed", {})
 
 
 @per_run
 def event_names(run) -> pd.DataFrame:
     """:func:`name_table` of the run's event names (computed once per run)."""
-    return name_table(run.events["name"])
+    return name_table(run.events["name"], name_memo(run))
 
 
 def is_derived_line(line_ids: np.ndarray) -> np.ndarray:

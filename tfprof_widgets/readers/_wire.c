@@ -107,7 +107,12 @@ typedef struct {
     const char *error;
     size_t error_at;
     buf_t ev_md, ev_off, ev_dur, line_n, occ_idx, occ_val;
-    buf_t st_owner, st_md, st_kind, st_val, str_row, str_off, str_len;
+    buf_t st_owner, st_md, st_kind, st_val, str_row, str_code;
+    /* Distinct string payloads (kind, offset, length), each once: most string stats repeat
+     * a few values (kernel launch details, shapes), so Python decodes each value once. */
+    buf_t uniq_kind, uniq_off, uniq_len;
+    int32_t *slots; /* open addressing: 1 + index into uniq_*, 0 = empty */
+    size_t n_slots;
     int64_t n_events;
     int64_t n_stats;
     int32_t n_lines;
@@ -217,6 +222,51 @@ static int skip_field(walk_t *w, const uint8_t **pp, const uint8_t *end, int wt,
 /* -2: out of memory (raised once the walk is over: it runs without the GIL). */
 #define PUT(b, v) do { if (buf_put(&(b), &(v), sizeof(v))) return -2; } while (0)
 
+static uint64_t hash_bytes(const uint8_t *p, size_t n, int8_t kind) {
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uint8_t)kind;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+    return h ^ (h >> 29);
+}
+
+/* The code of a string payload: its index among the distinct ones (added when new). */
+static int intern_text(walk_t *w, int8_t kind, int64_t off, int64_t len, int32_t *code) {
+    size_t n_uniq = w->uniq_len.len / sizeof(int64_t);
+    if (n_uniq >= INT32_MAX - 1) return -2;
+    if ((n_uniq + 1) * 2 > w->n_slots) { /* grow and rehash at half full */
+        size_t n = w->n_slots ? w->n_slots * 2 : 1024;
+        int32_t *slots = (int32_t *)calloc(n, sizeof(int32_t));
+        if (!slots) return -2;
+        const int64_t *uo = (const int64_t *)w->uniq_off.data, *ul = (const int64_t *)w->uniq_len.data;
+        const int8_t *uk = (const int8_t *)w->uniq_kind.data;
+        for (size_t i = 0; i < n_uniq; i++) {
+            size_t j = hash_bytes(w->base + uo[i], (size_t)ul[i], uk[i]) & (n - 1);
+            while (slots[j]) j = (j + 1) & (n - 1);
+            slots[j] = (int32_t)i + 1;
+        }
+        free(w->slots);
+        w->slots = slots;
+        w->n_slots = n;
+    }
+    const uint8_t *p = w->base + off;
+    size_t j = hash_bytes(p, (size_t)len, kind) & (w->n_slots - 1);
+    const int64_t *uo = (const int64_t *)w->uniq_off.data, *ul = (const int64_t *)w->uniq_len.data;
+    const int8_t *uk = (const int8_t *)w->uniq_kind.data;
+    while (w->slots[j]) {
+        int32_t i = w->slots[j] - 1;
+        if (uk[i] == kind && ul[i] == len && memcmp(w->base + uo[i], p, (size_t)len) == 0) {
+            *code = i;
+            return 0;
+        }
+        j = (j + 1) & (w->n_slots - 1);
+    }
+    if (buf_put(&w->uniq_kind, &kind, 1) || buf_put(&w->uniq_off, &off, 8) ||
+        buf_put(&w->uniq_len, &len, 8))
+        return -2;
+    w->slots[j] = (int32_t)n_uniq + 1;
+    *code = (int32_t)n_uniq;
+    return 0;
+}
+
 static int walk_stat(walk_t *w, const uint8_t *p, const uint8_t *end, int32_t owner) {
     int64_t md = 0, val = 0, soff = 0, slen = 0;
     int8_t kind = 0;
@@ -250,9 +300,10 @@ static int walk_stat(walk_t *w, const uint8_t *p, const uint8_t *end, int32_t ow
         return fail(w, p, "the capture holds more events and stats than the memory budget");
     }
     if (kind == 5 || kind == 6 || kind == 8) {
+        int32_t code;
+        if (intern_text(w, kind, soff, slen, &code)) return -2;
         PUT(w->str_row, row);
-        PUT(w->str_off, soff);
-        PUT(w->str_len, slen);
+        PUT(w->str_code, code);
     }
     PUT(w->st_owner, owner);
     PUT(w->st_md, md);
@@ -531,15 +582,16 @@ static PyObject *py_plane_metadata(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
     } else {
         result = Py_BuildValue(
-            "{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
+            "{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
             "em_key", to_column(&em.key), "em_name_off", to_column(&em.name_off), "em_name_len",
             to_column(&em.name_len), "em_disp_off", to_column(&em.disp_off), "em_disp_len",
             to_column(&em.disp_len), "em_meta_len", to_column(&em.meta_len), "em_children",
             to_column(&em.children), "sm_key", to_column(&sm.key), "sm_name_off",
             to_column(&sm.name_off), "sm_name_len", to_column(&sm.name_len), "st_owner",
             to_column(&w.st_owner), "st_md", to_column(&w.st_md), "st_kind", to_column(&w.st_kind),
-            "st_val", to_column(&w.st_val), "str_row", to_column(&w.str_row), "str_off",
-            to_column(&w.str_off), "str_len", to_column(&w.str_len));
+            "st_val", to_column(&w.st_val), "str_row", to_column(&w.str_row), "str_code",
+            to_column(&w.str_code), "uniq_kind", to_column(&w.uniq_kind), "uniq_off",
+            to_column(&w.uniq_off), "uniq_len", to_column(&w.uniq_len));
     }
     buf_t *all[] = {&em.key, &em.name_off, &em.name_len, &em.disp_off, &em.disp_len,
                     &em.meta_len, &em.children, &sm.key, &sm.name_off, &sm.name_len};
@@ -614,9 +666,12 @@ static PyObject *header_list(buf_t *hdr, buf_t *off) {
 static void free_walk(walk_t *w) {
     buf_t *all[] = {&w->ev_md,    &w->ev_off,    &w->ev_dur,     &w->line_n,   &w->occ_idx,
                     &w->occ_val,  &w->st_owner,  &w->st_md,      &w->st_kind,  &w->st_val,
-                    &w->str_row,  &w->str_off,   &w->str_len,    &w->space_hdr, &w->plane_hdr,
+                    &w->str_row,  &w->str_code,  &w->uniq_kind,  &w->uniq_off, &w->uniq_len,
+                    &w->space_hdr, &w->plane_hdr,
                     &w->plane_off, &w->line_hdr, &w->line_off,   &w->line_plane};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) buf_free(all[i]);
+    free(w->slots);
+    w->slots = NULL;
 }
 
 static PyObject *py_walk(PyObject *self, PyObject *args) {
@@ -645,7 +700,7 @@ static PyObject *py_walk(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
     } else {
         result = Py_BuildValue(
-            "{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
+            "{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
             "space", to_bytes(&w.space_hdr), "planes", header_list(&w.plane_hdr, &w.plane_off),
             "lines", header_list(&w.line_hdr, &w.line_off), "line_plane",
             to_column(&w.line_plane), "line_n", to_column(&w.line_n), "ev_md",
@@ -653,8 +708,9 @@ static PyObject *py_walk(PyObject *self, PyObject *args) {
             "occ_idx", to_column(&w.occ_idx), "occ_val", to_column(&w.occ_val), "st_owner",
             to_column(&w.st_owner), "st_md", to_column(&w.st_md), "st_kind",
             to_column(&w.st_kind), "st_val", to_column(&w.st_val), "str_row",
-            to_column(&w.str_row), "str_off", to_column(&w.str_off), "str_len",
-            to_column(&w.str_len));
+            to_column(&w.str_row), "str_code", to_column(&w.str_code), "uniq_kind",
+            to_column(&w.uniq_kind), "uniq_off", to_column(&w.uniq_off), "uniq_len",
+            to_column(&w.uniq_len));
     }
     free_walk(&w);
     PyBuffer_Release(&view);

@@ -69,7 +69,9 @@ class _Walk:
     st_field: np.ndarray  # int8 XStat oneof field number
     st_raw: np.ndarray  # int64 payload
     text_rows: np.ndarray  # int64: the stats of fields 5, 6 and 8...
-    texts: np.ndarray  # object: ...and their payloads (str for 5, bytes for 6 and 8)
+    text_code: np.ndarray  # int32: ...their payloads, as codes into:
+    texts: np.ndarray  # object: the distinct payloads (str for field 5, bytes for 6 and 8)
+    text_field: np.ndarray  # int8: the field of each
 
 
 def _parse(message, data: bytes, path: str, what: str):
@@ -141,14 +143,7 @@ def _walk_fast(data: bytes, path: str) -> _Walk:
     ]
     line_n = np.frombuffer(cols["line_n"], np.int64)
     field = np.frombuffer(cols["st_kind"], np.int8)
-    text_rows = np.frombuffer(cols["str_row"], np.int64)
-    off = np.frombuffer(cols["str_off"], np.int64).tolist()
-    end = np.frombuffer(cols["str_off"], np.int64) + np.frombuffer(cols["str_len"], np.int64)
-    texts = np.empty(len(text_rows), object)
-    texts[:] = [data[a:b] for a, b in zip(off, end.tolist())]
-    is_str = field[text_rows] == 5
-    if is_str.any():
-        texts[is_str] = [t.decode("utf-8", "replace") for t in texts[is_str]]
+    texts, text_field = _distinct_texts(data, cols)
     return _Walk(
         space,
         planes,
@@ -164,9 +159,25 @@ def _walk_fast(data: bytes, path: str) -> _Walk:
         np.frombuffer(cols["st_md"], np.int64),
         field,
         np.frombuffer(cols["st_val"], np.int64),
-        text_rows,
+        np.frombuffer(cols["str_row"], np.int64),
+        np.frombuffer(cols["str_code"], np.int32),
         texts,
+        text_field,
     )
+
+
+def _distinct_texts(data: bytes, cols: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The walk's distinct string payloads (str for field 5, bytes for 6 and 8), and each
+    one's field."""
+    field = np.frombuffer(cols["uniq_kind"], np.int8)
+    off = np.frombuffer(cols["uniq_off"], np.int64)
+    end = off + np.frombuffer(cols["uniq_len"], np.int64)
+    texts = np.empty(len(field), object)
+    texts[:] = [data[a:b] for a, b in zip(off.tolist(), end.tolist())]
+    is_str = field == 5
+    if is_str.any():
+        texts[is_str] = [t.decode("utf-8", "replace") for t in texts[is_str]]
+    return texts, field
 
 
 def _walk_python(data: bytes, path: str, on_fraction: Callable[[float], None] | None) -> _Walk:
@@ -205,13 +216,26 @@ def _walk_python(data: bytes, path: str, on_fraction: Callable[[float], None] | 
             if m.any():
                 raw[m] = np.array(obj[m].tolist(), dtype=dtype).view(np.int64)
         text_rows = np.flatnonzero(np.isin(field_arr, (5, 6, 8)))
+        distinct: dict = {}
+        text_code = np.fromiter(
+            (
+                distinct.setdefault((f, v), len(distinct))
+                for f, v in zip(field_arr[text_rows].tolist(), obj[text_rows].tolist())
+            ),
+            np.int32,
+            len(text_rows),
+        )
+        texts = np.empty(len(distinct), object)
+        texts[:] = [v for _, v in distinct]
         st_cols = (
             np.array(owner, np.int32),
             np.array(md, np.int64),
             field_arr,
             raw,
             text_rows,
-            obj[text_rows],
+            text_code,
+            texts,
+            np.array([f for f, _ in distinct], np.int8),
         )
     else:
         st_cols = (
@@ -220,7 +244,9 @@ def _walk_python(data: bytes, path: str, on_fraction: Callable[[float], None] | 
             np.zeros(0, np.int8),
             np.zeros(0, np.int64),
             np.zeros(0, np.int64),
+            np.zeros(0, np.int32),
             np.zeros(0, object),
+            np.zeros(0, np.int8),
         )
     return _Walk(
         space,
@@ -473,15 +499,9 @@ class _Metadata:
         keep = keep[np.argsort(owner[keep], kind="stable")]
         field = c["st_kind"]
         obj = np.full(len(field), None, object)
-        text_rows = c["str_row"]
-        if len(text_rows):
-            texts = [
-                header[a : a + n] for a, n in zip(c["str_off"].tolist(), c["str_len"].tolist())
-            ]
-            obj[text_rows] = [
-                t.decode("utf-8", "replace") if field[r] == 5 else t
-                for r, t in zip(text_rows.tolist(), texts)
-            ]
+        if len(c["str_row"]):
+            texts, _ = _distinct_texts(header, c)
+            obj[c["str_row"]] = texts[c["str_code"]]
         ids, inv = unique_inverse(c["st_md"][keep])
         sname = categorical_from_codes(inv, [snames.get(int(i), f"<stat {int(i)}>") for i in ids])
         self.stat_parts.append(
@@ -492,7 +512,22 @@ class _Metadata:
         return snames
 
 
-_METADATA_DTYPES = {"st_owner": np.int32, "st_kind": np.int8}
+_METADATA_DTYPES = {
+    "st_owner": np.int32,
+    "st_kind": np.int8,
+    "str_code": np.int32,
+    "uniq_kind": np.int8,
+}
+
+
+def _inflated(texts: np.ndarray, field: np.ndarray, path: str) -> list:
+    """Distinct string payloads, the compressed ones (field 8) inflated to their text."""
+    out = list(texts)
+    packed = np.flatnonzero(field == 8)
+    if len(packed):
+        for i, t in zip(packed.tolist(), gunzip_texts(texts[packed], path)):
+            out[i] = t
+    return out
 
 
 def _texts(data: bytes, off: np.ndarray, length: np.ndarray) -> list[str]:
@@ -550,18 +585,8 @@ def _event_stats(w: _Walk, ev_bounds: np.ndarray, stat_names, path: str) -> Stat
             ref_ids, ref_inv = unique_inverse(w.st_raw[refs])
             str_code[refs] = ref_inv + len(texts)
             texts += [snames.get(i, f"<ref {i}>") for i in ref_ids.tolist()]
-    text_field = field[w.text_rows]
-    for f in (5, 6, 8):
-        sel = np.flatnonzero(text_field == f)
-        rows = w.text_rows[sel]
-        if len(rows):
-            vals = w.texts[sel] if f != 8 else gunzip_texts(w.texts[sel], path)
-            local: dict = {}
-            codes = np.fromiter(
-                (local.setdefault(v, len(local)) for v in vals), np.int64, len(rows)
-            )
-            str_code[rows] = codes + len(texts)
-            texts += list(local)
+    texts += _inflated(w.texts, w.text_field, path)
+    str_code[w.text_rows] = w.text_code.astype(np.int64) + (len(texts) - len(w.texts))
     return StatStore.from_columns(
         w.st_owner,
         name_code,
