@@ -737,9 +737,18 @@ def dtypes(table: dict[str, tuple[str, str]]) -> dict[str, str]:
     return {name: spec[0] for name, spec in table.items()}
 
 
+_EMPTY: dict[int, tuple[dict, pd.DataFrame]] = {}
+
+
 def empty(table: dict[str, tuple[str, str]]) -> pd.DataFrame:
     """An empty DataFrame with the table's columns and dtypes."""
-    return pd.DataFrame({c: pd.Series(dtype=t) for c, (t, _) in table.items()})
+    made = _EMPTY.get(id(table))
+    if made is None or made[0] is not table:
+        made = _EMPTY[id(table)] = (
+            table,
+            pd.DataFrame({c: pd.Series(dtype=t) for c, (t, _) in table.items()}),
+        )
+    return made[1].copy()
 
 
 def conform(df: pd.DataFrame, table: dict[str, tuple[str, str]]) -> pd.DataFrame:

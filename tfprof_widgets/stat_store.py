@@ -66,10 +66,20 @@ def _local_codes(codes: np.ndarray, values) -> tuple[np.ndarray, list]:
     rows use, each once (equal values from several sources merged)."""
     if not len(codes):
         return codes.astype(np.int8), []
-    used, inverse = np.unique(codes, return_inverse=True)
-    vals = [values[i] for i in used.tolist()]
-    merged: dict = {}
-    remap = np.fromiter((merged.setdefault(v, len(merged)) for v in vals), np.int64, len(vals))
+    codes = np.asarray(codes, np.int64)
+    top = int(codes.max())
+    if top < 4 * len(codes) + (1 << 16):  # small codes: a table instead of a sort
+        seen = np.zeros(top + 1, bool)
+        seen[codes] = True
+        used = np.flatnonzero(seen)
+        lut = np.zeros(top + 1, np.int64)
+        lut[used] = np.arange(len(used))
+        inverse = lut[codes]
+    else:
+        used, inverse = np.unique(codes, return_inverse=True)
+    vals = np.empty(len(used), object)
+    vals[:] = [values[i] for i in used.tolist()]
+    remap, merged = pd.factorize(vals, use_na_sentinel=False)
     local = remap[inverse] if len(merged) != len(vals) else inverse
     return _narrow_codes(local, len(merged)), list(merged)
 

@@ -68,8 +68,13 @@ def memory_events(run) -> pd.DataFrame:
         return np.where(has[rows], v[rows], 0)
 
     def text(name):
-        c = stat_columns.categorical(stats, name, n)
-        return np.asarray(c.codes, np.int64)[rows], np.asarray(c.categories, object)
+        """The string stat ``name`` of each row: codes into its distinct values."""
+        found = stats.rows(name)
+        out = np.full(len(rows), -1, np.int64)
+        values = found.str_value
+        at, hit = _positions(rows, found.owner)
+        out[at[hit]] = np.asarray(values.codes, np.int64)[hit]
+        return out, np.asarray(values.categories, object)
 
     # Recorded as double or as int64, depending on the allocator.
     frag, _ = stat_columns.floats(stats, "fragmentation", n)
@@ -105,7 +110,7 @@ def memory_events(run) -> pd.DataFrame:
             "host": _sorted_categorical(host_code, host_names),
             "allocator": _sorted_categorical(alloc_code, alloc_names),
             "time_us": time_us[order],
-            "activity": pd.Categorical(np.where(is_alloc, "ALLOCATION", "DEALLOCATION")),
+            "activity": _activity(is_alloc),
             "stack_reserved_bytes": stack,
             "heap_allocated_bytes": heap,
             "free_memory_bytes": num("bytes_available")[order],
@@ -124,6 +129,24 @@ def memory_events(run) -> pd.DataFrame:
         }
     )
     return out[list(schema.MEMORY)]
+
+
+def _positions(rows: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each owner is among the sorted ``rows``, and whether it is there."""
+    at = np.searchsorted(rows, owners)
+    inside = np.minimum(at, max(len(rows) - 1, 0))
+    hit = (at < len(rows)) & (rows[inside] == owners) if len(rows) else at < 0
+    return inside, hit
+
+
+def _activity(is_alloc: np.ndarray) -> pd.Categorical:
+    """'ALLOCATION' / 'DEALLOCATION' as a categorical of the ones present."""
+    present = [
+        a for a, p in (("ALLOCATION", is_alloc.any()), ("DEALLOCATION", (~is_alloc).any())) if p
+    ]
+    if len(present) < 2:
+        return pd.Categorical(np.where(is_alloc, "ALLOCATION", "DEALLOCATION"))
+    return pd.Categorical.from_codes(np.where(is_alloc, 0, 1), categories=pd.Index(present))
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:
@@ -191,9 +214,7 @@ def _memory_ids(stats, rows: np.ndarray) -> np.ndarray:
         found = stats.rows(name)
         if not len(found):
             continue
-        pos = np.searchsorted(rows, found.owner)
-        at = np.minimum(pos, max(len(rows) - 1, 0))
-        hit = (pos < len(rows)) & (rows[at] == found.owner) if len(rows) else pos < 0
+        at, hit = _positions(rows, found.owner)
         if not hit.any():
             continue
         kind = found.kind[hit]
@@ -202,7 +223,7 @@ def _memory_ids(stats, rows: np.ndarray) -> np.ndarray:
         number = ints.astype(str).astype(object)
         unsigned = kind == KIND_CODE["uint"]
         number[unsigned] = ints[unsigned].view(np.uint64).astype(str)
-        out[pos[hit]] = np.where(numeric, number, found.texts_of_rows()[hit])
+        out[at[hit]] = np.where(numeric, number, found.texts_of_rows()[hit])
     return out
 
 

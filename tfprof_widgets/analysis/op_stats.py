@@ -32,6 +32,8 @@ HLO modules it finds in the capture; those rows are marked as well.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -55,14 +57,12 @@ _ROW_COLUMNS = [
 ]
 
 
-def _parsed(values: pd.Series, memo: dict | None = None) -> pd.DataFrame:
-    """ParseTfOpFullname of each value of a categorical, per value (category, op_name,
-    op_type), without per-event work."""
-    table = name_table(values, memo)
-    codes = values.cat.codes.to_numpy()
-    out = table.iloc[np.maximum(codes, 0)].reset_index(drop=True)
-    out.loc[codes < 0, :] = [UNKNOWN, "", ""]
-    return out
+def _parsed(values: np.ndarray, memo: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ParseTfOpFullname of each value (category, op_name, op_type arrays), parsing each
+    distinct value once."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    table = name_table(pd.Index(uniques, dtype=object), memo)
+    return tuple(table[c].to_numpy()[codes] for c in ("category", "op_name", "op_type"))
 
 
 def _groups(*codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -103,8 +103,7 @@ def host_activities(run) -> pd.DataFrame:
     is_op = on_host & (names["category"].to_numpy() != UNKNOWN)[codes]
     tf_op = ev["tf_op"].array
     tf_codes = np.asarray(tf_op.codes, np.int64)
-    tf_names = name_table(tf_op, name_memo(run))
-    tf_real = np.append(tf_op.categories.astype(str).to_numpy() != "", False)
+    tf_real = np.append(tf_op.categories.to_numpy(dtype=object) != "", False)
     stat_op = on_host & tf_real[tf_codes]
     a_rows, b_rows = np.flatnonzero(is_op), np.flatnonzero(stat_op)
     # Recorded order: each event's own op first, then its tf_op stat's.
@@ -112,12 +111,19 @@ def host_activities(run) -> pd.DataFrame:
     seq = np.argsort(np.concatenate([2 * a_rows, 2 * b_rows + 1]), kind="stable")
     rows = rows[seq]
     from_stat = seq >= len(a_rows)
-    # Op names and types of both sources as codes into one list each.
-    op_code, ops = pd.factorize(np.concatenate([names["op_name"], tf_names["op_name"]]))
-    type_code, types = pd.factorize(np.concatenate([names["op_type"], tf_names["op_type"]]))
-    n_names = len(names)
-    op = np.concatenate([op_code[codes[a_rows]], op_code[n_names + tf_codes[b_rows]]])[seq]
-    typ = np.concatenate([type_code[codes[a_rows]], type_code[n_names + tf_codes[b_rows]]])[seq]
+    # Op names and types of both sources (the names and tf_op values in use, each parsed
+    # once) as codes into one list each.
+    a_used, a_item = np.unique(codes[a_rows], return_inverse=True)
+    b_used, b_item = np.unique(tf_codes[b_rows], return_inverse=True)
+    tf_parsed = name_table(pd.Index(tf_op.categories[b_used], dtype=object), name_memo(run))
+    op_code, ops = pd.factorize(
+        np.concatenate([names["op_name"].to_numpy()[a_used], tf_parsed["op_name"].to_numpy()])
+    )
+    type_code, types = pd.factorize(
+        np.concatenate([names["op_type"].to_numpy()[a_used], tf_parsed["op_type"].to_numpy()])
+    )
+    item = np.concatenate([a_item, len(a_used) + b_item])[seq]
+    op, typ = op_code[item], type_code[item]
     eager = np.concatenate([_is_eager(run, a_rows), np.zeros(len(b_rows), bool)])[seq]
     start_ps, end_ps = times_ps(run)
     begin, end = start_ps[rows], end_ps[rows]
@@ -253,19 +259,20 @@ def gpu_kernel_ops(run) -> pd.DataFrame:
         name[ours] = _ops_of_annotations(level0[candidates[ours]], details[candidates[ours]])
     keep = name != ""
     rows, name, by_stat, has_hlo = candidates[keep], name[keep], by_stat[keep], has_hlo[keep]
-    parsed = _parsed(pd.Series(name, dtype="category"), name_memo(run))
+    category, op_name, op_type = _parsed(name, name_memo(run))
     from_stat = (by_stat != "") & ~has_hlo
     # An annotation that is no TF op (a TraceMe such as 'MakeTensorFromProto') names none.
-    valid = (parsed["category"].to_numpy() != UNKNOWN) | from_stat
-    rows, parsed, from_stat = rows[valid], parsed[valid], from_stat[valid]
+    valid = (category != UNKNOWN) | from_stat
+    rows, from_stat = rows[valid], from_stat[valid]
+    host, kernel = ev["host"].array, ev["name"].array
     return pd.DataFrame(
         {
             "row": rows,
-            "host": ev["host"].to_numpy()[rows],
+            "host": np.asarray(host.categories, object)[np.asarray(host.codes)[rows]],
             "plane_row": plane_row[rows],
-            "operation": parsed["op_name"].to_numpy(),
-            "type": parsed["op_type"].to_numpy(),
-            "kernel": ev["name"].to_numpy()[rows],
+            "operation": op_name[valid],
+            "type": op_type[valid],
+            "kernel": np.asarray(kernel.categories, object)[np.asarray(kernel.codes)[rows]],
             "dur_ps": to_ps(ev["dur_us"].to_numpy()[rows]),
             "is_eager": _is_eager(run, rows),
             "beyond_xprof": ~from_stat,
@@ -273,18 +280,22 @@ def gpu_kernel_ops(run) -> pd.DataFrame:
     )
 
 
+_TF_OP_TOKEN = re.compile(r"(?:^|[ \n])tf_op:(\S*)")
+
+
 def _ops_of_annotations(level0: np.ndarray, details: np.ndarray) -> np.ndarray:
     """The TF op each kernel's ``level 0`` annotation (else the 'tf_op:' token of its
-    ``kernel_details``) names, '' where neither does."""
-    annotation = pd.Series(level0, dtype=object).fillna("").astype(str)
-    token = (
-        pd.Series(details, dtype=object)
-        .fillna("")
-        .astype(str)
-        .str.extract(r"(?:^|[ \n])tf_op:(\S*)", expand=False)
-        .fillna("")
-    )
-    return np.where(annotation != "", annotation, token).astype(object)
+    ``kernel_details``) names, '' where neither does (each distinct text looked at once)."""
+    codes, uniques = pd.factorize(details, use_na_sentinel=True)
+    tokens = []
+    for d in uniques.tolist():
+        m = _TF_OP_TOKEN.search(str(d))
+        tokens.append(m.group(1) if m else "")
+    token = np.append(np.array(tokens, dtype=object), "")[codes]
+    has = np.array([isinstance(a, str) and a != "" for a in level0], bool)
+    out = token.copy()
+    out[has] = level0[has]
+    return out
 
 
 def _gpu_rows(run) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema, stat_columns
-from .event_index import event_plane_rows, on_device, timed, times_ps
+from .event_index import event_plane_rows, on_device, plane_kinds, timed, times_ps
 from .grouping import function_call_markers
 from .inputs import per_run
 from .tf_ops import STEP_INFO_LINE_ID, event_names, is_derived_line
@@ -105,22 +105,31 @@ HOST_MARKER, DEVICE_MARKER, EVENT = 0, 1, 2
 _KIND_NAMES = ("host_marker", "device_marker", "event")
 
 
+def _per_name(cats: pd.Index, codes: np.ndarray, rules) -> tuple[np.ndarray, ...]:
+    """``rules(names)`` (a Series of the distinct names these codes use, indexed by their
+    codes; it returns one array per rule) as one array per rule, per code."""
+    used, inverse = np.unique(codes, return_inverse=True)
+    names = pd.Series(cats.to_numpy(dtype=object)[used], index=used, dtype=object)
+    return tuple(np.asarray(r)[inverse] for r in rules(names))
+
+
 def _explicit_marker_names(cats: pd.Index) -> np.ndarray:
     """Per event name: XProf's explicit host step markers, plus Keras 3's 'Profiled batch'
     (which XProf 2.24 does not recognise, so it finds no steps in captures made by the
     TensorBoard callback)."""
-    cats = pd.Series(cats.astype(str))
+    cats = pd.Series(np.asarray(cats, dtype=object)).astype(str)
     return (
         (cats.str.startswith(("train", "test", "TraceContext")) & ~cats.str.contains("/"))
         | (cats == "Profiled batch")
     ).to_numpy()
 
 
+@per_run
 def _device_hosts(run) -> set[str]:
     """Hosts whose capture has a GPU or TPU plane (even an empty one): XProf builds their
     steps from device events alone."""
-    p = run.planes
-    return set(p.loc[p["device_kind"].isin(["GPU", "TPU"]), "host"].astype(str))
+    hosts = run.planes["host"].to_numpy(dtype=object)
+    return {str(h) for h in hosts[np.isin(plane_kinds(run), ["GPU", "TPU"])]}
 
 
 @dataclasses.dataclass
@@ -210,15 +219,22 @@ def _step_events(run) -> StepEvents:
         dev_marker, dev_event = _marked_on_the_same_device(run, group, dev_marker, dev_event)
 
     host = grouped & ~device & ~on_device_host
-    explicit_name = _explicit_marker_names(cats)[codes]
-    explicit = explicit_name & host
+    on_host = np.flatnonzero(host)
+    # Name rules are evaluated once per name, for the names host events use.
+    explicit_name, not_real = _per_name(
+        cats,
+        codes[on_host],
+        lambda c: (_explicit_marker_names(c), c.str.startswith(_NOT_REAL_CPU).to_numpy()),
+    )
+    explicit = np.zeros(n, bool)
+    explicit[on_host] = explicit_name
     implicit = host & stat_columns.present(stats, "step_name", n) & ~explicit
     if not (explicit | implicit).any():  # no markers: the repeated tf.function calls
         implicit = function_call_markers(ev, stats, host)[0]
     op_types = event_names(run)["op_type"].to_numpy()  # per name category
-    cat_str = pd.Series(cats.astype(str))
-    not_real = cat_str.str.startswith(_NOT_REAL_CPU).to_numpy()
-    real = host & ~explicit & ~implicit & ~not_real[codes] & ~explicit_name
+    real = np.zeros(n, bool)
+    real[on_host] = ~explicit_name & ~not_real
+    real &= ~implicit
     host_rows = np.flatnonzero((explicit | implicit) | real)
     dev_rows = np.flatnonzero(dev_marker | dev_event)
     start, end = times_ps(run)
@@ -231,7 +247,7 @@ def _step_events(run) -> StepEvents:
     kind = np.array([HOST_MARKER, DEVICE_MARKER, EVENT, EVENT], np.int8)[rank]
     types = np.concatenate(
         [
-            _host_types(cats, op_types)[codes[host_rows]],
+            _per_name(cats, codes[host_rows], lambda c: (_host_types(c, op_types[c.index]),))[0],
             _device_types(cats, op_types, codes[dev_rows], dev_rows, stats, n),
         ]
     )
@@ -251,13 +267,13 @@ def _marked_on_the_same_device(run, group, dev_marker, dev_event):
     return dev_marker & np.isin(key, both), dev_event & np.isin(key, both)
 
 
-def _host_types(cats: pd.Index, op_types: np.ndarray) -> np.ndarray:
-    """XProf's event type of each host event name of a capture without a device: compute,
-    waiting for input, copies (kernel launches only exist where there is a device, whose
-    steps XProf builds from device events alone)."""
-    cat_lower = pd.Series(cats.astype(str)).str.lower()
-    types = np.full(len(cats), HOST_COMPUTE, np.int16)
-    types[cat_lower.str.startswith("iteratorgetnext").to_numpy()] = HOST_WAIT_INPUT
+def _host_types(names: pd.Series, op_types: np.ndarray) -> np.ndarray:
+    """XProf's event type of host event names (``op_types``: their parsed op types) of a
+    capture without a device: compute, waiting for input, copies (kernel launches only exist
+    where there is a device, whose steps XProf builds from device events alone)."""
+    lower = pd.Series(np.asarray(names, dtype=object)).astype(str).str.lower()
+    types = np.full(len(names), HOST_COMPUTE, np.int16)
+    types[lower.str.startswith("iteratorgetnext").to_numpy()] = HOST_WAIT_INPUT
     types[op_types == "MemcpyHToH"] = HOST_TO_HOST
     types[np.isin(op_types, ["MemcpyHToD", *_INFEED_TYPES])] = HOST_TO_DEVICE
     return types
@@ -276,19 +292,28 @@ def _device_types(
     TensorBoard."""
     if not len(rows):
         return np.zeros(0, np.int16)
-    cat_str = pd.Series(cats.astype(str))
-    half = cat_str.str.contains("half|fp16").to_numpy()[codes]
+
+    def name_rules(names: pd.Series):
+        text = names.astype(str)
+        return (
+            text.str.contains("half|fp16").to_numpy(),
+            text.str.lower().str.startswith("nccl").to_numpy(),
+            op_types[names.index],
+        )
+
+    half, nccl, op_type = _per_name(cats, codes, name_rules)
     shapes, has_shapes = stat_columns.strings(stats, "shape", n)
     shapes, has_shapes = shapes[rows], has_shapes[rows]
     shape_half = np.zeros(len(rows), bool)
     if has_shapes.any():
-        text = pd.Series(shapes[has_shapes], dtype=object).fillna("").astype(str)
-        shape_half[has_shapes] = text.str.contains("half", regex=False).to_numpy()
-        has_shapes[has_shapes] = (text != "").to_numpy()
+        # Each distinct shape text looked at once.
+        sc, su = pd.factorize(shapes[has_shapes], use_na_sentinel=False)
+        text = pd.Series(su, dtype=object).fillna("").astype(str)
+        shape_half[has_shapes] = text.str.contains("half", regex=False).to_numpy()[sc]
+        has_shapes[has_shapes] = (text != "").to_numpy()[sc]
     dtypes = np.full(len(rows), DEVICE_COMPUTE_32, np.int16)
     dtypes[np.where(has_shapes, shape_half, half)] = DEVICE_COMPUTE_16
-    dtypes[cat_str.str.lower().str.startswith("nccl").to_numpy()[codes]] = DEVICE_COLLECTIVES
-    op_type = op_types[codes]
+    dtypes[nccl] = DEVICE_COLLECTIVES
     dtypes[op_type == "MemcpyHToD"] = HOST_TO_DEVICE
     dtypes[op_type == "MemcpyDToH"] = DEVICE_TO_HOST
     dtypes[op_type == "MemcpyDToD"] = DEVICE_TO_DEVICE
@@ -417,7 +442,7 @@ def step_db(run) -> StepDb:
     host_order = pd.unique(group_host)
     precision = pd.DataFrame(
         {
-            "host": se.hosts[host_order],
+            "host": pd.Categorical(se.hosts[host_order]),
             "device_compute_16_us": _sums(group_host, c16 / 1e6, host_order),
             "device_compute_32_us": _sums(group_host, c32 / 1e6, host_order),
         }
@@ -500,23 +525,20 @@ def _breakdown(hosts: np.ndarray, ev: StepEvents, ev_key: np.ndarray, spans: _Sp
     covered = by_type.sum(axis=1) - by_type[:, 0]
     by_type[:, 0] = np.maximum(step_ps - covered, 0)  # time no event covers: all others
     col = {t: by_type[:, i] for i, t in enumerate(type_codes)}
-    host_names = hosts[spans.host]
-    out = pd.DataFrame(
-        {
-            "host": pd.Categorical(host_names),
-            "step": pd.array(spans.step.astype(np.int64), dtype="Int64"),
-            "group_id": pd.array(spans.group.astype(np.int32), dtype="Int32"),
-            "start_us": spans.start / 1e6,
-            "step_time_us": step_ps / 1e6,
-        }
-    )
+    out = {
+        "host": pd.Categorical(hosts[spans.host]),
+        "step": pd.array(spans.step.astype(np.int64), dtype="Int64"),
+        "group_id": pd.array(spans.group.astype(np.int32), dtype="Int32"),
+        "start_us": spans.start / 1e6,
+        "step_time_us": step_ps / 1e6,
+    }
     for name, types in CATEGORIES.items():
         out[name] = sum(col[t] for t in types) / 1e6
     out["device_compute_16_us"] = col[DEVICE_COMPUTE_16] / 1e6
     out["device_compute_32_us"] = col[DEVICE_COMPUTE_32] / 1e6
     out["host_wait_input_us"] = col[HOST_WAIT_INPUT] / 1e6
     out["host_to_device_us"] = (col[HOST_TO_DEVICE] + col[DEVICE_WAIT_HOST]) / 1e6
-    return out[list(schema.STEPS)]
+    return pd.DataFrame({c: out[c] for c in schema.STEPS})
 
 
 def overview_steps(steps: pd.DataFrame) -> pd.DataFrame:

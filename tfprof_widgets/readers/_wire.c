@@ -551,6 +551,23 @@ static int walk_sm_entry(walk_t *w, const uint8_t *p, const uint8_t *end, sm_col
 static PyObject *to_column(buf_t *b);
 static void free_walk(walk_t *w);
 
+/* The UTF-8 strings at these offsets and lengths of base, as a list of str (protobuf has
+ * checked they are UTF-8). */
+static PyObject *texts_at(const uint8_t *base, buf_t *off, buf_t *len) {
+    Py_ssize_t n = (Py_ssize_t)(off->len / sizeof(int64_t));
+    const int64_t *o = (const int64_t *)off->data, *l = (const int64_t *)len->data;
+    PyObject *list = PyList_New(n);
+    for (Py_ssize_t i = 0; list && i < n; i++) {
+        PyObject *t = PyUnicode_DecodeUTF8((const char *)base + o[i], (Py_ssize_t)l[i], "replace");
+        if (!t) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, t);
+    }
+    return list;
+}
+
 static PyObject *py_plane_metadata(PyObject *self, PyObject *args) {
     Py_buffer view;
     if (!PyArg_ParseTuple(args, "y*", &view)) return NULL;
@@ -582,16 +599,16 @@ static PyObject *py_plane_metadata(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
     } else {
         result = Py_BuildValue(
-            "{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
-            "em_key", to_column(&em.key), "em_name_off", to_column(&em.name_off), "em_name_len",
-            to_column(&em.name_len), "em_disp_off", to_column(&em.disp_off), "em_disp_len",
-            to_column(&em.disp_len), "em_meta_len", to_column(&em.meta_len), "em_children",
-            to_column(&em.children), "sm_key", to_column(&sm.key), "sm_name_off",
-            to_column(&sm.name_off), "sm_name_len", to_column(&sm.name_len), "st_owner",
-            to_column(&w.st_owner), "st_md", to_column(&w.st_md), "st_kind", to_column(&w.st_kind),
-            "st_val", to_column(&w.st_val), "str_row", to_column(&w.str_row), "str_code",
-            to_column(&w.str_code), "uniq_kind", to_column(&w.uniq_kind), "uniq_off",
-            to_column(&w.uniq_off), "uniq_len", to_column(&w.uniq_len));
+            "{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
+            "em_key", to_column(&em.key), "em_name", texts_at(w.base, &em.name_off, &em.name_len),
+            "em_display", texts_at(w.base, &em.disp_off, &em.disp_len), "em_meta_len",
+            to_column(&em.meta_len), "em_children", to_column(&em.children), "sm_key",
+            to_column(&sm.key), "sm_name", texts_at(w.base, &sm.name_off, &sm.name_len),
+            "st_owner", to_column(&w.st_owner), "st_md", to_column(&w.st_md), "st_kind",
+            to_column(&w.st_kind), "st_val", to_column(&w.st_val), "str_row",
+            to_column(&w.str_row), "str_code", to_column(&w.str_code), "uniq_kind",
+            to_column(&w.uniq_kind), "uniq_off", to_column(&w.uniq_off), "uniq_len",
+            to_column(&w.uniq_len));
     }
     buf_t *all[] = {&em.key, &em.name_off, &em.name_len, &em.disp_off, &em.disp_len,
                     &em.meta_len, &em.children, &sm.key, &sm.name_off, &sm.name_len};

@@ -379,7 +379,9 @@ def _format_table(hosts, key: str, spec: dict[str, tuple[str, str]]) -> pd.DataF
     """A table only some formats carry (``HostTables.tables[key]``), over every host, typed
     as ``spec`` says; empty when no host has it."""
     parts = [h.tables[key].assign(host=h.host) for h in hosts if key in h.tables]
-    df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    if not parts:
+        return schema.empty(spec)
+    df = pd.concat(parts, ignore_index=True)
     df = df.reindex(columns=list(spec))
     defaults = {"op_types": (), "inputs": (), "code": (), "data_format": ""}
     for col, empty in defaults.items():

@@ -471,19 +471,18 @@ class _Metadata:
         """One plane's metadata from its header's bytes, walked in C into columns (the
         header was parsed by protobuf first, so what is read here is valid)."""
         c = {
-            k: np.frombuffer(v, _METADATA_DTYPES.get(k, np.int64))
+            k: v if isinstance(v, list) else np.frombuffer(v, _METADATA_DTYPES.get(k, np.int64))
             for k, v in _wire.plane_metadata(header).items()
         }
-        sm_key = c["sm_key"]
-        snames = dict(zip(sm_key.tolist(), _texts(header, c["sm_name_off"], c["sm_name_len"])))
+        snames = dict(zip(c["sm_key"].tolist(), c["sm_name"]))
         self.stat_names.append(snames)
         keys = c["em_key"]
         # A later entry of the same key replaces an earlier one; entries sorted by key.
         last = len(keys) - 1 - np.unique(keys[::-1], return_index=True)[1]
         self._add_lookup(keys[last])
         row0 = len(self.id)
-        names = _texts(header, c["em_name_off"][last], c["em_name_len"][last])
-        display = _texts(header, c["em_disp_off"][last], c["em_disp_len"][last])
+        names = [c["em_name"][i] for i in last.tolist()]
+        display = [c["em_display"][i] for i in last.tolist()]
         self.names += names
         self.plane += [pi] * len(last)
         self.id += keys[last].tolist()
@@ -528,11 +527,6 @@ def _inflated(texts: np.ndarray, field: np.ndarray, path: str) -> list:
         for i, t in zip(packed.tolist(), gunzip_texts(texts[packed], path)):
             out[i] = t
     return out
-
-
-def _texts(data: bytes, off: np.ndarray, length: np.ndarray) -> list[str]:
-    """The UTF-8 strings at these offsets and lengths of ``data``."""
-    return [data[a : a + n].decode() for a, n in zip(off.tolist(), length.tolist())]
 
 
 def _event_names(w: _Walk, ev_bounds: np.ndarray, lookup, path: str) -> np.ndarray:
