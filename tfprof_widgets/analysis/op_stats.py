@@ -65,6 +65,12 @@ def _parsed(values: np.ndarray, memo: dict) -> tuple[np.ndarray, np.ndarray, np.
     return tuple(table[c].to_numpy()[codes] for c in ("category", "op_name", "op_type"))
 
 
+def _objects(values: np.ndarray) -> pd.Series:
+    """Strings kept as an object column (pandas would convert them to its string dtype, and
+    the analyses back)."""
+    return pd.Series(values, dtype=object, copy=False)
+
+
 def _groups(*codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows grouped by several integer code columns (each >= 0): each row's group, and the
     first row of each group (groups numbered in order of their first row)."""
@@ -149,13 +155,14 @@ def host_activities(run) -> pd.DataFrame:
     )
 
 
-def _host_rows(run) -> tuple[pd.DataFrame, pd.Series]:
-    """Host op rows (one per host and op name) and each host's IDLE, ps."""
+def _host_rows(run) -> tuple[dict, pd.Series]:
+    """Host op rows (one per host and op name; columns _ROW_COLUMNS) and each host's IDLE,
+    ps."""
     act = host_activities(run)
     if not len(act):
-        return pd.DataFrame(columns=_ROW_COLUMNS), pd.Series(dtype=float)
+        return {}, pd.Series(dtype=float)
     host_codes = np.asarray(act["host"].array.codes, np.int64)
-    host_names = act["host"].cat.categories.astype(str)
+    host_names = np.asarray(act["host"].cat.categories, object)
     line_row = act["line_row"].to_numpy()
     begin, end = act["begin_ps"].to_numpy(), act["end_ps"].to_numpy()
     recorded, self_ps = act["recorded"].to_numpy(), act["self_ps"].to_numpy()
@@ -188,23 +195,19 @@ def _host_rows(run) -> tuple[pd.DataFrame, pd.Series]:
     type_of = np.full(n_rows, "", object)
     g_typed, at = np.unique(group[typed], return_index=True)
     type_of[g_typed] = types[typ[typed[at]]]
-    rows = pd.DataFrame(
-        {
-            "host": host_names[host_codes[rec][first_row]],
-            "host_or_device": "Host",
-            "type": type_of,
-            "operation": act["operation"].cat.categories.astype(str).to_numpy()[op[first_row]],
-            "occurrences": np.bincount(group, minlength=n_rows),
-            "total_ps": _sum(group, dur, n_rows),
-            "self_ps": np.bincount(group, weights=self_ps[rec], minlength=n_rows),
-            "is_eager": np.bincount(
-                group, weights=act["is_eager"].to_numpy()[rec], minlength=n_rows
-            )
-            > 0,
-            "beyond_xprof": False,
-        }
-    )
-    return rows[_ROW_COLUMNS], idle
+    rows = {
+        "host": host_names[host_codes[rec][first_row]],
+        "host_or_device": np.full(n_rows, "Host", object),
+        "type": type_of,
+        "operation": np.asarray(act["operation"].cat.categories, object)[op[first_row]],
+        "occurrences": np.bincount(group, minlength=n_rows),
+        "total_ps": _sum(group, dur, n_rows),
+        "self_ps": np.bincount(group, weights=self_ps[rec], minlength=n_rows),
+        "is_eager": np.bincount(group, weights=act["is_eager"].to_numpy()[rec], minlength=n_rows)
+        > 0,
+        "beyond_xprof": np.zeros(n_rows, bool),
+    }
+    return rows, idle
 
 
 def _is_eager(run, rows: np.ndarray) -> np.ndarray:
@@ -268,11 +271,13 @@ def gpu_kernel_ops(run) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "row": rows,
-            "host": np.asarray(host.categories, object)[np.asarray(host.codes)[rows]],
+            "host": _objects(np.asarray(host.categories, object)[np.asarray(host.codes)[rows]]),
             "plane_row": plane_row[rows],
-            "operation": op_name[valid],
-            "type": op_type[valid],
-            "kernel": np.asarray(kernel.categories, object)[np.asarray(kernel.codes)[rows]],
+            "operation": _objects(op_name[valid]),
+            "type": _objects(op_type[valid]),
+            "kernel": _objects(
+                np.asarray(kernel.categories, object)[np.asarray(kernel.codes)[rows]]
+            ),
             "dur_ps": to_ps(ev["dur_us"].to_numpy()[rows]),
             "is_eager": _is_eager(run, rows),
             "beyond_xprof": ~from_stat,
@@ -298,8 +303,9 @@ def _ops_of_annotations(level0: np.ndarray, details: np.ndarray) -> np.ndarray:
     return out
 
 
-def _gpu_rows(run) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """GPU op rows per TF op, and per host the GPU IDLE (ours and XProf's), ps."""
+def _gpu_rows(run) -> tuple[dict, pd.DataFrame]:
+    """GPU op rows per TF op (columns _ROW_COLUMNS), and per host the GPU IDLE (ours and
+    XProf's), ps."""
     k = gpu_kernel_ops(run)
     gpu_planes = np.flatnonzero(plane_kinds(run) == "GPU")
     plane_host, span = _plane_spans(run, gpu_planes)
@@ -321,12 +327,12 @@ def _gpu_rows(run) -> tuple[pd.DataFrame, pd.DataFrame]:
         index=pd.Index(hosts, name="host"),
     )
     if not len(k):
-        return pd.DataFrame(columns=_ROW_COLUMNS), idle
+        return {}, idle
     # A device op is a TF op's kernel (by name); a TF op ran as often as its busiest kernel.
     host_c, hosts = pd.factorize(k["host"].to_numpy())
     op_c, ops = pd.factorize(k["operation"].to_numpy())
     type_c, types = pd.factorize(k["type"].to_numpy())
-    kernel_c, _ = pd.factorize(k["kernel"].to_numpy())
+    kernel_c = np.asarray(run.events["name"].array.codes)[k["row"].to_numpy()]
     per_kernel, _ = _groups(host_c, op_c, type_c, kernel_c)
     n_k = int(per_kernel.max()) + 1
     occ = np.bincount(per_kernel, minlength=n_k)
@@ -337,19 +343,17 @@ def _gpu_rows(run) -> tuple[pd.DataFrame, pd.DataFrame]:
     most = np.zeros(n_rows, np.int64)
     np.maximum.at(most, kernel_row, occ)
     total = _sum(row, dur, n_rows)
-    rows = pd.DataFrame(
-        {
-            "host": np.asarray(hosts, object)[host_c[first]],
-            "host_or_device": "Device",
-            "type": np.asarray(types, object)[type_c[first]],
-            "operation": np.asarray(ops, object)[op_c[first]],
-            "occurrences": most,
-            "total_ps": total,
-            "self_ps": total,
-            "is_eager": np.bincount(row, weights=k["is_eager"].to_numpy(), minlength=n_rows) > 0,
-            "beyond_xprof": np.bincount(row, weights=beyond, minlength=n_rows) > 0,
-        }
-    )
+    rows = {
+        "host": np.asarray(hosts, object)[host_c[first]],
+        "host_or_device": np.full(n_rows, "Device", object),
+        "type": np.asarray(types, object)[type_c[first]],
+        "operation": np.asarray(ops, object)[op_c[first]],
+        "occurrences": most,
+        "total_ps": total,
+        "self_ps": total,
+        "is_eager": np.bincount(row, weights=k["is_eager"].to_numpy(), minlength=n_rows) > 0,
+        "beyond_xprof": np.bincount(row, weights=beyond, minlength=n_rows) > 0,
+    }
     return rows, idle
 
 
@@ -391,19 +395,20 @@ def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
     host_rows, host_idle = _host_rows(run)
     gpu_rows, gpu_idle = _gpu_rows(run)
     tpu_rows, tpu_idle = tpu_op_rows(run)
-    parts = [host_rows, gpu_rows, tpu_rows]
+    parts = [host_rows, gpu_rows, {c: tpu_rows[c].to_numpy() for c in tpu_rows}]
     if include_idle:
         parts += [
             _idle_rows("Host", host_idle, host_idle),
             _idle_rows("Device", gpu_idle["idle"], gpu_idle["idle_xprof"]),
             _idle_rows("Device", tpu_idle, tpu_idle),
         ]
-    parts = [p for p in parts if len(p)]
+    parts = [p for p in parts if len(p) and len(p["host"])]
     if not parts:
         return schema.empty(schema.OP_STATS)
-    col = {c: np.concatenate([p[c].to_numpy() for p in parts]) for c in _ROW_COLUMNS}
-    host, side, op = (
-        col[c].astype(str).astype(object) for c in ("host", "host_or_device", "operation")
+    col = {c: np.concatenate([p[c] for p in parts]) for c in _ROW_COLUMNS}
+    # Each text column as a categorical of its sorted distinct values: the codes are ranks.
+    host, side, typ, op = (
+        pd.Categorical(col[c].astype(str)) for c in ("host", "host_or_device", "type", "operation")
     )
     total_us = col["total_ps"].astype(np.float64) / 1e6
     self_us = col["self_ps"].astype(np.float64) / 1e6
@@ -412,10 +417,10 @@ def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
         avg_us = np.where(occ > 0, total_us / occ, 0.0)
         avg_self_us = np.where(occ > 0, self_us / occ, 0.0)
     # XProf's order: by host, host side first, self time descending, ties by name.
-    host_rank = np.unique(host, return_inverse=True)[1]
-    op_rank = np.unique(op, return_inverse=True)[1]
-    order = np.lexsort((op_rank, -self_us, side == "Device", host_rank))
-    group = (host_rank * 2 + (side == "Device"))[order]
+    is_device = col["host_or_device"] == "Device"
+    host_rank = np.asarray(host.codes, np.int64)
+    order = np.lexsort((op.codes, -self_us, is_device, host_rank))
+    group = (host_rank * 2 + is_device)[order]
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
     sizes = np.diff(np.r_[starts, len(order)])
     s_us = self_us[order]
@@ -425,12 +430,16 @@ def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
     cum = np.concatenate(
         [np.cumsum(pct[a : a + n]) for a, n in zip(starts.tolist(), sizes.tolist())]
     )
+
+    def reordered(c: pd.Categorical) -> pd.Categorical:
+        return pd.Categorical.from_codes(np.asarray(c.codes)[order], dtype=c.dtype)
+
     df = pd.DataFrame(
         {
-            "host": pd.Categorical(host[order]),
-            "host_or_device": pd.Categorical(side[order]),
-            "type": pd.Categorical(col["type"].astype(str).astype(object)[order]),
-            "operation": pd.Categorical(op[order]),
+            "host": reordered(host),
+            "host_or_device": reordered(side),
+            "type": reordered(typ),
+            "operation": reordered(op),
             "occurrences": occ[order],
             "total_time_us": total_us[order],
             "avg_time_us": avg_us[order],
@@ -445,23 +454,21 @@ def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
     return schema.conform(df, schema.OP_STATS)
 
 
-def _idle_rows(side: str, idle: pd.Series, idle_xprof: pd.Series) -> pd.DataFrame:
-    """IDLE per host; marked beyond XProf where our own device ops made it differ."""
-    if not len(idle):
-        return pd.DataFrame(columns=_ROW_COLUMNS)
-    return pd.DataFrame(
-        {
-            "host": idle.index.astype(str),
-            "host_or_device": side,
-            "type": "IDLE",
-            "operation": "IDLE",
-            "occurrences": 0,
-            "total_ps": idle.to_numpy(np.float64),
-            "self_ps": idle.to_numpy(np.float64),
-            "is_eager": False,
-            "beyond_xprof": (idle != idle_xprof.reindex(idle.index)).to_numpy(),
-        }
-    )
+def _idle_rows(side: str, idle: pd.Series, idle_xprof: pd.Series) -> dict:
+    """IDLE per host (columns _ROW_COLUMNS); marked beyond XProf where our own device ops
+    made it differ."""
+    n = len(idle)
+    return {
+        "host": np.asarray(idle.index.astype(str), object),
+        "host_or_device": np.full(n, side, object),
+        "type": np.full(n, "IDLE", object),
+        "operation": np.full(n, "IDLE", object),
+        "occurrences": np.zeros(n, np.int64),
+        "total_ps": idle.to_numpy(np.float64),
+        "self_ps": idle.to_numpy(np.float64),
+        "is_eager": np.zeros(n, bool),
+        "beyond_xprof": (idle != idle_xprof.reindex(idle.index)).to_numpy(),
+    }
 
 
 def idle_figures(run) -> pd.DataFrame:

@@ -97,8 +97,13 @@ def name_table(
             p = memo[c] = parse_tf_op(str(c))
         parsed.append(p)
     columns = list(zip(*parsed)) if parsed else [(), (), ()]
+    # Object columns: pandas would turn the strings into its string dtype, and the analyses
+    # back into object arrays.
     return pd.DataFrame(
-        {k: np.array(v, dtype=object) for k, v in zip(("category", "op_name", "op_type"), columns)}
+        {
+            k: pd.Series(np.array(v, dtype=object), dtype=object)
+            for k, v in zip(("category", "op_name", "op_type"), columns)
+        }
     )
 
 
