@@ -227,21 +227,24 @@ def _memory_ids(stats, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def _peak_index(g: pd.DataFrame) -> int:
-    """Position (in ``g``) of the peak: the event with the most stack + heap in use. Among
-    equal peaks the last one in file order (line by line, then time) wins, as in XProf,
-    which updates its peak while walking each line in turn; ``event`` has that order."""
-    in_use = g["in_use_bytes"].to_numpy()
+def _peak_position(in_use: np.ndarray, event: np.ndarray) -> int:
+    """Position of the peak: the event with the most stack + heap in use. Among equal peaks
+    the last one in file order (line by line, then time) wins, as in XProf, which updates
+    its peak while walking each line in turn; ``event`` has that order."""
     tied = np.flatnonzero(in_use == in_use.max())
-    return int(tied[np.argmax(g["event"].to_numpy()[tied])])
+    return int(tied[np.argmax(event[tied])])
 
 
-def _peak_step(g: pd.DataFrame) -> int:
+def _peak_index(g: pd.DataFrame) -> int:
+    """:func:`_peak_position` of one allocator's rows of run.memory."""
+    return _peak_position(g["in_use_bytes"].to_numpy(), g["event"].to_numpy())
+
+
+def _peak_step(in_use: np.ndarray, group_id: np.ndarray) -> int:
     """Step of the peak: that of the latest event (in time) at the peak usage, as XProf
     picks it (which can differ from the peak event's own step when the peak is reached
     more than once)."""
-    in_use = g["in_use_bytes"].to_numpy()
-    return int(g["group_id"].to_numpy()[np.flatnonzero(in_use == in_use.max())[-1]])
+    return int(group_id[np.flatnonzero(in_use == in_use.max())[-1]])
 
 
 def memory_summary(run) -> pd.DataFrame:
@@ -252,33 +255,53 @@ def memory_summary(run) -> pd.DataFrame:
     can predate the capture.
     """
     memory = run.memory
+    c = {k: memory[k].to_numpy() for k in _SUMMARY_INPUTS}
+    host, alloc = memory["host"].array, memory["allocator"].array
+    # Rows are sorted by host and allocator: each allocator is one run of rows.
+    key = np.asarray(host.codes, np.int64) * (len(alloc.categories) + 1) + np.asarray(alloc.codes)
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else key
+    is_alloc = (memory["activity"] == "ALLOCATION").to_numpy()
     rows = []
-    for (host, alloc), g in memory.groupby(["host", "allocator"], observed=True, sort=False):
-        p = g.iloc[_peak_index(g)]
+    for a, b in zip(starts.tolist(), np.r_[starts[1:], len(key)].tolist()):
+        g = {k: v[a:b] for k, v in c.items()}
+        p = _peak_position(g["in_use_bytes"], g["event"])
+        allocs = int(is_alloc[a:b].sum())
         rows.append(
-            {
-                "host": host,
-                "allocator": alloc,
-                "num_allocations": int((g["activity"] == "ALLOCATION").sum()),
-                "num_deallocations": int((g["activity"] == "DEALLOCATION").sum()),
-                "memory_capacity_bytes": int(
-                    p["stack_reserved_bytes"] + p["heap_allocated_bytes"] + p["free_memory_bytes"]
-                ),
+            (
+                str(host[a]),
+                str(alloc[a]),
+                allocs,
+                b - a - allocs,
+                int(g["stack_reserved_bytes"][p] + g["heap_allocated_bytes"][p])
+                + int(g["free_memory_bytes"][p]),
                 # The allocator's own lifetime peak as its last event (in file order)
                 # reports it, as XProf takes it (0 when that event lacks the stat).
-                "peak_bytes_lifetime": int(g["peak_bytes_in_use"].iloc[g["event"].argmax()]),
-                "peak_in_use_bytes": int(p["in_use_bytes"]),
-                "peak_heap_bytes": int(p["heap_allocated_bytes"]),
-                "peak_stack_bytes": int(p["stack_reserved_bytes"]),
-                "peak_free_bytes": int(p["free_memory_bytes"]),
-                "peak_fragmentation": float(p["fragmentation"]),
-                "peak_time_us": float(p["time_us"]),
-                "peak_group_id": _peak_step(g),
-            }
+                int(g["peak_bytes_in_use"][int(np.argmax(g["event"]))]),
+                int(g["in_use_bytes"][p]),
+                int(g["heap_allocated_bytes"][p]),
+                int(g["stack_reserved_bytes"][p]),
+                int(g["free_memory_bytes"][p]),
+                float(g["fragmentation"][p]),
+                float(g["time_us"][p]),
+                _peak_step(g["in_use_bytes"], g["group_id"]),
+            )
         )
     return schema.conform(
         pd.DataFrame(rows, columns=list(schema.MEMORY_SUMMARY)), schema.MEMORY_SUMMARY
     )
+
+
+_SUMMARY_INPUTS = (
+    "in_use_bytes",
+    "event",
+    "stack_reserved_bytes",
+    "heap_allocated_bytes",
+    "free_memory_bytes",
+    "peak_bytes_in_use",
+    "fragmentation",
+    "time_us",
+    "group_id",
+)
 
 
 def memory_breakdown(run, allocator: str | None = None, host: str | None = None) -> pd.DataFrame:

@@ -224,33 +224,22 @@ def _environment(run) -> tuple[str, str, int]:
     the GPU model of the first GPU plane (from its vendor and compute capability; 'GPU'
     when unknown) and the number of GPU planes, empty ones included; else the first TPU
     core's ``device_type_string`` and the number of TPU cores; else 'CPU'."""
-    planes = run.planes
-    names = planes["plane"].astype(str)
-    gpus = planes[names.str.startswith("/device:GPU:").to_numpy()]
-    if len(gpus):
-        first = gpus.iloc[0]
-        stats = run.plane_stats[
-            (run.plane_stats["host"] == first["host"])
-            & (run.plane_stats["plane"] == first["plane"])
-        ]
-        props = dict(zip(stats["stat"].astype(str), stat_columns.values(stats)))
-        return "GPU", _gpu_model(props) or "GPU", len(gpus)
-    tpus = planes[names.str.match(_TPU_CORE).to_numpy()]
-    if len(tpus):
-        first = tpus.iloc[0]
-        stats = run.plane_stats[
-            (run.plane_stats["host"] == first["host"])
-            & (run.plane_stats["plane"] == first["plane"])
-        ]
-        props = dict(zip(stats["stat"].astype(str), stat_columns.values(stats)))
-        return "TPU", str(props.get("device_type_string", "")), len(tpus)
+    names = [str(p) for p in run.planes["plane"].tolist()]
+    gpus = [i for i, p in enumerate(names) if p.startswith("/device:GPU:")]
+    if gpus:
+        return "GPU", _gpu_model(_props_of(run, gpus[0])) or "GPU", len(gpus)
+    tpus = [i for i, p in enumerate(names) if _TPU_CORE.match(p)]
+    if tpus:
+        return "TPU", str(_props_of(run, tpus[0]).get("device_type_string", "")), len(tpus)
     return "CPU_ONLY", "CPU", 0
 
 
-def _plane_props(run, plane: pd.Series) -> dict:
-    """A plane's stats as {name: value}."""
-    ps = run.plane_stats
-    stats = ps[(ps["host"] == plane["host"]) & (ps["plane"] == plane["plane"])]
+def _props_of(run, row: int) -> dict:
+    """The stats of the plane in row ``row`` of run.planes, as {name: value}."""
+    planes, ps = run.planes, run.plane_stats
+    host, plane = planes["host"].iloc[row], planes["plane"].iloc[row]
+    mine = (ps["host"].to_numpy(object) == host) & (ps["plane"].to_numpy(object) == plane)
+    stats = ps[mine]
     return dict(zip(stats["stat"].astype(str), stat_columns.values(stats)))
 
 
@@ -463,11 +452,12 @@ def _op_placement(ops: pd.DataFrame) -> dict[str, object]:
     """Where ops ran, by occurrences (XProf's rule, over TensorBoard's own rows) and by self
     time (over every row), eager shares, and the top ten ops of the device (of the host
     when no device op ran)."""
-    real = ops[ops["type"] != "IDLE"]
-    is_host = (real["host_or_device"] == "Host").to_numpy()
-    xprof = ~real["beyond_xprof"].to_numpy()
-    self_t = real["total_self_time_us"].to_numpy()
-    occ = real["occurrences"].to_numpy()
+    real_rows = np.flatnonzero((ops["type"] != "IDLE").to_numpy())
+    is_host = (ops["host_or_device"] == "Host").to_numpy()[real_rows]
+    xprof = ~ops["beyond_xprof"].to_numpy()[real_rows]
+    self_t = ops["total_self_time_us"].to_numpy()[real_rows]
+    occ = ops["occurrences"].to_numpy()[real_rows]
+    eager = ops["is_eager"].to_numpy()[real_rows]
     host_t, dev_t = float(self_t[is_host].sum()), float(self_t[~is_host].sum())
     host_n, dev_n = int(occ[is_host].sum()), int(occ[~is_host & xprof].sum())
 
@@ -475,18 +465,16 @@ def _op_placement(ops: pd.DataFrame) -> dict[str, object]:
         return 100.0 * a / (a + b) if a + b else 0.0
 
     def eager_pct(side: np.ndarray) -> float:
-        eager = real["is_eager"].to_numpy()
         return share(float(self_t[side & eager].sum()), float(self_t[side & ~eager].sum()))
 
-    side = real[~is_host] if dev_t > 0 else real[is_host]
-    top = side.sort_values(
-        ["total_self_time_us", "operation"], ascending=[False, True], kind="stable"
-    ).head(10)
+    side = ~is_host if dev_t > 0 else is_host
+    # The top ten by self time, ties by name (the operation's codes are its name's rank).
+    op_rank = np.asarray(ops["operation"].array.codes)[real_rows][side]
+    first = np.lexsort((op_rank, -self_t[side]))[:10]
+    top = ops.iloc[real_rows[side][first]].reset_index(drop=True)
     # Shares of the side's op time, IDLE left out, as the overview's table gives them.
-    side_total = float(side["total_self_time_us"].sum())
-    top = top.assign(
-        self_time_percent=100 * top["total_self_time_us"] / side_total if side_total else 0.0
-    )
+    side_total = float(self_t[side].sum())
+    top["self_time_percent"] = 100 * top["total_self_time_us"] / side_total if side_total else 0.0
     top["cumulative_self_time_percent"] = top["self_time_percent"].cumsum()
     return {
         "host_op_occurrence_percent": share(host_n, dev_n),
@@ -495,7 +483,7 @@ def _op_placement(ops: pd.DataFrame) -> dict[str, object]:
         "device_op_time_percent": share(dev_t, host_t),
         "eager_host_op_percent": eager_pct(is_host),
         "eager_device_op_percent": eager_pct(~is_host),
-        "top_ops": top.reset_index(drop=True),
+        "top_ops": top,
     }
 
 

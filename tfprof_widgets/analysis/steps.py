@@ -546,12 +546,32 @@ def overview_steps(steps: pd.DataFrame) -> pd.DataFrame:
     the first and the last when the host has more than DROP_EDGE_STEPS_ABOVE steps (they
     are usually cut by the capture window); all of them otherwise, and all of them when
     the steps are TensorBoard's own list (a run without a trace), which it already cut."""
-    if steps.attrs.get("edge_steps_dropped"):
+    if steps.attrs.get("edge_steps_dropped") or not len(steps):
         return steps
-    keep = []
-    for _, g in steps.groupby("host", observed=True, sort=False):
-        keep.append(g.iloc[1:-1] if len(g) > DROP_EDGE_STEPS_ABOVE else g)
-    return pd.concat(keep) if keep else steps
+    host = np.asarray(
+        steps["host"].array.codes
+        if hasattr(steps["host"], "cat")
+        else pd.factorize(steps["host"])[0]
+    )
+    # Each host's steps, in the order the host first appears (its steps are contiguous).
+    order = np.argsort(_first_seen_rank(host)[host], kind="stable")
+    h = host[order]
+    starts = np.flatnonzero(np.r_[True, h[1:] != h[:-1]])
+    ends = np.r_[starts[1:], len(h)]
+    keep = np.ones(len(h), bool)
+    big = (ends - starts) > DROP_EDGE_STEPS_ABOVE
+    keep[starts[big]] = False
+    keep[ends[big] - 1] = False
+    return steps.iloc[order[keep]]
+
+
+def _first_seen_rank(codes: np.ndarray) -> np.ndarray:
+    """Per code: its rank by first appearance in ``codes``."""
+    _, first = np.unique(codes, return_index=True)
+    rank = np.zeros(int(codes.max()) + 1, np.int64)
+    used = np.unique(codes)
+    rank[used[np.argsort(first)]] = np.arange(len(used))
+    return rank
 
 
 def per_host_steps(run) -> pd.DataFrame:
