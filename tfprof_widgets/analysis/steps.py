@@ -548,11 +548,9 @@ def overview_steps(steps: pd.DataFrame) -> pd.DataFrame:
     the steps are TensorBoard's own list (a run without a trace), which it already cut."""
     if steps.attrs.get("edge_steps_dropped") or not len(steps):
         return steps
-    host = np.asarray(
-        steps["host"].array.codes
-        if hasattr(steps["host"], "cat")
-        else pd.factorize(steps["host"])[0]
-    )
+    col = steps["host"]
+    is_cat = isinstance(col.dtype, pd.CategoricalDtype)
+    host = np.asarray(col.cat.codes if is_cat else pd.factorize(col)[0], np.int64)
     # Each host's steps, in the order the host first appears (its steps are contiguous).
     order = np.argsort(_first_seen_rank(host)[host], kind="stable")
     h = host[order]
