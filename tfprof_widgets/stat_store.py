@@ -61,9 +61,10 @@ def _narrow_codes(codes: np.ndarray, n_values: int) -> np.ndarray:
     return codes
 
 
-def _local_codes(codes: np.ndarray, values) -> tuple[np.ndarray, list]:
+def _local_codes(codes: np.ndarray, values, distinct: bool = False) -> tuple[np.ndarray, list]:
     """Codes into ``values`` (a list or object array) as codes into the distinct values the
-    rows use, each once (equal values from several sources merged)."""
+    rows use, each once (equal values from several sources merged, unless ``distinct`` says
+    that ``values`` holds each value once)."""
     if not len(codes):
         return codes.astype(np.int8), []
     codes = np.asarray(codes, np.int64)
@@ -79,6 +80,8 @@ def _local_codes(codes: np.ndarray, values) -> tuple[np.ndarray, list]:
         used, inverse = np.unique(codes, return_inverse=True)
     vals = np.empty(len(used), object)
     vals[:] = [values[i] for i in used.tolist()]
+    if distinct:
+        return _narrow_codes(inverse, len(vals)), list(vals)
     remap, merged = pd.factorize(vals, use_na_sentinel=False)
     local = remap[inverse] if len(merged) != len(vals) else inverse
     return _narrow_codes(local, len(merged)), list(merged)
@@ -147,10 +150,12 @@ class StatStore:
         str_code: np.ndarray,
         str_values,
         n_owners: int,
+        distinct_strings: bool = False,
     ) -> StatStore:
         """From long rows: each row's owner, name (code into ``names``), kind (KIND_CODE),
         int value (int/uint kinds, uint as two's complement), float value (double) and string
-        (code into ``str_values``, str/bytes kinds). Rows of one owner keep their order."""
+        (code into ``str_values``, str/bytes kinds; ``distinct_strings``: it holds each value
+        once). Rows of one owner keep their order."""
         n = len(owner)
         if not n:
             return cls.empty(n_owners)
@@ -191,7 +196,7 @@ class StatStore:
                 values.append(np.asarray(float_value, np.float64)[rows])
                 texts.append(None)
             elif k in _TEXT_KINDS:
-                codes, vals = _local_codes(np.asarray(str_code)[rows], text_list)
+                codes, vals = _local_codes(np.asarray(str_code)[rows], text_list, distinct_strings)
                 values.append(codes)
                 texts.append(vals)
             else:

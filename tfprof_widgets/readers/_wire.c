@@ -551,6 +551,26 @@ static int walk_sm_entry(walk_t *w, const uint8_t *p, const uint8_t *end, sm_col
 static PyObject *to_column(buf_t *b);
 static void free_walk(walk_t *w);
 
+/* The distinct string payloads as Python objects: str for field 5 (undecodable bytes
+ * replaced, as a UTF-8 decoder shows them), bytes for fields 6 and 8. */
+static PyObject *distinct_texts(walk_t *w) {
+    Py_ssize_t n = (Py_ssize_t)(w->uniq_len.len / sizeof(int64_t));
+    const int64_t *o = (const int64_t *)w->uniq_off.data, *l = (const int64_t *)w->uniq_len.data;
+    const int8_t *k = (const int8_t *)w->uniq_kind.data;
+    PyObject *list = PyList_New(n);
+    for (Py_ssize_t i = 0; list && i < n; i++) {
+        const char *p = (const char *)w->base + o[i];
+        PyObject *t = k[i] == 5 ? PyUnicode_DecodeUTF8(p, (Py_ssize_t)l[i], "replace")
+                                : PyBytes_FromStringAndSize(p, (Py_ssize_t)l[i]);
+        if (!t) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, t);
+    }
+    return list;
+}
+
 /* The UTF-8 strings at these offsets and lengths of base, as a list of str (protobuf has
  * checked they are UTF-8). */
 static PyObject *texts_at(const uint8_t *base, buf_t *off, buf_t *len) {
@@ -599,7 +619,7 @@ static PyObject *py_plane_metadata(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
     } else {
         result = Py_BuildValue(
-            "{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
+            "{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
             "em_key", to_column(&em.key), "em_name", texts_at(w.base, &em.name_off, &em.name_len),
             "em_display", texts_at(w.base, &em.disp_off, &em.disp_len), "em_meta_len",
             to_column(&em.meta_len), "em_children", to_column(&em.children), "sm_key",
@@ -607,8 +627,7 @@ static PyObject *py_plane_metadata(PyObject *self, PyObject *args) {
             "st_owner", to_column(&w.st_owner), "st_md", to_column(&w.st_md), "st_kind",
             to_column(&w.st_kind), "st_val", to_column(&w.st_val), "str_row",
             to_column(&w.str_row), "str_code", to_column(&w.str_code), "uniq_kind",
-            to_column(&w.uniq_kind), "uniq_off", to_column(&w.uniq_off), "uniq_len",
-            to_column(&w.uniq_len));
+            to_column(&w.uniq_kind), "texts", distinct_texts(&w));
     }
     buf_t *all[] = {&em.key, &em.name_off, &em.name_len, &em.disp_off, &em.disp_len,
                     &em.meta_len, &em.children, &sm.key, &sm.name_off, &sm.name_len};
@@ -717,7 +736,7 @@ static PyObject *py_walk(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
     } else {
         result = Py_BuildValue(
-            "{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
+            "{s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N}",
             "space", to_bytes(&w.space_hdr), "planes", header_list(&w.plane_hdr, &w.plane_off),
             "lines", header_list(&w.line_hdr, &w.line_off), "line_plane",
             to_column(&w.line_plane), "line_n", to_column(&w.line_n), "ev_md",
@@ -726,8 +745,7 @@ static PyObject *py_walk(PyObject *self, PyObject *args) {
             to_column(&w.st_owner), "st_md", to_column(&w.st_md), "st_kind",
             to_column(&w.st_kind), "st_val", to_column(&w.st_val), "str_row",
             to_column(&w.str_row), "str_code", to_column(&w.str_code), "uniq_kind",
-            to_column(&w.uniq_kind), "uniq_off", to_column(&w.uniq_off), "uniq_len",
-            to_column(&w.uniq_len));
+            to_column(&w.uniq_kind), "texts", distinct_texts(&w));
     }
     free_walk(&w);
     PyBuffer_Release(&view);

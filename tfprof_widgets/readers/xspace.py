@@ -17,6 +17,7 @@ import dataclasses
 from collections.abc import Callable
 
 import numpy as np
+import pandas as pd
 from google.protobuf.message import DecodeError
 
 from ..errors import CorruptProfileError, NoEventsError, ProfileTooLargeError, WrongFormatError
@@ -143,7 +144,7 @@ def _walk_fast(data: bytes, path: str) -> _Walk:
     ]
     line_n = np.frombuffer(cols["line_n"], np.int64)
     field = np.frombuffer(cols["st_kind"], np.int8)
-    texts, text_field = _distinct_texts(data, cols)
+    texts, text_field = _distinct_texts(cols)
     return _Walk(
         space,
         planes,
@@ -166,18 +167,12 @@ def _walk_fast(data: bytes, path: str) -> _Walk:
     )
 
 
-def _distinct_texts(data: bytes, cols: dict) -> tuple[np.ndarray, np.ndarray]:
+def _distinct_texts(cols: dict) -> tuple[np.ndarray, np.ndarray]:
     """The walk's distinct string payloads (str for field 5, bytes for 6 and 8), and each
     one's field."""
-    field = np.frombuffer(cols["uniq_kind"], np.int8)
-    off = np.frombuffer(cols["uniq_off"], np.int64)
-    end = off + np.frombuffer(cols["uniq_len"], np.int64)
-    texts = np.empty(len(field), object)
-    texts[:] = [data[a:b] for a, b in zip(off.tolist(), end.tolist())]
-    is_str = field == 5
-    if is_str.any():
-        texts[is_str] = [t.decode("utf-8", "replace") for t in texts[is_str]]
-    return texts, field
+    texts = np.empty(len(cols["texts"]), object)
+    texts[:] = cols["texts"]
+    return texts, np.frombuffer(cols["uniq_kind"], np.int8)
 
 
 def _walk_python(data: bytes, path: str, on_fraction: Callable[[float], None] | None) -> _Walk:
@@ -439,9 +434,8 @@ class _Metadata:
             else:
                 snames = self._from_messages(pi, plane, path)
             pstats = [(0, s.metadata_id, s.WhichOneof("value"), _value(s)) for s in plane.stats]
-            self.planes.append(
-                PlaneInfo(plane.name, plane.id, StatRows.from_tuples(pstats, snames, path))
-            )
+            stats = StatRows.from_tuples(pstats, snames, path) if pstats else StatRows.empty()
+            self.planes.append(PlaneInfo(plane.name, plane.id, stats))
 
     def _add_lookup(self, ids: np.ndarray) -> None:
         first = len(self.names)
@@ -495,11 +489,14 @@ class _Metadata:
         owner = row_of[c["st_owner"]]
         # The stats of the kept entries, in key order (as the entries are listed).
         keep = np.flatnonzero(owner >= 0)
+        if not len(keep):
+            self.stat_parts.append(StatRows.empty())
+            return snames
         keep = keep[np.argsort(owner[keep], kind="stable")]
         field = c["st_kind"]
         obj = np.full(len(field), None, object)
         if len(c["str_row"]):
-            texts, _ = _distinct_texts(header, c)
+            texts, _ = _distinct_texts(c)
             obj[c["str_row"]] = texts[c["str_code"]]
         ids, inv = unique_inverse(c["st_md"][keep])
         sname = categorical_from_codes(inv, [snames.get(int(i), f"<stat {int(i)}>") for i in ids])
@@ -581,6 +578,11 @@ def _event_stats(w: _Walk, ev_bounds: np.ndarray, stat_names, path: str) -> Stat
             texts += [snames.get(i, f"<ref {i}>") for i in ref_ids.tolist()]
     texts += _inflated(w.texts, w.text_field, path)
     str_code[w.text_rows] = w.text_code.astype(np.int64) + (len(texts) - len(w.texts))
+    # Each string once (a ref's name can equal a string stat, or another plane's ref).
+    merged, distinct = pd.factorize(np.array(texts, dtype=object), use_na_sentinel=False)
+    if len(distinct) < len(texts):
+        has = str_code >= 0
+        str_code[has] = merged[str_code[has]]
     return StatStore.from_columns(
         w.st_owner,
         name_code,
@@ -589,8 +591,9 @@ def _event_stats(w: _Walk, ev_bounds: np.ndarray, stat_names, path: str) -> Stat
         w.st_raw,
         w.st_raw.view(np.float64),
         str_code,
-        texts,
+        list(distinct),
         n_events,
+        distinct_strings=True,
     )
 
 
