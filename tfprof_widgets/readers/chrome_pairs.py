@@ -102,11 +102,14 @@ def _match(keys: np.ndarray, is_begin: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return b_pos, e_pos, unopened
 
 
-def id_codes(*columns) -> np.ndarray:
-    """One int64 key per row from several factorised columns (object or int arrays)."""
+def id_codes(*columns: np.ndarray) -> np.ndarray:
+    """One int64 key per row from several columns of numbers (codes, where -1, "none", is a
+    value like the others), each renumbered by first appearance: rows have equal keys where
+    all their values are equal, and keys sort as the values do by first appearance, column
+    by column."""
     key = np.zeros(len(columns[0]), np.int64)
     for col in columns:
-        codes, uniques = pd.factorize(np.asarray(col, dtype=object), use_na_sentinel=False)
+        codes, uniques = pd.factorize(np.asarray(col))
         key = key * (len(uniques) + 1) + codes
         if len(uniques) and key.max() > 2**40:  # keep the product small: re-factorise
             key = pd.factorize(key)[0].astype(np.int64)
@@ -144,8 +147,7 @@ def timed_events(dec, thread_key: np.ndarray, pid_key: np.ndarray) -> Timed:
             continue
         # Timestamp order, a begin before an end at the same time.
         sel = sel[np.lexsort((ph[sel] == _P[end], dec.ts[sel]))]
-        ids = event_ids(dec, sel)
-        key = id_codes(pid_key[sel], _take(dec.cat, sel), ids, _take(dec.name, sel))
+        key = id_codes(pid_key[sel], dec.cat.codes[sel], dec.id.codes[sel], dec.name.codes[sel])
         bb, ee, unop = _match(key, ph[sel] == _P[begin])
         bb, ee = sel[bb], sel[ee]
         add(bb, dec.ts[bb], np.maximum(dec.ts[ee] - dec.ts[bb], 0.0), ASYNC, ee, False)
@@ -161,8 +163,8 @@ def timed_events(dec, thread_key: np.ndarray, pid_key: np.ndarray) -> Timed:
     skipped = {}
     other = np.flatnonzero(ph == PH_OTHER)
     if len(other):
-        vc = pd.Series([dec.ph_text[i] for i in other.tolist()]).value_counts()
-        skipped = {str(k): int(v) for k, v in vc.items()}
+        vc = pd.Series(dec.ph_text.codes[other]).value_counts()
+        skipped = {dec.ph_text.values[k]: int(v) for k, v in vc.items()}
     return Timed(
         src=np.concatenate(parts_src).astype(np.int64),
         ts=np.concatenate(parts_ts),
@@ -174,20 +176,6 @@ def timed_events(dec, thread_key: np.ndarray, pid_key: np.ndarray) -> Timed:
         unopened=int(unopened),
         skipped=skipped,
     )
-
-
-def _take(values: list, idx: np.ndarray) -> list:
-    return [values[i] for i in idx.tolist()]
-
-
-def event_ids(dec, idx: np.ndarray) -> list:
-    """Each event's ``id``, or its ``id2`` as one hashable value ("local:0x1")."""
-    out = []
-    for i, d in zip(dec.field("id", idx), dec.field("id2", idx)):
-        if i is None and d is not None:
-            i = ";".join(f"{k}:{v}" for k, v in sorted(d.items()))
-        out.append(i)
-    return out
 
 
 # -- flows ------------------------------------------------------------------------------------
