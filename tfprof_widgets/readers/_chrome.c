@@ -158,12 +158,37 @@ static inline uint64_t mix64(uint64_t h) {
     return h;
 }
 
+static inline uint64_t read64(const uint8_t *p) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+#define K1 0xbf58476d1ce4e5b9ULL
+#define K2 0x94d049bb133111ebULL
+
+/* Four independent multiply chains over 32-byte blocks: long strings (Kineto's call stacks
+ * are kilobytes) hash at several bytes per cycle. */
 static inline uint32_t hash_bytes(const uint8_t *p, size_t n) {
     uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
+    if (n >= 32) {
+        uint64_t a = h, b = h ^ K1, c = h ^ K2, d = h + K1;
+        do {
+            a = (a ^ read64(p)) * K1;
+            b = (b ^ read64(p + 8)) * K1;
+            c = (c ^ read64(p + 16)) * K1;
+            d = (d ^ read64(p + 24)) * K1;
+            a ^= a >> 31;
+            b ^= b >> 31;
+            c ^= c >> 31;
+            d ^= d >> 31;
+            p += 32;
+            n -= 32;
+        } while (n >= 32);
+        h = mix64(a) ^ mix64(b + K2) ^ mix64(c + 2 * K2) ^ mix64(d + 3 * K2);
+    }
     while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+        h = (h ^ read64(p)) * K1;
         h ^= h >> 31;
         p += 8;
         n -= 8;
@@ -171,7 +196,7 @@ static inline uint32_t hash_bytes(const uint8_t *p, size_t n) {
     if (n) {
         uint64_t w = 0;
         memcpy(&w, p, n);
-        h = (h ^ w) * 0x94d049bb133111ebULL;
+        h = (h ^ w) * K2;
     }
     return (uint32_t)mix64(h);
 }
