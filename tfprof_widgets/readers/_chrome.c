@@ -167,10 +167,14 @@ static inline uint64_t read64(const uint8_t *p) {
 #define K1 0xbf58476d1ce4e5b9ULL
 #define K2 0x94d049bb133111ebULL
 
+/* Set once per process from Python's randomised string hash: a file cannot be crafted so
+ * that its strings collide here (which would make interning quadratic). */
+static uint64_t hash_seed = 0x9E3779B97F4A7C15ULL;
+
 /* Four independent multiply chains over 32-byte blocks: long strings (Kineto's call stacks
  * are kilobytes) hash at several bytes per cycle. */
 static inline uint32_t hash_bytes(const uint8_t *p, size_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
+    uint64_t h = hash_seed ^ (uint64_t)n;
     if (n >= 32) {
         uint64_t a = h, b = h ^ K1, c = h ^ K2, d = h + K1;
         do {
@@ -281,7 +285,8 @@ static int no_memory(dec_t *d) {
 
 static int32_t intern(dec_t *d, table_t *t, const uint8_t *p, size_t len, uint64_t num, int tag,
                       int ascii, int copy) {
-    uint32_t h = tag == TAG_STR ? hash_bytes(p, len) : (uint32_t)mix64(num * 3 + (uint64_t)tag);
+    uint32_t h = tag == TAG_STR ? hash_bytes(p, len)
+                                : (uint32_t)mix64((num ^ hash_seed) * 3 + (uint64_t)tag);
     if (t->n * 2 >= t->nslots && table_rehash(t) < 0) return no_memory(d), -1;
     size_t mask = t->nslots - 1, j = h & mask;
     for (;;) {
@@ -1339,6 +1344,11 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__chrome(void) {
     if (PyType_Ready(&ColumnType) < 0) return NULL;
+    PyObject *key = PyUnicode_FromString("tfprof_widgets.readers._chrome");
+    Py_hash_t seed = key ? PyObject_Hash(key) : -1;
+    Py_XDECREF(key);
+    if (seed == -1 && PyErr_Occurred()) return NULL;
+    hash_seed = mix64((uint64_t)seed ^ hash_seed);
     PyObject *m = PyModule_Create(&module);
     if (m && PyModule_AddStringConstant(m, "LONE_SURROGATE", LONE_SURROGATE) < 0) {
         Py_DECREF(m);
