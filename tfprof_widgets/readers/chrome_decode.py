@@ -170,22 +170,28 @@ def decode(data: bytes, path: str, use_c: bool | None = None) -> Decoded:
     """Decode a whole trace (the JSON text, gunzipped); every problem becomes a typed error
     naming the field. The C decoder first (``use_c``, default :data:`USE_C`), the msgspec
     path where it is not built or gives up."""
-    fixed = None
     if (USE_C if use_c is None else use_c) and _chrome is not None:
         got = decode_c(data, path)
-        if isinstance(got, str) and got.startswith(_chrome.LONE_SURROGATE):
-            # Rare: lone surrogates are replaced first (text.py), then the C decoder again.
-            fixed = json_without_lone_surrogates(data)
-            got = decode_c(fixed, path) if fixed is not data else got
         if isinstance(got, Decoded):
             return got
-    if fixed is None:
-        fixed = json_without_lone_surrogates(data)
-    return _decode_msgspec(fixed, path)
+    # A lone surrogate (a name cut mid-character by a writer) would fail the decode.
+    return _decode_msgspec(json_without_lone_surrogates(data), path)
 
 
 def decode_c(data: bytes, path: str) -> Decoded | str:
-    """The C decoder's :class:`Decoded`, or why it gave up (the msgspec path must decode)."""
+    """The C decoder's :class:`Decoded`, or why it gave up (the msgspec path must decode).
+
+    Lone surrogate escapes are replaced (as for the msgspec path) only when the decoder meets
+    one: looking for them costs a scan of the whole text."""
+    got = _decode_c(data, path)
+    if isinstance(got, str) and got.startswith(_chrome.LONE_SURROGATE):
+        fixed = json_without_lone_surrogates(data)
+        if fixed is not data:
+            got = _decode_c(fixed, path)
+    return got
+
+
+def _decode_c(data: bytes, path: str) -> Decoded | str:
     out = _chrome.decode(bytes(data))
     if isinstance(out, str):
         return out
