@@ -250,12 +250,12 @@ class Edges:
 
     def field_value(self, field: str) -> bytes:
         r = self.rng
-        if self.odd() or r.random() < 0.01:
+        if self.odd() or r.random() < 0.002:
             return self.value()  # any type: often a wrong one
-        if r.random() < 0.05:
+        if r.random() < 0.02:
             return b"null"
         if field == "ph":
-            return self.string(PHASES)
+            return self.string(("X",) * len(PHASES) + PHASES)
         if field in ("name", "cat", "bp", "s"):
             return self.string(WORDS)
         if field in ("pid", "tid", "id"):
@@ -263,9 +263,12 @@ class Edges:
                 return self.string(("1", "2", "stream 7", "0x1", "a", ""))
             if self.odd():
                 return r.choice((b"1.5", b"1e2", b"18446744073709551616", b"-9223372036854775809"))
-            return r.choice(IDS)
+            return r.choice(IDS) if r.random() < 0.1 else b"%d" % r.randint(0, 3)
         if field in ("ts", "dur"):
-            return self.number() if r.random() < 0.5 else str(r.randint(0, 1000)).encode()
+            if r.random() < 0.15:
+                return self.number()  # often out of the range a trace can span
+            spellings = ("%d", "%.1f", "%.3f", "%.17g", "%.6e", "%.2E")
+            return (r.choice(spellings) % r.uniform(0, 1000)).encode()
         if field == "id2":
             value = self.string(("0x1", "2")) if r.random() < 0.5 else b"%d" % r.randint(0, 3)
             members = [(self.string(("local", "global")), value)]
@@ -277,10 +280,10 @@ class Edges:
 
     def event(self) -> bytes:
         r = self.rng
-        members = [(b'"ph"', self.string(PHASES))] if r.random() < 0.9 else []
-        for f in r.sample(FIELDS, r.randint(2, 8)):
-            if f == "ph" and members:
-                continue
+        fields = r.sample(FIELDS, r.randint(2, 8))
+        fields += [f for f in ("ph", "ts", "pid", "tid") if f not in fields and r.random() < 0.97]
+        members = []
+        for f in fields:
             key = f.encode()
             if len(key) > 1 and r.random() < 0.02:  # the same key spelled with an escape
                 key = key[:1] + rb"\u00" + format(key[1], "02x").encode() + key[2:]
@@ -294,7 +297,7 @@ class Edges:
 
     def trace(self) -> bytes:
         r = self.rng
-        events = [self.event() for _ in range(r.randint(0, 12))]
+        events = [self.event() for _ in range(r.randint(0 if self.odd() else 1, 12))]
         if r.random() < 0.1:
             events.append(b"{}")
         if self.odd():
