@@ -19,10 +19,12 @@ So every malformed trace gets the msgspec path's error, whichever decoder is bui
 ``USE_C = False`` (or ``decode(..., use_c=False)``) forces the msgspec path (the tests compare
 both).
 
-Measured on the real Kineto traces (``benchmarks/bench_chrome.py``): the C decoder reads a
-35 MB trace in 0.05 s; msgspec with typed structs and raw args decodes it in 0.09 s (plus
-0.25 s to flatten the args), orjson 0.43 s and the stdlib 0.44 s (both build every arg value
-as a Python object), pysimdjson's full conversion 0.36 s.
+Measured on the real Kineto traces: the C decoder gives the columns of a 35 MB trace
+(resnet50_v100_workers0) in ~0.05 s; the msgspec path takes ~0.5 s (0.1 s to decode into
+structs, the rest to flatten the args and factorise the columns). For the msgspec path,
+typed structs with raw args were the fastest Python-level choice: orjson 0.43 s and the
+stdlib 0.44 s (both build every arg value as a Python object), pysimdjson's full conversion
+0.36 s.
 """
 
 from __future__ import annotations
@@ -91,12 +93,6 @@ class Codes:
         c = int(self.codes[i])
         return self.values[c] if c >= 0 else None
 
-    def objects(self, idx: np.ndarray | None = None) -> np.ndarray:
-        """The values of the events ``idx`` (default all) as an object array, None where an
-        event has none."""
-        codes = self.codes if idx is None else self.codes[idx]
-        return np.array([*self.values, None], dtype=object)[codes]
-
     def with_none(self) -> tuple[np.ndarray, list]:
         """Codes (int64) where "none" is a value of its own, in order of first appearance:
         what ``pandas.factorize(values, use_na_sentinel=False)`` gives."""
@@ -111,11 +107,6 @@ class Codes:
             codes[missing] = r
             values.insert(r, None)
         return codes, values
-
-    def subset_codes(self, idx: np.ndarray) -> np.ndarray:
-        """Codes of the events ``idx`` renumbered by first appearance among them, "none"
-        included: what ``pandas.factorize`` gives their values (``use_na_sentinel=False``)."""
-        return pd.factorize(self.codes[idx])[0].astype(np.int64)
 
 
 @dataclasses.dataclass
@@ -515,18 +506,6 @@ class ArgRows:
         out = np.full(n, -1, np.int64)
         out[self.src[rows]] = self.str_code[rows]
         return out
-
-    def texts(self, key: str, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """A string (or nested, as JSON text) arg per event: object array and present mask."""
-        rows = self.rows_of(key)
-        rows = rows[self.str_code[rows] >= 0]
-        values = np.full(n, None, object)
-        present = np.zeros(n, bool)
-        if len(rows):
-            strs = np.array(self.str_values + [None], dtype=object)
-            values[self.src[rows]] = strs[self.str_code[rows]]
-            present[self.src[rows]] = True
-        return values, present
 
 
 def flatten_args(args: list, path: str) -> ArgRows:
