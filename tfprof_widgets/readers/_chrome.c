@@ -232,7 +232,6 @@ struct dec {
     int depth;
     const char *why; /* the reason for giving up (static text) */
     size_t why_at;
-    int nomem;
     int saw_nonascii; /* set by scan_string: a string held a byte >= 0x80 */
 
     /* top level */
@@ -278,10 +277,9 @@ static int give_up(dec_t *d, const uint8_t *at, const char *why) {
     return -1;
 }
 
-static int no_memory(dec_t *d) {
-    d->nomem = 1;
-    return give_up(d, d->p, "out of memory");
-}
+/* Out of memory while scanning: given up like any other doubt, so the msgspec path (which
+ * needs more memory) decides what the load does. */
+static int no_memory(dec_t *d) { return give_up(d, d->p, "out of memory"); }
 
 static int32_t intern(dec_t *d, table_t *t, const uint8_t *p, size_t len, uint64_t num, int tag,
                       int ascii, int copy) {
@@ -1310,14 +1308,11 @@ static PyObject *py_decode(PyObject *self, PyObject *arg) {
     memset(&o, 0, sizeof(o));
     d.base = d.p = (const uint8_t *)PyBytes_AS_STRING(arg);
     d.end = d.base + PyBytes_GET_SIZE(arg);
-    int rc, ordered = 0;
+    int rc;
     Py_INCREF(arg); /* the bytes stay alive (and immutable) while the GIL is released */
     Py_BEGIN_ALLOW_THREADS
     rc = parse_document(&d);
-    if (rc == 0) {
-        ordered = order_rows(&d, &o) == 0;
-        if (!ordered) rc = no_memory(&d);
-    }
+    if (rc == 0 && order_rows(&d, &o) < 0) rc = no_memory(&d);
     Py_END_ALLOW_THREADS
     PyObject *result = NULL;
     if (rc == 0) {
