@@ -1,7 +1,8 @@
-"""Build configuration beyond pyproject.toml: the optional C wire walker.
+"""Build configuration beyond pyproject.toml: the optional C extensions.
 
-The extension makes loading .xplane.pb files about 10x faster. It is optional: where no C
-compiler is available the build goes on without it and the pure-Python reader is used.
+``_wire`` walks .xplane.pb files (about 10x faster than protobuf); ``_chrome`` decodes Chrome
+trace JSON straight into columns. Both are optional: where no C compiler is available the
+build goes on without them and the pure-Python readers are used.
 """
 
 from setuptools import Extension, setup
@@ -13,6 +14,12 @@ setup(
             sources=["tfprof_widgets/readers/_wire.c"],
             extra_compile_args=["-O3"],
             optional=True,
-        )
+        ),
+        Extension(
+            "tfprof_widgets.readers._chrome",
+            sources=["tfprof_widgets/readers/_chrome.c"],
+            extra_compile_args=["-O3"],
+            optional=True,
+        ),
     ]
 )

@@ -8,7 +8,9 @@ Chrome/Kineto/TF1 trace there), in one process, runs pairs of
 step grouping) and HTA 0.5's ``parse_trace_dataframe`` (its default JSON backend), alternating
 which goes first, and prints the medians: our seconds, HTA's, their ratio (the goal is
 <= 0.25 on the Kineto traces), our events/s, and bytes per event of the events table and of
-the events table plus its stats (``run.event_stats``, every arg of every event).
+the events table plus its stats (``run.event_stats``, every arg of every event). ``read s``:
+the reader alone (``read_chrome_trace``: gunzip, decode, columns; no DataFrames), timed in
+the same pairs.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import tfprof_widgets as tw  # noqa: E402
+from tfprof_widgets.readers.chrome_trace import read_chrome_trace  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "chrome"
 KINETO = (
@@ -58,11 +61,11 @@ def timed(fn, path) -> tuple[float, object]:
 def measure(path: pathlib.Path, repeat: int, hta) -> dict:
     """Median seconds of ours and HTA's in paired runs (alternating which goes first), with
     our events/s and bytes per event."""
-    ours_t, hta_t = [], []
+    ours_t, hta_t, read_t = [], [], []
     ours(path)  # warm: imports, first-use caches
     run = None
     for i in range(repeat):
-        pair = [(ours_t, ours), (hta_t, hta)] if hta else [(ours_t, ours)]
+        pair = [(ours_t, ours), (read_t, read_chrome_trace)] + ([(hta_t, hta)] if hta else [])
         for times, fn in pair if i % 2 == 0 else pair[::-1]:
             t, out = timed(fn, path)
             times.append(t)
@@ -73,7 +76,9 @@ def measure(path: pathlib.Path, repeat: int, hta) -> dict:
     st_bytes = run.event_stats.memory_usage(deep=True).sum()
     o = statistics.median(ours_t)
     h = statistics.median(hta_t) if hta_t else float("nan")
-    return {"events": n, "ours_s": o, "hta_s": h, "ev_bytes": ev_bytes, "st_bytes": st_bytes}
+    r = statistics.median(read_t)
+    return {"events": n, "ours_s": o, "hta_s": h, "read_s": r, "ev_bytes": ev_bytes,
+            "st_bytes": st_bytes}  # fmt: skip
 
 
 def speed_rows(repeat: int = 5) -> list[dict]:
@@ -109,8 +114,8 @@ def main() -> int:
     if hta is None:
         print("HolisticTraceAnalysis is not installed (pip install -e '.[dev]'): HTA columns empty")
     head = (
-        f"{'file':46s} {'JSON MB':>7s} {'events':>7s} {'ours s':>7s} {'HTA s':>7s} "
-        f"{'ratio':>6s} {'events/s':>9s} {'B/event':>8s} {'+stats':>7s}"
+        f"{'file':46s} {'JSON MB':>7s} {'events':>7s} {'ours s':>7s} {'read s':>7s} "
+        f"{'HTA s':>7s} {'ratio':>6s} {'events/s':>9s} {'B/event':>8s} {'+stats':>7s}"
     )
     print(head)
     print("-" * len(head))
@@ -118,9 +123,9 @@ def main() -> int:
         json_mb = len(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else
                       path.read_bytes()) / 1e6  # fmt: skip
         m = measure(path, a.repeat, hta)
-        n, o, h = m["events"], m["ours_s"], m["hta_s"]
+        n, o, r, h = m["events"], m["ours_s"], m["read_s"], m["hta_s"]
         print(
-            f"{path.name:46s} {json_mb:7.1f} {n:7d} {o:7.3f} {h:7.3f} {o / h:6.2f} "
+            f"{path.name:46s} {json_mb:7.1f} {n:7d} {o:7.3f} {r:7.3f} {h:7.3f} {o / h:6.2f} "
             f"{n / o:9,.0f} {m['ev_bytes'] / n:8.0f} {(m['ev_bytes'] + m['st_bytes']) / n:7.0f}"
         )
     return 0

@@ -1,16 +1,30 @@
 """Chrome trace JSON bytes → typed per-event columns, with no Python loop over events.
 
-The JSON is decoded by msgspec into typed structs (``_Event``): every field is checked for
-its JSON type while decoding (a ``pid`` that is a list, a ``ts`` that is a string, ``args``
-that are not an object...), and a wrong one is a :class:`CorruptProfileError` naming the event
-and the field. msgspec bounds the nesting depth itself (a ``RecursionError``, never a C stack
-overflow), so no separate pass over the bytes is needed for that. Each event's ``args`` stay
-undecoded (``msgspec.Raw`` slices of the input) until :func:`flatten_args` turns all of them
-into long stat columns in bulk: one decode of all string values, one of all numbers.
+Two decoders give the same :class:`Decoded`, column for column:
 
-Measured on the real Kineto traces (``benchmarks/bench_chrome.py``): msgspec with typed
-structs and raw args decodes a 35 MB trace in 0.09 s, orjson 0.43 s and the stdlib 0.44 s
-(both build every arg value as a Python object), pysimdjson's full conversion 0.36 s.
+* the C decoder (``_chrome.c``, when built): one pass over the bytes straight into columns,
+  strings interned in C, Python strings built once per distinct value; about 700 MB/s of
+  JSON on the real Kineto traces. It accepts only what it is sure the msgspec path reads the
+  same way, and gives up on anything else (invalid JSON, a wrong field type, a lone surrogate,
+  a number beyond double range...), and then
+* the msgspec path runs: the JSON is decoded into typed structs (``_Event``): every field is
+  checked for its JSON type while decoding (a ``pid`` that is a list, a ``ts`` that is a
+  string, ``args`` that are not an object...), and a wrong one is a
+  :class:`CorruptProfileError` naming the event and the field. msgspec bounds the nesting
+  depth itself (a ``RecursionError``, never a C stack overflow). Each event's ``args`` stay
+  undecoded (``msgspec.Raw`` slices of the input) until :func:`flatten_args` turns all of
+  them into long stat columns in bulk: one decode of all string values, one of all numbers.
+
+So every malformed trace gets the msgspec path's error, whichever decoder is built.
+``USE_C = False`` (or ``decode(..., use_c=False)``) forces the msgspec path (the tests compare
+both).
+
+Measured on the real Kineto traces: the C decoder gives the columns of a 35 MB trace
+(resnet50_v100_workers0) in ~0.05 s; the msgspec path takes ~0.5 s (0.1 s to decode into
+structs, the rest to flatten the args and factorise the columns). For the msgspec path,
+typed structs with raw args were the fastest Python-level choice: orjson 0.43 s and the
+stdlib 0.44 s (both build every arg value as a Python object), pysimdjson's full conversion
+0.36 s.
 """
 
 from __future__ import annotations
@@ -27,6 +41,15 @@ import pandas as pd
 
 from ..errors import CorruptProfileError, WrongFormatError
 from ..stat_columns import KIND_CODE
+from .text import json_without_lone_surrogates
+
+try:
+    from . import _chrome
+except ImportError:  # no C compiler where this was installed: the msgspec path only
+    _chrome = None
+
+# Whether decode() tries the C decoder first (tests set it False to force the msgspec path).
+USE_C = True
 
 _Id = int | str | None
 
@@ -38,6 +61,232 @@ PH_NONE = PH_OTHER + 1
 
 # Kinds of an arg value, told by its first byte.
 _QUOTE, _BRACKET, _BRACE, _TRUE, _FALSE, _NULL = b'"[{tfn'
+
+
+@dataclasses.dataclass
+class Codes:
+    """One field of every event, factorised: ``codes[i]`` is event i's index into ``values``
+    (its distinct values in order of first appearance), -1 where the event has none (the
+    field absent or null)."""
+
+    codes: np.ndarray  # int32
+    values: list
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def code_of(self, value) -> int:
+        """The code of a value (-1 when no event has it)."""
+        lookup = self.__dict__.get("_lookup")
+        if lookup is None:
+            lookup = self.__dict__["_lookup"] = {v: i for i, v in enumerate(self.values)}
+        return lookup.get(value, -1)
+
+    def isin(self, values, idx: np.ndarray | None = None) -> np.ndarray:
+        """Which events (of ``idx``, default all) have one of ``values``."""
+        codes = self.codes if idx is None else self.codes[idx]
+        wanted = [c for c in map(self.code_of, values) if c >= 0]
+        return np.isin(codes, wanted) if wanted else np.zeros(len(codes), bool)
+
+    def value(self, i: int):
+        """Event i's value (None when it has none)."""
+        c = int(self.codes[i])
+        return self.values[c] if c >= 0 else None
+
+    def with_none(self) -> tuple[np.ndarray, list]:
+        """Codes (int64) where "none" is a value of its own, in order of first appearance:
+        what ``pandas.factorize(values, use_na_sentinel=False)`` gives."""
+        codes = self.codes.astype(np.int64)
+        missing = np.flatnonzero(codes < 0)
+        values = list(self.values)
+        if len(missing):
+            first = int(missing[0])
+            # Codes number values by first appearance: those seen before it are 0..r-1.
+            r = int(codes[:first].max()) + 1 if first else 0
+            codes[codes >= r] += 1
+            codes[missing] = r
+            values.insert(r, None)
+        return codes, values
+
+
+@dataclasses.dataclass
+class TopLevel:
+    """What the JSON Object Format holds beside ``traceEvents`` that the reader uses: Kineto's
+    keys as decoded (None where absent), and which of the keys it does not load are there."""
+
+    deviceProperties: Any = None
+    baseTimeNanoseconds: Any = None
+    schemaVersion: Any = None
+    distributedInfo: Any = None
+    unloaded: tuple[str, ...] = ()  # of "samples", "stackFrames", "systemTraceEvents"
+
+
+_TOP_KEYS = ("deviceProperties", "baseTimeNanoseconds", "schemaVersion", "distributedInfo")
+_UNLOADED_KEYS = ("samples", "stackFrames", "systemTraceEvents")
+
+
+@dataclasses.dataclass
+class Decoded:
+    """The trace's events as columns (one entry per element of ``traceEvents``)."""
+
+    ph: np.ndarray  # int8 PH_CODE
+    ph_text: Codes  # the "ph" strings as written
+    name: Codes
+    cat: Codes
+    pid: Codes  # int or str values, as in the file ("1" and 1 are different ids)
+    tid: Codes
+    id: Codes  # "id" (int or str), or where there is none, "id2" as one text ("local:0x1")
+    bp: Codes
+    ts: np.ndarray  # float64 µs, NaN where absent
+    dur: np.ndarray
+    args: ArgRows  # every arg of every event, one typed row each
+    top: TopLevel | None  # None for the JSON Array Format
+
+    def __len__(self) -> int:
+        return len(self.ph)
+
+    def without_last(self) -> Decoded:
+        """The events but the last (which has no args)."""
+        cut = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name not in ("args", "top")
+        }
+        for k, v in cut.items():
+            cut[k] = Codes(v.codes[:-1], v.values) if isinstance(v, Codes) else v[:-1]
+        return Decoded(**cut, args=self.args, top=self.top)
+
+
+def decode(data: bytes, path: str, use_c: bool | None = None) -> Decoded:
+    """Decode a whole trace (the JSON text, gunzipped); every problem becomes a typed error
+    naming the field. The C decoder first (``use_c``, default :data:`USE_C`), the msgspec
+    path where it is not built or gives up."""
+    if (USE_C if use_c is None else use_c) and _chrome is not None:
+        got = decode_c(data, path)
+        if isinstance(got, Decoded):
+            return got
+    # A lone surrogate (a name cut mid-character by a writer) would fail the decode.
+    return _decode_msgspec(json_without_lone_surrogates(data), path)
+
+
+def decode_c(data: bytes, path: str) -> Decoded | str:
+    """The C decoder's :class:`Decoded`, or why it gave up (the msgspec path must decode).
+
+    Lone surrogate escapes are replaced (as for the msgspec path) only when the decoder meets
+    one: looking for them costs a scan of the whole text."""
+    got = _decode_c(data, path)
+    if isinstance(got, str) and got.startswith(_chrome.LONE_SURROGATE):
+        fixed = json_without_lone_surrogates(data)
+        if fixed is not data:
+            got = _decode_c(fixed, path)
+    return got
+
+
+def _decode_c(data: bytes, path: str) -> Decoded | str:
+    out = _chrome.decode(bytes(data))
+    if isinstance(out, str):
+        return out
+    top = None
+    if not out["array"]:
+        try:  # small: decoded as msgspec decodes them inside _Trace (Any)
+            top = TopLevel(
+                **{k: msgspec.json.decode(v) for k, v in out["top"].items()},
+                unloaded=tuple(out["unloaded"]),
+            )
+        except (msgspec.DecodeError, RecursionError, ValueError):
+            return "a top-level value msgspec does not decode"
+    ids = _c_event_ids(out)
+    if ids is None:
+        return "an id2 that is not an object of integers and strings"
+
+    def codes(field: str) -> Codes:
+        return Codes(np.frombuffer(out[field], np.int32), out[f"{field}_values"])
+
+    ph_text = codes("ph")
+    dec = Decoded(
+        ph=_ph_codes(ph_text),
+        ph_text=ph_text,
+        name=codes("name"),
+        cat=codes("cat"),
+        pid=codes("pid"),
+        tid=codes("tid"),
+        id=ids,
+        bp=codes("bp"),
+        ts=np.frombuffer(out["ts"], np.float64),
+        dur=np.frombuffer(out["dur"], np.float64),
+        args=ArgRows(
+            np.frombuffer(out["arg_src"], np.int64),
+            np.frombuffer(out["arg_key"], np.int64),
+            out["keys"],
+            np.frombuffer(out["arg_kind"], np.int8),
+            np.frombuffer(out["arg_int"], np.int64),
+            np.frombuffer(out["arg_float"], np.float64),
+            np.frombuffer(out["arg_str"], np.int64),
+            out["texts"],
+        ),
+        top=top,
+    )
+    return _without_trailing_empty(dec, out["last_empty"], data, path)
+
+
+_ID2 = msgspec.json.Decoder(dict[str, int | str])
+
+
+def _id2_text(id2: dict) -> str:
+    """An id2 object as one id: ``{"local": "0x1"}`` → ``local:0x1``."""
+    return ";".join(f"{k}:{v}" for k, v in sorted(id2.items()))
+
+
+def _c_event_ids(out: dict) -> Codes | None:
+    """Each event's id, else its id2 as text (None: an id2 msgspec would refuse)."""
+    ids = Codes(np.frombuffer(out["id"], np.int32), out["id_values"])
+    texts = []
+    for raw in out["id2_texts"]:  # one per distinct id2 object: rare
+        try:
+            texts.append(_id2_text(_ID2.decode(raw)))
+        except (msgspec.DecodeError, RecursionError, ValueError):
+            return None
+    id2 = np.frombuffer(out["id2"], np.int32)
+    use2 = (ids.codes < 0) & (id2 >= 0)
+    if not use2.any():
+        return ids
+    # ids and id2 texts are one space of values ("local:1" may be both): renumbered together.
+    values = ids.values + texts
+    first: dict = {}
+    canon = np.array([first.setdefault(v, i) for i, v in enumerate(values)], np.int64)
+    raw = np.where(use2, len(ids.values) + id2, ids.codes).astype(np.int64)
+    has = raw >= 0
+    codes = np.full(len(raw), -1, np.int32)
+    k, uniq = pd.factorize(canon[raw[has]])
+    codes[has] = k
+    return Codes(codes, [values[i] for i in uniq])
+
+
+def _ph_codes(ph_text: Codes) -> np.ndarray:
+    lut = np.array([PH_CODE.get(p, PH_OTHER) for p in ph_text.values] + [PH_NONE], np.int8)
+    return lut[ph_text.codes]
+
+
+def _without_trailing_empty(dec: Decoded, last_empty: bool, data: bytes, path: str) -> Decoded:
+    """TF's trailing ``{}`` dropped; any other event without "ph" is an error."""
+    missing = np.flatnonzero(dec.ph == PH_NONE)
+    n = len(dec)
+    if len(missing) and missing[-1] == n - 1 and last_empty and _ends_with_empty_object(data):
+        # TF's trace-viewer writer (TF 2.2-2.10, and xprof's trace_viewer tool) ends
+        # traceEvents with one empty object "to avoid dealing with no-trailing-comma".
+        dec = dec.without_last()
+        missing = missing[:-1]
+    if len(missing):
+        raise CorruptProfileError(path, f"traceEvents[{missing[0]}] has no 'ph' (event phase)")
+    return dec
+
+
+def _ends_with_empty_object(data: bytes) -> bool:
+    tail = re.sub(rb"\s+", b"", data[-256:])
+    return tail.endswith((b",{}]}", b",{}]", b"[{}]}", b"[{}]"))
+
+
+# -- the msgspec path -------------------------------------------------------------------------
 
 
 class _Event(msgspec.Struct, gc=False):
@@ -84,33 +333,8 @@ _JSON_TYPES = {
 _PY_TYPES = {"array": "list", "object": "dict", "null": "NoneType"}
 
 
-@dataclasses.dataclass
-class Decoded:
-    """The trace's events as columns (one entry per element of ``traceEvents``)."""
-
-    ph: np.ndarray  # int8 PH_CODE
-    ph_text: list  # the "ph" strings as written
-    name: list  # str or None
-    cat: list
-    pid: list  # int, str or None, as in the file
-    tid: list
-    ts: np.ndarray  # float64 µs, NaN where absent
-    dur: np.ndarray
-    args: list  # dict[str, msgspec.Raw] or None
-    top: _Trace | None  # the top-level object (None for the JSON Array Format)
-    events: list  # the decoded events, for the fields only a few events need
-
-    def __len__(self) -> int:
-        return len(self.ph)
-
-    def field(self, name: str, idx: np.ndarray) -> list:
-        """One field (``id``, ``id2``, ``bp``...) of the events ``idx``."""
-        events = self.events
-        return [getattr(events[i], name) for i in idx.tolist()]
-
-
-def decode(data: bytes, path: str) -> Decoded:
-    """Decode a whole trace; every problem becomes a typed error naming the field."""
+def _decode_msgspec(data: bytes, path: str) -> Decoded:
+    """The msgspec path: typed structs, then the same columns as the C decoder's."""
     try:
         doc = _DECODER.decode(data)
     except RecursionError:
@@ -140,7 +364,11 @@ def decode(data: bytes, path: str) -> Decoded:
     else:
         if doc.traceEvents is None:
             raise WrongFormatError(path, "JSON object without 'traceEvents': not a Chrome trace")
-        events, top = doc.traceEvents, doc
+        events = doc.traceEvents
+        top = TopLevel(
+            *(getattr(doc, k) for k in _TOP_KEYS),
+            unloaded=tuple(k for k in _UNLOADED_KEYS if len(getattr(doc, k))),
+        )
     return _columns(events, top, data, path)
 
 
@@ -174,61 +402,51 @@ def _validation_error(path: str, msg: str) -> Exception:
     return CorruptProfileError(path, f"traceEvents[{j}].{field} {text}")
 
 
-def _columns(events: list[_Event], top, data: bytes, path: str) -> Decoded:
-    n = len(events)
+def _codes(values: list) -> Codes:
+    """A column of Python values (None for none) factorised by first appearance."""
+    codes, uniques = pd.factorize(np.array(values + [None], dtype=object)[:-1])
+    return Codes(codes.astype(np.int32), list(uniques))
+
+
+def _columns(events: list[_Event], top: TopLevel | None, data: bytes, path: str) -> Decoded:
+    """The msgspec structs as the C decoder's columns (a loop per field, in C via map)."""
 
     def column(field: str) -> list:
         return list(map(operator.attrgetter(field), events))
 
-    ph = column("ph")
-    codes = np.fromiter(map(PH_CODE.get, ph, itertools.repeat(PH_OTHER)), np.int8, n)
-    codes[np.fromiter(map(operator.is_, ph, itertools.repeat(None)), bool, n)] = PH_NONE
-    out = Decoded(
-        ph=codes,
-        ph_text=ph,
-        name=column("name"),
-        cat=column("cat"),
-        pid=column("pid"),
-        tid=column("tid"),
+    ids = [
+        _id2_text(e.id2) if e.id is None and e.id2 is not None else e.id
+        for e in events  # rare fields: a plain loop is fine on the slow path
+    ]
+    ph_text = _codes(column("ph"))
+    dec = Decoded(
+        ph=_ph_codes(ph_text),
+        ph_text=ph_text,
+        name=_codes(column("name")),
+        cat=_codes(column("cat")),
+        pid=_codes(column("pid")),
+        tid=_codes(column("tid")),
+        id=_codes(ids),
+        bp=_codes(column("bp")),
         ts=np.array(column("ts"), dtype=np.float64),
         dur=np.array(column("dur"), dtype=np.float64),
-        args=column("args"),
+        args=None,
         top=top,
-        events=events,
     )
-    missing = np.flatnonzero(codes == PH_NONE)
-    if len(missing) and missing[-1] == n - 1 and _ends_with_empty_object(data, events[-1]):
-        # TF's trace-viewer writer (TF 2.2-2.10, and xprof's trace_viewer tool) ends
-        # traceEvents with one empty object "to avoid dealing with no-trailing-comma".
-        out = _drop_last(out)
-        missing = missing[:-1]
-    if len(missing):
-        raise CorruptProfileError(path, f"traceEvents[{missing[0]}] has no 'ph' (event phase)")
-    return out
-
-
-def _ends_with_empty_object(data: bytes, last: _Event) -> bool:
-    if any(getattr(last, f) is not None for f in _Event.__struct_fields__):
-        return False
-    tail = re.sub(rb"\s+", b"", data[-256:])
-    return tail.endswith((b",{}]}", b",{}]", b"[{}]}", b"[{}]"))
-
-
-def _drop_last(d: Decoded) -> Decoded:
-    return Decoded(
-        **{
-            f.name: (getattr(d, f.name)[:-1] if f.name != "top" else d.top)
-            for f in dataclasses.fields(d)
-        }
+    last_empty = bool(events) and all(
+        getattr(events[-1], f) is None for f in _Event.__struct_fields__
     )
+    dec = _without_trailing_empty(dec, last_empty, data, path)
+    # After the check above, as before: a trace with both problems names the missing "ph".
+    dec.args = flatten_args(column("args")[: len(dec)], path)
+    return dec
 
+
+# -- args -------------------------------------------------------------------------------------
 
 _STRINGS = msgspec.json.Decoder(list[str])
 _NUMBERS = msgspec.json.Decoder(list[int | float])
 _BOOLS = msgspec.json.Decoder(list[bool])
-
-
-# -- args -------------------------------------------------------------------------------------
 
 
 @dataclasses.dataclass
@@ -280,17 +498,14 @@ class ArgRows:
         present[self.src[rows]] = True
         return values, present
 
-    def texts(self, key: str, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """A string (or nested, as JSON text) arg per event: object array and present mask."""
+    def text_codes(self, key: str, n: int) -> np.ndarray:
+        """A string (or nested, as JSON text) arg per event (``n`` events): its code into
+        ``str_values``, -1 where the event has none."""
         rows = self.rows_of(key)
         rows = rows[self.str_code[rows] >= 0]
-        values = np.full(n, None, object)
-        present = np.zeros(n, bool)
-        if len(rows):
-            strs = np.array(self.str_values + [None], dtype=object)
-            values[self.src[rows]] = strs[self.str_code[rows]]
-            present[self.src[rows]] = True
-        return values, present
+        out = np.full(n, -1, np.int64)
+        out[self.src[rows]] = self.str_code[rows]
+        return out
 
 
 def flatten_args(args: list, path: str) -> ArgRows:

@@ -69,10 +69,28 @@ def _match(keys: np.ndarray, is_begin: np.ndarray) -> tuple[np.ndarray, np.ndarr
     if not n:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), 0
     order = np.argsort(keys, kind="stable")
-    k = keys[order]
     step = np.where(is_begin[order], 1, -1).astype(np.int64)
+    begin = step > 0
+    pos, grp, before = _by_level(keys[order], step)
+    effective_end = ~begin & (before > 0)
+    is_b = begin[pos]
+    nxt = np.zeros(len(pos), bool)
+    nxt[:-1] = is_b[:-1] & ~is_b[1:] & (grp[:-1] == grp[1:])
+    b_pos = order[pos[:-1][nxt[:-1]]] if len(pos) > 1 else np.zeros(0, np.int64)
+    e_pos = order[pos[1:][nxt[:-1]]] if len(pos) > 1 else np.zeros(0, np.int64)
+    unopened = int((~begin & ~effective_end).sum())
+    return b_pos, e_pos, unopened
+
+
+def _by_level(keys: np.ndarray, step: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows (sorted by key) as a stack machine per key: +1 opens, -1 closes the innermost
+    open one (ignored when nothing is open), 0 belongs to the innermost open one (ignored
+    likewise). Returns the rows that count (positions) grouped by (key, stack level), in row
+    order within a group (so a group reads: open, its members, its close, the next open...),
+    each one's group number, and each row's depth before it."""
+    n = len(keys)
     first = np.ones(n, bool)
-    first[1:] = k[1:] != k[:-1]
+    first[1:] = keys[1:] != keys[:-1]
     seg = np.cumsum(first) - 1
     c = np.cumsum(step)
     c = c - (c - step)[first][seg]  # running sum restarting at each key
@@ -84,29 +102,22 @@ def _match(keys: np.ndarray, is_begin: np.ndarray) -> tuple[np.ndarray, np.ndarr
     before[0] = 0
     before[1:] = depth[:-1]
     before[first] = 0
-    begin = step > 0
-    effective_end = ~begin & (before > 0)
-    level = np.where(begin, depth, before)
-    take = begin | effective_end
-    pos = np.flatnonzero(take)
-    # Within one (key, level), begins and effective ends alternate: B E B E ... [B].
+    opens = step > 0
+    level = np.where(opens, depth, before)
+    pos = np.flatnonzero(opens | (before > 0))
     grp = seg[pos] * (int(level.max()) + 2) + level[pos]
     o = np.argsort(grp, kind="stable")
-    pos, grp = pos[o], grp[o]
-    is_b = begin[pos]
-    nxt = np.zeros(len(pos), bool)
-    nxt[:-1] = is_b[:-1] & ~is_b[1:] & (grp[:-1] == grp[1:])
-    b_pos = order[pos[:-1][nxt[:-1]]] if len(pos) > 1 else np.zeros(0, np.int64)
-    e_pos = order[pos[1:][nxt[:-1]]] if len(pos) > 1 else np.zeros(0, np.int64)
-    unopened = int((~begin & ~effective_end).sum())
-    return b_pos, e_pos, unopened
+    return pos[o], grp[o], before
 
 
-def id_codes(*columns) -> np.ndarray:
-    """One int64 key per row from several factorised columns (object or int arrays)."""
+def id_codes(*columns: np.ndarray) -> np.ndarray:
+    """One int64 key per row from several columns of numbers (codes, where -1, "none", is a
+    value like the others), each renumbered by first appearance: rows have equal keys where
+    all their values are equal, and keys sort as the values do by first appearance, column
+    by column."""
     key = np.zeros(len(columns[0]), np.int64)
     for col in columns:
-        codes, uniques = pd.factorize(np.asarray(col, dtype=object), use_na_sentinel=False)
+        codes, uniques = pd.factorize(np.asarray(col))
         key = key * (len(uniques) + 1) + codes
         if len(uniques) and key.max() > 2**40:  # keep the product small: re-factorise
             key = pd.factorize(key)[0].astype(np.int64)
@@ -144,8 +155,7 @@ def timed_events(dec, thread_key: np.ndarray, pid_key: np.ndarray) -> Timed:
             continue
         # Timestamp order, a begin before an end at the same time.
         sel = sel[np.lexsort((ph[sel] == _P[end], dec.ts[sel]))]
-        ids = event_ids(dec, sel)
-        key = id_codes(pid_key[sel], _take(dec.cat, sel), ids, _take(dec.name, sel))
+        key = id_codes(pid_key[sel], dec.cat.codes[sel], dec.id.codes[sel], dec.name.codes[sel])
         bb, ee, unop = _match(key, ph[sel] == _P[begin])
         bb, ee = sel[bb], sel[ee]
         add(bb, dec.ts[bb], np.maximum(dec.ts[ee] - dec.ts[bb], 0.0), ASYNC, ee, False)
@@ -161,8 +171,8 @@ def timed_events(dec, thread_key: np.ndarray, pid_key: np.ndarray) -> Timed:
     skipped = {}
     other = np.flatnonzero(ph == PH_OTHER)
     if len(other):
-        vc = pd.Series([dec.ph_text[i] for i in other.tolist()]).value_counts()
-        skipped = {str(k): int(v) for k, v in vc.items()}
+        vc = pd.Series(dec.ph_text.codes[other]).value_counts()
+        skipped = {dec.ph_text.values[k]: int(v) for k, v in vc.items()}
     return Timed(
         src=np.concatenate(parts_src).astype(np.int64),
         ts=np.concatenate(parts_ts),
@@ -174,20 +184,6 @@ def timed_events(dec, thread_key: np.ndarray, pid_key: np.ndarray) -> Timed:
         unopened=int(unopened),
         skipped=skipped,
     )
-
-
-def _take(values: list, idx: np.ndarray) -> list:
-    return [values[i] for i in idx.tolist()]
-
-
-def event_ids(dec, idx: np.ndarray) -> list:
-    """Each event's ``id``, or its ``id2`` as one hashable value ("local:0x1")."""
-    out = []
-    for i, d in zip(dec.field("id", idx), dec.field("id2", idx)):
-        if i is None and d is not None:
-            i = ";".join(f"{k}:{v}" for k, v in sorted(d.items()))
-        out.append(i)
-    return out
 
 
 # -- flows ------------------------------------------------------------------------------------
@@ -233,35 +229,75 @@ def bind_to_slices(
     and ``f`` with ``"bp": "e"``), or, where ``next_slice``, to the first slice that starts at
     or after it (``f`` without a binding point: flow v1's "next slice"). Slices must nest on
     a thread, as Chrome requires; the innermost enclosing one is then the latest-starting
-    slice that still contains the time (on equal starts, the shorter one).
+    slice that still contains the time (on equal starts, the shorter one). A point without a
+    time binds to none.
     """
     out = np.full(len(line), -1, np.int64)
     if not len(line) or not len(slices_line):
         return out
     order = np.lexsort((-(slices_end - slices_start), slices_start, slices_line))
     s_line, s_start, s_end = slices_line[order], slices_start[order], slices_end[order]
-    bounds = np.searchsorted(s_line, np.arange(int(max(s_line.max(), line.max())) + 2))
-    for ln in np.unique(line).tolist():
-        lo, hi = bounds[ln], bounds[ln + 1]
-        q = np.flatnonzero(line == ln)
-        if lo == hi:
-            continue
-        starts, ends = s_start[lo:hi], s_end[lo:hi]
-        reach = np.maximum.accumulate(ends)
-        t = ts[q]
-        nxt = next_slice[q]
-        k_next = lo + np.searchsorted(starts, t, side="left")
-        ok_next = nxt & (k_next < hi)
-        out[q[ok_next]] = order[k_next[ok_next]]
-        k = np.searchsorted(starts, t, side="right") - 1
-        for qi, ki, ti in zip(q[~nxt].tolist(), k[~nxt].tolist(), t[~nxt].tolist()):
-            # Walk back to the innermost slice containing ti; `reach` stops the walk as soon
-            # as no earlier slice can contain it. Usually the first candidate is it.
-            while ki >= 0 and reach[ki] >= ti:
-                if ends[ki] >= ti:
-                    out[qi] = order[lo + ki]
-                    break
-                ki -= 1
+    timed = np.flatnonzero(~np.isnan(ts))
+    # (line, time) as one int64 that sorts like the pair: times by their rank among all.
+    times = np.unique(np.concatenate([s_start, s_end, ts[timed]]))
+    width = len(times) + 1
+    start_key = s_line * width + np.searchsorted(times, s_start)
+    end_key = s_line * width + np.searchsorted(times, s_end)
+    t_key = line[timed] * width + np.searchsorted(times, ts[timed])
+    nxt = next_slice[timed]
+    # The first slice of the line starting at or after the point.
+    k = np.searchsorted(start_key, t_key[nxt], side="left")
+    ok = k < len(s_line)
+    ok[ok] = s_line[k[ok]] == line[timed[nxt]][ok]
+    out[timed[nxt][ok]] = order[k[ok]]
+    # The latest-starting slice at or before the point whose end reaches it (the slices of
+    # earlier lines have smaller keys, so they never do).
+    k = np.searchsorted(start_key, t_key[~nxt], side="right") - 1
+    j = _last_at_least(end_key, k, t_key[~nxt])
+    out[timed[~nxt][j >= 0]] = order[j[j >= 0]]
+    return out
+
+
+def _last_at_least(values: np.ndarray, k: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """For each query: the largest j <= k[i] with values[j] >= q[i] (-1 for none).
+
+    A max segment tree walked for all queries at once: from leaf k, climb to the nearest
+    ancestor that is a right child and test its left sibling (the positions just before),
+    then descend into the first sibling that holds one; O(log n) numpy steps in all, where
+    walking back slice by slice is quadratic on a crafted trace."""
+    out = np.full(len(k), -1, np.int64)
+    n = len(values)
+    if not n or not len(k):
+        return out
+    size = 1 << (n - 1).bit_length()
+    tree = np.full(2 * size, np.iinfo(np.int64).min, np.int64)
+    tree[size : size + n] = values
+    lo = size // 2
+    while lo >= 1:
+        tree[lo : 2 * lo] = np.maximum(tree[2 * lo : 4 * lo : 2], tree[2 * lo + 1 : 4 * lo : 2])
+        lo //= 2
+    node = np.where(k >= 0, k, 0) + size
+    active = k >= 0
+    hit = active & (tree[node] >= q)
+    out[hit] = k[hit]
+    active &= ~hit
+    found = np.zeros(len(k), bool)
+    while active.any():
+        idx = np.flatnonzero(active)
+        v = node[idx]
+        v = v // (v & -v)  # up while a left child: those ancestors add only later positions
+        at_root = v == 1
+        v = v - 1  # the left sibling: the positions just before
+        ok = ~at_root & (tree[np.maximum(v, 1)] >= q[idx])
+        node[idx] = v
+        found[idx[ok]] = True
+        active[idx[ok | at_root]] = False
+    idx = np.flatnonzero(found)
+    v, qq = node[idx], q[idx]
+    while (inner := v < size).any():
+        right = 2 * v[inner] + 1
+        v[inner] = np.where(tree[right] >= qq[inner], right, right - 1)
+    out[idx] = v - size
     return out
 
 
@@ -274,34 +310,34 @@ def flow_links(
     open: TF1 timelines end flows with ``t``), ``f`` ends it. Ids are reused in real traces
     (catapult's flow.json: 76 ids over 866 flows; merged TF1 timelines restart them), so a
     new ``s`` with an open id starts its own flow, and an ``f`` closes the latest open one.
-    ``bound`` is the slice each point bound to; links need a slice at both ends.
+    ``bound`` is the slice each point bound to; links need a slice at both ends. Links are
+    in the order of their later point.
+
+    A stack per id, replayed in bulk: a point's flow is found from the depth of open flows
+    when it comes (:func:`_by_level`), and each ``t``/``f`` links from the point before it
+    in its flow.
     """
+    n = len(keys)
+    if not n:
+        return Links.empty()
     rank = np.select([phase == _P["s"], phase == _P["t"]], [0, 1], 2)
     order = np.lexsort((rank, ts, keys))
-    prod, cons = [], []
-    used = np.zeros(len(keys), bool)
-    open_: dict[int, list[int]] = {}
-    s_code, f_code = _P["s"], _P["f"]
-    for i, p, k in zip(order.tolist(), phase[order].tolist(), keys[order].tolist()):
-        stack = open_.setdefault(k, [])
-        if p == s_code:
-            stack.append(i)
-            continue
-        if not stack:
-            continue
-        a = stack.pop() if p == f_code else stack[-1]
-        if p != f_code:
-            stack[-1] = i
-        if bound[a] >= 0 and bound[i] >= 0 and bound[a] != bound[i]:
-            prod.append(int(bound[a]))
-            cons.append(int(bound[i]))
-            used[a] = used[i] = True
-    unlinked = int((~used).sum())
-    n = len(prod)
+    step = np.select([rank == 0, rank == 1], [1, 0], -1)[order]
+    pos, grp, _ = _by_level(keys[order], step)
+    later = np.flatnonzero(step[pos[1:]] <= 0) + 1  # a t or f, after its flow's point
+    later = later[grp[later] == grp[later - 1]]
+    a, b = order[pos[later - 1]], order[pos[later]]
+    ok = (bound[a] >= 0) & (bound[b] >= 0) & (bound[a] != bound[b])
+    # In the order of replay: of the later point.
+    seq = np.argsort(pos[later][ok], kind="stable")
+    prod, cons = bound[a[ok]][seq], bound[b[ok]][seq]
+    used = np.zeros(n, bool)
+    used[a[ok]] = used[b[ok]] = True
+    m = len(prod)
     return Links(
-        np.array(prod, np.int64),
-        np.array(cons, np.int64),
-        np.arange(first_id, first_id + n, dtype=np.int64),
-        np.zeros(n, np.int64),
-        unlinked,
+        prod.astype(np.int64),
+        cons.astype(np.int64),
+        np.arange(first_id, first_id + m, dtype=np.int64),
+        np.zeros(m, np.int64),
+        int((~used).sum()),
     )

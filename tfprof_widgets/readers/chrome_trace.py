@@ -42,13 +42,12 @@ import pandas as pd
 
 from ..errors import CorruptProfileError, NoEventsError
 from . import kineto
-from .chrome_decode import PH_CODE, ArgRows, Decoded, decode, flatten_args
+from .chrome_decode import PH_CODE, ArgRows, Codes, Decoded, decode
 from .chrome_pairs import (
     SLOT_NAMES,
     THREAD,
     Links,
     bind_to_slices,
-    event_ids,
     flow_links,
     id_codes,
     timed_events,
@@ -56,7 +55,6 @@ from .chrome_pairs import (
 from .columnar import HostTables, LineInfo, PlaneInfo, StatRows, categorical_from_codes
 from .formats import host_of
 from .limits import MEMORY_PER_FILE_BYTE, available_memory_bytes, inflate_bounded
-from .text import json_without_lone_surrogates
 
 __all__ = ["read_chrome_trace", "decode_json"]
 
@@ -100,8 +98,6 @@ def decode_json(data: bytes, path: str) -> Decoded:
         raise CorruptProfileError(path, "the file is empty (0 bytes)")
     if data[:2] == _GZIP_MAGIC:
         data = _gunzip_bounded(data, path)
-    # A lone surrogate (a name cut mid-character by a writer) would fail the decode.
-    data = json_without_lone_surrogates(data)
     return decode(data, path)
 
 
@@ -122,7 +118,7 @@ class _Reader:
         self.warnings: list[str] = []
         self.ts_scale = 1.0  # 1000 when the file's ts are nanoseconds
         self.kineto = kineto.is_kineto(dec.top)
-        self.args = flatten_args(dec.args, path)
+        self.args = dec.args
         self.pid_code, self.pids = self._ids(dec.pid, "pid")
         self.tid_code, self.tids = self._ids(dec.tid, "tid")
         if self.kineto:  # "25738" and 25738 are one thread there
@@ -132,41 +128,44 @@ class _Reader:
             )
             self.tids = list(self.tids)
             self.tid_code = remap.astype(np.int64)[self.tid_code]
-        self.cat_code, self.cats = pd.factorize(
-            np.array(dec.cat, dtype=object), use_na_sentinel=True
-        )
+        self.cat_code = dec.cat.codes.astype(np.int64)  # -1: no category
+        self.cats = dec.cat.values
         self._metadata()
 
     # -- ids and metadata ---------------------------------------------------------------------
-    def _ids(self, values: list, field: str) -> tuple[np.ndarray, list]:
-        """Codes of an id column; ids keep their JSON type ("1" and 1 are different ids)."""
-        codes, uniques = pd.factorize(np.array(values, dtype=object), use_na_sentinel=False)
-        uniques = list(uniques)
+    def _ids(self, values: Codes, field: str) -> tuple[np.ndarray, list]:
+        """Codes of an id column, "no id" one of them; ids keep their JSON type ("1" and 1
+        are different ids)."""
+        codes, uniques = values.with_none()
         for k, u in enumerate(uniques):
             if isinstance(u, int) and not -_INT64 <= u < _INT64:
                 j = int(np.argmax(codes == k))
                 raise CorruptProfileError(
                     self.path, f"traceEvents[{j}].{field} is {u}, which does not fit in 64 bits"
                 )
-        return codes.astype(np.int64), uniques
+        return codes, uniques
 
     def _metadata(self) -> None:
-        """process_name / thread_name / process_labels from the M events."""
-        dec = self.dec
-        m = np.flatnonzero(dec.ph == PH_CODE["M"])
-        names, has = self.args.texts("name", self.n)
-        labels, has_labels = self.args.texts("labels", self.n)
-        self.process_names: dict[int, tuple[str, int]] = {}
-        self.thread_names: dict[tuple[int, int], str] = {}
-        self.process_labels: dict[int, str] = {}
-        for j in m.tolist():
-            what = dec.name[j]
-            if what == "process_name" and has[j]:
-                self.process_names[int(self.pid_code[j])] = (names[j], j)
-            elif what == "thread_name" and has[j]:
-                self.thread_names[(int(self.pid_code[j]), int(self.tid_code[j]))] = names[j]
-            elif what == "process_labels" and has_labels[j]:
-                self.process_labels[int(self.pid_code[j])] = labels[j]
+        """process_name / thread_name / process_labels from the M events (the last one of a
+        process or thread wins)."""
+        dec, strs = self.dec, self.args.str_values
+        meta = dec.ph == PH_CODE["M"]
+        name = self.args.text_codes("name", self.n)
+        labels = self.args.text_codes("labels", self.n)
+
+        def last_per(what: str, text: np.ndarray, key: np.ndarray):
+            """(key, event) of the last such M event per key, keys by first appearance."""
+            sel = np.flatnonzero(meta & dec.name.isin([what]) & (text >= 0))
+            return _last_of_each(key[sel], sel)
+
+        pcs, js = last_per("process_name", name, self.pid_code)
+        self.process_names = {pc: (strs[name[j]], j) for pc, j in zip(pcs.tolist(), js.tolist())}
+        n_tids = len(self.tids) + 1
+        keys, js = last_per("thread_name", name, self.pid_code * n_tids + self.tid_code)
+        threads = zip((keys // n_tids).tolist(), (keys % n_tids).tolist())
+        self.thread_names = dict(zip(threads, [strs[c] for c in name[js]]))
+        pcs, js = last_per("process_labels", labels, self.pid_code)
+        self.process_labels = dict(zip(pcs.tolist(), [strs[c] for c in labels[js]]))
 
     # -- layout -------------------------------------------------------------------------------
     def tables(self, host: str) -> HostTables:
@@ -180,15 +179,13 @@ class _Reader:
             )
         self.timed = timed
         src = timed.src
-        cat_of = np.array([*self.cats, None], dtype=object)[self.cat_code[src]]
-        self.cat_of = cat_of
-        pl, lk, plane_names, plane_stats, plane_ids = self._placement(src, cat_of)
-        line_of, lines, line_key_index = self._lines(src, pl, lk, plane_names)
+        pl, lk, plane_names, plane_stats, plane_ids = self._placement(src)
+        line_of, lines = self._lines(src, pl, lk, plane_names)
         names, name_idx = self._names(src)
         ts_us, dur_us, base_ns, offset_ps = self._times(src, line_of, len(lines))
         for li, ln in enumerate(lines):
             ln.base_ns = ln.timestamp_ns = int(base_ns[li])
-        links = self._links(src, cat_of, line_of, line_key_index, ts_us, dur_us)
+        links = self._links(src, line_of, ts_us, dur_us)
         stats = self._stats(src, name_idx, links)
         self._warn(timed, links)
         # Processes with nothing but metadata (TF1's "Tensors", Kineto's idle GPUs) make no
@@ -217,7 +214,7 @@ class _Reader:
             warnings=self.warnings,
         )
 
-    def _placement(self, src: np.ndarray, cat_of: np.ndarray):
+    def _placement(self, src: np.ndarray):
         """Each output event's plane and a line key within it (int64), the plane names,
         the planes' stats (device properties) and ids."""
         pc = self.pid_code[src]
@@ -232,7 +229,7 @@ class _Reader:
         self.on_stream = np.zeros(len(src), bool)
         if self.kineto:
             on_stream, annot, device, stream = kineto.gpu_placement(
-                self.dec, self.args, src, cat_of, self.path
+                self.dec, self.args, src, self.path
             )
             self.on_stream = on_stream
             gpu = np.flatnonzero(on_stream | annot)
@@ -299,7 +296,8 @@ class _Reader:
         return v
 
     def _lines(self, src, pl, lk, plane_names):
-        """Line index of each output event, the lines, and a lookup (plane, key) -> line."""
+        """Line index of each output event and the lines; keeps :meth:`_line_index`'s
+        lookup (plane, key) -> line."""
         lo = int(lk.min()) if len(lk) else 0  # once: per line it made a 1M-thread file quadratic
         span = int(lk.max()) - lo + 1 if len(lk) else 1
         if (int(pl.max()) + 1) * span < 2**62:
@@ -307,9 +305,11 @@ class _Reader:
             line_of, uniq = pd.factorize(combined)
             uniq = np.asarray(uniq, np.int64)
             keys = list(zip((uniq // span).tolist(), (uniq % span + lo).tolist()))
+            self._line_keys = (pd.Index(uniq), span, lo)
         else:  # absurdly many processes and threads (a hostile file): slower, still exact
             line_of, uniq = pd.MultiIndex.from_arrays([pl, lk]).factorize()
             keys = [(int(a), int(b)) for a, b in uniq]
+            self._line_keys = (uniq, None, None)
         first = np.zeros(len(keys), np.int64)
         first[line_of[::-1]] = np.arange(len(line_of))[::-1]
         names, ids = self._thread_line_names(first, keys)
@@ -317,7 +317,17 @@ class _Reader:
             p, k = keys[li]
             names[li], ids[li] = self._line_name(int(first[li]), k, plane_names[p])
         lines = [LineInfo(p, nm, i, nm, 0, 0, 0) for (p, _), nm, i in zip(keys, names, ids)]
-        return line_of.astype(np.int64), lines, {key: i for i, key in enumerate(keys)}
+        return line_of.astype(np.int64), lines
+
+    def _line_index(self, planes: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """The line of each (plane, line key), -1 where no event made that line."""
+        index, span, lo = self._line_keys
+        if span is None:
+            return np.asarray(index.get_indexer(pd.MultiIndex.from_arrays([planes, keys])))
+        ok = (keys >= lo) & (keys - lo < span)
+        out = np.full(len(keys), -1, np.int64)
+        out[ok] = index.get_indexer(planes[ok] * span + (keys[ok] - lo))
+        return out
 
     def _thread_line_names(self, first: np.ndarray, keys: list) -> tuple[list, list]:
         """Names and ids of the lines that are plain threads (not Kineto streams, async or
@@ -402,18 +412,21 @@ class _Reader:
 
     def _names(self, src):
         """Event names (index into a list); TF1 op events become ``node:OpType``."""
-        codes, uniq = pd.factorize(np.array(self.dec.name, dtype=object), use_na_sentinel=False)
-        self._name_list = list(uniq)
+        codes, uniq = self.dec.name.with_none()
+        self._name_list = uniq
         names = ["" if u is None else str(u) for u in uniq]
-        name_idx = codes[src].astype(np.int64)
+        name_idx = codes[src]
         if self.tf1:
-            node, has_node = self.args.texts("name", self.n)
-            op, has_op = self.args.texts("op", self.n)
-            ok = np.flatnonzero(has_node[src] & has_op[src] & (self.dec.ph[src] == PH_CODE["X"]))
+            node = self.args.text_codes("name", self.n)[src]
+            op = self.args.text_codes("op", self.n)[src]
+            ok = np.flatnonzero((node >= 0) & (op >= 0) & (self.dec.ph[src] == PH_CODE["X"]))
             if len(ok):
-                full = [f"{a}:{b}" for a, b in zip(node[src[ok]], op[src[ok]])]
+                # Named per distinct (node, op); two pairs may spell one name ("a:b" + "c").
+                strs, width = self.args.str_values, len(self.args.str_values)
+                pair, pairs = pd.factorize(node[ok] * width + op[ok])
+                full = [f"{strs[p // width]}:{strs[p % width]}" for p in pairs.tolist()]
                 c, u = pd.factorize(np.array(full, dtype=object))
-                name_idx[ok] = c + len(names)
+                name_idx[ok] = c[pair] + len(names)
                 names += list(u)
         return names, name_idx
 
@@ -427,7 +440,7 @@ class _Reader:
         if len(missing) or len(missing_end):
             j = int(src[missing[0]]) if len(missing) else int(missing_end[0])
             raise CorruptProfileError(
-                self.path, f"traceEvents[{j}] (ph {self.dec.ph_text[j]!r}) has no 'ts'"
+                self.path, f"traceEvents[{j}] (ph {self.dec.ph_text.value(j)!r}) has no 'ts'"
             )
         neg = np.flatnonzero(dur < 0)
         if len(neg):
@@ -479,46 +492,36 @@ class _Reader:
             )
 
     # -- flows --------------------------------------------------------------------------------
-    def _links(self, src, cat_of, line_of, line_key_index, ts_us, dur_us) -> Links:
+    def _links(self, src, line_of, ts_us, dur_us) -> Links:
         dec = self.dec
         parts = []
         self.correlated = (np.zeros(0, np.int64), np.zeros(0, np.int64))
         if self.kineto:
+            runtime = dec.cat.isin(kineto.RUNTIME_CATS, src)
             links, owners, ids = kineto.correlation_links(
-                self.args, src, cat_of, self.on_stream, self.n
+                self.args, src, runtime, self.on_stream, self.n
             )
             parts.append(links)
             self.correlated = (owners, ids)
         ph = dec.ph
         pts = np.flatnonzero(np.isin(ph, [PH_CODE["s"], PH_CODE["t"], PH_CODE["f"]]))
         if self.kineto and len(pts):
-            launch = np.fromiter(
-                (kineto.is_launch_flow(dec.cat[j], dec.name[j]) for j in pts.tolist()),
-                bool,
-                len(pts),
-            )
-            pts = pts[~launch]
+            pts = pts[~kineto.launch_flows(dec, pts)]
         if len(pts):
-            parts.append(self._flow_links(pts, src, line_of, line_key_index, ts_us, dur_us))
+            parts.append(self._flow_links(pts, src, line_of, ts_us, dur_us))
         return Links.concat(parts) if parts else Links.empty()
 
-    def _flow_links(self, pts, src, line_of, line_key_index, ts_us, dur_us) -> Links:
+    def _flow_links(self, pts, src, line_of, ts_us, dur_us) -> Links:
         dec = self.dec
         n_tids = len(self.tids) + 1
         pc, tc = self.pid_code[pts], self.tid_code[pts]
-        pl_of_pid = self.plane_of_pid
         keys = (pc * n_tids + tc) * 4 + THREAD
-        lines = np.array(
-            [line_key_index.get((int(p), int(k)), -1) for p, k in zip(pl_of_pid[pc], keys)],
-            np.int64,
-        )
+        lines = self._line_index(self.plane_of_pid[pc], keys)
         slices = np.flatnonzero(
             (self.timed.slot == THREAD) & ((dec.ph[src] == PH_CODE["X"]) | self.timed.pairs)
         )
         pt_ts = dec.ts[pts] / self.ts_scale
-        next_slice = (dec.ph[pts] == PH_CODE["f"]) & np.array(
-            [bp != "e" for bp in dec.field("bp", pts)], bool
-        )
+        next_slice = (dec.ph[pts] == PH_CODE["f"]) & ~dec.bp.isin(["e"], pts)
         has_line = lines >= 0
         bound = np.full(len(pts), -1, np.int64)
         b = bind_to_slices(
@@ -530,8 +533,7 @@ class _Reader:
             ts_us[slices] + dur_us[slices],
         )
         bound[has_line] = np.where(b >= 0, slices[np.maximum(b, 0)], -1)
-        ids = event_ids(dec, pts)
-        key = id_codes([dec.cat[j] for j in pts.tolist()], ids)
+        key = id_codes(dec.cat.codes[pts], dec.id.codes[pts])
         return flow_links(key, dec.ph[pts], pt_ts, bound, first_id=1)
 
     # -- stats --------------------------------------------------------------------------------
@@ -560,9 +562,8 @@ class _Reader:
         ph = self.dec.ph[src]
         odd = np.flatnonzero((ph != PH_CODE["X"]) & ~self.timed.pairs)
         if len(odd):
-            texts = np.array(self.dec.ph_text, dtype=object)[src[odd]]
-            c, u = pd.factorize(texts)
-            parts.append(_str_stat("ph", odd, c, list(u)))
+            c, u = pd.factorize(self.dec.ph_text.codes[src[odd]])
+            parts.append(_str_stat("ph", odd, c, [self.dec.ph_text.values[k] for k in u]))
         if len(links.producer):
             parts.append(_int_stat("_p", links.producer, links.flow_id))
             parts.append(_int_stat("_pt", links.producer, links.flow_type))
@@ -577,7 +578,8 @@ class _Reader:
 
     def _kineto_stats(self, src, name_idx) -> list[StatRows]:
         parts = []
-        kernels = np.flatnonzero(np.isin(self.cat_of, kineto.KERNEL_CATS))
+        cat = self.dec.cat
+        kernels = np.flatnonzero(cat.isin(kineto.KERNEL_CATS, src))
         if len(kernels):
             codes, strings = kineto.kernel_details(self.args, src, kernels, self.n)
             parts.append(_str_stat("kernel_details", kernels, codes, strings))
@@ -587,7 +589,7 @@ class _Reader:
             lut[list(steps)] = list(steps.values())
             num = lut[name_idx]
             rows = np.flatnonzero(
-                (num >= 0) & ~self.on_stream & ~np.isin(self.cat_of, kineto.ANNOTATION_CATS)
+                (num >= 0) & ~self.on_stream & ~cat.isin(kineto.ANNOTATION_CATS, src)
             )
             parts.append(_int_stat("step_num", rows, num[rows]))
             parts.append(_int_stat("_r", rows, np.ones(len(rows), np.int64)))
@@ -633,13 +635,19 @@ class _Reader:
         for ph, count in timed.skipped.items():
             w.append(f"{count} events of phase {ph!r} were not loaded (not timeline events)")
         top = self.dec.top
-        if top is not None:
-            for key in ("samples", "stackFrames", "systemTraceEvents"):
-                if len(getattr(top, key)):
-                    w.append(
-                        f"the trace's top-level {key!r} (sampling profiles, stack frames "
-                        f"or ftrace text) is not loaded"
-                    )
+        for key in top.unloaded if top is not None else ():
+            w.append(
+                f"the trace's top-level {key!r} (sampling profiles, stack frames "
+                f"or ftrace text) is not loaded"
+            )
+
+
+def _last_of_each(keys: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per distinct key, in order of first appearance: the last of ``idx`` that has it."""
+    uniq, first = np.unique(keys, return_index=True)
+    _, from_end = np.unique(keys[::-1], return_index=True)
+    order = np.argsort(first)
+    return uniq[order], idx[len(keys) - 1 - from_end][order]
 
 
 def _str_stat(name: str, owner: np.ndarray, codes: np.ndarray, values: list) -> StatRows:

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CorruptProfileError
-from .chrome_pairs import Links
+from .chrome_pairs import Links, id_codes
 
 STREAM_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset")
 ANNOTATION_CATS = ("gpu_user_annotation",)
@@ -68,9 +68,11 @@ def is_kineto(top) -> bool:
     )
 
 
-def is_launch_flow(cat: str | None, name: str | None) -> bool:
-    """Kineto's launch → GPU flow events (replaced by correlation links)."""
-    return cat == "ac2g" or (cat == "async" and name == "launch")
+def launch_flows(dec, idx: np.ndarray) -> np.ndarray:
+    """Which of the events ``idx`` are Kineto's launch → GPU flow events (replaced by
+    correlation links): category ``ac2g``, or torch 1.9's ``async`` named ``launch``."""
+    torch19 = dec.cat.isin(["async"], idx) & dec.name.isin(["launch"], idx)
+    return dec.cat.isin(["ac2g"], idx) | torch19
 
 
 def base_time_ns(top, path: str) -> int:
@@ -92,15 +94,15 @@ def normalise_tid(tid):
     return tid
 
 
-def gpu_placement(dec, args, src: np.ndarray, cat_of: np.ndarray, path: str):
+def gpu_placement(dec, args, src: np.ndarray, path: str):
     """For the output events ``src``: which are GPU stream activity, which GPU annotations,
     and each one's device ordinal and stream (or annotation) line.
 
-    ``cat_of``: each output event's category (object array). Returns (on_stream mask,
-    annotation mask, device int64, stream int64), device/stream valid where either mask is.
+    Returns (on_stream mask, annotation mask, device int64, stream int64), device/stream
+    valid where either mask is.
     """
-    on_stream = np.isin(cat_of, STREAM_CATS)
-    annot = np.isin(cat_of, ANNOTATION_CATS)
+    on_stream = dec.cat.isin(STREAM_CATS, src)
+    annot = dec.cat.isin(ANNOTATION_CATS, src)
     n = len(dec)
     dev_arg, has_dev = args.ints("device", n)
     stream_arg, has_stream = args.ints("stream", n)
@@ -112,19 +114,22 @@ def gpu_placement(dec, args, src: np.ndarray, cat_of: np.ndarray, path: str):
     stream[gpu] = stream_arg[s]
     # No device/stream arg (GPU annotations): the pid is the device, the tid the stream.
     for field, values, present in (("pid", device, has_dev), ("tid", stream, has_stream)):
-        for i in gpu[~present[s]].tolist():
-            raw = getattr(dec, field)[src[i]]
-            m = _STREAM_TID.match(raw) if isinstance(raw, str) else None
-            if m:
-                raw = int(m.group(1))
-            if isinstance(raw, bool) or not isinstance(raw, int):
-                raise CorruptProfileError(
-                    path,
-                    f"traceEvents[{src[i]}] is GPU activity ({cat_of[i]}) without "
-                    f"args.{'device' if field == 'pid' else 'stream'} and its {field} "
-                    f"{raw!r} is not a number",
-                )
-            values[i] = raw if -(2**63) <= raw < 2**63 else -1
+        need = gpu[~present[s]]
+        if not len(need):
+            continue
+        ids = getattr(dec, field)
+        number, is_number = _id_numbers(ids.values)
+        code = ids.codes[src[need]]
+        bad = need[~is_number[code]]
+        if len(bad):
+            i = int(bad[0])
+            raise CorruptProfileError(
+                path,
+                f"traceEvents[{src[i]}] is GPU activity ({dec.cat.value(src[i])}) without "
+                f"args.{'device' if field == 'pid' else 'stream'} and its {field} "
+                f"{ids.value(src[i])!r} is not a number",
+            )
+        values[need] = number[code]
     for what, values in (("device", device), ("stream", stream)):
         bad = gpu[(values[gpu] < 0) | (values[gpu] > _MAX_ORDINAL)]
         if len(bad):
@@ -136,12 +141,28 @@ def gpu_placement(dec, args, src: np.ndarray, cat_of: np.ndarray, path: str):
     return on_stream, annot, device, stream
 
 
-def correlation_links(args, src: np.ndarray, cat_of: np.ndarray, on_stream: np.ndarray, n: int):
-    """Runtime launch → GPU activity links through ``args.correlation``."""
+def _id_numbers(values: list) -> tuple[np.ndarray, np.ndarray]:
+    """Per distinct pid (or tid) value, then for "none" (code -1): the number it stands for
+    (an int, or "stream 7" as 7; -1 past int64) and whether it is one."""
+    number = np.zeros(len(values) + 1, np.int64)
+    is_number = np.zeros(len(values) + 1, bool)
+    for k, raw in enumerate(values):  # per distinct value, not per event
+        m = _STREAM_TID.match(raw) if isinstance(raw, str) else None
+        if m:
+            raw = int(m.group(1))
+        if isinstance(raw, int) and not isinstance(raw, bool):
+            number[k] = raw if -(2**63) <= raw < 2**63 else -1
+            is_number[k] = True
+    return number, is_number
+
+
+def correlation_links(args, src: np.ndarray, runtime: np.ndarray, on_stream: np.ndarray, n: int):
+    """Runtime launch → GPU activity links through ``args.correlation``; ``runtime``: which
+    output events are CUDA runtime/driver calls."""
     corr, has = args.ints("correlation", n)
     c = corr[src]
     h = has[src]
-    prod = np.flatnonzero(np.isin(cat_of, RUNTIME_CATS) & h)
+    prod = np.flatnonzero(runtime & h)
     cons = np.flatnonzero(on_stream & h)
     if not len(prod) or not len(cons):
         return Links.empty(), np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -163,24 +184,27 @@ def kernel_details(args, src: np.ndarray, kernels: np.ndarray, n: int) -> tuple[
     regs, _ = args.ints("registers per thread", n)
     shm, _ = args.ints("shared memory", n)
     occ_i, has_occ_i = args.ints("est. achieved occupancy %", n)
-    grid, has_grid = args.texts("grid", n)
-    block, has_block = args.texts("block", n)
     occ = np.where(has_occ_i[s], occ_i[s].astype(float), 0.0)
     occ_f = args.floats("est. achieved occupancy %", n)
     occ = np.where(occ_f[1][s], occ_f[0][s], occ)
-    cols = [
-        regs[s],
-        shm[s],
-        occ,
-        np.where(has_grid[s], grid[s], "[1,1,1]"),
-        np.where(has_block[s], block[s], "[1,1,1]"),
-    ]
-    frame = pd.DataFrame({str(i): c for i, c in enumerate(cols)})
-    codes, uniq = pd.MultiIndex.from_frame(frame).factorize()
+    # grid and block as codes into the texts; one code for "[1,1,1]", written or not.
+    texts = [*args.str_values, _NO_DIMS]
+    ones = texts.index(_NO_DIMS)
+    grid = args.text_codes("grid", n)[s]
+    block = args.text_codes("block", n)[s]
+    grid, block = np.where(grid >= 0, grid, ones), np.where(block >= 0, block, ones)
+    cols = [regs[s], shm[s], occ, grid, block]
+    # Distinct (regs, shm, occ, grid, block) in order of first appearance; -0.0 is 0.0.
+    codes = pd.factorize(id_codes(*cols[:2], cols[2] + 0.0, *cols[3:]))[0]
+    first = np.unique(codes, return_index=True)[1]
     strings = [
-        f"regs:{r} shm:{m} grid:{_dims(g)} block:{_dims(b)} occ_pct:{o:g}" for r, m, o, g, b in uniq
+        f"regs:{r} shm:{m} grid:{_dims(texts[g])} block:{_dims(texts[b])} occ_pct:{o:g}"
+        for r, m, o, g, b in zip(*(c[first].tolist() for c in cols))
     ]
     return codes.astype(np.int64), strings
+
+
+_NO_DIMS = "[1,1,1]"
 
 
 def _dims(text: str) -> str:
