@@ -115,8 +115,8 @@ def main() -> None:
     a = ap.parse_args()
     repeat = 3 if a.quick else a.repeat
     from bench_chrome import speed_rows as chrome_rows
-    from cpu_capture import large_cpu_capture
     from bench_multihost import speed_rows as multihost_rows
+    from cpu_capture import large_cpu_capture
 
     rows = chrome_rows(repeat)
     rows.append(analyses_row("the real 8-GPU BERT capture (23k events)", BERT, "<= 0.5", repeat))
