@@ -283,3 +283,23 @@ def test_overview_summary_as_a_table():
     assert table["n_steps"] == 8
     assert table["avg_input_us"] == pytest.approx(o.breakdown_ms_avg["input_us"])
     assert "HIGHLY input-bound" in repr(o)
+
+
+def test_flows_link_within_their_own_host(tmp_path):
+    """Flow ids are a capture's own: two hosts that both use producer id s for their step s
+    keep their executor work in their own steps (a consumer never joins the group of the
+    other host's producer with the same id)."""
+    from xspace_builder import cpu_steps_capture
+
+    run_dir = tmp_path / "plugins" / "profile" / "2026_01_01_00_00_00"
+    for host in ("a", "b"):
+        cpu_steps_capture(4, host).write(run_dir / f"{host}.xplane.pb")
+    run = tw.load(run_dir, progress=False)
+    ev = run.events
+    for host in ("a", "b"):
+        mine = ev[ev["host"] == host]
+        markers = mine[mine["name"] == "train"]
+        work = mine[mine["name"] == "ExecutorState::Process"]
+        assert sorted(work["group_id"].tolist()) == sorted(markers["group_id"].tolist())
+    steps = run.steps
+    assert steps.groupby("host", observed=True).size().to_dict() == {"a": 4, "b": 4}

@@ -211,6 +211,18 @@ def categorical(stats, name: str, n: int, owner="event") -> pd.Categorical:
     """A string stat as a categorical aligned with ``n`` owners, built from the table's codes
     (no per-owner Python objects); missing where an owner lacks it."""
     if isinstance(stats, StatStore):
+        segs = stats.segments(name)
+        texts = [s for s in segs if stats.texts[s] is not None]
+        if len(segs) == 1 and len(texts) == 1:
+            # One segment of strings (the usual case): its values are its categories.
+            seg = texts[0]
+            owner = stats.segment_owner(seg)
+            codes = np.full(n, -1, stats.values[seg].dtype if n < 2**31 else np.int64)
+            codes[owner] = stats.values[seg]
+            cats = pd.Index(np.array(stats.texts[seg], dtype=object), dtype=object)
+            out = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(cats))
+            once = len(owner) < 2 or bool((owner[1:] != owner[:-1]).all())
+            return out if once else out.remove_unused_categories()
         rows = stats.rows(name)
         sv = rows.str_value
         codes = np.full(n, -1, np.int64)

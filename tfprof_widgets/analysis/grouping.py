@@ -121,7 +121,9 @@ def assign_groups(
     end = events["end_us"].to_numpy()
     segments = line_segments(line_rows)
     on_marker_line = _group_by_containment(group, marker_rows, start, end, segments)
-    _group_by_flows(group, event_stats, nesting_roots(start, end, segments), on_marker_line)
+    hosts = np.asarray(events["host"].array.codes, np.int64)
+    roots = nesting_roots(start, end, segments)
+    _group_by_flows(group, event_stats, roots, on_marker_line, hosts)
     return _finish(group, step_of)
 
 
@@ -169,10 +171,11 @@ def _group_by_containment(group, marker_rows, start, end, segments) -> np.ndarra
     return on_marker_line
 
 
-def _group_by_flows(group, event_stats, roots, on_marker_line) -> None:
+def _group_by_flows(group, event_stats, roots, on_marker_line, hosts) -> None:
     """3. Flow links: a consumer (``_c``/``_ct``) joins its producer's (``_p``/``_pt``) group,
     with its whole nesting tree where its thread has no markers; repeated until nothing
-    changes (at most _MAX_FLOW_ROUNDS times)."""
+    changes (at most _MAX_FLOW_ROUNDS times). Flow ids are a capture's own: a consumer only
+    joins a producer of its own host (the first, in event order, when several match)."""
     n = len(group)
     p_id, has_p = stat_columns.numbers(event_stats, "_p", n)
     p_ty, _ = stat_columns.numbers(event_stats, "_pt", n)
@@ -182,27 +185,37 @@ def _group_by_flows(group, event_stats, roots, on_marker_line) -> None:
     cons = np.flatnonzero(has_c)
     if not (len(prod) and len(cons)):
         return
-    cons_key = pd.MultiIndex.from_arrays([c_ty[cons], c_id[cons]])
+    # Producers and consumers keyed by (host, flow type, flow id) in one code space.
+    key, _ = pd.MultiIndex.from_arrays(
+        [
+            np.concatenate([hosts[prod], hosts[cons]]),
+            np.concatenate([p_ty[prod], c_ty[cons]]),
+            np.concatenate([p_id[prod], c_id[cons]]),
+        ]
+    ).factorize()
+    prod_key, cons_key = key[: len(prod)], key[len(prod) :]
+    n_keys = int(key.max()) + 1
     for _ in range(_MAX_FLOW_ROUNDS):
-        gp = prod[group[prod] >= 0]
+        gp = np.flatnonzero(group[prod] >= 0)
         if not len(gp):
             break
-        pmap = pd.Series(group[gp], index=pd.MultiIndex.from_arrays([p_ty[gp], p_id[gp]]))
-        pmap = pmap[~pmap.index.duplicated()]
-        got = pmap.reindex(cons_key).to_numpy()
-        todo = ~np.isnan(got) & (group[cons] < 0)
+        # Each key's group: its first producer's (assigned in reverse, so the first wins).
+        key_group = np.full(n_keys, -1, np.int64)
+        key_group[prod_key[gp][::-1]] = group[prod[gp]][::-1]
+        got = key_group[cons_key]
+        todo = (got >= 0) & (group[cons] < 0)
         if not todo.any():
             break
         targets = cons[todo]
-        tgroups = got[todo].astype(np.int64)
+        tgroups = got[todo]
         # The consumer event itself, and its whole tree where its thread has no markers.
         group[targets] = tgroups
         tree = ~on_marker_line[targets]
-        root_group = pd.Series(tgroups[tree], index=roots[targets[tree]])
-        root_group = root_group[~root_group.index.duplicated()]
-        fill = pd.Series(roots).map(root_group).to_numpy()
-        newly = ~np.isnan(fill) & (group < 0) & ~on_marker_line
-        group[newly] = fill[newly].astype(np.int64)
+        root_group = np.full(n, -1, np.int64)
+        root_group[roots[targets[tree]][::-1]] = tgroups[tree][::-1]
+        fill = root_group[roots]
+        newly = (fill >= 0) & (group < 0) & ~on_marker_line
+        group[newly] = fill[newly]
 
 
 def _steps_for_groups(group, marks, step_num, event_stats, n) -> dict[int, int]:
@@ -222,12 +235,24 @@ def _steps_for_groups(group, marks, step_num, event_stats, n) -> dict[int, int]:
 
 def _finish(group: np.ndarray, step_of: dict[int, int]) -> tuple[pd.array, pd.array]:
     valid = group >= 0
-    gid = pd.array(np.where(valid, group, 0).astype(np.int32), dtype="Int32")
-    gid[~valid] = pd.NA
-    steps = pd.Series(group).map(step_of).to_numpy(dtype=float, na_value=np.nan, copy=True)
+    gid = pd.arrays.IntegerArray(np.where(valid, group, 0).astype(np.int32), ~valid)
+    # Step numbers by a table over the group ids (small numbers: one per step).
+    top = int(group.max()) if valid.any() else -1
+    keys = np.fromiter(step_of.keys(), np.int64, len(step_of))
+    inside = (keys >= 0) & (keys <= top)
+    if top < 4 * len(group) + (1 << 20):
+        table = np.zeros(top + 2, np.int64)
+        known = np.zeros(top + 2, bool)
+        table[keys[inside]] = np.fromiter(step_of.values(), np.int64, len(step_of))[inside]
+        known[keys[inside]] = True
+        g = np.maximum(group, 0)
+        steps = np.where(valid & known[g], table[g], 0)
+        has_step = valid & known[g]
+    else:  # absurd group ids (a damaged file): a lookup per distinct group
+        found = pd.Series(group).map(step_of)
+        has_step = found.notna().to_numpy()
+        steps = found.fillna(0).to_numpy(np.int64)
     # Groups the file gave without any step number fall back to the group id.
-    fallback = valid & np.isnan(steps)
-    steps[fallback] = group[fallback]
-    step = pd.array(np.nan_to_num(steps).astype(np.int64), dtype="Int64")
-    step[np.isnan(steps)] = pd.NA
-    return gid, step
+    fallback = valid & ~has_step
+    steps = np.where(fallback, group, steps)
+    return gid, pd.arrays.IntegerArray(steps.astype(np.int64), ~valid)
