@@ -27,9 +27,10 @@ def event_plane_rows(run) -> np.ndarray:
     return run.line_plane_rows[run.event_line_rows]
 
 
+@per_run
 def plane_kinds(run) -> np.ndarray:
     """Each plane's device kind ('CPU', 'GPU', 'TPU', 'metadata'...), as strings."""
-    return run.planes["device_kind"].astype(str).to_numpy()
+    return np.asarray(run.planes["device_kind"].to_numpy(dtype=object), dtype=str)
 
 
 @per_run

@@ -189,7 +189,7 @@ def _host_rows(run) -> tuple[dict, pd.Series]:
     n_rows = len(first_row)
     dur = (end - begin)[rec]
     # An op's type is the first non-empty one XProf meets: ends in time order, line by line.
-    types = act["type"].cat.categories.astype(str).to_numpy()
+    types = np.asarray(act["type"].cat.categories, object)
     order = np.lexsort((end[rec], line_row[rec]))
     typed = order[types[typ[order]] != ""]
     type_of = np.full(n_rows, "", object)
@@ -408,7 +408,8 @@ def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
     col = {c: np.concatenate([p[c] for p in parts]) for c in _ROW_COLUMNS}
     # Each text column as a categorical of its sorted distinct values: the codes are ranks.
     host, side, typ, op = (
-        pd.Categorical(col[c].astype(str)) for c in ("host", "host_or_device", "type", "operation")
+        pd.Categorical(col[c].astype(object))
+        for c in ("host", "host_or_device", "type", "operation")
     )
     total_us = col["total_ps"].astype(np.float64) / 1e6
     self_us = col["self_ps"].astype(np.float64) / 1e6

@@ -93,40 +93,53 @@ def _plane_stat_rows(hosts: list[HostTables]) -> StatRows:
 
 def _planes(hosts, plane_stat_rows: StatRows, host_cat, plane_names) -> pd.DataFrame:
     """One row per plane of every host, with the device properties its stats record."""
-    rows = []
-    for h in hosts:
-        line_counts = np.bincount([ln.plane for ln in h.lines], minlength=len(h.planes))
-        ev_per_line = np.bincount(h.ev_line, minlength=len(h.lines)) if h.lines else []
-        ev_per_plane = np.zeros(len(h.planes), np.int64)
-        for li, ln in enumerate(h.lines):
-            ev_per_plane[ln.plane] += ev_per_line[li]
+    host, name, plane_id, kind, ordinal, n_lines, n_events = [], [], [], [], [], [], []
+    for hi, h in enumerate(hosts):
+        line_plane = np.array([ln.plane for ln in h.lines], np.int64)
+        line_counts = np.bincount(line_plane, minlength=len(h.planes))
+        ev_per_line = np.bincount(h.ev_line, minlength=len(h.lines))
+        ev_per_plane = np.bincount(line_plane, weights=ev_per_line, minlength=len(h.planes))
         for pi, pl in enumerate(h.planes):
-            kind, ordinal = device_kind(pl.name, int(line_counts[pi]))
-            rows.append(
-                {
-                    "host": h.host,
-                    "plane": pl.name,
-                    "plane_id": pl.plane_id,
-                    "device_kind": kind,
-                    "device_ordinal": ordinal,
-                    "n_lines": int(line_counts[pi]),
-                    "n_events": int(ev_per_plane[pi]),
-                }
-            )
-    planes = pd.DataFrame(rows, columns=list(schema.PLANES))
+            k, o = device_kind(pl.name, int(line_counts[pi]))
+            host.append(hi)
+            name.append(pl.name)
+            plane_id.append(pl.plane_id)
+            kind.append(k)
+            ordinal.append(o)
+            n_lines.append(int(line_counts[pi]))
+            n_events.append(int(ev_per_plane[pi]))
+    n = len(host)
+    has_ordinal = np.array([o is not None for o in ordinal], bool)
+    cols = {
+        "host": pd.Categorical.from_codes(host, dtype=host_cat),
+        "plane": pd.Categorical.from_codes(
+            plane_names.categories.get_indexer(name), dtype=plane_names
+        ),
+        "plane_id": np.array(plane_id, np.int64),
+        "device_kind": pd.Categorical(kind),
+        "device_ordinal": pd.arrays.IntegerArray(
+            np.array([o if o is not None else 0 for o in ordinal], np.int32), ~has_ordinal
+        ),
+        "n_lines": np.array(n_lines, np.int32),
+        "n_events": np.array(n_events, np.int64),
+    }
     for prop in schema.DEVICE_PROPERTIES:
-        values, present = stat_columns.numbers(plane_stat_rows, prop, len(planes))
-        planes[prop] = pd.arrays.IntegerArray(values, ~present)
-    return _apply_dtypes(planes, schema.PLANES, {"host": host_cat, "plane": plane_names})
+        values, present = stat_columns.numbers(plane_stat_rows, prop, n)
+        cols[prop] = pd.arrays.IntegerArray(values, ~present)
+    return pd.DataFrame(cols)
 
 
 def _lines(hosts, host_cat, plane_names) -> tuple[pd.DataFrame, np.ndarray, list[int]]:
     """One row per line of every host; also each line's base time (ns) and where each
     host's lines start in the table. Built column by column (a hostile trace can have a
     million lines)."""
-    cols: dict[str, list] = {c: [] for c in (*schema.LINES, "_base_ns")}
-    offsets = []
-    for h in hosts:
+    cols: dict[str, list] = {
+        c: []
+        for c in ("line", "line_id", "display_name", "timestamp_ns", "duration_ps", "_base_ns")
+    }
+    host_code, plane_code, n_events, offsets = [], [], [], []
+    plane_pos = {p: i for i, p in enumerate(plane_names.categories.tolist())}
+    for hi, h in enumerate(hosts):
         offsets.append(len(cols["line"]))
         lines = h.lines
         by_plane: dict[int, list[int]] = {}
@@ -137,24 +150,34 @@ def _lines(hosts, host_cat, plane_names) -> tuple[pd.DataFrame, np.ndarray, list
             names = unique_line_names([lines[i].name for i in lis], [lines[i].line_id for i in lis])
             for i, name in zip(lis, names):
                 unique[i] = name
-        plane_name = [p.name for p in h.planes]
-        cols["host"] += [h.host] * len(lines)
-        cols["plane"] += [plane_name[ln.plane] for ln in lines]
+        plane_of = np.array([plane_pos[p.name] for p in h.planes] + [0], np.int64)
+        host_code.append(np.full(len(lines), hi, np.int64))
+        plane_code.append(plane_of[np.array([ln.plane for ln in lines], np.int64)])
         cols["line"] += unique
         cols["line_id"] += [ln.line_id for ln in lines]
         cols["display_name"] += [ln.display_name or ln.name for ln in lines]
         cols["timestamp_ns"] += [ln.timestamp_ns for ln in lines]
         cols["duration_ps"] += [ln.duration_ps for ln in lines]
-        cols["n_events"] += np.bincount(h.ev_line, minlength=len(lines)).tolist()
         cols["_base_ns"] += [ln.base_ns for ln in lines]
+        n_events.append(np.bincount(h.ev_line, minlength=len(lines)))
     base_ns = np.array(cols.pop("_base_ns"), np.int64)
     # Categoricals from codes: converting a column of a million names hashes them again.
     codes, uniq = pd.factorize(np.array(cols["line"], dtype=object))
     line_names = pd.CategoricalDtype(list(uniq))  # str categories, as every table has
-    cols["line"] = pd.Categorical.from_codes(codes, dtype=line_names)
-    full = pd.DataFrame(cols, columns=list(schema.LINES))
-    lines = _apply_dtypes(
-        full, schema.LINES, {"host": host_cat, "plane": plane_names, "line": line_names}
+    empty = np.zeros(0, np.int64)
+    lines = pd.DataFrame(
+        {
+            "host": pd.Categorical.from_codes(np.concatenate(host_code or [empty]), dtype=host_cat),
+            "plane": pd.Categorical.from_codes(
+                np.concatenate(plane_code or [empty]), dtype=plane_names
+            ),
+            "line": pd.Categorical.from_codes(codes, dtype=line_names),
+            "line_id": np.array(cols["line_id"], np.int64),
+            "display_name": pd.Categorical(np.array(cols["display_name"], dtype=object)),
+            "timestamp_ns": np.array(cols["timestamp_ns"], np.int64),
+            "duration_ps": np.array(cols["duration_ps"], np.int64),
+            "n_events": np.concatenate(n_events or [empty]).astype(np.int64),
+        }
     )
     return lines, base_ns, offsets
 
