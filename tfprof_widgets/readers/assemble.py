@@ -185,19 +185,18 @@ def _lines(hosts, host_cat, plane_names) -> tuple[pd.DataFrame, np.ndarray, list
 def _events(hosts, lines: pd.DataFrame, base_ns: np.ndarray, line_offsets: list[int]):
     """The events table, sorted by line then start; also the sort order (the position of
     each host-table event in the table), each event's line row and the run's t0_ns."""
-    name_cats = list(dict.fromkeys(n for h in hosts for n in h.names))
-    name_pos = {n: i for i, n in enumerate(name_cats)}
+    # Every host's names as codes into the run's distinct names (in order of appearance).
+    all_names = np.empty(sum(len(h.names) for h in hosts), object)
+    all_names[:] = [n for h in hosts for n in h.names]
+    name_code, name_cats = pd.factorize(all_names, use_na_sentinel=False)
+    name_code = name_code.astype(np.int32)
+    starts = np.cumsum([0] + [len(h.names) for h in hosts])
     g_line = np.concatenate(
         [h.ev_line.astype(np.int64) + off for h, off in zip(hosts, line_offsets)]
         or [np.zeros(0, np.int64)]
     )
     g_name = np.concatenate(
-        [
-            np.array([name_pos[n] for n in h.names], np.int32)[h.ev_name]
-            if h.names
-            else np.zeros(0, np.int32)
-            for h in hosts
-        ]
+        [name_code[a:b][h.ev_name] for h, a, b in zip(hosts, starts[:-1], starts[1:])]
         or [np.zeros(0, np.int32)]
     )
     offset_ps = np.concatenate([h.ev_offset_ps for h in hosts] or [np.zeros(0, np.int64)])
@@ -236,7 +235,9 @@ def _events(hosts, lines: pd.DataFrame, base_ns: np.ndarray, line_offsets: list[
             "line": pd.Categorical.from_codes(
                 lines["line"].cat.codes.to_numpy()[line_rows], dtype=lines["line"].dtype
             ),
-            "name": pd.Categorical.from_codes(take(g_name), dtype=pd.CategoricalDtype(name_cats)),
+            "name": pd.Categorical.from_codes(
+                take(g_name), dtype=pd.CategoricalDtype(pd.Index(name_cats, dtype="str"))
+            ),
             "start_us": take(start_us),
             "dur_us": take(dur_us),
             "end_us": take(start_us) + take(dur_us),
