@@ -105,30 +105,28 @@ def memory_events(run) -> pd.DataFrame:
     tf_op, region, dtype_num, shape = metadata
     stack = num("bytes_reserved")[order]
     heap = num("bytes_allocated")[order]
-    out = pd.DataFrame(
-        {
-            "host": _sorted_categorical(host_code, host_names),
-            "allocator": _sorted_categorical(alloc_code, alloc_names),
-            "time_us": time_us[order],
-            "activity": _activity(is_alloc),
-            "stack_reserved_bytes": stack,
-            "heap_allocated_bytes": heap,
-            "free_memory_bytes": num("bytes_available")[order],
-            "in_use_bytes": stack + heap,
-            "fragmentation": frag[rows][order],
-            "peak_bytes_in_use": num("peak_bytes_in_use")[order],
-            "requested_bytes": num("requested_bytes")[order],
-            "allocation_bytes": num("allocation_bytes")[order],
-            "address": num("addr")[order],
-            "tf_op": _sorted_categorical(tf_op, tf_ops),
-            "group_id": _steps_outside_filled(group_id[order].astype(np.int64), starts),
-            "region_type": _sorted_categorical(region, regions),
-            "data_type": _data_types(dtype_num),
-            "tensor_shape": _sorted_categorical(shape, shapes),
-            "event": rows[order],
-        }
-    )
-    return out[list(schema.MEMORY)]
+    out = {
+        "host": _sorted_categorical(host_code, host_names),
+        "allocator": _sorted_categorical(alloc_code, alloc_names),
+        "time_us": time_us[order],
+        "activity": _activity(is_alloc),
+        "stack_reserved_bytes": stack,
+        "heap_allocated_bytes": heap,
+        "free_memory_bytes": num("bytes_available")[order],
+        "in_use_bytes": stack + heap,
+        "fragmentation": frag[rows][order],
+        "peak_bytes_in_use": num("peak_bytes_in_use")[order],
+        "requested_bytes": num("requested_bytes")[order],
+        "allocation_bytes": num("allocation_bytes")[order],
+        "address": num("addr")[order],
+        "tf_op": _sorted_categorical(tf_op, tf_ops),
+        "group_id": _steps_outside_filled(group_id[order].astype(np.int64), starts),
+        "region_type": _sorted_categorical(region, regions),
+        "data_type": _data_types(dtype_num),
+        "tensor_shape": _sorted_categorical(shape, shapes),
+        "event": rows[order],
+    }
+    return pd.DataFrame({c: out[c] for c in schema.MEMORY})
 
 
 def _positions(rows: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -167,12 +165,15 @@ def _sorted_categorical(codes: np.ndarray, values: np.ndarray) -> pd.Categorical
 
 
 def _data_types(numbers: np.ndarray) -> pd.Categorical:
-    """TensorFlow DataType numbers as XProf names them (the number itself when unknown)."""
-    known = (numbers >= 0) & (numbers < len(DATA_TYPES))
-    names = np.asarray(DATA_TYPES + [""], object)[np.where(known, numbers, len(DATA_TYPES))]
-    if not known.all():
-        names[~known] = numbers[~known].astype(str)
-    return pd.Categorical(names)
+    """TensorFlow DataType numbers as XProf names them (the number itself when unknown), a
+    categorical of the names present (sorted)."""
+    used, inverse = np.unique(numbers, return_inverse=True)
+    known = (used >= 0) & (used < len(DATA_TYPES))
+    names = np.array(
+        [DATA_TYPES[u] if k else str(u) for u, k in zip(used.tolist(), known.tolist())],
+        dtype=object,
+    )
+    return _sorted_categorical(inverse, names)
 
 
 def _steps_outside_filled(steps: np.ndarray, starts: np.ndarray) -> np.ndarray:
