@@ -204,7 +204,9 @@ def _events(hosts, lines: pd.DataFrame, base_ns: np.ndarray, line_offsets: list[
     occ = np.concatenate([h.ev_occ for h in hosts] or [np.zeros(0, np.int32)])
     timed = occ == 1
 
-    used_bases = base_ns[np.unique(g_line)] if len(g_line) else np.zeros(1, np.int64)
+    # The origins of the lines that have events (counted, not sorted: millions of events).
+    has_events = np.bincount(g_line, minlength=len(base_ns)) > 0 if len(g_line) else []
+    used_bases = base_ns[has_events] if len(g_line) else np.zeros(1, np.int64)
     ref_ns = int(used_bases.min()) if len(used_bases) else 0
     _check_span(hosts, line_offsets, base_ns, ref_ns, g_line, offset_ps)
     # int64 ps relative to ref_ns: exact, and fits unless a run spans more than ~106 days.
@@ -215,7 +217,7 @@ def _events(hosts, lines: pd.DataFrame, base_ns: np.ndarray, line_offsets: list[
     dur_us = dur_ps / 1e6
     t0_ns = ref_ns + t_min_ps // 1000
 
-    sort_start = np.nan_to_num(start_us, nan=np.inf)
+    sort_start = start_us if timed.all() else np.nan_to_num(start_us, nan=np.inf)
     # Profilers write each line's events in time order: then nothing needs sorting or
     # gathering (a million-row lexsort and eight gathers saved).
     order = None if _in_order(g_line, sort_start) else np.lexsort((sort_start, g_line))
