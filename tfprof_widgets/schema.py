@@ -110,7 +110,12 @@ XEVENT_TIMES: dict[str, tuple[str, str]] = {
 }
 
 EVENT_STATS: dict[str, tuple[str, str]] = {
-    "event": ("int64", "Row position in Run.events this stat belongs to."),
+    "event": (
+        "int64",
+        "Row position in Run.events this stat belongs to. Rows are ordered by event, then "
+        "by stat (as Run.stat_store keeps them, from which this table is built when first "
+        "read).",
+    ),
     "stat": ("category", "Stat name from the plane's stat metadata ('step_num', 'tf_op', ...)."),
     "kind": (
         "category",

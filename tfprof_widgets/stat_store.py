@@ -10,7 +10,9 @@ asks for one stat at a time (:mod:`tfprof_widgets.stat_columns`), which costs th
 stat only, never a scan of all stats; the long table is built from the store when first read.
 
 Nothing is dropped: every stat row of the file is in one segment. Within a segment rows keep
-the file's order per event, so when an event carries a stat twice the later one wins.
+the file's order per event, so when an event carries a stat twice the later one wins; the order
+of different stats within one event is not kept (the long table lists an event's stats by
+stat).
 """
 
 from __future__ import annotations

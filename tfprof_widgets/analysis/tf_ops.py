@@ -91,10 +91,17 @@ def name_table(
     get = memo.get
     parsed = []
     # tolist(): iterating pandas' Arrow strings one by one costs as much as parsing them.
+    tf_full = _TF_FULL.fullmatch
     for c in cats.tolist():
         p = get(c)
         if p is None:
-            p = memo[c] = parse_tf_op(str(c))
+            # parse_tf_op's common case inline: thousands of names per capture.
+            m = tf_full(c) if type(c) is str else None
+            if m is not None and m.group(1) != "Iterator":
+                p = (TENSORFLOW, *m.groups())
+            else:
+                p = parse_tf_op(str(c))
+            memo[c] = p
         parsed.append(p)
     columns = list(zip(*parsed)) if parsed else [(), (), ()]
     # Object columns: pandas would turn the strings into its string dtype, and the analyses
