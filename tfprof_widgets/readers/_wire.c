@@ -489,9 +489,23 @@ static int walk_em_value(walk_t *w, const uint8_t *p, const uint8_t *end, int32_
     return 0;
 }
 
+/* Undo the stats a dropped map entry added. */
+static void drop_stats_since(walk_t *w, int64_t n_stats, size_t n_text_rows) {
+    w->n_stats = n_stats;
+    w->st_owner.len = (size_t)n_stats * sizeof(int32_t);
+    w->st_md.len = (size_t)n_stats * sizeof(int64_t);
+    w->st_kind.len = (size_t)n_stats * sizeof(int8_t);
+    w->st_val.len = (size_t)n_stats * sizeof(int64_t);
+    w->str_row.len = n_text_rows * sizeof(int64_t);
+    w->str_code.len = n_text_rows * sizeof(int32_t);
+}
+
 static int walk_em_entry(walk_t *w, const uint8_t *p, const uint8_t *end, em_cols_t *c) {
     int32_t row = (int32_t)(c->key.len / sizeof(int64_t));
     int64_t key = 0, f[6] = {0, 0, 0, 0, 0, 0};
+    int64_t n_stats = w->n_stats;
+    size_t n_text_rows = w->str_row.len / sizeof(int64_t);
+    int unknown = 0;
     while (p < end) {
         int field, wt;
         uint64_t v;
@@ -505,9 +519,16 @@ static int walk_em_entry(walk_t *w, const uint8_t *p, const uint8_t *end, em_col
             int rc = walk_em_value(w, p, sub_end, row, f);
             if (rc) return rc;
             p = sub_end;
-        } else if (skip_field(w, &p, end, wt, field)) {
-            return -1;
+        } else {
+            if (skip_field(w, &p, end, wt, field)) return -1;
+            unknown = 1;
         }
+    }
+    /* protobuf keeps a map entry holding anything but its key and value among the map's
+     * unknown fields: it is no entry of the map. */
+    if (unknown) {
+        drop_stats_since(w, n_stats, n_text_rows);
+        return 0;
     }
     if (buf_put(&c->key, &key, 8) || buf_put(&c->name_off, &f[0], 8) ||
         buf_put(&c->name_len, &f[1], 8) || buf_put(&c->disp_off, &f[2], 8) ||
@@ -519,6 +540,7 @@ static int walk_em_entry(walk_t *w, const uint8_t *p, const uint8_t *end, em_col
 
 static int walk_sm_entry(walk_t *w, const uint8_t *p, const uint8_t *end, sm_cols_t *c) {
     int64_t key = 0, off = 0, len = 0;
+    int unknown = 0;
     while (p < end) {
         int field, wt;
         uint64_t v;
@@ -538,10 +560,12 @@ static int walk_sm_entry(walk_t *w, const uint8_t *p, const uint8_t *end, sm_col
                     return -1;
                 }
             }
-        } else if (skip_field(w, &p, end, wt, field)) {
-            return -1;
+        } else {
+            if (skip_field(w, &p, end, wt, field)) return -1;
+            unknown = 1;
         }
     }
+    if (unknown) return 0; /* not an entry of the map (see walk_em_entry) */
     if (buf_put(&c->key, &key, 8) || buf_put(&c->name_off, &off, 8) ||
         buf_put(&c->name_len, &len, 8))
         return -2;
