@@ -43,6 +43,9 @@ FIELD_KIND[[2, 3, 4, 5, 6, 7, 8]] = [
 _DEVICE_RE = re.compile(r"device:(" + "|".join((*DEVICE_KINDS, "CPU")) + r"):(\d+)")
 
 
+_NO_NAMES: pd.Categorical | None = None
+
+
 @dataclasses.dataclass
 class StatRows:
     """Stats of many owners (events, planes or metadata), one entry per stat."""
@@ -56,13 +59,18 @@ class StatRows:
 
     @classmethod
     def empty(cls) -> StatRows:
+        # An empty categorical is shared: a run has many stat-less planes, and building one
+        # costs more than the rest of an empty table.
+        global _NO_NAMES
+        if _NO_NAMES is None:
+            _NO_NAMES = categorical_from_codes(np.zeros(0, np.int64), [])
         return cls(
             np.zeros(0, np.int64),
-            categorical_from_codes(np.zeros(0, np.int64), []),
+            _NO_NAMES,
             np.zeros(0, np.int8),
             np.zeros(0, np.int64),
             np.zeros(0, np.float64),
-            categorical_from_codes(np.zeros(0, np.int64), []),
+            _NO_NAMES,
         )
 
     def __len__(self) -> int:
@@ -102,16 +110,20 @@ class StatRows:
             ids, inv = unique_inverse(raw[m])
             codes[m] = inv
             values = [ref_names.get(int(i), f"<ref {int(i)}>") for i in ids]
-        for f in (5, 6, 8):
-            m = field == f
-            if m.any():
-                vals = obj[m] if f != 8 else gunzip_texts(obj[m], path)
-                local: dict = {}
-                local_codes = np.fromiter(
-                    (local.setdefault(v, len(local)) for v in vals), np.int64, int(m.sum())
-                )
-                codes[m] = local_codes + len(values)
-                values.extend(local)
+        # Strings, bytes and inflated strings, coded in the order they come.
+        texts = np.flatnonzero((field == 5) | (field == 6) | (field == 8))
+        if len(texts):
+            vals = obj[texts]
+            packed = field[texts] == 8
+            if packed.any():
+                vals = vals.copy()
+                vals[packed] = gunzip_texts(vals[packed], path)
+            local: dict = {}
+            local_codes = np.fromiter(
+                (local.setdefault(v, len(local)) for v in vals), np.int64, len(texts)
+            )
+            codes[texts] = local_codes + len(values)
+            values.extend(local)
         strs = categorical_from_codes(codes, values)
         return cls(np.asarray(owner, np.int64), name, kind, ints, floats, strs)
 

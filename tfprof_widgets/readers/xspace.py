@@ -428,14 +428,25 @@ class _Metadata:
         self.stat_names: list[dict[int, str]] = []
         # Per plane: sorted event metadata ids and the global name index of each.
         self.lookup: list[tuple[np.ndarray, np.ndarray]] = []
+        # Every plane's own stats in one table (owner: the plane), their names and refs
+        # resolved through each plane's stat metadata.
+        rows = []
         for pi, plane in enumerate(xplanes):
             if headers is not None:
                 snames = self._from_columns(pi, headers[pi], path)
             else:
                 snames = self._from_messages(pi, plane, path)
-            pstats = [(0, s.metadata_id, s.WhichOneof("value"), _value(s)) for s in plane.stats]
-            stats = StatRows.from_tuples(pstats, snames, path) if pstats else StatRows.empty()
-            self.planes.append(PlaneInfo(plane.name, plane.id, stats))
+            for s in plane.stats:
+                kind, value = s.WhichOneof("value"), _value(s)
+                if kind == "ref_value":
+                    kind, value = "str_value", snames.get(value, f"<ref {value}>")
+                name = snames.get(s.metadata_id, f"<stat {s.metadata_id}>")
+                rows.append((pi, name, kind, value))
+        stats = StatRows.from_tuples(rows, None, path) if rows else StatRows.empty()
+        for pi, plane in enumerate(xplanes):
+            mine = stats.take(np.flatnonzero(stats.owner == pi)) if rows else stats
+            mine.owner = np.zeros(len(mine), np.int64)
+            self.planes.append(PlaneInfo(plane.name, plane.id, mine))
 
     def _add_lookup(self, ids: np.ndarray) -> None:
         first = len(self.names)
