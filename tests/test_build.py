@@ -1,4 +1,4 @@
-"""The optional C walker must really be built where CI runs (it has a compiler)."""
+"""The optional C extensions must really be built where CI runs (it has a compiler)."""
 
 import os
 
@@ -10,3 +10,10 @@ from tfprof_widgets.readers.xspace import fast_reader_available
 @pytest.mark.skipif(os.environ.get("CI") != "true", reason="only enforced in CI")
 def test_c_walker_built_in_ci():
     assert fast_reader_available(), "tfprof_widgets.readers._wire did not build"
+
+
+@pytest.mark.skipif(os.environ.get("CI") != "true", reason="only enforced in CI")
+def test_op_name_parser_built_in_ci():
+    from tfprof_widgets.analysis import tf_ops
+
+    assert tf_ops._tf_ops is not None, "tfprof_widgets.analysis._tf_ops did not build"

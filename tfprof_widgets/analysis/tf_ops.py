@@ -16,6 +16,11 @@ import pandas as pd
 
 from .inputs import CACHE_ATTRIBUTE, per_run
 
+try:
+    from . import _tf_ops
+except ImportError:  # pragma: no cover - built where a C compiler was available
+    _tf_ops = None
+
 TF_OP_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_./>-]*")
 TF_OP_TYPE = re.compile(r"[A-Z_][a-zA-Z0-9_]*")
 JAX_OP_TYPE = re.compile(r"[a-z_][a-z0-9_]*(\[.*\])?")
@@ -87,12 +92,44 @@ def name_table(
         cats = names.categories
     else:
         cats = names
-    memo = {} if memo is None else memo
+    values = cats.tolist()
+    if _tf_ops is not None:
+        columns = _parse_in_c(values)
+    else:
+        columns = _parse_in_python(values, {} if memo is None else memo)
+    # Object columns: pandas would turn the strings into its string dtype, and the analyses
+    # back into object arrays.
+    return pd.DataFrame(
+        {
+            k: pd.Series(v, dtype=object)
+            for k, v in zip(("category", "op_name", "op_type"), columns)
+        }
+    )
+
+
+_CATEGORIES = np.array([UNKNOWN, TENSORFLOW, TF_DATA, JAX, MEMCPY], dtype=object)
+
+
+def _parse_in_c(values: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """parse_tf_op of every value by the compiled parser; Python parses what it leaves
+    (names that are not ASCII)."""
+    codes, names, types = _tf_ops.parse(values)
+    codes = np.frombuffer(codes, np.int8)
+    category = _CATEGORIES[np.maximum(codes, 0)]
+    op_name = np.empty(len(values), object)
+    op_name[:] = names
+    op_type = np.empty(len(values), object)
+    op_type[:] = types
+    for i in np.flatnonzero(codes < 0).tolist():
+        category[i], op_name[i], op_type[i] = parse_tf_op(str(values[i]))
+    return category, op_name, op_type
+
+
+def _parse_in_python(values: list, memo: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     get = memo.get
     parsed = []
-    # tolist(): iterating pandas' Arrow strings one by one costs as much as parsing them.
     tf_full = _TF_FULL.fullmatch
-    for c in cats.tolist():
+    for c in values:
         p = get(c)
         if p is None:
             # parse_tf_op's common case inline: thousands of names per capture.
@@ -104,14 +141,7 @@ def name_table(
             memo[c] = p
         parsed.append(p)
     columns = list(zip(*parsed)) if parsed else [(), (), ()]
-    # Object columns: pandas would turn the strings into its string dtype, and the analyses
-    # back into object arrays.
-    return pd.DataFrame(
-        {
-            k: pd.Series(np.array(v, dtype=object), dtype=object)
-            for k, v in zip(("category", "op_name", "op_type"), columns)
-        }
-    )
+    return tuple(np.array(c, dtype=object) for c in columns)
 
 
 def name_memo(run) -> dict:
