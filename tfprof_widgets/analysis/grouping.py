@@ -13,8 +13,9 @@ carry none, so, like XProf's event grouping, it is derived:
    XProf reports no steps for such captures; this is where we deliberately differ.
 2. Events on a marker's thread that lie inside it join its group.
 3. Flow links carry groups across threads: an event with ``_c``/``_ct`` (consumer id and
-   type) joins the group of the event with the same ``_p``/``_pt`` (producer), together with
-   everything nested under it on its thread. This repeats until nothing changes.
+   type) joins the group of the event of its own host with the same ``_p``/``_pt``
+   (producer; flow ids are a capture's own, so hosts reuse them), together with everything
+   nested under it on its thread. This repeats until nothing changes.
 
 Everything here is a function of the events table and the event stats (a run's
 ``stat_store``, or any table :mod:`tfprof_widgets.stat_columns` reads), vectorised per line.
