@@ -8,20 +8,12 @@ given twice is merged, child ids come packed or not.
 """
 
 import pytest
+from test_hostile_xspace import varint
 from test_walkers_agree import assert_same
 from xspace_builder import XSpaceBuilder
 
 import tfprof_widgets as tw
 from tfprof_widgets.readers import xspace
-
-
-def varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
 
 
 def field(number: int, wire_type: int, payload: bytes) -> bytes:

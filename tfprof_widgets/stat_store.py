@@ -276,12 +276,16 @@ class StatStore:
                     v = _narrow_unsigned(v.astype(np.uint64))
                 values.append(v)
                 texts.append(None)
-        lengths = [len(o) for o in owners]
+        return cls._of_segments(names, seg_name, seg_kind, owners, values, texts, n_owners)
+
+    @classmethod
+    def _of_segments(cls, names, seg_name, seg_kind, owners, values, texts, n_owners):
+        """A store of segments given one by one (each its owners, values and texts)."""
         return cls(
             names,
             np.array(seg_name, np.int32),
             np.array(seg_kind, np.int8),
-            np.concatenate([[0], np.cumsum(lengths)]),
+            np.concatenate([[0], np.cumsum([len(o) for o in owners])]),
             np.concatenate(owners),
             values,
             texts,
@@ -390,17 +394,8 @@ class StatStore:
         if not owners:
             return StatStore.empty(n_owners)
         used, seg_name = np.unique(np.array(seg_name, np.int64), return_inverse=True)
-        lengths = [len(o) for o in owners]
-        return StatStore(
-            [self.names[i] for i in used.tolist()],
-            seg_name,
-            np.array(seg_kind, np.int8),
-            np.concatenate([[0], np.cumsum(lengths)]),
-            np.concatenate(owners),
-            values,
-            texts,
-            n_owners,
-        )
+        names = [self.names[i] for i in used.tolist()]
+        return StatStore._of_segments(names, seg_name, seg_kind, owners, values, texts, n_owners)
 
     def select(self, keep: np.ndarray) -> StatStore:
         """Only the stats of owners where ``keep`` is true, owners renumbered in order."""

@@ -100,10 +100,7 @@ def name_table(
     # Object columns: pandas would turn the strings into its string dtype, and the analyses
     # back into object arrays.
     return pd.DataFrame(
-        {
-            k: pd.Series(v, dtype=object)
-            for k, v in zip(("category", "op_name", "op_type"), columns)
-        }
+        {k: pd.Series(v, dtype=object) for k, v in zip(("category", "op_name", "op_type"), columns)}
     )
 
 

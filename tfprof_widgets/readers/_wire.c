@@ -500,12 +500,13 @@ static void drop_stats_since(walk_t *w, int64_t n_stats, size_t n_text_rows) {
     w->str_code.len = n_text_rows * sizeof(int32_t);
 }
 
-static int walk_em_entry(walk_t *w, const uint8_t *p, const uint8_t *end, em_cols_t *c) {
-    int32_t row = (int32_t)(c->key.len / sizeof(int64_t));
-    int64_t key = 0, f[6] = {0, 0, 0, 0, 0, 0};
-    int64_t n_stats = w->n_stats;
-    size_t n_text_rows = w->str_row.len / sizeof(int64_t);
-    int unknown = 0;
+/* One map entry: its key (field 1) into *key, its value (field 2, handed to `value` each
+ * time it comes: protobuf merges a value given twice) and whether it holds anything else.
+ * protobuf keeps such an entry among the map's unknown fields: it is no entry of the map. */
+typedef int (*value_fn)(walk_t *, const uint8_t *, const uint8_t *, void *);
+
+static int walk_entry(walk_t *w, const uint8_t *p, const uint8_t *end, int64_t *key,
+                      value_fn value, void *ctx, int *unknown) {
     while (p < end) {
         int field, wt;
         uint64_t v;
@@ -513,61 +514,71 @@ static int walk_em_entry(walk_t *w, const uint8_t *p, const uint8_t *end, em_col
         if (read_tag(w, &p, end, &field, &wt)) return -1;
         if (field == 1 && wt == 0) {
             if (read_varint(w, &p, end, &v)) return -1;
-            key = (int64_t)v;
+            *key = (int64_t)v;
         } else if (field == 2 && wt == 2) {
             if (read_len(w, &p, end, &sub_end)) return -1;
-            int rc = walk_em_value(w, p, sub_end, row, f);
+            int rc = value(w, p, sub_end, ctx);
             if (rc) return rc;
             p = sub_end;
         } else {
             if (skip_field(w, &p, end, wt, field)) return -1;
-            unknown = 1;
+            *unknown = 1;
         }
     }
-    /* protobuf keeps a map entry holding anything but its key and value among the map's
-     * unknown fields: it is no entry of the map. */
-    if (unknown) {
+    return 0;
+}
+
+typedef struct {
+    int32_t row;
+    int64_t f[6]; /* name_off, name_len, disp_off, disp_len, meta_len, children */
+} em_entry_t;
+
+static int em_value(walk_t *w, const uint8_t *p, const uint8_t *end, void *ctx) {
+    em_entry_t *e = (em_entry_t *)ctx;
+    return walk_em_value(w, p, end, e->row, e->f);
+}
+
+static int walk_em_entry(walk_t *w, const uint8_t *p, const uint8_t *end, em_cols_t *c) {
+    em_entry_t e = {(int32_t)(c->key.len / sizeof(int64_t)), {0, 0, 0, 0, 0, 0}};
+    int64_t key = 0, n_stats = w->n_stats;
+    size_t n_text_rows = w->str_row.len / sizeof(int64_t);
+    int unknown = 0;
+    int rc = walk_entry(w, p, end, &key, em_value, &e, &unknown);
+    if (rc) return rc;
+    if (unknown) { /* no entry: neither are its stats */
         drop_stats_since(w, n_stats, n_text_rows);
         return 0;
     }
-    if (buf_put(&c->key, &key, 8) || buf_put(&c->name_off, &f[0], 8) ||
-        buf_put(&c->name_len, &f[1], 8) || buf_put(&c->disp_off, &f[2], 8) ||
-        buf_put(&c->disp_len, &f[3], 8) || buf_put(&c->meta_len, &f[4], 8) ||
-        buf_put(&c->children, &f[5], 8))
+    if (buf_put(&c->key, &key, 8) || buf_put(&c->name_off, &e.f[0], 8) ||
+        buf_put(&c->name_len, &e.f[1], 8) || buf_put(&c->disp_off, &e.f[2], 8) ||
+        buf_put(&c->disp_len, &e.f[3], 8) || buf_put(&c->meta_len, &e.f[4], 8) ||
+        buf_put(&c->children, &e.f[5], 8))
         return -2;
     return 0;
 }
 
-static int walk_sm_entry(walk_t *w, const uint8_t *p, const uint8_t *end, sm_cols_t *c) {
-    int64_t key = 0, off = 0, len = 0;
-    int unknown = 0;
+/* An XStatMetadata value: its name (field 2; the last one given wins). */
+static int sm_value(walk_t *w, const uint8_t *p, const uint8_t *end, void *ctx) {
+    int64_t *name = (int64_t *)ctx; /* offset, length */
     while (p < end) {
         int field, wt;
-        uint64_t v;
-        const uint8_t *sub_end;
         if (read_tag(w, &p, end, &field, &wt)) return -1;
-        if (field == 1 && wt == 0) {
-            if (read_varint(w, &p, end, &v)) return -1;
-            key = (int64_t)v;
-        } else if (field == 2 && wt == 2) {
-            if (read_len(w, &p, end, &sub_end)) return -1;
-            while (p < sub_end) { /* XStatMetadata: its name (2) */
-                int f2, wt2;
-                if (read_tag(w, &p, sub_end, &f2, &wt2)) return -1;
-                if (f2 == 2 && wt2 == 2) {
-                    if (read_string(w, &p, sub_end, &off, &len)) return -1;
-                } else if (skip_field(w, &p, sub_end, wt2, f2)) {
-                    return -1;
-                }
-            }
-        } else {
-            if (skip_field(w, &p, end, wt, field)) return -1;
-            unknown = 1;
+        if (field == 2 && wt == 2) {
+            if (read_string(w, &p, end, &name[0], &name[1])) return -1;
+        } else if (skip_field(w, &p, end, wt, field)) {
+            return -1;
         }
     }
-    if (unknown) return 0; /* not an entry of the map (see walk_em_entry) */
-    if (buf_put(&c->key, &key, 8) || buf_put(&c->name_off, &off, 8) ||
-        buf_put(&c->name_len, &len, 8))
+    return 0;
+}
+
+static int walk_sm_entry(walk_t *w, const uint8_t *p, const uint8_t *end, sm_cols_t *c) {
+    int64_t key = 0, name[2] = {0, 0};
+    int unknown = 0;
+    int rc = walk_entry(w, p, end, &key, sm_value, name, &unknown);
+    if (rc || unknown) return rc;
+    if (buf_put(&c->key, &key, 8) || buf_put(&c->name_off, &name[0], 8) ||
+        buf_put(&c->name_len, &name[1], 8))
         return -2;
     return 0;
 }
