@@ -247,8 +247,8 @@ def _finish(group: np.ndarray, step_of: dict[int, int]) -> tuple[pd.array, pd.ar
         table[keys[inside]] = np.fromiter(step_of.values(), np.int64, len(step_of))[inside]
         known[keys[inside]] = True
         g = np.maximum(group, 0)
-        steps = np.where(valid & known[g], table[g], 0)
         has_step = valid & known[g]
+        steps = table[g]
     else:  # absurd group ids (a damaged file): a lookup per distinct group
         found = pd.Series(group).map(step_of)
         has_step = found.notna().to_numpy()

@@ -115,14 +115,27 @@ def map_in_pool(
     pool = _executor(max(processes, 1))
     pending = collections.deque(range(len(jobs)))
     running: dict[cf.Future, int] = {}
+    lock = threading.Lock()
+    stopped = False
 
-    def top_up() -> None:
-        while pending and len(running) < processes:
+    def submit_next(_done: cf.Future | None = None) -> None:
+        # A worker that finishes a job takes the next at once (from the pool's own thread),
+        # not when this process next looks up from the host it is reading.
+        with lock:
+            if stopped or not pending:
+                return
             i = pending.popleft()
-            running[pool.submit(_packed_call, fn, *jobs[i])] = i
+            try:
+                fut = pool.submit(_packed_call, fn, *jobs[i])
+            except (RuntimeError, cf.process.BrokenProcessPool):  # a dead pool: read it here
+                pending.appendleft(i)
+                return
+            running[fut] = i
+        fut.add_done_callback(submit_next)
 
     def finished(fut: cf.Future) -> tuple[int, Any, BaseException | None]:
-        i = running.pop(fut)
+        with lock:
+            i = running.pop(fut)
         try:
             packed = fut.result()
         except cf.process.BrokenProcessPool:
@@ -132,22 +145,36 @@ def map_in_pool(
         return i, _unpack(packed), None
 
     try:
-        top_up()
-        while pending or running:
-            for fut in [f for f in running if f.done()]:
+        for _ in range(processes):
+            submit_next()
+        while True:
+            with lock:
+                done = [f for f in running if f.done()]
+                mine = pending.pop() if pending and here else None
+                waiting = list(running)
+                left = len(pending)
+            for fut in done:
                 yield finished(fut)
-            top_up()
-            if pending:
-                i = pending.pop()
+            if mine is not None:
                 try:
-                    result = fn(*jobs[i])
+                    result = fn(*jobs[mine])
                 except Exception as exc:  # noqa: BLE001 - as a worker's would be
-                    yield i, None, exc
+                    yield mine, None, exc
                 else:
-                    yield i, result, None
-            elif running:
-                cf.wait(list(running), return_when=cf.FIRST_COMPLETED)
+                    yield mine, result, None
+            elif not done:
+                if not waiting:
+                    if not left:
+                        break
+                    submit_next()  # a job finished before its callback fed the next
+                    with lock:
+                        if not running:
+                            raise cf.process.BrokenProcessPool("no worker takes jobs")
+                    continue
+                cf.wait(waiting, return_when=cf.FIRST_COMPLETED)
     except BaseException:
+        with lock:
+            stopped = True
         _stop_now(pool)
         raise
 
