@@ -758,7 +758,9 @@ def empty(table: dict[str, tuple[str, str]]) -> pd.DataFrame:
 
 def conform(df: pd.DataFrame, table: dict[str, tuple[str, str]]) -> pd.DataFrame:
     """``df`` with the table's columns, in its order and with its dtypes."""
-    df = df[list(table)]
+    # A new frame either way (the caller's stays its own); selecting columns copies them,
+    # a shallow copy does not (pandas copies on write).
+    df = df[list(table)] if list(df.columns) != list(table) else df.copy(deep=False)
     wrong = {c: t for c, (t, _) in table.items() if not _same_dtype(df[c].dtype, t)}
     return df.astype(wrong) if wrong else df
 
