@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _deprecated, schema, stat_columns
+from .event_index import timed
 from .results import Summary
 
 SLOW_CALL_US = 50.0
@@ -207,21 +208,30 @@ def _iterator_events(run) -> pd.DataFrame:
     """Every timed ``Iterator::...`` event that carries its iterator's id."""
     ev = run.events
     n = len(ev)
-    names = ev["name"].astype(str)
-    is_it = names.str.startswith("Iterator::").to_numpy() & (ev["occurrences"].to_numpy() == 1)
+    # Per distinct name, never per event.
+    codes = np.asarray(ev["name"].array.codes)
+    cats = np.asarray(ev["name"].cat.categories, dtype=object)
+    cat_is_it = np.array([str(c).startswith("Iterator::") for c in cats.tolist()], bool)
+    is_it = cat_is_it[codes] & timed(run)
     it_id, has_id = stat_columns.numbers(run.stat_store, "id", n)
     parent, has_parent = stat_columns.numbers(run.stat_store, "parent_id", n)
     rows = np.flatnonzero(is_it & has_id)
-    long_names = names.to_numpy()[rows]
+    long_names = np.array([str(x) for x in cats.tolist()], dtype=object)[codes[rows]]
+
+    def text(col: str) -> np.ndarray:
+        c = ev[col].array
+        values = np.array([str(x) for x in c.categories.tolist()], dtype=object)
+        return values[np.asarray(c.codes)[rows]]
+
     return pd.DataFrame(
         {
             "row": rows,
-            "host": ev["host"].astype(str).to_numpy()[rows],
-            "line": ev["line"].astype(str).to_numpy()[rows],
+            "host": text("host"),
+            "line": text("line"),
             "iterator_id": it_id[rows],
             "parent_id": np.where(has_parent[rows], parent[rows], 0),
             "long_name": long_names,
-            "depth": np.array([len(s.split("::")) - 1 for s in long_names]),
+            "depth": np.array([s.count("::") for s in long_names.tolist()], np.int64),
             "start_us": ev["start_us"].to_numpy()[rows],
             "end_us": ev["end_us"].to_numpy()[rows],
             "dur_us": ev["dur_us"].to_numpy()[rows],
