@@ -96,7 +96,7 @@ class _Rows:
             setattr(self, f, getattr(self, f)[keep])
         column, idx = self._str
         if idx is None:
-            column._codes = column._codes[keep]
+            column.keep_strings(keep)
         else:
             self._str = (column, np.asarray(idx)[keep])
         return self

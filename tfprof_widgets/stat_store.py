@@ -491,6 +491,11 @@ class StatColumns:
     def __len__(self) -> int:
         return len(self.owner)
 
+    def keep_strings(self, rows: np.ndarray) -> None:
+        """Keep the strings of these rows only (the caller keeps the same rows of the other
+        columns)."""
+        self._codes = self._codes[rows]
+
     @property
     def str_value(self) -> pd.Categorical:
         """The string values as a categorical (distinct values once)."""
