@@ -11,14 +11,14 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension(
-            "tfprof_widgets.readers._wire",
-            sources=["tfprof_widgets/readers/_wire.c"],
+            "tfprof_widgets.readers.xspace._wire",
+            sources=["tfprof_widgets/readers/xspace/_wire.c"],
             extra_compile_args=["-O3"],
             optional=True,
         ),
         Extension(
-            "tfprof_widgets.readers._chrome",
-            sources=["tfprof_widgets/readers/_chrome.c"],
+            "tfprof_widgets.readers.chrome._chrome",
+            sources=["tfprof_widgets/readers/chrome/_chrome.c"],
             extra_compile_args=["-O3"],
             optional=True,
         ),

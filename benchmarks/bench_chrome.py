@@ -27,7 +27,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import tfprof_widgets as tw  # noqa: E402
-from tfprof_widgets.readers.chrome_trace import read_chrome_trace  # noqa: E402
+from tfprof_widgets.readers.chrome.reader import read_chrome_trace  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "chrome"
 KINETO = (

@@ -27,7 +27,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 from make_synthetic_pod import make_pod  # noqa: E402
 
 import tfprof_widgets as tw  # noqa: E402
-from tfprof_widgets.readers import host_pool  # noqa: E402
+from tfprof_widgets.readers.xspace import host_pool  # noqa: E402
 
 
 def timed_load(path: str, workers: int) -> tuple[float, tw.Run]:

@@ -235,7 +235,7 @@ TABLES = ("planes", "lines", "events", "event_stats", "event_metadata", "metadat
 
 def _read(path: str, fast: bool):
     import tfprof_widgets as tw
-    from tfprof_widgets.readers import xspace
+    from tfprof_widgets.readers.xspace import reader as xspace
 
     try:
         return xspace.read_xspace(path, fast=fast)

@@ -1,6 +1,6 @@
 """What the C Chrome decoder and the msgspec path make of one JSON text, and whether they agree.
 
-The rule (readers/_chrome.c): the C decoder either gives exactly what the msgspec path gives
+The rule (readers/chrome/_chrome.c): the C decoder either gives exactly what the msgspec path gives
 (the same :class:`Decoded`: codes, values, arg rows) or gives up, and the msgspec path then
 decodes. ``outcomes(data)`` runs both on one text; ``differences`` lists where they differ
 (exact: dtypes, value types, float bits). Used by tests/test_chrome_decoder_agrees.py and
@@ -14,9 +14,9 @@ import struct
 
 import numpy as np
 
-from tfprof_widgets.readers import chrome_decode
-from tfprof_widgets.readers.chrome_decode import ArgRows, Codes, Decoded, TopLevel
-from tfprof_widgets.readers.chrome_trace import read_chrome_trace
+from tfprof_widgets.readers.chrome import decode as chrome_decode
+from tfprof_widgets.readers.chrome.decode import ArgRows, Codes, Decoded, TopLevel
+from tfprof_widgets.readers.chrome.reader import read_chrome_trace
 
 PATH = "trace.json"
 

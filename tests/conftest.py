@@ -35,7 +35,7 @@ def tree_state(root: os.PathLike) -> dict[str, tuple[int, float]]:
 @pytest.fixture(params=["c_walker", "protobuf_walk"])
 def walker(request, monkeypatch):
     """Run a test with the compiled wire walker and with the pure-protobuf fallback."""
-    from tfprof_widgets.readers import xspace
+    from tfprof_widgets.readers.xspace import reader as xspace
 
     if request.param == "c_walker":
         if xspace._wire is None:

@@ -90,8 +90,8 @@ def test_run_does_not_import_the_views_when_imported():
 @pytest.mark.parametrize(
     "name,source",
     [
-        ("tfprof_widgets.readers.xspace", "from ..analysis.steps import step_breakdown"),
-        ("tfprof_widgets.readers.xspace", "def f():\n    from ..views import overview"),
+        ("tfprof_widgets.readers.xspace.reader", "from ...analysis.steps import step_breakdown"),
+        ("tfprof_widgets.readers.xspace.reader", "def f():\n    from ...views import overview"),
         ("tfprof_widgets.analysis.steps", "import tfprof_widgets.readers.formats"),
         ("tfprof_widgets.analysis.steps", "from .. import readers"),
         ("tfprof_widgets.views.overview_view", "from ..capturing import capture"),

@@ -4,12 +4,12 @@ import os
 
 import pytest
 
-from tfprof_widgets.readers.xspace import fast_reader_available
+from tfprof_widgets.readers.xspace.reader import fast_reader_available
 
 
 @pytest.mark.skipif(os.environ.get("CI") != "true", reason="only enforced in CI")
 def test_c_walker_built_in_ci():
-    assert fast_reader_available(), "tfprof_widgets.readers._wire did not build"
+    assert fast_reader_available(), "tfprof_widgets.readers.xspace._wire did not build"
 
 
 @pytest.mark.skipif(os.environ.get("CI") != "true", reason="only enforced in CI")

@@ -1,4 +1,4 @@
-"""The C Chrome decoder (readers/_chrome.c) and the msgspec path agree, or the C one gives up.
+"""The C Chrome decoder (readers/chrome/_chrome.c) and the msgspec path agree, or C gives up.
 
 THE RULE: for any input, the C decoder either gives exactly the msgspec path's ``Decoded``
 (codes, values, arg rows, float bits) or gives up, and then the msgspec path decodes and
@@ -27,7 +27,7 @@ from chrome_agreement import (
 from chrome_confusion import confused_trace
 from conftest import ROOT
 
-from tfprof_widgets.readers import chrome_decode
+from tfprof_widgets.readers.chrome import decode as chrome_decode
 
 pytestmark = pytest.mark.skipif(not c_available(), reason="the C Chrome decoder is not built here")
 
@@ -45,7 +45,7 @@ def text_of(path: pathlib.Path) -> bytes:
 
 @pytest.mark.skipif(os.environ.get("CI") != "true", reason="only enforced in CI")
 def test_c_decoder_built_in_ci():
-    assert c_available(), "tfprof_widgets.readers._chrome did not build"
+    assert c_available(), "tfprof_widgets.readers.chrome._chrome did not build"
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda p: f"{p.parent.name}/{p.name}")

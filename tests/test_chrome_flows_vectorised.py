@@ -1,12 +1,12 @@
-"""Flow binding and linking (readers/chrome_pairs.py) are vectorised: they give exactly what
+"""Flow binding and linking (readers/chrome/pairs.py) are vectorised: they give exactly what
 the per-point loops they replaced gave (kept here as the reference), on random flows and
 slices, reused ids, unmatched ends, equal times, and points without a time."""
 
 import numpy as np
 import pytest
 
-from tfprof_widgets.readers.chrome_decode import PH_CODE
-from tfprof_widgets.readers.chrome_pairs import bind_to_slices, flow_links
+from tfprof_widgets.readers.chrome.decode import PH_CODE
+from tfprof_widgets.readers.chrome.pairs import bind_to_slices, flow_links
 
 S, T, F = PH_CODE["s"], PH_CODE["t"], PH_CODE["f"]
 

@@ -208,7 +208,7 @@ def test_gzip_bomb_is_refused_while_inflating(tmp_path, monkeypatch):
     import tracemalloc
     import zlib
 
-    from tfprof_widgets.readers import chrome_trace
+    from tfprof_widgets.readers.chrome import reader as chrome_trace
 
     path = tmp_path / "bomb.trace.json.gz"
     comp = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)

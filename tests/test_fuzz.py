@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tfprof_widgets as tw
-from tfprof_widgets.readers import xspace
+from tfprof_widgets.readers.xspace import reader as xspace
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "150"))
 SETTINGS = settings(

@@ -9,7 +9,8 @@ import pytest
 from test_walkers_agree import assert_same, load_both
 
 import tfprof_widgets as tw
-from tfprof_widgets.readers import columnar, xspace
+from tfprof_widgets.readers import columnar
+from tfprof_widgets.readers.xspace import reader as xspace
 
 
 def varint(n: int) -> bytes:

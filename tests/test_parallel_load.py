@@ -11,7 +11,7 @@ from test_walkers_agree import assert_same
 from xspace_builder import write_multi_host_run
 
 import tfprof_widgets as tw
-from tfprof_widgets.readers import host_pool
+from tfprof_widgets.readers.xspace import host_pool
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from test_walkers_agree import assert_same
 from xspace_builder import XSpaceBuilder
 
 import tfprof_widgets as tw
-from tfprof_widgets.readers import xspace
+from tfprof_widgets.readers.xspace import reader as xspace
 
 
 def field(number: int, wire_type: int, payload: bytes) -> bytes:

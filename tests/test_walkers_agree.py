@@ -6,7 +6,7 @@ from conftest import SAMPLES
 from xspace_builder import XSpaceBuilder, gpu_capture, write_multi_host_run
 
 import tfprof_widgets as tw
-from tfprof_widgets.readers import xspace
+from tfprof_widgets.readers.xspace import reader as xspace
 
 TABLES = (
     "planes",

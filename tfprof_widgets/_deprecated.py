@@ -25,7 +25,7 @@ import sys
 import types
 import warnings
 
-__all__ = ["MODULES", "MOVED", "NAMES", "attribute", "install", "renamed"]
+__all__ = ["MODULES", "MOVED", "NAMES", "attribute", "install", "moved_attribute", "renamed"]
 
 # Old top-level name -> (new module, new name, how the new spelling reads).
 NAMES = {
@@ -95,6 +95,9 @@ MOVED = {
         "tfprof_widgets.analysis.steps",
         "CATEGORY_LABELS",
     ),
+    # Names that left a module that still exists (the module's __getattr__ asks here): found
+    # by name when used, so the new module need not be imported by the old one.
+    ("tfprof_widgets.run", "load"): ("tfprof_widgets.loading", "load"),
 }
 
 
@@ -123,6 +126,16 @@ def attribute(name: str):
     module, new_name, spelled = NAMES[name]
     _warn(f"tfprof_widgets.{name}", spelled, stacklevel=4)  # the caller of __getattr__
     return getattr(importlib.import_module(module), new_name)
+
+
+def moved_attribute(module: str, name: str):
+    """For a module's ``__getattr__``: a name that moved out of the module to another (listed
+    in :data:`MOVED`), with a warning; AttributeError for other names."""
+    moved = MOVED.get((module, name))
+    if moved is None:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    _warn(f"{module}.{name}", f"{moved[0].rpartition('.')[0]}.{moved[1]}", stacklevel=4)
+    return getattr(importlib.import_module(moved[0]), moved[1])
 
 
 def renamed(module: str, name: str, names: dict[str, str], namespace: dict):

@@ -4,7 +4,7 @@
 Finding the files is :mod:`.readers.discovery`, reading each host's files one reader of
 :mod:`.readers` (chosen by :func:`.readers.formats.file_kind`), and merging the hosts into
 DataFrames :func:`.readers.assemble.assemble`, which :class:`Run` calls. A run directory's
-tool-data files (TensorBoard's own numbers, :mod:`.readers.tool_data`) are read beside the
+tool-data files (TensorBoard's own numbers, :mod:`.readers.tool_data.reader`) are read beside the
 traces and handed to the run as ``run.tool_data``.
 """
 
@@ -27,22 +27,22 @@ from .errors import (
     ProfileTooLargeError,
     WrongFormatError,
 )
-from .readers import host_pool
-from .readers.chrome_trace import read_chrome_trace
+from .readers.chrome.reader import read_chrome_trace
 from .readers.columnar import HostTables
 from .readers.discovery import RunFiles, find_runs, resolve
 from .readers.formats import file_format, file_kind, host_of, host_sources
 from .readers.limits import available_memory_bytes, estimated_need, fmt_bytes, memory_cap
-from .readers.tfprof import read_run_metadata, read_tfprof_profile
-from .readers.tool_data import (
+from .readers.tfprof.reader import read_run_metadata, read_tfprof_profile
+from .readers.tool_data.reader import (
     HostToolData,
     describe_pb,
     no_trace_tables,
     read_tool_data,
     tool_files_of,
 )
-from .readers.trace_proto import read_trace_proto
-from .readers.xspace import read_xspace
+from .readers.tool_data.trace_proto import read_trace_proto
+from .readers.xspace import host_pool
+from .readers.xspace.reader import read_xspace
 from .run import Run
 
 __all__ = ["CAPTURE_LOG", "list_runs", "load"]
@@ -89,7 +89,7 @@ def load(
     before anything is read; the readers keep to the same budget as they go (gzip streams
     and compressed stats are inflated only that far, events and stats are counted against
     it), so a small file that expands to more is refused too. Several hosts are read on
-    every core (see :mod:`tfprof_widgets.readers.host_pool`). In a run directory still being
+    every core (see :mod:`tfprof_widgets.readers.xspace.host_pool`). In a run directory still being
     written, hosts whose file is incomplete are left out with a warning (``run.warnings``);
     only if no host loads is the error raised.
 
@@ -339,7 +339,7 @@ def _nothing_in(path, planes, window_s) -> ProfileNotFoundError:
 def _read_hosts(sources, sizes, bar, planes, window_s, max_memory_bytes, max_workers=None):
     """Each host's tables, cut to the planes and window asked for; and the hosts that
     could not be read (when there is more than one: a run still being written). A run of
-    several hosts is read on every core (:mod:`.readers.host_pool`) when that pays, by at
+    several hosts is read on every core (:mod:`.readers.xspace.host_pool`) when that pays, by at
     most ``max_workers`` processes (what the memory budget leaves room for)."""
     workers = host_pool.workers_for(len(sources), sum(sizes))
     if max_workers is not None:

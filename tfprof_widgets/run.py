@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import schema, stat_columns
+from ._deprecated import moved_attribute
 from .analysis import ANALYSES, Analysis
 from .analysis.device_time import use_device_times
 from .analysis.event_index import on_device
@@ -289,19 +290,7 @@ def _analysis_property(analysis: Analysis) -> functools.cached_property:
 
 
 def __getattr__(name: str):
-    if name == "load":  # load() lived here in the previous release
-        import warnings
-
-        from .loading import load
-
-        warnings.warn(
-            "tfprof_widgets.run.load is deprecated and will be removed in the next release: "
-            "use tfprof_widgets.load",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return load
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return moved_attribute(__name__, name)  # load() lived here in the previous release
 
 
 for _analysis in ANALYSES:

@@ -65,6 +65,7 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("total_float_ops", ".tfprof_tables:total_float_ops", "int"),
     Analysis("total_parameters", ".tfprof_tables:total_parameters", "int"),
     Analysis("timeline_model", "..views.timeline_lod:timeline_model", "TraceModel"),
-    Analysis("profile_options", "..readers.profile_options:profile_options", "PROFILE_OPTIONS"),
+    Analysis("profile_options", "..readers.xspace.profile_options:profile_options",
+             "PROFILE_OPTIONS"),
 )
 # fmt: on

@@ -3,7 +3,7 @@
 A run directory written by TF 2.2-2.10 holds, beside the trace, the outputs of TensorBoard's
 Profile tools (overview page, input pipeline, TF stats, kernel stats, memory profile; pod
 viewer and DataTable JSON from the 2019 Cloud TPU profiler). The readers decode them
-(:mod:`tfprof_widgets.readers.tool_data`); this module gathers every host's into one
+(:mod:`tfprof_widgets.readers.tool_data.reader`); this module gathers every host's into one
 :class:`ToolData` with our tables and summaries.
 
 * When the run has a trace (an xplane, a Chrome trace or a TF 2.0/2.1 ``.trace``), the trace

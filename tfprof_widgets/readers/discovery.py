@@ -38,7 +38,7 @@ class RunFiles:
     path: str
     files: tuple[str, ...]  # the traces, one per host (RunMetadata: one per step)
     skipped: tuple[str, ...] = ()  # entries named like captures that are not files
-    tool_files: tuple[str, ...] = ()  # TensorBoard's tool-data files (readers.tool_data)
+    tool_files: tuple[str, ...] = ()  # TensorBoard's tool-data files (readers.tool_data.reader)
     formats: tuple[str, ...] = ()  # what the directory holds (formats.file_format), each once
 
 

@@ -8,13 +8,14 @@ a cluster.
     pod.top_events(20); pod.sql("SELECT host, count(*) FROM events GROUP BY host")
     pod.host("worker-3")                              # one host as an in-memory Run
 
-Modules: ``dataset`` (layout, manifest, Parquet I/O), ``convert``, ``per_host`` (the work done
-per host), ``sql`` (the pod-level SQL), ``pod`` (the ``Pod``), ``dask_engine``. Needs the
-``scale`` extra: ``pip install "tfprof_widgets[scale]"`` (duckdb, pyarrow, dask[distributed]).
+Modules: ``dataset`` (layout, manifest, Parquet I/O), ``conversion`` (``convert``),
+``per_host`` (the work done per host), ``sql`` (the pod-level SQL), ``pod`` (the ``Pod``),
+``dask_engine``. Needs the ``scale`` extra: ``pip install "tfprof_widgets[scale]"`` (duckdb,
+pyarrow, dask[distributed]).
 See docs/scale.md.
 """
 
-from .convert import ConvertResult, convert
+from .conversion import ConvertResult, convert
 from .dataset import DATASET_VERSION
 from .pod import Pod, open_dataset
 

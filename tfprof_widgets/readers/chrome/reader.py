@@ -40,10 +40,13 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..errors import CorruptProfileError, NoEventsError
+from ...errors import CorruptProfileError, NoEventsError
+from ..columnar import HostTables, LineInfo, PlaneInfo, StatRows, categorical_from_codes
+from ..formats import host_of
+from ..limits import MEMORY_PER_FILE_BYTE, available_memory_bytes, inflate_bounded
 from . import kineto
-from .chrome_decode import PH_CODE, ArgRows, Codes, Decoded, decode
-from .chrome_pairs import (
+from .decode import PH_CODE, ArgRows, Codes, Decoded, decode
+from .pairs import (
     SLOT_NAMES,
     THREAD,
     Links,
@@ -52,9 +55,6 @@ from .chrome_pairs import (
     id_codes,
     timed_events,
 )
-from .columnar import HostTables, LineInfo, PlaneInfo, StatRows, categorical_from_codes
-from .formats import host_of
-from .limits import MEMORY_PER_FILE_BYTE, available_memory_bytes, inflate_bounded
 
 __all__ = ["read_chrome_trace", "decode_json"]
 

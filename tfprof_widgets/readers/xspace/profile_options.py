@@ -11,9 +11,9 @@ from __future__ import annotations
 import pandas as pd
 from google.protobuf.message import DecodeError
 
-from .. import schema, stat_columns
-from ..errors import CorruptProfileError
-from ..proto import profiler_service_pb2
+from ... import schema, stat_columns
+from ...errors import CorruptProfileError
+from ...proto import profiler_service_pb2
 
 __all__ = ["decode_profile_options", "profile_options", "profile_options_table"]
 

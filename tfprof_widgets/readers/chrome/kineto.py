@@ -32,8 +32,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..errors import CorruptProfileError
-from .chrome_pairs import Links, id_codes
+from ...errors import CorruptProfileError
+from .pairs import Links, id_codes
 
 STREAM_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset")
 ANNOTATION_CATS = ("gpu_user_annotation",)

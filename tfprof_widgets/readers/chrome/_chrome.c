@@ -2,7 +2,7 @@
  * Chrome trace-event JSON -> columns, in one pass over the bytes, with no Python object per
  * event.
  *
- * readers/chrome_decode.py decodes a trace with msgspec into typed structs and then flattens
+ * readers/chrome/decode.py decodes a trace with msgspec into typed structs and then flattens
  * every event's args into long typed rows. This decoder produces the same thing directly:
  *
  *   per element of traceEvents: ts and dur (float64, NaN where absent or null); ph, name,
@@ -1136,7 +1136,7 @@ static PyBufferProcs column_as_buffer = {(getbufferproc)column_getbuffer, NULL};
 
 static PyTypeObject ColumnType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "tfprof_widgets.readers._chrome.Column",
+    .tp_name = "tfprof_widgets.readers.chrome._chrome.Column",
     .tp_basicsize = sizeof(ColumnObject),
     .tp_dealloc = (destructor)column_dealloc,
     .tp_as_buffer = &column_as_buffer,
@@ -1339,7 +1339,7 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__chrome(void) {
     if (PyType_Ready(&ColumnType) < 0) return NULL;
-    PyObject *key = PyUnicode_FromString("tfprof_widgets.readers._chrome");
+    PyObject *key = PyUnicode_FromString("tfprof_widgets.readers.chrome._chrome");
     Py_hash_t seed = key ? PyObject_Hash(key) : -1;
     Py_XDECREF(key);
     if (seed == -1 && PyErr_Occurred()) return NULL;

@@ -26,10 +26,10 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..errors import NoEventsError, WrongFormatError
-from ..proto import trace_events_pb2 as pb
-from ..stat_columns import KIND_CODE
-from .columnar import (
+from ...errors import NoEventsError, WrongFormatError
+from ...proto import trace_events_pb2 as pb
+from ...stat_columns import KIND_CODE
+from ..columnar import (
     HostTables,
     LineInfo,
     PlaneInfo,
@@ -37,8 +37,8 @@ from .columnar import (
     categorical_from_codes,
     unique_inverse,
 )
-from .formats import host_of
-from .tool_data import parse_message
+from ..formats import host_of
+from .reader import parse_message
 
 __all__ = ["read_trace_proto"]
 

@@ -23,7 +23,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from .chrome_decode import PH_CODE, PH_OTHER
+from .decode import PH_CODE, PH_OTHER
 
 # The line an event goes to: its thread, or one of the process's own lines.
 THREAD, ASYNC, COUNTERS, OBJECTS = 0, 1, 2, 3

@@ -14,17 +14,14 @@ import dataclasses
 import html
 import math
 import re
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from .. import schema
-from ..errors import WrongFormatError
-from ..proto import tool_data_pb2 as pb
-
-if TYPE_CHECKING:  # the caller's type; importing it at run time would be circular
-    from .tool_data import HostToolData
+from ... import schema
+from ...errors import WrongFormatError
+from ...proto import tool_data_pb2 as pb
+from .host import HostToolData
 
 __all__ = ["datatables", "fill_pages", "top_op_times"]
 

@@ -700,7 +700,7 @@ static PyBufferProcs column_as_buffer = {(getbufferproc)column_getbuffer, NULL};
 
 static PyTypeObject ColumnType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "tfprof_widgets.readers._wire.Column",
+    .tp_name = "tfprof_widgets.readers.xspace._wire.Column",
     .tp_basicsize = sizeof(ColumnObject),
     .tp_dealloc = (destructor)column_dealloc,
     .tp_as_buffer = &column_as_buffer,

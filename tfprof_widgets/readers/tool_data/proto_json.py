@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from .. import schema
-
-if TYPE_CHECKING:  # the caller's type; importing it at run time would be circular
-    from .tool_data import HostToolData
+from ... import schema
+from .host import HostToolData
 
 __all__ = ["fill_memory", "pod_viewer"]
 

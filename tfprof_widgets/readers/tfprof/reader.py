@@ -20,10 +20,10 @@ import numpy as np
 import pandas as pd
 from google.protobuf.message import DecodeError
 
-from ..errors import CorruptProfileError, NoEventsError, WrongFormatError
-from ..proto import tfprof_pb2 as pb
-from .columnar import HostTables, LineInfo, PlaneInfo, StatRows
-from .formats import host_of
+from ...errors import CorruptProfileError, NoEventsError, WrongFormatError
+from ...proto import tfprof_pb2 as pb
+from ..columnar import HostTables, LineInfo, PlaneInfo, StatRows
+from ..formats import host_of
 
 __all__ = ["read_tfprof_profile", "read_run_metadata"]
 

@@ -13,14 +13,13 @@ the 2019 Cloud TPU profiler wrote Google DataTable JSON (``<host>.overview_page.
 messages (``raw``), TensorBoard's numbers mapped onto our schema's tables (``tables``; the
 values are the files' own, converted only in unit: ms → µs, ns → µs, fractions → %), and
 the overview and input-pipeline figures (``overview``, ``input_pipeline``) that the analyses
-turn into their summaries. Nothing is re-analysed here. :mod:`.tool_pages` maps the
-overview page and the input pipeline (protobuf or DataTable), :mod:`.tool_json` the memory
+turn into their summaries. Nothing is re-analysed here. :mod:`.pages` maps the
+overview page and the input pipeline (protobuf or DataTable), :mod:`.proto_json` the memory
 profile and the pod viewer; the TF stats and kernel stats are mapped here.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import json
 import zlib
@@ -30,13 +29,14 @@ import pandas as pd
 from google.protobuf.message import DecodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
 
-from .. import schema
-from ..errors import CorruptProfileError, EmptyProfileError, ProfileError, WrongFormatError
-from ..proto import tool_data_pb2 as pb
-from .columnar import HostTables, StatRows
-from .formats import host_of, tool_of
-from .tool_json import fill_memory, pod_viewer
-from .tool_pages import datatables, fill_pages, top_op_times
+from ... import schema
+from ...errors import CorruptProfileError, EmptyProfileError, ProfileError, WrongFormatError
+from ...proto import tool_data_pb2 as pb
+from ..columnar import HostTables, StatRows
+from ..formats import host_of, tool_of
+from .host import HostToolData
+from .pages import datatables, fill_pages, top_op_times
+from .proto_json import fill_memory, pod_viewer
 
 __all__ = ["HostToolData", "describe_pb", "no_trace_tables", "read_tool_data", "tool_files_of"]
 
@@ -57,32 +57,6 @@ _MESSAGES = {
 }
 # Tool files are small (a few MB at most); a larger one is not what its name says.
 _MAX_JSON_BYTES = 1 << 30
-
-
-@dataclasses.dataclass
-class HostToolData:
-    """One host's tool-data files, decoded and mapped onto our tables.
-
-    ``files``: tool -> path. ``raw``: tool -> the decoded message (``OverviewPage``,
-    ``InputPipelineAnalysisResult``, ``TfStatsDatabase``, ``KernelStatsDb``) or the parsed
-    JSON (memory profile, pod viewer, DataTables). ``tables``: name -> DataFrame in our schema
-    ('steps': TOOL_STEPS, 'tf_stats' / 'tf_stats_without_idle': TOOL_TF_STATS, 'top_ops':
-    TOOL_TOP_OPS, 'input_ops': INPUT_OPS, 'kernels': KERNELS, 'memory': MEMORY,
-    'memory_summary': MEMORY_SUMMARY, 'memory_breakdown': TOOL_MEMORY_BREAKDOWN, 'pod_stats':
-    TOOL_POD_STATS, 'all_reduce_ops': TOOL_ALL_REDUCE_OPS). ``overview`` /
-    ``input_pipeline``: the figures of those pages by the names of
-    :class:`~tfprof_widgets.OverviewSummary` / ``InputPipelineSummary`` (None where the
-    file has no such figure), or None without that tool.
-    """
-
-    host: str
-    files: dict[str, str] = dataclasses.field(default_factory=dict)
-    encodings: dict[str, str] = dataclasses.field(default_factory=dict)
-    raw: dict[str, object] = dataclasses.field(default_factory=dict)
-    tables: dict[str, pd.DataFrame] = dataclasses.field(default_factory=dict)
-    overview: dict[str, object] | None = None
-    input_pipeline: dict[str, object] | None = None
-    warnings: list[str] = dataclasses.field(default_factory=list)
 
 
 def read_tool_data(host: str, paths: list[str]) -> HostToolData:

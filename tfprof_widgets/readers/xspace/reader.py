@@ -20,10 +20,10 @@ import numpy as np
 import pandas as pd
 from google.protobuf.message import DecodeError
 
-from ..errors import CorruptProfileError, NoEventsError, ProfileTooLargeError, WrongFormatError
-from ..proto import xplane_pb2
-from ..stat_store import KIND_CODE, StatStore
-from .columnar import (
+from ...errors import CorruptProfileError, NoEventsError, ProfileTooLargeError, WrongFormatError
+from ...proto import xplane_pb2
+from ...stat_store import KIND_CODE, StatStore
+from ..columnar import (
     FIELD_KIND,
     WIRE_FIELD,
     HostTables,
@@ -35,8 +35,8 @@ from .columnar import (
     positions,
     unique_inverse,
 )
-from .formats import host_of
-from .limits import EVENT_PEAK_BYTES, STAT_PEAK_BYTES, available_memory_bytes, fmt_bytes
+from ..formats import host_of
+from ..limits import EVENT_PEAK_BYTES, STAT_PEAK_BYTES, available_memory_bytes, fmt_bytes
 
 try:
     from . import _wire

@@ -39,9 +39,9 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-from ..errors import CorruptProfileError, WrongFormatError
-from ..stat_columns import KIND_CODE
-from .text import json_without_lone_surrogates
+from ...errors import CorruptProfileError, WrongFormatError
+from ...stat_columns import KIND_CODE
+from ..text import json_without_lone_surrogates
 
 try:
     from . import _chrome
