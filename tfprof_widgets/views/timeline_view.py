@@ -51,7 +51,7 @@ import zlib
 import numpy as np
 
 from ..analysis.tool_data import no_trace_note
-from ._display import esc
+from ._display import esc, script_safe
 from .base import View, _widget_bundle
 from .timeline_lod import MAX_MARKS, EventIndex, Marks, TraceModel, event_details
 
@@ -362,7 +362,7 @@ class TraceViewer(View):
         if self.note:
             return f"<div class='tfprof-view'><p><i>{esc(self.note)}</i></p></div>"
         payload = self.offline_payload(self.offline_bytes)
-        data = json.dumps(payload, separators=(",", ":")).replace("</", "<\\/")
+        data = script_safe(json.dumps(payload, separators=(",", ":")))
         uid = "tfpv-" + hashlib.sha1(data.encode()).hexdigest()[:12]
         js = offline_module()
         return (
@@ -421,9 +421,9 @@ class TraceViewer(View):
         output says "model not found") it hides that output too and draws the trace from the
         embedded payload."""
         # An exported page puts this output inside a <script>: no "</" may end it early.
-        payload = json.dumps(
-            self.offline_payload(self.offline_bytes), separators=(",", ":")
-        ).replace("</", "<\\/")
+        payload = script_safe(
+            json.dumps(self.offline_payload(self.offline_bytes), separators=(",", ":"))
+        )
         return (
             "(function (element) {\n"
             "if (!element) return;\n"
