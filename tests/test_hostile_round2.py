@@ -44,3 +44,16 @@ def test_every_html_sequence_in_every_name_stays_inside_its_script(tmp_path):
     assert len(re.findall(r"<section id=", page)) == len(report.report_views(run))
     decoded = [json.loads(b) for b in data if b.lstrip().startswith("{")]
     assert decoded and any(names[-1] in json.dumps(d, ensure_ascii=False) for d in decoded)
+
+
+# -- row 18: control characters in a file name on the command line -----------------------------
+def test_cli_shows_control_characters_of_a_file_name_escaped_on_one_line(tmp_path, capsys):
+    from tfprof_widgets import cli
+
+    path = tmp_path / "x\n\x1b[2J\x1b[31mFAKE OK\x1b[0m\r\u202e.xplane.pb"
+    path.write_bytes(b"\x0a\x05damaged")
+    assert cli.main(["summary", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.endswith("\n")
+    assert not any(c in err[:-1] for c in "\x1b\r\n\u202e")
+    assert "\\x1b[2J" in err and "\\r" in err and "\\n" in err
