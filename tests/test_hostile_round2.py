@@ -57,3 +57,37 @@ def test_cli_shows_control_characters_of_a_file_name_escaped_on_one_line(tmp_pat
     assert err.count("\n") == 1 and err.endswith("\n")
     assert not any(c in err[:-1] for c in "\x1b\r\n\u202e")
     assert "\\x1b[2J" in err and "\\r" in err and "\\n" in err
+
+
+# -- rows 10 and 11: Chrome B/E slices paired by timestamp --------------------------------------
+def be(ph, ts, **kw):
+    return {"ph": ph, "ts": ts, "pid": 1, "tid": 1, **kw}
+
+
+def test_chrome_slices_listed_end_first_pair_by_timestamp(tmp_path):
+    """A trace need not be sorted: an E listed before its B is paired by time, as Perfetto
+    and chrome://tracing pair it (it was a NoEventsError)."""
+    events = [be("E", 20), be("E", 90), be("B", 10, name="a"), be("B", 50, name="b")]
+    run = tw.load(chrome_file(tmp_path, events), progress=False)
+    got = run.events.sort_values("start_us")[["name", "start_us", "dur_us"]]
+    assert got.values.tolist() == [["a", 0.0, 10.0], ["b", 40.0, 40.0]]
+    assert not run.warnings
+
+
+def test_chrome_nested_and_back_to_back_slices_still_pair_in_file_order_at_equal_times(tmp_path):
+    events = [be("B", 0, name="a"), be("B", 1, name="b"), be("E", 5), be("B", 5, name="c"),
+              be("E", 7), be("E", 9)]  # fmt: skip
+    run = tw.load(chrome_file(tmp_path, events), progress=False)
+    got = run.events.sort_values(["start_us", "name"])[["name", "dur_us"]].values.tolist()
+    assert got == [["a", 9.0], ["b", 4.0], ["c", 2.0]]
+
+
+def test_chrome_end_before_its_begin_is_warned_or_refused_never_a_zero_slice(tmp_path):
+    """B at 100, its E at 40: was silently a slice of 0 µs."""
+    events = [be("B", 100, name="a"), be("E", 40), be("X", 1, dur=2, name="x")]
+    run = tw.load(chrome_file(tmp_path, events), progress=False)
+    assert run.events["name"].tolist() == ["x"]
+    assert any("end earlier than its begin" in w for w in run.warnings)
+    with pytest.raises(tw.CorruptProfileError, match="earlier than its begin") as exc:
+        tw.load(chrome_file(tmp_path, events[:2], "lone.trace.json"), progress=False)
+    assert exc.value.path.endswith("lone.trace.json")
