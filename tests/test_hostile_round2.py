@@ -91,3 +91,39 @@ def test_chrome_end_before_its_begin_is_warned_or_refused_never_a_zero_slice(tmp
     with pytest.raises(tw.CorruptProfileError, match="earlier than its begin") as exc:
         tw.load(chrome_file(tmp_path, events[:2], "lone.trace.json"), progress=False)
     assert exc.value.path.endswith("lone.trace.json")
+
+
+# -- row 2: a view's PNG when the browser kaleido drives dies -----------------------------------
+_DEAD_BROWSER = """
+import time, warnings
+import plotly.graph_objects as go
+from tfprof_widgets.views import _png
+t0 = time.perf_counter()
+got = []
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    for _ in range(2):
+        _png.render_async(go.Figure(go.Bar(y=[1, 2])), got.append)
+    _png.wait()
+print(len(got), len(caught), round(time.perf_counter() - t0, 1))
+print(caught[0].message if caught else "")
+"""
+
+
+def test_a_browser_that_dies_at_start_costs_the_image_not_the_cell(tmp_path):
+    """kaleido's server thread dies with the browser and its callers then waited forever:
+    the image is given up within seconds, with one warning."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("kaleido")
+    env = {**os.environ, "TFPROF_BROWSER": "/bin/false", "TFPROF_WIDGETS_PNG": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-c", _DEAD_BROWSER], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    images, warned, seconds = proc.stdout.splitlines()[0].split()
+    assert (images, warned) == ("0", "1") and float(seconds) < 15
+    assert "failed or stopped" in proc.stdout
+    assert "Traceback" not in proc.stderr

@@ -127,9 +127,7 @@ def script_safe(json_text: str) -> str:
 def to_json(obj: object) -> str:
     """JSON that is safe inside a <script> of an HTML page (:func:`script_safe`) and ASCII
     only (so a lone surrogate in an event name cannot break writing the page)."""
-    return script_safe(
-        json.dumps(obj, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-    )
+    return script_safe(json.dumps(obj, separators=(",", ":"), ensure_ascii=True, allow_nan=False))
 
 
 def fig_json(fig: go.Figure) -> str:
