@@ -127,3 +127,31 @@ def test_a_browser_that_dies_at_start_costs_the_image_not_the_cell(tmp_path):
     assert (images, warned) == ("0", "1") and float(seconds) < 15
     assert "failed or stopped" in proc.stdout
     assert "Traceback" not in proc.stderr
+
+
+# -- row 17: one string stat of a GB --------------------------------------------------------------
+@pytest.mark.parametrize("walker_kind", ["c_walker", "protobuf_walk"])
+def test_a_compressed_string_stat_over_the_bound_is_kept_cut_with_a_warning(
+    tmp_path, monkeypatch, walker_kind
+):
+    """An xplane of 4.7 MB held one stat of 1 GiB of text (2.2 GB peak): past a fixed bound
+    (64 MB; 64 KB here) a stat's text is cut, and the run says so."""
+    import gzip
+
+    from test_hostile_xspace import field, number, xspace_bytes
+
+    from tfprof_widgets.readers import limits
+    from tfprof_widgets.readers.xspace import reader as xspace
+
+    if walker_kind == "protobuf_walk":
+        monkeypatch.setattr(xspace, "_wire", None)
+    elif xspace._wire is None:
+        pytest.skip("the C wire walker is not built here")
+    monkeypatch.setattr(limits, "MAX_STAT_TEXT_BYTES", 64 << 10)
+    blob = gzip.compress(b"x" * (1 << 20))
+    path = tmp_path / "bomb.xplane.pb"
+    path.write_bytes(xspace_bytes(2, event_extra=field(4, number(1, 7) + field(8, blob))))
+    run = tw.load(path, progress=False)
+    text = run.stat("blob").dropna()
+    assert len(text) == 2 and (text.str.len() == 64 << 10).all()
+    assert any("only their first 64.0 KB are kept" in w for w in run.warnings)

@@ -20,8 +20,10 @@ __all__ = [
     "STAT_PEAK_BYTES",
     "available_memory_bytes",
     "estimated_need",
+    "MAX_STAT_TEXT_BYTES",
     "fmt_bytes",
     "inflate_bounded",
+    "inflate_prefix",
     "memory_cap",
 ]
 
@@ -36,6 +38,10 @@ MEMORY_PER_FILE_BYTE = {"xspace": 12.0, "chrome": 25.0}
 # room; the C walker counts events and stats against the memory there is as it meets them.
 EVENT_PEAK_BYTES = 180
 STAT_PEAK_BYTES = 60
+
+# The most text one string stat keeps (a compressed stat of a 4.7 MB file can hold 1 GiB):
+# the rest is cut, with a warning.
+MAX_STAT_TEXT_BYTES = 64 << 20
 
 
 # The memory a load may use when its caller set one (``load(max_memory_bytes=...)``): every
@@ -127,3 +133,18 @@ def inflate_bounded(data: bytes, path: str, limit: int, what: str) -> bytes:
     except (EOFError, OSError, zlib.error) as exc:
         raise CorruptProfileError(path, f"{what} is cut short or damaged ({exc})") from None
     return out[0] if len(out) == 1 else b"".join(out)
+
+
+def inflate_prefix(data: bytes, path: str, limit: int, what: str) -> tuple[bytes, bool]:
+    """The first ``limit`` bytes a gzip stream inflates to, and whether it holds more (then
+    the rest is neither inflated nor checked)."""
+    try:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        out = inflater.decompress(data, max(limit, 0) + 1)
+        if len(out) > limit:
+            return out[:limit], True
+        if not inflater.eof:
+            raise EOFError("compressed stream ended before the end-of-stream marker")
+    except (EOFError, OSError, zlib.error) as exc:
+        raise CorruptProfileError(path, f"{what} is cut short or damaged ({exc})") from None
+    return out, False

@@ -310,9 +310,10 @@ def _to_tables(w: _Walk, path: str, host: str) -> HostTables:
     per_plane = np.bincount(line_plane, weights=per_line, minlength=len(w.planes))
     ev_bounds = np.concatenate([[0], np.cumsum(per_plane.astype(np.int64))])
     ev_name = _event_names(w, ev_bounds, md.lookup, path)
-    event_stats = _event_stats(w, ev_bounds, md.stat_names, path)
+    notes: list[str] = []
+    event_stats = _event_stats(w, ev_bounds, md.stat_names, path, notes)
     _check_event_numbers(w, event_stats, path)
-    notes = _clamp_negative_durations(w)
+    notes += _clamp_negative_durations(w)
     occurrences = np.ones(len(w.ev_md), np.int32)
     occurrences[w.occ_idx] = w.occ_val
     return HostTables(
@@ -527,12 +528,13 @@ _METADATA_DTYPES = {
 }
 
 
-def _inflated(texts: np.ndarray, field: np.ndarray, path: str) -> list:
-    """Distinct string payloads, the compressed ones (field 8) inflated to their text."""
+def _inflated(texts: np.ndarray, field: np.ndarray, path: str, notes: list[str]) -> list:
+    """Distinct string payloads, the compressed ones (field 8) inflated to their text (cut
+    at 64 MB each, with a note)."""
     out = list(texts)
     packed = np.flatnonzero(field == 8)
     if len(packed):
-        for i, t in zip(packed.tolist(), gunzip_texts(texts[packed], path)):
+        for i, t in zip(packed.tolist(), gunzip_texts(texts[packed], path, notes)):
             out[i] = t
     return out
 
@@ -560,7 +562,9 @@ def _event_names(w: _Walk, ev_bounds: np.ndarray, lookup, path: str) -> np.ndarr
     return ev_name
 
 
-def _event_stats(w: _Walk, ev_bounds: np.ndarray, stat_names, path: str) -> StatStore:
+def _event_stats(
+    w: _Walk, ev_bounds: np.ndarray, stat_names, path: str, notes: list[str]
+) -> StatStore:
     """Event stats as a store: names and ref values resolve through their own plane's stat
     metadata (a name several planes define is one stat)."""
     n = len(w.st_owner)
@@ -587,7 +591,7 @@ def _event_stats(w: _Walk, ev_bounds: np.ndarray, stat_names, path: str) -> Stat
             ref_ids, ref_inv = unique_inverse(w.st_raw[refs])
             str_code[refs] = ref_inv + len(texts)
             texts += [snames.get(i, f"<ref {i}>") for i in ref_ids.tolist()]
-    texts += _inflated(w.texts, w.text_field, path)
+    texts += _inflated(w.texts, w.text_field, path, notes)
     str_code[w.text_rows] = w.text_code.astype(np.int64) + (len(texts) - len(w.texts))
     # Each string once (a ref's name can equal a string stat, or another plane's ref).
     merged, distinct = pd.factorize(np.array(texts, dtype=object), use_na_sentinel=False)
