@@ -155,3 +155,21 @@ def test_a_compressed_string_stat_over_the_bound_is_kept_cut_with_a_warning(
     text = run.stat("blob").dropna()
     assert len(text) == 2 and (text.str.len() == 64 << 10).all()
     assert any("only their first 64.0 KB are kept" in w for w in run.warnings)
+
+
+# -- row 15: one JSON string of hundreds of MB --------------------------------------------------
+def test_a_json_string_over_64_mb_is_refused_before_it_is_decoded(tmp_path):
+    """0.5 MB of .json.gz held one 500 MB name (2.6 GB peak): a string over 64 MB is refused
+    by the C decoder as it meets it (the peak is in bench_hostile.py)."""
+    from tfprof_widgets.readers.chrome import decode
+
+    if decode._chrome is None:
+        pytest.skip("the C JSON decoder is not built here")
+    path = tmp_path / "name.trace.json"
+    with open(path, "wb") as f:
+        f.write(b'{"traceEvents":[{"ph":"X","ts":1,"dur":1,"pid":1,"tid":1,"name":"')
+        f.write(b"a" * ((64 << 20) + 1))
+        f.write(b'"}]}')
+    with pytest.raises(tw.ProfileTooLargeError, match="string longer than 64 MB") as exc:
+        tw.load(path, progress=False)
+    assert exc.value.path == str(path)
