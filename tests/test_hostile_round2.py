@@ -173,3 +173,75 @@ def test_a_json_string_over_64_mb_is_refused_before_it_is_decoded(tmp_path):
     with pytest.raises(tw.ProfileTooLargeError, match="string longer than 64 MB") as exc:
         tw.load(path, progress=False)
     assert exc.value.path == str(path)
+
+
+# -- row 12: byte counts beyond their columns ------------------------------------------------------
+def test_xspace_byte_count_stats_out_of_range_are_dropped_with_a_warning(tmp_path):
+    """A uint64-max peak_bytes_in_use was a peak of -1 bytes; int64 extremes, NaN and inf
+    were as wrong. Each is dropped (read as the stat missing), with a warning."""
+    import numpy as np
+    from xspace_builder import XSpaceBuilder
+
+    b = XSpaceBuilder("h")
+    line = b.plane("/device:GPU:0", 1).line("Memory", 1)
+    bad = [np.uint64(2**64 - 1), np.int64(-(2**63)), np.int64(2**63 - 1), np.nan, np.inf]
+    for i, v in enumerate([*bad, 4096]):
+        stats = {"allocator_name": "GPU_0_bfc", "bytes_allocated": 4096 * (i + 1),
+                 "bytes_reserved": 0, "peak_bytes_in_use": v, "requested_bytes": 8,
+                 "allocation_bytes": 8, "addr": i + 1}  # fmt: skip
+        line.event("MemoryAllocation", i * 10, 1, stats)
+    last = {**stats, "peak_bytes_in_use": np.uint64(2**64 - 1)}
+    line.event("MemoryAllocation", 100, 1, last)
+    path = tmp_path / "m.xplane.pb"
+    path.write_bytes(b.bytes())
+    run = tw.load(path, progress=False)
+    assert run.memory["peak_bytes_in_use"].tolist() == [0, 0, 0, 0, 0, 4096, 0]
+    assert (run.memory_summary["peak_bytes_lifetime"] >= 0).all()
+    assert any("6 value(s) of the stat 'peak_bytes_in_use'" in w for w in run.warnings)
+
+
+def test_tool_data_byte_counts_out_of_range_read_as_0_with_a_warning(tmp_path):
+    import gzip
+
+    from tool_data_files import TOOLDATA
+
+    src = next((TOOLDATA / "bert_tf2x").glob("*.memory_profile.json.gz"))
+    doc = json.loads(gzip.decompress(src.read_bytes()))
+    name, prof = next(iter(doc["memoryProfilePerAllocator"].items()))
+    prof["profileSummary"]["peakBytesUsageLifetime"] = str(2**64 - 1)
+    prof["memoryProfileSnapshots"][0]["aggregationStats"]["peakBytesInUse"] = str(-(2**63))
+    path = tmp_path / src.name
+    path.write_bytes(gzip.compress(json.dumps(doc).encode()))
+    with pytest.warns(UserWarning, match="no byte count"):
+        run = tw.load(path, progress=False)
+    summary = run.memory_summary.set_index("allocator").loc[name]
+    assert summary["peak_bytes_lifetime"] == 0
+    assert (run.memory["peak_bytes_in_use"] >= 0).all()
+    assert any("peakBytesUsageLifetime are no byte count" in w for w in run.warnings)
+    assert any("peakBytesInUse are no byte count" in w for w in run.warnings)
+
+
+# -- row 13: tool-data step times NaN, -1e9 ms, inf --------------------------------------------
+def test_tool_data_steps_that_are_no_time_are_left_out_and_every_figure_agrees(tmp_path):
+    from tool_data_files import demo_run
+
+    from tfprof_widgets.proto import tool_data_pb2 as pb
+
+    run_dir = demo_run("demo_GPU-input-bound", tmp_path)
+    f = next(run_dir.glob("*.input_pipeline.pb"))
+    msg = pb.InputPipelineAnalysisResult.FromString(f.read_bytes())
+    n = len(msg.step_details)
+    for a, v in zip(msg.step_details, (float("nan"), -1e9, float("inf"))):
+        g = pb.PerGenericStepDetails.FromString(a.value)
+        g.step_time_ms = v
+        a.value = g.SerializeToString()
+    f.write_bytes(msg.SerializeToString())
+    with pytest.warns(UserWarning, match="3 of 11 steps"):
+        run = tw.load(run_dir, progress=False)
+    times = run.steps["step_time_us"]
+    assert len(times) == n - 3 and times.between(0, 1e12).all()
+    o = run.overview_summary
+    assert o.n_steps == n - 3
+    assert o.step_time_ms_min == pytest.approx(times.min() / 1e3)
+    assert o.step_time_ms_max == pytest.approx(times.max() / 1e3)
+    assert o.step_time_ms_avg == pytest.approx(times.mean() / 1e3)

@@ -598,18 +598,64 @@ def _event_stats(
     if len(distinct) < len(texts):
         has = str_code >= 0
         str_code[has] = merged[str_code[has]]
+    owner, raw = w.st_owner, w.st_raw
+    keep = out_of_range_bytes(name_pos, name_code, field, raw, path, notes)
+    if keep is not None:
+        owner, name_code, field, raw, str_code = (
+            a[keep] for a in (owner, name_code, field, raw, str_code)
+        )
     return StatStore.from_columns(
-        w.st_owner,
+        owner,
         name_code,
         list(name_pos),
         FIELD_KIND[field],
-        w.st_raw,
-        w.st_raw.view(np.float64),
+        raw,
+        raw.view(np.float64),
         str_code,
         list(distinct),
         n_events,
         distinct_strings=True,
     )
+
+
+# Stats that count bytes (the allocator's): a value no int64 holds, a negative one, NaN or
+# inf is no byte count (a uint64-max peak_bytes_in_use became a peak of -1 bytes).
+BYTE_COUNT_STATS = frozenset(
+    {
+        "bytes_allocated",
+        "bytes_reserved",
+        "bytes_available",
+        "peak_bytes_in_use",
+        "requested_bytes",
+        "allocation_bytes",
+    }
+)
+
+
+# The most bytes a byte-count stat may say (4 EiB): sums of two (stack + heap) stay in int64.
+MAX_BYTES = 1 << 62
+
+
+def out_of_range_bytes(name_pos: dict, name_code, field, raw, path: str, notes: list[str]):
+    """Which stat rows to keep (None: all) when byte-count stats hold values that are not a
+    byte count; a note names each such stat and how many values were dropped."""
+    codes = [c for n, c in name_pos.items() if n in BYTE_COUNT_STATS]
+    if not codes:
+        return None
+    rows = np.isin(name_code, codes)
+    as_float = raw.view(np.float64)
+    bad_double = (field == 2) & ~((as_float >= 0) & (as_float < MAX_BYTES))  # NaN, inf, < 0
+    bad_int = ((field == 3) | (field == 4)) & ((raw < 0) | (raw >= MAX_BYTES))
+    bad = rows & (bad_int | bad_double)
+    if not bad.any():
+        return None
+    names = list(name_pos)
+    for code, count in zip(*np.unique(name_code[bad], return_counts=True)):
+        notes.append(
+            f"{path}: {count} value(s) of the stat {names[int(code)]!r} are no byte count "
+            "(negative, 4 EiB or more, NaN or inf) and were dropped"
+        )
+    return ~bad
 
 
 def _has_unknown_fields(msg) -> bool:
