@@ -245,3 +245,69 @@ def test_tool_data_steps_that_are_no_time_are_left_out_and_every_figure_agrees(t
     assert o.step_time_ms_min == pytest.approx(times.min() / 1e3)
     assert o.step_time_ms_max == pytest.approx(times.max() / 1e3)
     assert o.step_time_ms_avg == pytest.approx(times.mean() / 1e3)
+
+
+# -- rows 1, 14 and 16: the memory budget of the protobuf and tool-data readers -------------------
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def test_a_tf20_trace_of_many_empty_events_is_refused_within_the_budget(tmp_path):
+    """16 MB of 8 M empty events crashed under a 6 GiB limit (6.8 GB without one): the events
+    are counted before protobuf builds them (here 200 k against a 50 MB budget)."""
+    from tfprof_widgets.proto import trace_events_pb2 as pb
+
+    t = pb.Trace()
+    t.devices[0].name = "/host:CPU"
+    path = tmp_path / "local.trace"
+    path.write_bytes(t.SerializeToString() + b"\x22\x00" * 200_000)
+    with pytest.raises(tw.ProfileTooLargeError, match="200,00. protobuf messages") as exc:
+        tw.load(path, progress=False, max_memory_bytes=50_000_000)
+    assert exc.value.path == str(path)
+    assert len(tw.load(path, progress=False, max_memory_bytes=400_000_000).events) == 200_000
+
+
+def test_the_memory_available_counts_an_address_space_limit():
+    """Under ``ulimit -v`` protobuf crashed instead of raising: the limit is part of what
+    is available."""
+    import subprocess
+    import sys
+
+    code = (
+        "import resource; resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30));"
+        "from tfprof_widgets.readers.limits import available_memory_bytes as a; print(a())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert 0 < int(out.stdout) < 6 << 30
+
+
+def test_tool_data_keeps_the_memory_cap(tmp_path):
+    """4 M empty step details and 2 M empty TF-stats records (12 MB) loaded at 1.7 GB
+    whatever max_memory_bytes said: the host's files are counted together, under the cap."""
+    (tmp_path / "h.input_pipeline.pb").write_bytes(b"\x22\x00" * 40_000)
+    recs = b"\x0a\x00" * 20_000
+    (tmp_path / "h.tensorflow_stats.pb").write_bytes(b"\x22" + _varint(len(recs)) + recs)
+    with pytest.raises(tw.ProfileTooLargeError, match="60,00. protobuf messages") as exc:
+        tw.load(tmp_path, progress=False, max_memory_bytes=15_000_000)
+    assert exc.value.path == str(tmp_path / "h.input_pipeline.pb")
+
+
+def test_a_memory_profile_gzip_bomb_is_refused_while_inflating(tmp_path):
+    """2 MB of gzip inflating to 2 GiB was refused only after all of it was inflated: it is
+    inflated in bounded steps, as Chrome traces are (at most 1/25 of the memory there is)."""
+    import zlib
+
+    comp = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    head = b'{"memoryProfilePerAllocator": {}, "x": "'
+    body = b"".join(comp.compress(b"a" * (1 << 20)) for _ in range(16))
+    path = tmp_path / "h.memory_profile.json.gz"
+    path.write_bytes(comp.compress(head) + body + comp.compress(b'"}') + comp.flush())
+    with pytest.raises(tw.ProfileTooLargeError, match="expands to more than") as exc:
+        tw.load(path, progress=False, max_memory_bytes=100_000_000)
+    assert exc.value.path == str(path)
