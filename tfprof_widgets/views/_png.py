@@ -113,6 +113,8 @@ def _start() -> None:
         # Else every image waits for MathJax from a CDN.
         pio.defaults.mathjax = None
         kaleido.start_sync_server(path=browser_path(), silence_warnings=True)
+        # kaleido warns on every call through its server that per-call options are ignored.
+        warnings.filterwarnings("ignore", message="The kopts argument is ignored")
         _started = True
         _quiet_server_thread()
 
@@ -165,12 +167,10 @@ def render(
     out: list = []
 
     def call() -> None:
+        # No catch_warnings here: it is not thread-safe, and this thread may never return
+        # (its "ignore" would then stay for the whole process); see _start's filter.
         try:
-            with warnings.catch_warnings():
-                # kaleido warns on every call through its server that per-call options are
-                # ignored.
-                warnings.simplefilter("ignore")
-                out.append(f.to_image(format="png", width=width, height=h, scale=1))
+            out.append(f.to_image(format="png", width=width, height=h, scale=1))
         except BaseException as exc:  # noqa: BLE001 - handed to the caller
             out.append(exc)
 
