@@ -21,6 +21,7 @@ import gzip
 import json
 import os
 import pathlib
+import shutil
 import sys
 import tempfile
 import time
@@ -95,7 +96,7 @@ def chrome_trace_of(run) -> bytes:
     ).encode()
 
 
-def main() -> None:
+def _args() -> argparse.Namespace:
     ap = argparse.ArgumentParser()
     ap.add_argument("--per-kind", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
@@ -104,7 +105,11 @@ def main() -> None:
     ap.add_argument(
         "--round-two-only", action="store_true", help="only issue 30's cases (round two)"
     )
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    args = _args()
     if args.writes_only:
         return writes_and_interrupts()
     if not args.round_two_only:
@@ -114,7 +119,6 @@ def main() -> None:
     print()
     if args.issue_only or args.round_two_only:
         return None
-    import tfprof_widgets as tw
 
     sample = next((ROOT / "sample_profiles" / "keras_fit").rglob("*.xplane.pb")).read_bytes()
     trace = chrome_trace_of(tw.load(ROOT / "sample_profiles" / "keras_fit"))
@@ -816,6 +820,13 @@ _FAILED_WORDS = (
 
 
 # -- issue 30: hostile inputs, round two ------------------------------------------------------
+sys.path.insert(0, str(ROOT / "tests"))
+from xspace_builder import XSpaceBuilder  # noqa: E402
+
+import tfprof_widgets as tw  # noqa: E402
+from tfprof_widgets.proto import tool_data_pb2, trace_events_pb2  # noqa: E402
+
+
 def _varint(n: int) -> bytes:
     out = bytearray()
     while True:
@@ -835,7 +846,6 @@ def _load(target, cap: bool = True) -> str:
 
 def _round_two_loads(work: pathlib.Path):
     """(row, case, setup(dir) -> target, action(target) -> outcome) of the load cases."""
-    from tfprof_widgets.proto import trace_events_pb2
 
     def trace_proto(d):
         t = trace_events_pb2.Trace()
@@ -900,231 +910,6 @@ def _round_two_loads(work: pathlib.Path):
 
 def _round_two_actions(work: pathlib.Path):
     """The cases that are no plain load: conversions, pods, reports, the command line."""
-    import shutil
-
-    sys.path.insert(0, str(ROOT / "tests"))
-    from xspace_builder import XSpaceBuilder
-
-    import tfprof_widgets as tw
-    from tfprof_widgets.proto import tool_data_pb2
-
-    def capture(d, host, name=None, events=5):
-        b = XSpaceBuilder(host)
-        line = b.plane("/host:CPU", 1).line("l", 1)
-        for i in range(events):
-            line.event("op", i * 100, 50)
-        d.mkdir(parents=True, exist_ok=True)
-        name = name or f"{host}.xplane.pb"
-        path = os.path.join(os.fsencode(d), name if isinstance(name, bytes) else name.encode())
-        with open(path, "wb") as f:
-            f.write(b.bytes())
-
-    def sql_count(ds) -> int:
-        with tw.open(ds) as pod:
-            return int(pod.sql("SELECT count(*) AS n FROM events")["n"][0])
-
-    def symlinked(d):
-        capture(d / "run", "w0")
-        (d / "other").mkdir()
-        (d / "other" / "precious.txt").write_text("keep")
-        (d / "out").mkdir()
-        (d / "out" / "hosts").symlink_to(d / "other")
-        return d
-
-    def convert_symlinked(d):
-        try:
-            tw.convert(d / "run", d / "out", progress=False, workers=1)
-            out = "CONVERTED"
-        except tw.ProfileError as exc:
-            out = f"{type(exc).__name__}: {exc.problem[:60]}"
-        kept = os.listdir(d / "other") == ["precious.txt"]
-        return out + ("; outside kept" if kept else "; OUTSIDE DELETED")
-
-    def dots(d):
-        capture(d / "run", "..", "a.xplane.pb")
-        capture(d / "run", ".", "b.xplane.pb")
-        return d
-
-    def convert_dots(d):
-        r = tw.convert(d / "run", d / "out", progress=False, workers=1)
-        return f"{len(r.converted)} converted, {sql_count(d / 'out')} events in the pod"
-
-    def globbed(d):
-        capture(d / "run", "w0")
-        capture(d / "big", "w9", events=50)
-        tw.convert(d / "run", d / "ds[12]", progress=False, workers=1)
-        tw.convert(d / "big", d / "ds1", progress=False, workers=1)
-        return d
-
-    def dup_host(d):
-        capture(d / "run", "w0")
-        capture(d / "run", "w1")
-        tw.convert(d / "run", d / "ds", progress=False, workers=1)
-        m = json.loads((d / "ds" / "manifest.json").read_text())
-        m["hosts"].append(m["hosts"][0])
-        (d / "ds" / "manifest.json").write_text(json.dumps(m))
-        return d
-
-    def open_dup(d):
-        import warnings
-
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            with tw.open(d / "ds") as pod:
-                n = sql_count(d / "ds")
-                return f"hosts {pod.hosts}, {n} events, {len(caught)} warning(s)"
-
-    def bad_manifest(d):
-        capture(d / "run", "w0")
-        tw.convert(d / "run", d / "ds", progress=False, workers=1)
-        m = json.loads((d / "ds" / "manifest.json").read_text())
-        m["hosts"][0]["t0_ns"] = "abc"
-        (d / "ds" / "manifest.json").write_text(json.dumps(m))
-        return d
-
-    def deep_manifest(d):
-        capture(d / "run", "w0")
-        tw.convert(d / "run", d / "ds", progress=False, workers=1)
-        deep = '{"format": ' + "[" * 100_000 + "]" * 100_000 + "}"
-        (d / "ds" / "manifest.json").write_text(deep)
-        return d
-
-    def open_pod(d):
-        try:
-            with tw.open(d / "ds") as pod:
-                return f"OPENED {pod.hosts}"
-        except tw.ProfileError as exc:
-            return f"{type(exc).__name__}: {exc.problem[:60]}"
-
-    def non_utf8(d):
-        capture(d / "run", "", b"w\xe9.xplane.pb")
-        capture(d / "run", "", b"v\xe8.xplane.pb")
-        return d
-
-    def convert_open(d):
-        tw.convert(d / "run", d / "ds", progress=False, workers=1)
-        with tw.open(d / "ds") as pod:
-            return f"hosts {[h.encode('unicode_escape').decode() for h in pod.hosts]}, " + (
-                f"{sql_count(d / 'ds')} events"
-            )
-
-    def html_names(d):
-        names = ["op<!--<script>", "b</script>", "c]]>&amp;", "<b>d"]
-        events = [
-            {"ph": "X", "name": n, "ts": 10 * i, "dur": 5, "pid": 1, "tid": 1}
-            for i, n in enumerate(names * 2)
-        ]
-        (d / "h.trace.json").write_text(json.dumps({"traceEvents": events}))
-        return d / "h.trace.json"
-
-    def report_of(target):
-        import re
-
-        from tfprof_widgets import report
-
-        page = report.report_html(tw.load(target, progress=False))
-        bodies = re.findall(r"<script[^>]*>(.*?)</script>", page, flags=re.S | re.I)
-        raw = sum(b.count("<!--") + b.count("<script") for b in bodies)
-        return f"{len(page) / 1e6:.1f} MB page, {raw} raw '<!--'/'<script' in its scripts"
-
-    def cli_name(d):
-        (d / "x\n\x1b[2J\x1b[31mFAKE OK\x1b[0m\r.xplane.pb").write_bytes(b"\x0a\x05dam")
-        return d
-
-    def cli_of(d):
-        path = next(d.iterdir())
-        out = _cli("summary", path)
-        return out.encode("unicode_escape").decode()[:90]
-
-    def steps_nan(d):
-        from tool_data_files import demo_run
-
-        run_dir = demo_run("demo_GPU-input-bound", d)
-        f = next(run_dir.glob("*.input_pipeline.pb"))
-        msg = tool_data_pb2.InputPipelineAnalysisResult.FromString(f.read_bytes())
-        for a, v in zip(msg.step_details, (float("nan"), -1e9, float("inf"))):
-            g = tool_data_pb2.PerGenericStepDetails.FromString(a.value)
-            g.step_time_ms = v
-            a.value = g.SerializeToString()
-        f.write_bytes(msg.SerializeToString())
-        return run_dir
-
-    def steps_of(target):
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            run = tw.load(target, progress=False)
-        t = run.steps["step_time_us"]
-        o = run.overview_summary
-        return (
-            f"{len(t)} steps {t.min() / 1e3:,.1f}-{t.max() / 1e3:,.1f} ms; overview: "
-            f"{o.n_steps} steps, min {o.step_time_ms_min:,.1f} ms"
-        )
-
-    def mem_bytes(d):
-        import gzip
-
-        from tool_data_files import TOOLDATA
-
-        src = next((TOOLDATA / "bert_tf2x").glob("*.memory_profile.json.gz"))
-        doc = json.loads(gzip.decompress(src.read_bytes()))
-        for prof in doc["memoryProfilePerAllocator"].values():
-            prof["profileSummary"]["peakBytesUsageLifetime"] = str(2**64 - 1)
-        (d / src.name).write_bytes(gzip.compress(json.dumps(doc).encode()))
-        return d / src.name
-
-    def mem_of(target):
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            run = tw.load(target, progress=False)
-        return f"peak_bytes_lifetime {run.memory_summary['peak_bytes_lifetime'].tolist()}"
-
-    def png(d):
-        return d
-
-    def png_dead(d):
-        import subprocess
-
-        code = (
-            "import time, warnings, plotly.graph_objects as go\n"
-            "from tfprof_widgets.views import _png\n"
-            "t = time.perf_counter(); got = []\n"
-            "with warnings.catch_warnings(record=True) as w:\n"
-            "    warnings.simplefilter('always')\n"
-            "    _png.render_async(go.Figure(go.Bar(y=[1, 2])), got.append); _png.wait()\n"
-            "print(f'{len(got)} image(s), {len(w)} warning(s), {time.perf_counter() - t:.1f} s')\n"
-        )
-        env = {**os.environ, "TFPROF_BROWSER": "/bin/false", "PYTHONPATH": str(ROOT)}
-        try:
-            p = subprocess.run(
-                [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
-            )
-            return p.stdout.strip() or p.stderr.strip()[-80:]
-        except subprocess.TimeoutExpired:
-            return "HUNG (60 s)"
-
-    def parallel(d):
-        src = next((ROOT / "sample_profiles" / "keras_fit").rglob("*.xplane.pb"))
-        for i in range(8):
-            shutil.copy(src, d / f"h{i}.xplane.pb")
-        return d
-
-    def parallel_load(d):
-        import glob
-
-        before = set(glob.glob("/tmp/pymp-*")) | set(glob.glob("/dev/shm/*"))
-        os.environ["TFPROF_WIDGETS_LOAD_WORKERS"] = "2"
-        try:
-            run = tw.load(d, progress=False)
-        finally:
-            os.environ.pop("TFPROF_WIDGETS_LOAD_WORKERS")
-        after = set(glob.glob("/tmp/pymp-*")) | set(glob.glob("/dev/shm/*"))
-        new = sorted(after - before)
-        return f"{len(run.hosts)} hosts; left behind: {new[:2] or 'nothing'}"
-
     yield 2, "PNG with TFPROF_BROWSER=/bin/false", png, png_dead
     yield 3, "convert into an output whose hosts/ is a symlink", symlinked, convert_symlinked
     yield 4, "convert: recorded host names '..' and '.'", dots, convert_dots
@@ -1143,6 +928,250 @@ def _round_two_actions(work: pathlib.Path):
     yield 13, "tool-data step times NaN, -1e9 ms, inf", steps_nan, steps_of
     yield 18, "CLI: capture named x\\n\\e[2J...FAKE OK\\r", cli_name, cli_of
     yield 19, "parallel load of 8 hosts (2 workers)", parallel, parallel_load
+
+
+# The helpers of _round_two_actions: each case's setup and action.
+def capture(d, host, name=None, events=5):
+    b = XSpaceBuilder(host)
+    line = b.plane("/host:CPU", 1).line("l", 1)
+    for i in range(events):
+        line.event("op", i * 100, 50)
+    d.mkdir(parents=True, exist_ok=True)
+    name = name or f"{host}.xplane.pb"
+    path = os.path.join(os.fsencode(d), name if isinstance(name, bytes) else name.encode())
+    with open(path, "wb") as f:
+        f.write(b.bytes())
+
+
+def sql_count(ds) -> int:
+    with tw.open(ds) as pod:
+        return int(pod.sql("SELECT count(*) AS n FROM events")["n"][0])
+
+
+def symlinked(d):
+    capture(d / "run", "w0")
+    (d / "other").mkdir()
+    (d / "other" / "precious.txt").write_text("keep")
+    (d / "out").mkdir()
+    (d / "out" / "hosts").symlink_to(d / "other")
+    return d
+
+
+def convert_symlinked(d):
+    try:
+        tw.convert(d / "run", d / "out", progress=False, workers=1)
+        out = "CONVERTED"
+    except tw.ProfileError as exc:
+        out = f"{type(exc).__name__}: {exc.problem[:60]}"
+    kept = os.listdir(d / "other") == ["precious.txt"]
+    return out + ("; outside kept" if kept else "; OUTSIDE DELETED")
+
+
+def dots(d):
+    capture(d / "run", "..", "a.xplane.pb")
+    capture(d / "run", ".", "b.xplane.pb")
+    return d
+
+
+def convert_dots(d):
+    r = tw.convert(d / "run", d / "out", progress=False, workers=1)
+    return f"{len(r.converted)} converted, {sql_count(d / 'out')} events in the pod"
+
+
+def globbed(d):
+    capture(d / "run", "w0")
+    capture(d / "big", "w9", events=50)
+    tw.convert(d / "run", d / "ds[12]", progress=False, workers=1)
+    tw.convert(d / "big", d / "ds1", progress=False, workers=1)
+    return d
+
+
+def dup_host(d):
+    capture(d / "run", "w0")
+    capture(d / "run", "w1")
+    tw.convert(d / "run", d / "ds", progress=False, workers=1)
+    m = json.loads((d / "ds" / "manifest.json").read_text())
+    m["hosts"].append(m["hosts"][0])
+    (d / "ds" / "manifest.json").write_text(json.dumps(m))
+    return d
+
+
+def open_dup(d):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with tw.open(d / "ds") as pod:
+            n = sql_count(d / "ds")
+            return f"hosts {pod.hosts}, {n} events, {len(caught)} warning(s)"
+
+
+def bad_manifest(d):
+    capture(d / "run", "w0")
+    tw.convert(d / "run", d / "ds", progress=False, workers=1)
+    m = json.loads((d / "ds" / "manifest.json").read_text())
+    m["hosts"][0]["t0_ns"] = "abc"
+    (d / "ds" / "manifest.json").write_text(json.dumps(m))
+    return d
+
+
+def deep_manifest(d):
+    capture(d / "run", "w0")
+    tw.convert(d / "run", d / "ds", progress=False, workers=1)
+    deep = '{"format": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    (d / "ds" / "manifest.json").write_text(deep)
+    return d
+
+
+def open_pod(d):
+    try:
+        with tw.open(d / "ds") as pod:
+            return f"OPENED {pod.hosts}"
+    except tw.ProfileError as exc:
+        return f"{type(exc).__name__}: {exc.problem[:60]}"
+
+
+def non_utf8(d):
+    capture(d / "run", "", b"w\xe9.xplane.pb")
+    capture(d / "run", "", b"v\xe8.xplane.pb")
+    return d
+
+
+def convert_open(d):
+    tw.convert(d / "run", d / "ds", progress=False, workers=1)
+    with tw.open(d / "ds") as pod:
+        return f"hosts {[h.encode('unicode_escape').decode() for h in pod.hosts]}, " + (
+            f"{sql_count(d / 'ds')} events"
+        )
+
+
+def html_names(d):
+    names = ["op<!--<script>", "b</script>", "c]]>&amp;", "<b>d"]
+    events = [
+        {"ph": "X", "name": n, "ts": 10 * i, "dur": 5, "pid": 1, "tid": 1}
+        for i, n in enumerate(names * 2)
+    ]
+    (d / "h.trace.json").write_text(json.dumps({"traceEvents": events}))
+    return d / "h.trace.json"
+
+
+def report_of(target):
+    import re
+
+    from tfprof_widgets import report
+
+    page = report.report_html(tw.load(target, progress=False))
+    bodies = re.findall(r"<script[^>]*>(.*?)</script>", page, flags=re.S | re.I)
+    raw = sum(b.count("<!--") + b.count("<script") for b in bodies)
+    return f"{len(page) / 1e6:.1f} MB page, {raw} raw '<!--'/'<script' in its scripts"
+
+
+def cli_name(d):
+    (d / "x\n\x1b[2J\x1b[31mFAKE OK\x1b[0m\r.xplane.pb").write_bytes(b"\x0a\x05dam")
+    return d
+
+
+def cli_of(d):
+    path = next(d.iterdir())
+    out = _cli("summary", path)
+    return out.encode("unicode_escape").decode()[:90]
+
+
+def steps_nan(d):
+    from tool_data_files import demo_run
+
+    run_dir = demo_run("demo_GPU-input-bound", d)
+    f = next(run_dir.glob("*.input_pipeline.pb"))
+    msg = tool_data_pb2.InputPipelineAnalysisResult.FromString(f.read_bytes())
+    for a, v in zip(msg.step_details, (float("nan"), -1e9, float("inf"))):
+        g = tool_data_pb2.PerGenericStepDetails.FromString(a.value)
+        g.step_time_ms = v
+        a.value = g.SerializeToString()
+    f.write_bytes(msg.SerializeToString())
+    return run_dir
+
+
+def steps_of(target):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = tw.load(target, progress=False)
+    t = run.steps["step_time_us"]
+    o = run.overview_summary
+    return (
+        f"{len(t)} steps {t.min() / 1e3:,.1f}-{t.max() / 1e3:,.1f} ms; overview: "
+        f"{o.n_steps} steps, min {o.step_time_ms_min:,.1f} ms"
+    )
+
+
+def mem_bytes(d):
+    import gzip
+
+    from tool_data_files import TOOLDATA
+
+    src = next((TOOLDATA / "bert_tf2x").glob("*.memory_profile.json.gz"))
+    doc = json.loads(gzip.decompress(src.read_bytes()))
+    for prof in doc["memoryProfilePerAllocator"].values():
+        prof["profileSummary"]["peakBytesUsageLifetime"] = str(2**64 - 1)
+    (d / src.name).write_bytes(gzip.compress(json.dumps(doc).encode()))
+    return d / src.name
+
+
+def mem_of(target):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = tw.load(target, progress=False)
+    return f"peak_bytes_lifetime {run.memory_summary['peak_bytes_lifetime'].tolist()}"
+
+
+def png(d):
+    return d
+
+
+def png_dead(d):
+    import subprocess
+
+    code = (
+        "import time, warnings, plotly.graph_objects as go\n"
+        "from tfprof_widgets.views import _png\n"
+        "t = time.perf_counter(); got = []\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    _png.render_async(go.Figure(go.Bar(y=[1, 2])), got.append); _png.wait()\n"
+        "print(f'{len(got)} image(s), {len(w)} warning(s), {time.perf_counter() - t:.1f} s')\n"
+    )
+    env = {**os.environ, "TFPROF_BROWSER": "/bin/false", "PYTHONPATH": str(ROOT)}
+    try:
+        p = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+        )
+        return p.stdout.strip() or p.stderr.strip()[-80:]
+    except subprocess.TimeoutExpired:
+        return "HUNG (60 s)"
+
+
+def parallel(d):
+    src = next((ROOT / "sample_profiles" / "keras_fit").rglob("*.xplane.pb"))
+    for i in range(8):
+        shutil.copy(src, d / f"h{i}.xplane.pb")
+    return d
+
+
+def parallel_load(d):
+    import glob
+
+    before = set(glob.glob("/tmp/pymp-*")) | set(glob.glob("/dev/shm/*"))
+    os.environ["TFPROF_WIDGETS_LOAD_WORKERS"] = "2"
+    try:
+        run = tw.load(d, progress=False)
+    finally:
+        os.environ.pop("TFPROF_WIDGETS_LOAD_WORKERS")
+    after = set(glob.glob("/tmp/pymp-*")) | set(glob.glob("/dev/shm/*"))
+    new = sorted(after - before)
+    return f"{len(run.hosts)} hosts; left behind: {new[:2] or 'nothing'}"
 
 
 def round_two_table() -> None:
