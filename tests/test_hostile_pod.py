@@ -224,3 +224,36 @@ def test_a_bytes_path_is_a_type_error_saying_what_is_accepted(tmp_path):
         warnings.simplefilter("error")
         with pytest.raises(TypeError, match="not bytes"):
             tw.convert(tmp_path, os.fsencode(tmp_path / "out"), progress=False)
+
+
+# -- the fuzzer's findings: table files damaged past their footer, or another table's -----------
+def test_a_table_file_of_another_table_leaves_its_host_out_naming_the_file(tmp_path, dataset):
+    out = tmp_path / "ds"
+    shutil.copytree(dataset, out)
+    victim = out / "hosts" / "w1" / "plane_stats.parquet"
+    victim.unlink()
+    shutil.copy(out / "hosts" / "w1" / "metadata_stats.parquet", victim)
+    with pytest.warns(UserWarning, match="plane_stats.parquet: damaged"):
+        pod = tw.open(out)
+    with pod:
+        assert pod.hosts == ["w0"]
+        assert len(pod.plane_stats) >= 0 and len(pod.planes) == 1
+
+
+def test_a_damaged_table_read_is_a_corrupt_profile_naming_it(tmp_path, dataset):
+    from tfprof_widgets.scale import dataset as ds
+
+    out = tmp_path / "ds"
+    shutil.copytree(dataset, out)
+    path = out / "hosts" / "w0" / "events.parquet"
+    data = bytearray(path.read_bytes())
+    data[4 : len(data) // 2] = b"\0" * (len(data) // 2 - 4)  # the pages, not the footer
+    path.unlink()
+    path.write_bytes(bytes(data))
+    with pytest.raises(tw.CorruptProfileError) as exc:
+        ds.read_table(ds.Location(str(out)), str(path))
+    assert exc.value.path == str(path)
+    with pytest.warns(UserWarning, match="events.parquet: damaged"):
+        pod = tw.open(out)
+    with pod:
+        assert pod.hosts == ["w1"]

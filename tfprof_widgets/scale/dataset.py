@@ -362,13 +362,47 @@ def write_table(loc: Location, path: str, df: pd.DataFrame) -> None:
         pq.write_table(table, f, compression=COMPRESSION, row_group_size=ROW_GROUP_ROWS)
 
 
+def expected_columns(path: str) -> list[str] | None:
+    """The columns a dataset's table file must have (by its name), or None if not one."""
+    name = posixpath.basename(path).removesuffix(".parquet")
+    if name not in TABLES:
+        return None
+    link = [LINK_COLUMNS[name]] if name in LINK_COLUMNS else []
+    return [*TABLES[name], *link]
+
+
+def check_columns(path: str, names) -> None:
+    """A :class:`CorruptProfileError` unless a table file has its table's columns."""
+    want = expected_columns(path)
+    if want is None:
+        return
+    missing = [c for c in want if c not in names]
+    extra = [c for c in names if c not in want and c.removesuffix(_BYTES_SUFFIX) not in want]
+    if missing or extra:
+        what = f"no column {missing[0]!r}" if missing else f"a column {extra[0]!r} it should not"
+        raise CorruptProfileError(path, f"a damaged table file: it has {what} (another table's?)")
+
+
 def read_table(loc: Location, path: str, columns: list[str] | None = None) -> pd.DataFrame:
-    """A table written by :func:`write_table`, as it was."""
+    """A table written by :func:`write_table`, as it was; a file that is not (damaged,
+    another table's) is a :class:`CorruptProfileError` naming it."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    with loc.fs.open(path, "rb") as f:
-        table = pq.read_table(f, columns=_with_bytes_columns(f, columns))
-    return arrow_to_frame(table)
+    try:
+        with loc.fs.open(path, "rb") as f:
+            table = pq.read_table(f, columns=_with_bytes_columns(f, columns))
+        if columns is None:
+            check_columns(path, table.column_names)
+        return arrow_to_frame(table)
+    except FileNotFoundError:
+        raise CorruptProfileError(path, "a table file of the dataset is missing") from None
+    except (OSError, pa.ArrowException, ValueError, KeyError, TypeError, IndexError) as exc:
+        if isinstance(exc, CorruptProfileError):
+            raise
+        raise CorruptProfileError(
+            path, f"a damaged table file ({type(exc).__name__}: {str(exc)[:120]})"
+        ) from None
 
 
 def _with_bytes_columns(f, columns):

@@ -157,9 +157,13 @@ class Pod:
             path = self.loc.table_path(entry["host"], table)
             try:
                 with self.loc.fs.open(path, "rb") as f:
-                    rows = pq.read_metadata(f).num_rows
+                    meta = pq.read_metadata(f)
+                rows = meta.num_rows
+                ds.check_columns(path, meta.schema.to_arrow_schema().names)
             except FileNotFoundError:
                 return f"{path}: missing"
+            except CorruptProfileError as exc:
+                return f"{path}: damaged ({exc.problem})"
             except Exception as exc:  # any reader error: the file is not a whole Parquet file
                 return f"{path}: damaged ({type(exc).__name__}: {exc})"
             expected = entry.get("rows", {}).get(table)
@@ -282,7 +286,13 @@ class Pod:
                     raise CorruptProfileError(
                         path, f"host {host}: cannot be read ({msg.splitlines()[0]})"
                     ) from None
-            raise
+            if isinstance(exc, _query_errors()):  # the query's own mistake, not the files'
+                raise
+            raise CorruptProfileError(
+                self.loc.url,
+                f"a table file of this dataset cannot be read ({type(exc).__name__}: "
+                f"{(msg.splitlines() or [''])[0][:120]})",
+            ) from None
 
     @property
     def events(self):
@@ -535,6 +545,15 @@ def _close(con, tmp: str, remove: bool) -> None:
     finally:
         if remove:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _query_errors() -> tuple[type, ...]:
+    """DuckDB's errors that are a query's own mistake (syntax, names, types)."""
+    import duckdb
+
+    names = ("ParserException", "BinderException", "CatalogException", "SyntaxException",
+             "ConversionException", "InvalidTypeException", "NotImplementedException")  # fmt: skip
+    return tuple(getattr(duckdb, n) for n in names if hasattr(duckdb, n))
 
 
 def _glob_literal(path: str) -> str:
