@@ -1225,7 +1225,8 @@ def _outside_state(work: pathlib.Path, own: pathlib.Path):
     """Everything in the work directory but the case's own, and what a load's IPC may leave
     in /tmp (``pymp-*``) and /dev/shm (semaphores, tfprof_widgets' shared memory)."""
     tree = {k: v for k, v in _tree(work).items() if not k.startswith(own.name)}
-    tmp = [n for n in os.listdir(tempfile.gettempdir()) if n.startswith(("pymp-", "tfprof"))]
+    # Only multiprocessing's own: other processes on this machine use /tmp too.
+    tmp = [n for n in os.listdir(tempfile.gettempdir()) if n.startswith("pymp-")]
     shm = os.listdir("/dev/shm") if os.path.isdir("/dev/shm") else []
     shm = [n for n in shm if n.startswith(("sem.", "tfprof_widgets-"))]
     return tree, sorted(tmp), sorted(shm)
