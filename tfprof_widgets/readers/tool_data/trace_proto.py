@@ -20,6 +20,7 @@ is what TF 2.0/2.1 built it from:
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 
@@ -38,13 +39,22 @@ from ..columnar import (
     unique_inverse,
 )
 from ..formats import host_of
+from ..messages import check_message_budget
 from .reader import parse_message
+
+try:
+    from ..xspace import _wire
+except ImportError:  # no C compiler where this was installed: parsed whole
+    _wire = None
 
 __all__ = ["read_trace_proto"]
 
-# Memory one event of a Trace costs as the protobuf runtime parses it and we read it (16 MB
-# of 8 M empty events took 6.8 GB): events are counted against the memory there is first.
-TRACE_EVENT_BYTES = 900
+# Memory one event of a Trace costs as we read it, a run of CHUNK_EVENTS at a time (the
+# protobuf objects of the whole file took 850 bytes per event): events are counted against
+# the memory there is before any is parsed.
+TRACE_EVENT_BYTES = 250
+WHOLE_TRACE_EVENT_BYTES = 900  # parsed whole (no C extension to cut the file in runs)
+CHUNK_EVENTS = 200_000
 
 _DEVICE = re.compile(r"(?:^|/)(?:device:)?(gpu|tpu|cpu):(\d+)(?:/stream:(\w+))?", re.IGNORECASE)
 _INT = re.compile(r"-?(0|[1-9]\d{0,17})")
@@ -76,47 +86,31 @@ def read_trace_proto(path: str, data: bytes, host: str | None = None) -> HostTab
     """A TF 2.0/2.1 ``Trace`` into one host's tables."""
     if not data:
         raise NoEventsError(path, "the file is empty (0 bytes)")
-    trace = parse_message(
-        pb.Trace,
-        data,
-        path,
-        "a TF 2.0/2.1 trace (Trace of trace_events.proto)",
-        per_message=TRACE_EVENT_BYTES,
-    )
-    events = trace.trace_events
-    if not len(events):
+    ev = _events(path, data)
+    n = len(ev.ts)
+    if not n:
         raise NoEventsError(path, "the trace holds no events")
-    if not trace.devices:
+    if not ev.devices:
         raise WrongFormatError(path, "a Trace with events but no devices: not TensorFlow's")
-    # One pass over the events: reading a field of a protobuf object from Python costs about
-    # as much as the rest of the work, so each is read once.
-    dev, res, names, ts, dur, args = zip(
-        *[
-            (e.device_id, e.resource_id, e.name, e.timestamp_ps, e.duration_ps, e.args)
-            for e in events
-        ]
-    )
-    n = len(events)
     # One line per (device, resource) that has events, in device then resource order.
-    key = np.array(dev, np.int64) << 32 | np.array(res, np.int64)
-    keys, ev_line = unique_inverse(key)
+    keys, ev_line = unique_inverse(ev.dev << 32 | ev.res)
     planes: list[str] = []
     plane_devices: dict[str, list[str]] = {}
     lines: list[LineInfo] = []
     for k in keys.tolist():
         dev_id, rid = k >> 32, k & 0xFFFFFFFF
-        d = trace.devices.get(dev_id)
-        device = d.name if d is not None else f"device {dev_id}"
+        d = ev.devices.get(dev_id)
+        device = d[0] if d is not None else f"device {dev_id}"
         plane, stream = _plane_and_stream(device)
         if plane not in plane_devices:
             planes.append(plane)
             plane_devices[plane] = []
         if device not in plane_devices[plane]:
             plane_devices[plane].append(device)
-        r = d.resources.get(rid) if d is not None else None
-        name = _line_name(device, plane, stream, r.name if r is not None else "", rid)
+        resource = d[1].get(rid, "") if d is not None else ""
+        name = _line_name(device, plane, stream, resource, rid)
         lines.append(LineInfo(planes.index(plane), name, rid, name, 0, 0, 0))
-    name_codes, name_values = pd.factorize(pd.Series(names, dtype=object), use_na_sentinel=False)
+    name_codes, name_values = pd.factorize(pd.Series(ev.names, dtype=object), use_na_sentinel=False)
     plane_info = [
         PlaneInfo(
             name,
@@ -134,24 +128,88 @@ def read_trace_proto(path: str, data: bytes, host: str | None = None) -> HostTab
         lines=lines,
         ev_line=ev_line.astype(np.int32),
         ev_name=name_codes.astype(np.int32),
-        ev_offset_ps=np.array(ts, np.uint64).astype(np.int64),
-        ev_dur_ps=np.array(dur, np.uint64).astype(np.int64),
+        ev_offset_ps=ev.ts,
+        ev_dur_ps=ev.dur,
         ev_occ=np.ones(n, np.int32),
         names=list(name_values),
-        event_stats=_arg_stats(args),
+        event_stats=_arg_stats(ev.arg_owner, ev.arg_keys, ev.arg_values),
     )
 
 
-def _arg_stats(args) -> StatRows:
+@dataclasses.dataclass
+class _Events:
+    """A Trace's events as columns, its devices as (name, {resource id: name})."""
+
+    devices: dict
+    dev: np.ndarray
+    res: np.ndarray
+    ts: np.ndarray
+    dur: np.ndarray
+    names: list
+    arg_owner: np.ndarray
+    arg_keys: list
+    arg_values: list
+
+
+def _events(path: str, data: bytes) -> _Events:
+    """Every event, read a run of :data:`CHUNK_EVENTS` at a time: a run of a message's
+    top-level fields parses as the same message, so only one run's protobuf objects are
+    alive at once (the whole file's took 850 bytes per event)."""
+    what = "a TF 2.0/2.1 trace (Trace of trace_events.proto)"
+    cuts = _wire.split_fields(data, CHUNK_EVENTS) if _wire is not None else None
+    per_event = TRACE_EVENT_BYTES if cuts is not None else WHOLE_TRACE_EVENT_BYTES
+    check_message_budget(pb.Trace, data, path, what, per_event)
+    cuts = cuts or [0, len(data)]
+    devices: dict = {}
+    cols: dict[str, list] = {k: [] for k in ("dev", "res", "ts", "dur", "owner")}
+    names, keys, values = [], [], []
+    n = 0
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        part = parse_message(pb.Trace, data[a:b], path, what, per_message=0)
+        for k, d in part.devices.items():  # a later entry of a key replaces it, as protobuf
+            devices[k] = (d.name, {rid: r.name for rid, r in d.resources.items()})
+        events = part.trace_events
+        if not len(events):
+            continue
+        # One pass: reading a field of a protobuf object from Python costs about as much as
+        # the rest of the work, so each is read once.
+        dev, res, nm, ts, dur, args = zip(
+            *[
+                (e.device_id, e.resource_id, e.name, e.timestamp_ps, e.duration_ps, e.args)
+                for e in events
+            ]
+        )
+        for key, col, dtype in (("dev", dev, np.int64), ("res", res, np.int64),
+                                ("ts", ts, np.uint64), ("dur", dur, np.uint64)):  # fmt: skip
+            cols[key].append(np.array(col, dtype))
+        names += nm
+        counts = np.fromiter(map(len, args), np.int64, len(args))
+        if counts.any():
+            # Iterating a protobuf map's keys is C; its items() goes through Python wrappers.
+            keys += itertools.chain.from_iterable(args)
+            values += [m[k] for m in args for k in m]
+            cols["owner"].append(np.repeat(np.arange(n, n + len(args)), counts))
+        n += len(events)
+        del part, events, args
+    joined = {k: np.concatenate(v) if v else np.zeros(0, np.int64) for k, v in cols.items()}
+    return _Events(
+        devices=devices,
+        dev=joined["dev"],
+        res=joined["res"],
+        ts=joined["ts"].astype(np.uint64).astype(np.int64),
+        dur=joined["dur"].astype(np.uint64).astype(np.int64),
+        names=names,
+        arg_owner=joined["owner"].astype(np.int64),
+        arg_keys=keys,
+        arg_values=values,
+    )
+
+
+def _arg_stats(owner: np.ndarray, keys: list, values: list) -> StatRows:
     """Every event's args as stats: integer-looking values as int64, the rest as strings.
     Keys and values repeat a lot (op labels), so they are told apart on the unique ones."""
-    counts = np.fromiter(map(len, args), np.int64, len(args))
-    if not counts.any():
+    if not len(owner):
         return StatRows.empty()
-    # Iterating a protobuf map's keys is C; its items() goes through Python wrappers.
-    keys = list(itertools.chain.from_iterable(args))
-    values = [a[k] for a in args for k in a]
-    owner = np.repeat(np.arange(len(args)), counts)
     key_codes, key_names = pd.factorize(pd.Series(keys, dtype=object), use_na_sentinel=False)
     codes, uniques = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)
     is_int = np.array([bool(_INT.fullmatch(u)) for u in uniques], bool)

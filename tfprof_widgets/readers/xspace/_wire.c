@@ -811,7 +811,89 @@ static PyObject *py_count_replacements(PyObject *self, PyObject *args) {
     return PyLong_FromLongLong(n);
 }
 
+/* Offsets that cut a message into runs of at most `every` top-level fields (the first 0,
+ * the last the length): each run parses as the same message type, and the runs together as
+ * the whole. None where a field is not plainly framed (a group, a bad tag, a length past the
+ * end): the caller then parses the whole, and protobuf says what is wrong. */
+static int split_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out) {
+    const uint8_t *p = *pp;
+    uint64_t r = 0;
+    for (int shift = 0; shift < 70 && p < end; shift += 7) {
+        uint8_t b = *p++;
+        r |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *out = r;
+            *pp = p;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static PyObject *py_split_fields(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    long long every = 0;
+    if (!PyArg_ParseTuple(args, "y*L", &view, &every)) return NULL;
+    if (every < 1) every = 1;
+    const uint8_t *base = (const uint8_t *)view.buf, *p = base, *end = base + view.len;
+    PyObject *out = PyList_New(0);
+    long long count = 0;
+    int bad = 0;
+    if (!out) goto done;
+    {
+        PyObject *o = PyLong_FromLong(0);
+        if (!o || PyList_Append(out, o) < 0) { Py_XDECREF(o); goto fail; }
+        Py_DECREF(o);
+    }
+    while (p < end) {
+        uint64_t tag, v;
+        if (split_varint(&p, end, &tag) || (tag >> 3) == 0 || tag > 0xFFFFFFFFull) { bad = 1; break; }
+        switch (tag & 7) {
+        case 0:
+            if (split_varint(&p, end, &v)) bad = 1;
+            break;
+        case 1:
+            if (end - p < 8) bad = 1; else p += 8;
+            break;
+        case 2:
+            if (split_varint(&p, end, &v) || v > (uint64_t)(end - p)) bad = 1; else p += v;
+            break;
+        case 5:
+            if (end - p < 4) bad = 1; else p += 4;
+            break;
+        default:
+            bad = 1;
+        }
+        if (bad) break;
+        if (++count % every == 0 && p < end) {
+            PyObject *o = PyLong_FromSsize_t((Py_ssize_t)(p - base));
+            if (!o || PyList_Append(out, o) < 0) { Py_XDECREF(o); goto fail; }
+            Py_DECREF(o);
+        }
+    }
+    if (bad) {
+        Py_DECREF(out);
+        out = Py_None;
+        Py_INCREF(out);
+        goto done;
+    }
+    {
+        PyObject *o = PyLong_FromSsize_t(view.len);
+        if (!o || PyList_Append(out, o) < 0) { Py_XDECREF(o); goto fail; }
+        Py_DECREF(o);
+    }
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    PyBuffer_Release(&view);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"split_fields", py_split_fields, METH_VARARGS,
+     "split_fields(data: bytes, every) -> offsets cutting the message into runs of at most\n"
+     "`every` top-level fields, or None when a field is not plainly framed."},
     {"walk", py_walk, METH_VARARGS,
      "walk(data: bytes, budget=0, event_cost=0, stat_cost=0) -> dict of columns;\n"
      "ValueError('... at byte N') on malformed input; MemoryError when the events and stats\n"
