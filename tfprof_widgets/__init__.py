@@ -24,13 +24,13 @@ import pandas as _pd
 
 from . import _deprecated, views
 from .analysis.compare import op_diff as _op_diff
+from .analysis.frameworks.tensorflow.tf_data import TfDataSummary
+from .analysis.frameworks.tensorflow.tfprof_tables import tfprof_table
+from .analysis.frameworks.tensorflow.tfprof_tables import total_parameters as _total_parameters
 from .analysis.input_pipeline import InputPipelineSummary
 from .analysis.memory import memory_breakdown as _memory_breakdown
 from .analysis.overview import OverviewSummary
 from .analysis.steps import per_host_table as _per_host_table
-from .analysis.tf_data import TfDataSummary
-from .analysis.tfprof_tables import tfprof_table
-from .analysis.tfprof_tables import total_parameters as _total_parameters
 from .capturing import (
     Capture,
     CaptureOptions,
