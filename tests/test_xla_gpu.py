@@ -182,3 +182,49 @@ def test_cuda_graph_steps_and_kernel_rows_are_xprofs():
     ours = our_figures(load("jax_cnn_graphs"))
     keys = [k for k in theirs if k.startswith("kernel_") or k in STEP_FIGURES]
     assert differences({k: ours[k] for k in keys}, {k: theirs[k] for k in keys}) == []
+
+
+def _xprof_hlo_stats(name: str):
+    g = rows(golden(name, "hlo_stats"))
+    g["program_id"] = g["program_id"].astype(int)
+    g["source"] = g["source_info"].str.extract(r">(.*)</div>")[0].fillna("")
+    return g
+
+
+@pytest.mark.parametrize("name", ("jax_cnn_nographs", *AMD_NAMES))
+def test_hlo_stats_are_xprofs_row_by_row(name):
+    """Rule (XProf's HLO Stats): one row per (program, instruction) with its device events
+    (every event an occurrence), ordered by self time; category by HloInstruction::ToCategory;
+    framework op as TfOpFullname writes it ('<op_name>:'); source 'file:line' (metadata, else
+    the instruction's stack frame); shares of the device time, IDLE included."""
+    gold = _xprof_hlo_stats(name)
+    ours = load(name).hlo_stats
+    assert len(ours) == len(gold) > 0 and not ours["beyond_xprof"].any()
+    assert ours["hlo_op_name"].astype(str).tolist() == gold["hlo_op_name"].tolist()
+    np.testing.assert_array_equal(ours["program_id"], gold["program_id"])
+    for col, theirs in (("category", "category"), ("tf_op_name", "tf_op_name")):
+        assert ours[col].astype(str).tolist() == gold[theirs].tolist(), col
+    assert ours["source_info"].astype(str).tolist() == gold["source"].tolist()
+    np.testing.assert_array_equal(ours["occurrences"], gold["occurrences"])
+    for col, theirs in (
+        ("total_time_us", "total_time"),
+        ("avg_time_us", "avg_time"),
+        ("total_self_time_us", "total_self_time"),
+        ("self_time_percent", "total_self_time_percent"),
+        ("cumulative_self_time_percent", "cumulative_total_self_time_percent"),
+    ):
+        np.testing.assert_allclose(ours[col], gold[theirs], rtol=5e-3, atol=1e-3, err_msg=col)
+
+
+def test_hlo_stats_under_cuda_graphs():
+    """XProf's rows (instructions launched outside graphs) are ours exactly; the graph
+    kernels' instructions are rows of ours beyond XProf."""
+    gold = _xprof_hlo_stats("jax_cnn_graphs").set_index("hlo_op_name")
+    ours = load("jax_cnn_graphs").hlo_stats.astype({"hlo_op_name": str})
+    mine = ours[~ours["beyond_xprof"]].set_index("hlo_op_name")
+    assert sorted(mine.index) == sorted(gold.index)
+    gold = gold.loc[mine.index]
+    np.testing.assert_array_equal(mine["occurrences"], gold["occurrences"])
+    np.testing.assert_allclose(mine["total_time_us"], gold["total_time"], rtol=5e-3, atol=1e-3)
+    extra = ours[ours["beyond_xprof"]]
+    assert len(extra) == 24 and (extra["occurrences"] == 10).all()

@@ -818,3 +818,22 @@ HLO_INSTRUCTIONS: dict[str, tuple[str, str]] = {
     "result_bytes": ("int64", "Bytes of the result (every element of a tuple)."),
     "schedule_index": ("int64", "Position in its computation's schedule, -1 where unscheduled."),
 }
+
+HLO_STATS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "program_id": ("int64", "XLA program id."),
+    "module": ("category", "HLO module name."),
+    "category": ("category", "XProf's HLO category ('loop fusion', 'custom-call', ...)."),
+    "hlo_op_name": ("category", "HLO instruction name."),
+    "tf_op_name": ("category", "Framework op as XProf writes it ('<op_name>:<op_type>'), or ''."),
+    "occurrences": ("int64", "Device events of the instruction (kernels, memsets, copies)."),
+    "total_time_us": ("float64", "Their total duration, µs."),
+    "avg_time_us": ("float64", "total_time_us / occurrences."),
+    "total_self_time_us": ("float64", "Self time (GPU: the same as total_time_us), µs."),
+    "avg_self_time_us": ("float64", "total_self_time_us / occurrences."),
+    "self_time_percent": ("float64", "Share of the device time (ops and IDLE), %."),
+    "cumulative_self_time_percent": ("float64", "Running sum of self_time_percent."),
+    "source_info": ("category", "'file:line' of the op in the user's program, or ''."),
+    "shape": ("str", "Result shape."),
+    "beyond_xprof": ("bool", "Includes kernels XProf leaves out (inside CUDA graphs)."),
+}
