@@ -16,7 +16,7 @@ H100 = ROOT / "tests" / "data" / "xplane_h100_jax"
 AMD = ROOT / "tests" / "data" / "xplane_amd_jax"
 H100_NAMES = ("jax_cnn_nographs", "jax_cnn_graphs")
 AMD_NAMES = tuple(f"jax08_{k}" for k in ("attention", "conv", "elementwise", "gemm"))
-TOOLS = ("overview_page", "framework_op_stats", "kernel_stats")
+TOOLS = ("overview_page", "framework_op_stats", "kernel_stats", "hlo_stats")
 STEP_FIGURES = ("steps", "step_time_ms_avg", "input_statement", "precision_statement")
 
 
