@@ -18,10 +18,11 @@ Beyond XProf: under CUDA graphs XLA launches most kernels inside a command buffe
 ``hlo_op`` is ``command_buffer_N``, which is no HLO instruction (command buffers are made
 after the HLO is final), so XProf leaves them out. We attribute each such kernel to the
 instruction that emitted it: a fusion's kernel is named after the fusion (``.`` written
-``_``: ``loop_convert_fusion.1`` -> ``loop_convert_fusion_1``); a library kernel (cuBLAS,
-cuDNN) goes to the next library call (custom call, or convolution/dot outside a fusion) of
-the program's schedule after the instruction of the kernel before it in the same graph
-launch. Those rows are ``beyond_xprof``.
+``_``: ``loop_convert_fusion.1`` -> ``loop_convert_fusion_1``; AMD adds ``.kd``); a library
+kernel (cuBLAS, cuDNN) goes to the library call (custom call, or convolution/dot outside a fusion)
+scheduled between the instructions of the fusion kernels around it in the same graph
+launch, when that says which one (one call there, or as many calls as kernels, in order).
+Those rows are ``beyond_xprof``.
 """
 
 from __future__ import annotations
@@ -99,40 +100,54 @@ def _lookup(h: pd.DataFrame, hosts, programs, names, column: str = "instruction"
 def _in_command_buffers(run, rows, h: pd.DataFrame, hosts, program) -> np.ndarray:
     """Instructions of kernels launched inside a command buffer (module docstring): fusion
     kernels by name, library kernels by the schedule; -1 where neither finds one."""
-    kernel = run.events["name"].astype(str).to_numpy()[rows]
+    kernel = run.events["name"].astype(str).str.removesuffix(".kd").to_numpy()[rows]
     top = h[~h["is_fusion_computation"].to_numpy()]
     sanitized = top.assign(kernel=top["instruction"].astype(str).str.replace(".", "_"))
     at = _lookup(sanitized, hosts, program[rows], kernel, column="kernel")
     found = np.where(at >= 0, top.index.to_numpy()[np.maximum(at, 0)], -1)
     if (found >= 0).all():
         return found
-    # Library kernels: the next library call after the previous kernel's instruction.
     corr, _ = stat_columns.numbers(run.stat_store, "correlation_id", len(run.events))
-    launch = corr[rows]
     library = top[top["opcode"].astype(str).isin(LIBRARY_OPCODES).to_numpy()]
     library = library[library["schedule_index"].to_numpy() >= 0]
-    order = np.lexsort((run.events["start_us"].to_numpy()[rows], launch))
-    sched = h["schedule_index"].to_numpy()
-    comp = h["computation"].astype(str).to_numpy()
-    prev_index, prev_launch, prev_comp = -1, None, None
-    for k in order.tolist():  # the kernels of command buffers only, a few per graph launch
-        if launch[k] != prev_launch:
-            prev_index, prev_comp, prev_launch = -1, None, launch[k]
-        if found[k] < 0:
-            cand = library[
-                (library["host"].astype(str).to_numpy() == hosts[k])
-                & (library["program_id"].to_numpy() == program[rows[k]])
-                & (library["schedule_index"].to_numpy() > prev_index)
-                & (
-                    (library["computation"].astype(str).to_numpy() == prev_comp)
-                    | (prev_comp is None)
-                )
-            ]
-            if len(cand):
-                found[k] = cand.index[np.argmin(cand["schedule_index"].to_numpy())]
-        if found[k] >= 0:
-            prev_index, prev_comp = sched[found[k]], comp[found[k]]
+    order = np.lexsort((run.events["start_us"].to_numpy()[rows], corr[rows]))
+    launches = corr[rows][order]
+    cuts = np.flatnonzero(np.r_[True, launches[1:] != launches[:-1]])
+    for a, b in zip(cuts.tolist(), [*cuts[1:].tolist(), len(order)]):
+        one = order[a:b]  # the kernels of one graph launch, in time order
+        k = one[0]
+        mine = library[
+            (library["host"].astype(str).to_numpy() == hosts[k])
+            & (library["program_id"].to_numpy() == program[rows[k]])
+        ]
+        _library_kernels(found, one, mine, h["schedule_index"].to_numpy())
     return found
+
+
+def _library_kernels(found, one: np.ndarray, library: pd.DataFrame, sched: np.ndarray) -> None:
+    """Within one graph launch (``one``: positions in time order), each run of kernels no
+    fusion name found goes to the library calls scheduled between the instructions of the
+    kernels around it: all to the one call there is, or one each in schedule order when the
+    run has as many kernels as there are calls; none otherwise (we do not guess)."""
+    lib_sched = library["schedule_index"].to_numpy()
+    lib_rows = library.index.to_numpy()
+    k = 0
+    while k < len(one):
+        if found[one[k]] >= 0:
+            k += 1
+            continue
+        end = k
+        while end < len(one) and found[one[end]] < 0:
+            end += 1
+        lo = sched[found[one[k - 1]]] if k > 0 else -1
+        hi = sched[found[one[end]]] if end < len(one) else np.iinfo(np.int64).max
+        between = np.flatnonzero((lib_sched > lo) & (lib_sched < hi))
+        between = between[np.argsort(lib_sched[between], kind="stable")]
+        if len(between) == 1:
+            found[one[k:end]] = lib_rows[between[0]]
+        elif len(between) == end - k:
+            found[one[k:end]] = lib_rows[between]
+        k = end
 
 
 def device_ops(run, rows: np.ndarray):
