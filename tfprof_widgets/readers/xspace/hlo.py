@@ -15,7 +15,8 @@ seen twice on one host keeps its first proto. A proto that does not parse is ski
 
 from __future__ import annotations
 
-import numpy as np
+import math
+
 import pandas as pd
 
 from ... import schema
@@ -81,21 +82,22 @@ def program_protos(metadata_stats: pd.DataFrame) -> list[tuple[str, int, bytes]]
 def hlo_instructions(metadata_stats: pd.DataFrame) -> pd.DataFrame:
     """Every HLO instruction of every program the capture carries (schema.HLO_INSTRUCTIONS),
     in program, computation and instruction order."""
-    cols: dict[str, list] = {c: [] for c in schema.HLO_INSTRUCTIONS}
+    rows: list[tuple] = []
     for host, program, data in program_protos(metadata_stats):
         proto = xla_hlo_pb2.HloProto()
         try:
             proto.ParseFromString(data)
         except Exception:  # noqa: BLE001 - a damaged program is left out, not fatal
             continue
-        _add_module(cols, host, program, proto.hlo_module)
-    if not cols["host"]:
+        _add_module(rows, host, program, proto.hlo_module)
+    if not rows:
         return schema.empty(schema.HLO_INSTRUCTIONS)
-    return schema.conform(pd.DataFrame(cols), schema.HLO_INSTRUCTIONS)
+    table = pd.DataFrame.from_records(rows, columns=list(schema.HLO_INSTRUCTIONS))
+    return schema.conform(table, schema.HLO_INSTRUCTIONS)
 
 
-def _add_module(cols: dict, host: str, program: int, module) -> None:
-    """The instructions of one module appended to ``cols``."""
+def _add_module(rows: list, host: str, program: int, module) -> None:
+    """The instructions of one module appended to ``rows`` (tuples in schema order)."""
     names = {c.id: c.name for c in module.computations}
     schedule = {
         cid: {iid: k for k, iid in enumerate(seq.instruction_ids)}
@@ -111,31 +113,31 @@ def _add_module(cols: dict, host: str, program: int, module) -> None:
             source_file, source_line = md.source_file, md.source_line
             if not source_file and md.stack_frame_id:
                 source_file, source_line = frames.get(md.stack_frame_id, ("", 0))
-            row = (
-                host,
-                program,
-                module.name,
-                comp.name,
-                entry,
-                comp.is_fusion_computation,
-                ins.name,
-                ins.id,
-                ins.opcode,
-                hlo_category(ins.opcode, ins.fusion_kind),
-                ins.fusion_kind,
-                ins.custom_call_target,
-                ", ".join(names.get(c, str(c)) for c in ins.called_computation_ids),
-                md.op_name,
-                md.op_name.rsplit("/", 1)[-1] if md.op_name else "",
-                source_file,
-                int(source_line),
-                shape,
-                dtype,
-                nbytes,
-                order.get(ins.id, -1),
+            rows.append(
+                (
+                    host,
+                    program,
+                    module.name,
+                    comp.name,
+                    entry,
+                    comp.is_fusion_computation,
+                    ins.name,
+                    ins.id,
+                    ins.opcode,
+                    hlo_category(ins.opcode, ins.fusion_kind),
+                    ins.fusion_kind,
+                    ins.custom_call_target,
+                    ", ".join(names.get(c, str(c)) for c in ins.called_computation_ids),
+                    md.op_name,
+                    md.op_name.rsplit("/", 1)[-1] if md.op_name else "",
+                    source_file,
+                    int(source_line),
+                    shape,
+                    dtype,
+                    nbytes,
+                    order.get(ins.id, -1),
+                )
             )
-            for c, v in zip(cols, row):
-                cols[c].append(v)
 
 
 def hlo_category(opcode: str, fusion_kind: str) -> str:
@@ -157,7 +159,7 @@ def shape_text(shape) -> tuple[str, str, int]:
         first = parts[0][1] if parts else ""
         return "(" + ", ".join(p[0] for p in parts) + ")", first, sum(p[2] for p in parts)
     dims = list(shape.dimensions)
-    elements = int(np.prod(dims)) if dims else 1
+    elements = math.prod(dims)
     nbytes = (elements * _BITS.get(dtype, 0) + 7) // 8
     return f"{dtype}[{','.join(map(str, dims))}]", dtype, nbytes
 

@@ -80,21 +80,20 @@ def _empty() -> pd.DataFrame:
 
 
 def _lookup(h: pd.DataFrame, hosts, programs, names, column: str = "instruction") -> np.ndarray:
-    """Row of ``h`` whose (host, program_id, ``column``) is each key, -1 where none (the
-    first instruction of a name wins)."""
-    table = pd.DataFrame(
-        {
-            "host": h["host"].astype(str).to_numpy(),
-            "program_id": h["program_id"].to_numpy(np.int64),
-            "name": h[column].astype(str).to_numpy(),
-            "at": np.arange(len(h)),
-        }
-    ).drop_duplicates(["host", "program_id", "name"])
-    keys = pd.DataFrame(
-        {"host": hosts, "program_id": np.asarray(programs, np.int64), "name": names}
+    """Index label of ``h`` (a part of run.hlo_instructions) whose (host, program_id,
+    ``column``) is each key, -1 where none (the first of a name wins). Each distinct key is
+    looked up once."""
+    table = pd.MultiIndex.from_arrays(
+        [h["host"].astype(str), h["program_id"].to_numpy(np.int64), h[column].astype(str)]
     )
-    got = keys.merge(table, how="left", on=["host", "program_id", "name"])["at"]
-    return got.fillna(-1).to_numpy(np.int64)
+    first = ~table.duplicated()
+    where = h.index.to_numpy()[first]  # labels of h: rows of run.hlo_instructions
+    keys = pd.MultiIndex.from_arrays(
+        [np.asarray(hosts, object), np.asarray(programs, np.int64), np.asarray(names, object)]
+    )
+    codes, uniq = keys.factorize()
+    pos = table[first].get_indexer(uniq)
+    return np.where(pos >= 0, where[np.maximum(pos, 0)], -1)[codes]
 
 
 def _in_command_buffers(run, rows, h: pd.DataFrame, hosts, program) -> np.ndarray:
@@ -103,8 +102,7 @@ def _in_command_buffers(run, rows, h: pd.DataFrame, hosts, program) -> np.ndarra
     kernel = run.events["name"].astype(str).str.removesuffix(".kd").to_numpy()[rows]
     top = h[~h["is_fusion_computation"].to_numpy()]
     sanitized = top.assign(kernel=top["instruction"].astype(str).str.replace(".", "_"))
-    at = _lookup(sanitized, hosts, program[rows], kernel, column="kernel")
-    found = np.where(at >= 0, top.index.to_numpy()[np.maximum(at, 0)], -1)
+    found = _lookup(sanitized, hosts, program[rows], kernel, column="kernel")
     if (found >= 0).all():
         return found
     corr, _ = stat_columns.numbers(run.stat_store, "correlation_id", len(run.events))
