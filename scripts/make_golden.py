@@ -94,6 +94,8 @@ def goldens() -> dict:
         out[name] = (lambda _tmp, x=xplane: x, XLA_TOOLS)
     for name, build in _builders().items():
         tools = ("overview_page",) if name.startswith("steps_") else TOOLS
+        if name == "synthetic_tpu":  # XLA ops: HLO Stats too
+            tools = (*TOOLS, "hlo_stats")
         out[name] = (lambda tmp, b=build, n=name: b().write(tmp / f"{n}.xplane.pb"), tools)
     return out
 
