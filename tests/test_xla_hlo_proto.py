@@ -140,3 +140,33 @@ def test_every_kernel_names_an_instruction_of_its_program(nographs):
     assert conv["shape"].startswith("(bf16[64,64,64,64]")
     # Every program of the metadata plane (16 here), by its program_id stat.
     assert h["program_id"].nunique() == 16
+
+
+def test_a_damaged_program_is_left_out_and_absurd_shapes_are_capped():
+    """A proto that does not parse is skipped (the others stay); a shape whose size does not
+    fit int64 is capped rather than failing the table."""
+    import pandas as pd
+
+    from tfprof_widgets.readers.xspace.hlo import hlo_instructions
+
+    good = xla_hlo_pb2.HloProto()
+    comp = good.hlo_module.computations.add(name="main", id=1)
+    ins = comp.instructions.add(name="huge", opcode="broadcast", id=1)
+    ins.shape.element_type = xla_hlo_pb2.F64
+    ins.shape.dimensions.extend([1 << 40, 1 << 40])
+    good.hlo_module.name = good.hlo_module.entry_computation_name = "m"
+    stats = pd.DataFrame(
+        {
+            "host": ["h", "h", "h"],
+            "plane": ["/host:metadata"] * 3,
+            "metadata_id": [1, 1, 2],
+            "stat": ["Hlo Proto", "program_id", "Hlo Proto"],
+            "kind": ["bytes", "uint", "bytes"],
+            "int_value": [0, 5, 0],
+            "float_value": [float("nan")] * 3,
+            "str_value": [good.SerializeToString(), None, b"\xff\xff\xff"],
+        }
+    )
+    h = hlo_instructions(stats)
+    assert h["instruction"].tolist() == ["huge"] and h["program_id"].tolist() == [5]
+    assert h["result_bytes"].iloc[0] == (1 << 63) - 1

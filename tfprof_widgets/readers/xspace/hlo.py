@@ -48,6 +48,7 @@ ELEMENTWISE = frozenset(
     "shift-right-arithmetic shift-right-logical sign sine sqrt stochastic-convert subtract "
     "tan tanh xor".split()
 )
+_MAX_BYTES = (1 << 63) - 1
 _FUSION_CATEGORY = {
     "kLoop": "loop fusion",
     "kInput": "input fusion",
@@ -157,10 +158,11 @@ def shape_text(shape) -> tuple[str, str, int]:
     if dtype == "tuple":
         parts = [shape_text(s) for s in shape.tuple_shapes]
         first = parts[0][1] if parts else ""
-        return "(" + ", ".join(p[0] for p in parts) + ")", first, sum(p[2] for p in parts)
+        total = min(sum(p[2] for p in parts), _MAX_BYTES)
+        return "(" + ", ".join(p[0] for p in parts) + ")", first, total
     dims = list(shape.dimensions)
     elements = math.prod(dims)
-    nbytes = (elements * _BITS.get(dtype, 0) + 7) // 8
+    nbytes = min((elements * _BITS.get(dtype, 0) + 7) // 8, _MAX_BYTES)  # a damaged shape
     return f"{dtype}[{','.join(map(str, dims))}]", dtype, nbytes
 
 
