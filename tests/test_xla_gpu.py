@@ -70,9 +70,12 @@ def test_jax_steps_carry_the_markers_step_numbers():
 
 @pytest.mark.parametrize("name", AMD_NAMES)
 def test_amd_jax_captures_have_no_steps(name):
-    """The AMD captures mark no step: no steps, as in xprof."""
+    """The AMD captures mark no step: no steps, as in xprof; the overview says how a JAX
+    program marks them."""
     assert xprof(name)["steps"] == 0
     assert len(load(name).steps) == 0
+    advice = load(name).overview_summary.recommendations
+    assert any("jax.profiler.StepTraceAnnotation('train', step_num=step)" in a for a in advice)
 
 
 @pytest.mark.parametrize("name", ("jax_cnn_nographs", *AMD_NAMES))

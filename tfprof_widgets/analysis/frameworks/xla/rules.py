@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..base import DeviceOps, Framework, RunNames
+from ..base import Advice, DeviceOps, Framework, RunNames
 from ..tensorflow.op_names import name_table
 from ..tensorflow.rules import ops_of_tf_op_stat
 from . import gpu, tpu
@@ -25,6 +25,14 @@ from . import gpu, tpu
 _XLA_STATS = frozenset({"hlo_op", "hlo_module", "program_id", "hlo_category"})
 _XLA_PLANES = ("/host:metadata", "/device:TPU:")
 _TENSOR_CORE_OPS = frozenset({"conv_general_dilated", "dot_general"})
+# How a JAX program marks its steps (what XProf's step rule then finds).
+ADVICE = Advice(
+    mark_steps=(
+        "No step marker observed and hence the step time is unknown. Mark steps with "
+        "jax.profiler.StepTraceAnnotation('train', step_num=step), or profile for longer "
+        "than one step."
+    )
+)
 
 
 class XLA(Framework):
@@ -33,6 +41,7 @@ class XLA(Framework):
     vocabulary = ("XlaModule", "XLA Ops", "XLA Modules", "hlo_op", "hlo_module", "Hlo Proto")
     copy_op_types = {}
     device_op_lines = tpu.TPU_OP_LINES
+    advice = ADVICE
 
     def present(self, names: RunNames) -> bool:
         if names.stats & _XLA_STATS:
