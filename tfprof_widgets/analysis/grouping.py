@@ -16,9 +16,9 @@ carry none, so, like XProf's event grouping, it is derived:
 4. Launches carry groups to devices (XProf's KernelLaunch -> KernelExecute link): a device
    event with a ``correlation_id`` joins the group of the host event of its own host with the
    same ``correlation_id`` (the last such host event, as XProf's map keeps it).
-5. Then, per device plane in time order, an event still without a group takes the group of
-   the latest grouped event before it (XProf's ``ProcessUngroupedEvents``, which its derived
-   device timelines run before they derive the device's ``Steps``).
+5. Then, per GPU plane in time order, an event still without a group takes the group of the
+   latest grouped event before it (XProf's ``ProcessUngroupedEvents``, which its derived GPU
+   timelines run before they derive the GPU's ``Steps``).
 
 Everything here is a function of the events table and the event stats (a run's
 ``stat_store``, or any table :mod:`tfprof_widgets.stat_columns` reads), vectorised per line.
@@ -225,12 +225,15 @@ def _group_by_launches(group, event_stats, host_planes, hosts) -> None:
 
 
 def _group_ungrouped_device_events(group, events, host_planes) -> None:
-    """5. Per device plane, in time order: an ungrouped event takes the group of the latest
+    """5. Per GPU plane, in time order: an ungrouped event takes the group of the latest
     grouped event before it."""
-    device = np.flatnonzero(~host_planes)
+    planes = events["plane"].array
+    gpu = np.asarray(planes.categories.astype(str).str.startswith("/device:GPU:"), bool)
+    codes = np.asarray(planes.codes, np.int64)
+    device = np.flatnonzero(~host_planes & (codes >= 0) & gpu[np.maximum(codes, 0)])
     if not len(device) or not (group[device] >= 0).any():
         return
-    plane = np.asarray(events["plane"].array.codes, np.int64)[device]
+    plane = codes[device]
     host = np.asarray(events["host"].array.codes, np.int64)[device]
     start = events["start_us"].to_numpy()[device]
     dur = events["dur_us"].to_numpy()[device]
