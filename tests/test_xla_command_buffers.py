@@ -136,6 +136,9 @@ def test_graph_kernels_make_op_rows_beyond_xprof(run):
     assert gemm["total_time_us"] == pytest.approx(6 * 8)
     assert dev.loc["jit(f)/jvp()/dot_general", "occurrences"] == 3
     assert "jit(f)/conv_general_dilated" not in dev.index
+    # The kernels no rule attributes keep the op of their tf_op stat, as before the HLO
+    # protos were read: one 'XlaModule' row, beyond XProf (which counts them as IDLE).
+    assert dev.loc["XlaModule", "beyond_xprof"] and dev.loc["XlaModule", "occurrences"] == 3
     mul = dev.loc["jit(f)/mul"]  # in the graph (beyond) and outside it (XProf's)
     assert mul["beyond_xprof"] and mul["occurrences"] == 6
     # Kernel stats: XProf's op names only where it finds the instruction.

@@ -22,7 +22,8 @@ instruction that emitted it: a fusion's kernel is named after the fusion (``.`` 
 kernel (cuBLAS, cuDNN) goes to the library call (custom call, or convolution/dot outside a fusion)
 scheduled between the instructions of the fusion kernels around it in the same graph
 launch, when that says which one (one call there, or as many calls as kernels, in order).
-Those rows are ``beyond_xprof``.
+Those rows are ``beyond_xprof``. A graph kernel neither rule attributes keeps the op of its
+``tf_op`` stat (``XlaModule``), beyond XProf too (see :class:`~.rules.XLA`).
 """
 
 from __future__ import annotations
