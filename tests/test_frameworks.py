@@ -30,6 +30,7 @@ DATA = ROOT / "tests" / "data"
         (DATA / "tooldata" / "demo_GPU-input-bound", "tensorflow"),  # TF 2.2 tool data
         (DATA / "chrome" / "GPU_timeline_01.json.gz", "tensorflow"),  # tf.client.timeline
         (DATA / "xplane_amd_jax" / "jax08_conv.xplane.pb", "xla"),  # JAX on MI300X
+        (SAMPLES / "jax_cnn_cpu", "xla"),  # JAX on CPU, captured by tw.capture(backend="jax")
         (DATA / "chrome" / "resnet50_v100_workers0.pt.trace.json.gz", "pytorch"),  # Kineto
         (DATA / "chrome" / "eager_b200.json.gz", "pytorch"),
         (DATA / "chrome" / "flow.json.gz", "unknown"),  # Chrome's own test trace
