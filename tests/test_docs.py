@@ -10,10 +10,12 @@ nowhere else. A block's type is the first word of its fence's info string:
 - ``ipython``: run through IPython's ``InteractiveShell`` (magics, ``%%tfprof``), sharing
   the page's namespace. The one ``%%tfprof`` capture needs TensorFlow; without it the
   ipython blocks are skipped (the capture tests say the same).
-- ``bash``: run by bash in the page's directory, with this checkout first on PYTHONPATH.
-  A block whose every command is ``pip install ...`` is not run: the README's two set-up
-  commands (``.ci/run`` runs them) and the extras' installs need the network and change the
-  environment.
+- ``bash``: run by bash in the page's directory, with this checkout first on PYTHONPATH;
+  a block of plain ``tfprof-widgets ...`` commands runs them in this process through
+  ``tfprof_widgets.cli.main``, the console script's entry point (an interpreter start saved
+  per command), exit code 0 expected. A block whose every command is ``pip install ...``
+  is not run: the README's two set-up commands (``.ci/run`` runs them) and the extras'
+  installs need the network and change the environment.
 - ``text``: a layout or an output, not a command: nothing runs.
 - a second word ``no-run`` (```` ```python no-run ````): not run, because it needs what a
   test cannot have (a cluster, object storage, a model of the reader's own); its first line
@@ -26,10 +28,13 @@ failure names the page, the block's number and its first line.
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
+import io
 import os
 import pathlib
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -96,6 +101,25 @@ def run_ipython(src: str, ns: dict, label: str) -> None:
         raise AssertionError(f"{label} failed: {type(error).__name__}: {error}") from error
 
 
+def cli_commands(src: str) -> list[list[str]] | None:
+    """The argument lists of a block made only of plain ``tfprof-widgets`` commands, else None."""
+    lines = [ln.strip() for ln in src.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    words = [shlex.split(ln, comments=True) for ln in lines]
+    plain = all(w and w[0] == "tfprof-widgets" for w in words)
+    shell = any(set(ln.split("#")[0]) & set(";&|<>`$") for ln in lines)
+    return [w[1:] for w in words] if plain and not shell else None
+
+
+def run_cli(commands: list[list[str]], label: str) -> None:
+    from tfprof_widgets.cli import main
+
+    for argv in commands:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = main(argv)
+        assert rc == 0, f"{label}: tfprof-widgets {' '.join(argv)} exited {rc}: {err.getvalue()}"
+
+
 def run_bash(src: str, cwd: pathlib.Path, label: str) -> None:
     env = dict(
         os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
@@ -147,7 +171,12 @@ def test_every_block_of_the_page_runs(page, page_dir):
                 pytest.skip(f"{label}: capturing needs TensorFlow")
             run_ipython(src, ns, label)
         elif kind == "bash":
-            if not is_install(src):
+            if is_install(src):
+                continue
+            commands = cli_commands(src)
+            if commands is not None:
+                run_cli(commands, label)
+            else:
                 run_bash(src, page_dir, label)
         elif kind != "text":
             raise AssertionError(
@@ -205,3 +234,19 @@ def test_what_the_docs_say_of_tw_functions_is_true():
         getattr(runs["tf2"], name)
     # Every analysis of a run is in one list or the other (steps: tw.step_breakdown).
     assert sorted([*same, *none, "steps"]) == sorted(a.name for a in ANALYSES)
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_link_between_pages_reaches_its_page_and_heading():
+    for page in PAGES:
+        text = (ROOT / page).read_text(encoding="utf-8")
+        for target, anchor in re.findall(r"\]\(([\w./-]+\.md)(?:#([\w-]+))?\)", text):
+            path = (ROOT / page).parent / target
+            assert path.exists(), f"{page}: link to {target}"
+            if anchor:
+                headings = re.findall(r"^#+ (.+)$", path.read_text(encoding="utf-8"), re.M)
+                assert anchor in {_slug(h) for h in headings}, f"{page}: {target}#{anchor}"
