@@ -10,6 +10,7 @@ traces and handed to the run as ``run.tool_data``.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 import stat
@@ -148,7 +149,8 @@ def _notes(files: RunFiles, failed: list[ProfileError], tool_data: list) -> list
 
 
 def list_runs(logdir: str | os.PathLike[str]) -> pd.DataFrame:
-    """One row per run under a TensorBoard logdir, oldest first.
+    """One row per run under a TensorBoard logdir, oldest first; given a run directory
+    itself (what :func:`load` reads as one run), its one row.
 
     Columns (see :data:`tfprof_widgets.schema.RUNS`): run, path, hosts, bytes, mtime, and
     formats: what each run directory holds ('xplane', 'trace.json.gz', 'trace', tool data
@@ -159,8 +161,12 @@ def list_runs(logdir: str | os.PathLike[str]) -> pd.DataFrame:
         if not os.path.lexists(logdir):
             raise ProfileNotFoundError(logdir, "no such directory")
         raise ProfileError(logdir, "list_runs() takes a logdir, not a file")
+    runs = find_runs(logdir)
+    if not runs:  # a run directory itself, as load() takes it
+        with contextlib.suppress(ProfileError):
+            runs = [resolve(logdir, None)]
     rows = []
-    for r in find_runs(logdir):
+    for r in runs:
         stats = [s for s in map(_stat_or_none, r.files + r.tool_files) if s is not None]
         if not stats:  # every file of the run removed since it was listed
             continue

@@ -185,11 +185,24 @@ class OverviewSummary(Summary):
                 )
                 if s
             ],
-            f"Next: {self.summary_next_step}",
+            f"Next: {_without_page_sections(self.summary_next_step)}",
         ]
 
     def __repr__(self) -> str:
         return "OverviewSummary(\n  " + "\n  ".join(self._repr_lines()) + "\n)"
+
+
+# TensorBoard's overview page points at its own sections; outside that page, at our views.
+_PAGE_SECTIONS = (
+    ("(please ignore Section 3 below)", "(ignore the input pipeline view)"),
+    ("Look at Section 3", "Look at the input pipeline view (tw.views.input_pipeline(run))"),
+)
+
+
+def _without_page_sections(text: str) -> str:
+    for page, ours in _PAGE_SECTIONS:
+        text = text.replace(page, ours)
+    return text
 
 
 _NVIDIA_FAMILIES = {
