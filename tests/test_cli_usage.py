@@ -58,6 +58,6 @@ def test_the_summary_points_at_our_views_not_at_a_page_section(capsys):
     code, out, _ = run_cli(capsys, "summary", str(SAMPLES / "input_bound"))
     assert code == 0
     assert "Section 3" not in out
-    assert "Next: Look at the input pipeline view (tw.views.input_pipeline(run))" in out
+    assert "Next: See where the host's input time goes in the input-pipeline view" in out
     # The figure itself stays XProf's text, for the comparison with xprof's output.
     assert "Section 3" in tw.load(SAMPLES / "input_bound").overview_summary.summary_next_step

@@ -140,3 +140,23 @@ def test_steps_come_from_the_rules_a_run_is_given(tmp_path):
     assert pd.Series(step).dropna().nunique() == 0
     _, step = assign_groups(*args, RunFrameworks((FRAMEWORKS[0],)))
     assert pd.Series(step).dropna().nunique() == 3
+
+
+def overview_lines(path) -> list[str]:
+    return repr(tw.views.overview(tw.load(path, progress=False))).splitlines()
+
+
+def test_an_overview_without_steps_says_only_what_the_capture_supports():
+    """A PyTorch trace with no step the analyses can use: no input verdict, no TF advice,
+    the no-steps statement once, ops named as the framework names them."""
+    lines = overview_lines(DATA / "chrome" / "eager_b200.json.gz")
+    text = "\n".join(lines)
+    assert "not the bottleneck" not in text and "skip the rest" not in text
+    assert "tf.profiler" not in text and "tf.data" not in text and "TF op" not in text
+    assert sum("No step time measured" in line for line in lines) == 1
+
+
+def test_a_tf_overview_keeps_tfs_words():
+    text = "\n".join(overview_lines(SAMPLES / "input_bound"))
+    assert "TF op executions" in text and "tw.views.tf_data_graph(run)" in text
+    assert "Section 3" not in text  # TensorBoard's page layout, as our views

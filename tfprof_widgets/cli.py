@@ -53,7 +53,7 @@ def summary_text(run: Run, top: int = 10) -> str:
     o = run.overview_summary
     parts += [
         "Overview (the steps XProf averages: past five, all but the first and last)",
-        *o._repr_lines(),
+        *o._repr_lines(run.framework.advice.in_our_words),
     ]
     if o.n_steps:
         avg = pd.Series(o.breakdown_ms_avg).rename(lambda c: c.removesuffix("_us"))

@@ -167,7 +167,10 @@ class OverviewSummary(Summary):
         )
         return pd.concat([super().to_frame(), avg], ignore_index=True)
 
-    def _repr_lines(self) -> list[str]:
+    def _repr_lines(self, words=None) -> list[str]:
+        """The summary in a few lines; ``words`` (a framework's
+        :meth:`~.frameworks.Advice.in_our_words`) puts XProf's page sections in ours."""
+        words = words or Advice().in_our_words
         if not self.n_steps:
             return [self.input_statement]
         return [
@@ -185,24 +188,11 @@ class OverviewSummary(Summary):
                 )
                 if s
             ],
-            f"Next: {_without_page_sections(self.summary_next_step)}",
+            f"Next: {words(self.summary_next_step)}",
         ]
 
     def __repr__(self) -> str:
         return "OverviewSummary(\n  " + "\n  ".join(self._repr_lines()) + "\n)"
-
-
-# TensorBoard's overview page points at its own sections; outside that page, at our views.
-_PAGE_SECTIONS = (
-    ("(please ignore Section 3 below)", "(ignore the input pipeline view)"),
-    ("Look at Section 3", "Look at the input pipeline view (tw.views.input_pipeline(run))"),
-)
-
-
-def _without_page_sections(text: str) -> str:
-    for page, ours in _PAGE_SECTIONS:
-        text = text.replace(page, ours)
-    return text
 
 
 _NVIDIA_FAMILIES = {

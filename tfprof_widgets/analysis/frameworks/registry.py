@@ -62,6 +62,10 @@ class RunFrameworks:
     def advice(self) -> Advice:
         return self.primary.advice
 
+    @property
+    def op_label(self) -> str:
+        return self.primary.op_label
+
     def __contains__(self, name: str) -> bool:
         return name in self.names
 
