@@ -152,7 +152,7 @@ class TraceViewer(View):
                 f"{lanes['line'].iat[i]}"
                 + (f" (id {line_id})" if line_id != -1 else "")
                 + f"\n{int(lanes['n_events'].iat[i]):,} events · "
-                f"{int(lanes['depth_rows'].iat[i])} nesting levels"
+                f"{int(lanes['depth_rows'].iat[i])} rows (events that overlap)"
             )
             lane_list.append(
                 {
