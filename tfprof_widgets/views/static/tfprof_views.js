@@ -412,6 +412,15 @@
   }
 
   // -- plots --------------------------------------------------------------------------------
+  function pointKey(pt) {
+    // The key a clicked slice or bar stands for: the first entry of its customdata row. Read
+    // from the trace, by point number: on a pie, plotly.js gives pt.customdata as the list of
+    // the rows of every point the slice gathers ([[key, full]]), not the row itself.
+    const n = pt.pointNumber !== undefined ? pt.pointNumber : (pt.pointNumbers || [])[0];
+    const all = pt.data && pt.data.customdata;
+    const row = all && n !== undefined && n !== null ? all[n] : pt.customdata;
+    return row && typeof row === "object" && row.length !== undefined ? row[0] : row;
+  }
   function legendLayout(spec, narrow, width) {
     // Pies: legend beside the pie where the plot is wide, under it where narrow; the plot
     // area stays the same for every pie of a view, so they keep one size.
@@ -504,7 +513,7 @@
       if (!pt) return;
       const table = this.view.tables.get(link.table);
       if (!table) return;
-      const key = Array.isArray(pt.customdata) ? pt.customdata[0] : pt.customdata;
+      const key = pointKey(pt);
       const label = String(pt.label !== undefined ? pt.label : key);
       const where = link.where || null;
       if (key === null || key === undefined || key === link.other) {
@@ -616,6 +625,14 @@
     for (let k = 0; k < n && s; k++, s = s.previousElementSibling) out.push(s);
     return out;
   }
+  function keepHidden(element, which) {
+    // Hide the outputs before this one, and again whenever the output area changes: a
+    // display update (the PNG rendered in the background) replaces its output's element.
+    const hide = () => { for (const s of which()) s.style.display = "none"; };
+    hide();
+    const child = outputChild(element);
+    if (child && child.parentElement) new MutationObserver(hide).observe(child.parentElement, {childList: true});
+  }
   function liveDecision(element, payload, draw) {
     // A kernel-backed view's first output holds its live widget: stand down while it draws,
     // take over where it cannot (exported page: an image there; reopened without a kernel:
@@ -626,7 +643,7 @@
     const decide = () => {
       if (first.querySelector(".tfprof-live-host")) {
         element.style.display = "none";
-        for (const s of statics) if (s !== first) s.style.display = "none";
+        keepHidden(element, () => staticSiblings(element, payload.statics || 1).slice(0, -1));
         return true;
       }
       if (/Error displaying widget/.test(first.textContent)) { draw(); return true; }
@@ -676,7 +693,7 @@
     const draw = () => {
       root.classList.add("tfprof-view");
       root.dataset.statics = String(payload.statics || 0);
-      for (const s of staticSiblings(element, payload.statics || 0)) s.style.display = "none";
+      keepHidden(element, () => staticSiblings(element, payload.statics || 0));
       const v = new View(root, payload);
       views.add(v);
       root.__tfprofView = v;
