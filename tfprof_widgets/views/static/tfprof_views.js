@@ -305,7 +305,7 @@
       let re = null;
       if (q) {
         try { re = new RegExp(q, "i"); }
-        catch (e) { re = new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i"); }
+        catch { re = new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i"); }
       }
       const textCols = [];
       for (const c of this.cols) {

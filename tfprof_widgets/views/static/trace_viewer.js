@@ -685,7 +685,7 @@ class Viewer {
     this.input.classList.remove("bad");
     if (!regex) { this.countEl.textContent = ""; this.requestDraw(); this.maybeFetch(); return; }
     if (!this.source.live) {  // offline, JavaScript's regex engine does the matching
-      try { new RegExp(regex); } catch (e) {
+      try { new RegExp(regex); } catch {
         this.input.classList.add("bad"); this.countEl.textContent = "bad regex"; return;
       }
     }  // live, Python's re decides (as pandas' str.contains does)
@@ -701,12 +701,12 @@ class Viewer {
       this.countEl.dataset.count = String(res.count);
       this.maybeFetch();
       this.requestDraw();
-    } catch (err) { this.countEl.textContent = "error"; }
+    } catch (err) { this.countEl.textContent = "error"; this.countEl.title = String(err); }
   }
   matches(nameId) {
     let ok = this.nameMatch.get(nameId);
     if (ok === undefined) {
-      try { ok = new RegExp(this.search.regex).test(this.nameOf(nameId)); } catch (e) { ok = false; }
+      try { ok = new RegExp(this.search.regex).test(this.nameOf(nameId)); } catch { ok = false; }
       this.nameMatch.set(nameId, ok);
     }
     return ok;
