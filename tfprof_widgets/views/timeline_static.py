@@ -8,24 +8,13 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-# The viewer's palette (static/trace_viewer.js): a name keeps its colour per name code here.
+# The viewer's palette (static/trace/style.js, d3's category20); here a name's colour is
+# picked by its name code (the viewer hashes the name itself).
 PALETTE = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
-    "#aec7e8",
-    "#ffbb78",
-    "#98df8a",
-    "#ff9896",
-    "#c5b0d5",
-)
+    "#1f77b4", "#aec7e8", "#ff7f0e", "#ffbb78", "#2ca02c", "#98df8a", "#d62728", "#ff9896",
+    "#9467bd", "#c5b0d5", "#8c564b", "#c49c94", "#e377c2", "#f7b6d2", "#7f7f7f", "#c7c7c7",
+    "#bcbd22", "#dbdb8d", "#17becf", "#9edae5",
+)  # fmt: skip
 MAX_ROWS = 60  # rows of lanes drawn; the rest is left out, and the title says so
 ROW_PX = 16
 WIDTH_COLS = 900

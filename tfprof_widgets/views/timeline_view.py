@@ -4,8 +4,8 @@
 every view's, see :mod:`.base`):
 
 1. the live anywidget (``TraceViewerWidget``): an ES module shipped in the package
-   (``static/trace_viewer.js``; no CDN, no network) draws on a ``<canvas>`` and asks the
-   kernel for each window's marks (:meth:`TraceModel.window`);
+   (``static/trace/``, joined by :mod:`._bundle`; no CDN, no network) draws on a
+   ``<canvas>`` and asks the kernel for each window's marks (:meth:`TraceModel.window`);
 2. ``text/html`` with a text summary, for viewers that run no scripts;
 3. ``application/javascript``: the same module with an embedded multi-resolution payload (a
    tree of zoom levels and the busiest step in full, about 2 MB). It hides output 2, and
@@ -51,13 +51,11 @@ import zlib
 import numpy as np
 
 from ..analysis.tool_data import no_trace_note
-from . import _png, timeline_static
+from . import _bundle, _png, timeline_static
 from ._display import esc
 from .base import View, _widget_bundle
 from .timeline_lod import MAX_MARKS, EventIndex, Marks, TraceModel, event_details
 
-STATIC = pathlib.Path(__file__).parent / "static"
-ESM_PATH = STATIC / "trace_viewer.js"
 OFFLINE_BUDGET = 2_000_000  # bytes of embedded payload in the offline HTML
 TILE_COLS = 1600
 TILE_BUDGET = 6000
@@ -426,7 +424,7 @@ class TraceViewer(View):
 
     def viewer_js(self) -> str:
         """Output 3: the offline viewer as a classic script run with the output's element
-        (``mountOutput`` in ``static/trace_viewer.js``): it hides output 2 and, in a notebook
+        (``static/trace/notebook_output.js``): it hides output 2 and, in a notebook
         app, stands down while the live widget (output 1) draws; where none can (an exported
         page, a notebook reopened without a kernel) it hides output 1 too and draws the trace
         from the embedded payload."""
@@ -452,24 +450,16 @@ def _image_updater(handle, text: str):
 
 
 def offline_module() -> str:
-    """The module's source, safe to inline in a ``<script>`` element."""
-    js = ESM_PATH.read_text(encoding="utf-8")
-    return re.sub(r"</(script)", r"<\\/\1", js, flags=re.IGNORECASE)
+    """The viewer as an ES module (:func:`._bundle.trace_esm`), safe to inline in a
+    ``<script>`` element."""
+    return re.sub(r"</(script)", r"<\\/\1", _bundle.trace_esm(), flags=re.IGNORECASE)
 
 
 def offline_classic() -> str:
-    """The module as a classic script that defines ``window.__tfpvRenderOffline`` once per
-    page (a notebook's JavaScript output cannot be a module)."""
-    js = offline_module()
-    js = js.replace("export function renderOffline", "function renderOffline")
-    js = js.replace("export function mountOutput", "function mountOutput")
-    js = js.replace("export default { render };", "")
-    return (
-        "if (!window.__tfpvRenderOffline) { (function () {\n"
-        + js
-        + "\nwindow.__tfpvRenderOffline = renderOffline;"
-        "\nwindow.__tfpvMountOutput = mountOutput;\n})(); }"
-    )
+    """The viewer as a classic script that defines ``window.__tfpvRenderOffline`` and
+    ``window.__tfpvMountOutput`` once per page (a notebook's JavaScript output cannot be a
+    module; :func:`._bundle.trace_script`)."""
+    return re.sub(r"</(script)", r"<\\/\1", _bundle.trace_script(), flags=re.IGNORECASE)
 
 
 def write_html(run, path, **kwargs) -> str:
@@ -538,7 +528,7 @@ def _make_widget_class():
         """The live trace viewer: an anywidget answering the module's window, details and
         search requests from the run's :class:`TraceModel`."""
 
-        _esm = ESM_PATH
+        _esm = _bundle.trace_esm()
         _meta = traitlets.Dict().tag(sync=True)
         _marks0 = traitlets.Bytes(b"").tag(sync=True)
         _marks0_header = traitlets.Dict().tag(sync=True)
