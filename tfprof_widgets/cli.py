@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 import warnings
 from typing import NoReturn
@@ -151,13 +152,25 @@ def _emit(text: str, stream=None) -> None:
     stream.write(text.encode(encoding, "backslashreplace").decode(encoding) + "\n")
 
 
+# Characters that move the cursor, clear the screen, start an escape sequence or reorder text:
+# a file name holding them would forge what the terminal shows (C0, DEL, C1, line and
+# paragraph separators, bidirectional overrides and isolates).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control character shown escaped (``\\n``, ``\\x1b``, ``\\u202e``):
+    one line on a terminal, whatever the names in it hold."""
+    return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], str(text))
+
+
 def _fail(message: str, code: int) -> int:
-    _emit(f"tfprof-widgets: {message}", sys.stderr)
+    _emit(f"tfprof-widgets: {one_line(message)}", sys.stderr)
     return code
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    _emit(f"tfprof-widgets: warning: {message}", sys.stderr)
+    _emit(f"tfprof-widgets: warning: {one_line(message)}", sys.stderr)
 
 
 def _report(args) -> None:

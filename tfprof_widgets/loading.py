@@ -127,7 +127,8 @@ def load(
         bar.close()
     # Without a trace, the tool data is the run (a cut that kept no event is not that case).
     no_trace = not loaded and (failed or not sources)
-    tool_data, tool_failed = _read_tool_data(tool_sources, only=bool(no_trace))
+    with memory_cap(max_memory_bytes):  # the cap bounds the tool-data readers too
+        tool_data, tool_failed = _read_tool_data(tool_sources, only=bool(no_trace))
     if not loaded and not (no_trace and tool_data):
         raise failed[0] if failed else _nothing_in(path, planes, window_s)
     if not loaded:  # a run of tool data only: its tables come from the files

@@ -119,12 +119,18 @@ def lib_needed() -> bool:
 
 
 # -- JSON -------------------------------------------------------------------------------------
+def script_safe(json_text: str) -> str:
+    """JSON text made safe inside a <script> of an HTML page: ``<``, ``>`` and ``&`` as
+    ``\\u003c``, ``\\u003e`` and ``\\u0026`` (they can only occur inside JSON strings), so that
+    no name can end the script (``</script>``) or switch the page's parser into a state that
+    swallows the rest of it (``<!--<script>``)."""
+    return json_text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
 def to_json(obj: object) -> str:
-    """JSON that is safe inside a <script> of an HTML page (no ``</``) and ASCII only (so a
-    lone surrogate in an event name cannot break writing the page)."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=True, allow_nan=False).replace(
-        "<", "\\u003c"
-    )
+    """JSON that is safe inside a <script> of an HTML page (:func:`script_safe`) and ASCII
+    only (so a lone surrogate in an event name cannot break writing the page)."""
+    return script_safe(json.dumps(obj, separators=(",", ":"), ensure_ascii=True, allow_nan=False))
 
 
 def fig_json(fig: go.Figure) -> str:
@@ -132,7 +138,7 @@ def fig_json(fig: go.Figure) -> str:
     template: the viewer applies the page's theme."""
     d = fig.to_plotly_json()
     d["layout"] = {**d.get("layout", {}), "template": {}}
-    return to_json_plotly(d).replace("<", "\\u003c")
+    return script_safe(to_json_plotly(d))
 
 
 def viewer_js(payload_json: str, include_lib: bool) -> str:

@@ -43,7 +43,7 @@ from collections.abc import Callable
 import plotly.graph_objects as go
 
 from . import _png
-from ._display import esc, fig_json, lib_needed, to_json, viewer_js
+from ._display import esc, fig_json, lib_needed, script_safe, to_json, viewer_js
 from .tables import Table, encode_column
 
 __all__ = ["Choice", "Html", "Plot", "Plots", "TableBlock", "View", "combine_figures"]
@@ -335,7 +335,7 @@ class View:
     def html(self, *_args, **_kwargs) -> str:
         """The view for an HTML page that loads the viewer script once (a report): a mount
         point holding the payload."""
-        payload = self.payload_json().replace("</", "<\\/")
+        payload = script_safe(self.payload_json())
         return (
             f'<div class="tfprof-mount" id="tfv-{self._id()}">'
             f'<script type="application/json">{payload}</script></div>'

@@ -52,7 +52,7 @@ import numpy as np
 
 from ..analysis.tool_data import no_trace_note
 from . import _bundle, _png, timeline_static
-from ._display import esc
+from ._display import esc, script_safe
 from .base import View, _widget_bundle
 from .timeline_lod import MAX_MARKS, EventIndex, Marks, TraceModel, event_details
 
@@ -361,7 +361,7 @@ class TraceViewer(View):
         if self.note:
             return f"<div class='tfprof-view'><p><i>{esc(self.note)}</i></p></div>"
         payload = self.offline_payload(self.offline_bytes)
-        data = json.dumps(payload, separators=(",", ":")).replace("</", "<\\/")
+        data = script_safe(json.dumps(payload, separators=(",", ":")))
         uid = "tfpv-" + hashlib.sha1(data.encode()).hexdigest()[:12]
         js = offline_module()
         return (
@@ -429,9 +429,9 @@ class TraceViewer(View):
         page, a notebook reopened without a kernel) it hides output 1 too and draws the trace
         from the embedded payload."""
         # An exported page puts this output inside a <script>: no "</" may end it early.
-        payload = json.dumps(
-            self.offline_payload(self.offline_bytes), separators=(",", ":")
-        ).replace("</", "<\\/")
+        payload = script_safe(
+            json.dumps(self.offline_payload(self.offline_bytes), separators=(",", ":"))
+        )
         return (
             "(function (element) {\n"
             "if (!element) return;\n"
