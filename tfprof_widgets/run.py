@@ -208,6 +208,15 @@ class Run:
         with XLA clusters, or 'unknown'; ``.title`` as the views name them)."""
         return framework_of(self)
 
+    @functools.cached_property
+    def hlo_instructions(self) -> pd.DataFrame:
+        """Every HLO instruction of the XLA programs the capture carries
+        (schema.HLO_INSTRUCTIONS): decoded from the ``/host:metadata`` plane's ``Hlo Proto``
+        stats the first time it is read, then kept; empty for a capture without them."""
+        from .readers.xspace.hlo import hlo_instructions
+
+        return hlo_instructions(self.metadata_stats)
+
     # -- summaries --------------------------------------------------------------------------
     @property
     def duration_us(self) -> float:

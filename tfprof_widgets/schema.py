@@ -787,3 +787,53 @@ def _same_dtype(dtype, name: str) -> bool:
 
 
 _PANDAS_STR = str(pd.Series(["x"]).dtype) == "str"
+
+
+# -- tables added for XLA captures ------------------------------------------------------------
+
+HLO_INSTRUCTIONS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "program_id": ("int64", "XLA program id (the 'program_id' stat kernels and TPU ops carry)."),
+    "module": ("category", "HLO module name ('jit_step')."),
+    "computation": ("category", "HLO computation the instruction is in."),
+    "is_entry": ("bool", "The computation is the module's entry computation."),
+    "is_fusion_computation": ("bool", "The computation is the body of a fusion."),
+    "instruction": ("str", "HLO instruction name (what a kernel's 'hlo_op' stat names)."),
+    "instruction_id": ("int64", "HLO instruction id within its module."),
+    "opcode": ("category", "HLO opcode ('fusion', 'custom-call', 'convolution', ...)."),
+    "category": (
+        "category",
+        "XProf's HLO category: '<kind> fusion' for fusions, 'data formatting' for copies and "
+        "transposes, 'non-fusion elementwise', else the opcode.",
+    ),
+    "fusion_kind": ("category", "Fusion kind ('kLoop', 'kInput', 'kOutput', 'kCustom'), or ''."),
+    "custom_call_target": ("category", "Custom call target ('__cudnn$convForward'), or ''."),
+    "called_computations": ("str", "Names of the computations it calls, ', '-joined."),
+    "op_name": ("str", "Framework op it came from (metadata.op_name), or ''."),
+    "op_type": ("category", "That op's type: the last component of op_name, or ''."),
+    "source_file": ("category", "Python file of the op (metadata, else its stack frame), or ''."),
+    "source_line": ("int64", "Line in source_file, 0 where unknown."),
+    "shape": ("str", "Result shape as XLA prints it ('bf16[8,32,32,64]', tuples in parens)."),
+    "dtype": ("category", "Element type of the result ('bf16'; the first element of a tuple)."),
+    "result_bytes": ("int64", "Bytes of the result (every element of a tuple)."),
+    "schedule_index": ("int64", "Position in its computation's schedule, -1 where unscheduled."),
+}
+
+HLO_STATS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "program_id": ("int64", "XLA program id."),
+    "module": ("category", "HLO module name."),
+    "category": ("category", "XProf's HLO category ('loop fusion', 'custom-call', ...)."),
+    "hlo_op_name": ("category", "HLO instruction name."),
+    "tf_op_name": ("category", "Framework op as XProf writes it ('<op_name>:<op_type>'), or ''."),
+    "occurrences": ("int64", "Device events of the instruction (kernels, memsets, copies)."),
+    "total_time_us": ("float64", "Their total duration, µs."),
+    "avg_time_us": ("float64", "total_time_us / occurrences."),
+    "total_self_time_us": ("float64", "Self time (GPU: the same as total_time_us), µs."),
+    "avg_self_time_us": ("float64", "total_self_time_us / occurrences."),
+    "self_time_percent": ("float64", "Share of the device time (ops and IDLE), %."),
+    "cumulative_self_time_percent": ("float64", "Running sum of self_time_percent."),
+    "source_info": ("category", "'file:line' of the op in the user's program, or ''."),
+    "shape": ("str", "Result shape."),
+    "beyond_xprof": ("bool", "Includes kernels XProf leaves out (inside CUDA graphs)."),
+}

@@ -13,6 +13,12 @@ carry none, so, like XProf's event grouping, it is derived:
    type) joins the group of the event of its own host with the same ``_p``/``_pt``
    (producer; flow ids are a capture's own, so hosts reuse them), together with everything
    nested under it on its thread. This repeats until nothing changes.
+4. Launches carry groups to devices (XProf's KernelLaunch -> KernelExecute link): a device
+   event with a ``correlation_id`` joins the group of the host event of its own host with the
+   same ``correlation_id`` (the last such host event, as XProf's map keeps it).
+5. Then, per device plane in time order, an event still without a group takes the group of
+   the latest grouped event before it (XProf's ``ProcessUngroupedEvents``, which its derived
+   device timelines run before they derive the device's ``Steps``).
 
 Everything here is a function of the events table and the event stats (a run's
 ``stat_store``, or any table :mod:`tfprof_widgets.stat_columns` reads), vectorised per line.
@@ -100,6 +106,8 @@ def assign_groups(
     hosts = np.asarray(events["host"].array.codes, np.int64)
     roots = nesting_roots(start, end, segments)
     _group_by_flows(group, event_stats, roots, on_marker_line, hosts)
+    _group_by_launches(group, event_stats, host_planes, hosts)
+    _group_ungrouped_device_events(group, events, host_planes)
     return _finish(group, step_of)
 
 
@@ -193,6 +201,51 @@ def _group_by_flows(group, event_stats, roots, on_marker_line, hosts) -> None:
         fill = root_group[roots]
         newly = (fill >= 0) & (group < 0) & ~on_marker_line
         group[newly] = fill[newly]
+
+
+def _group_by_launches(group, event_stats, host_planes, hosts) -> None:
+    """4. A device event with a ``correlation_id`` joins the group of its host's launch with
+    that id (a host event carrying it); the last launch of an id wins."""
+    n = len(group)
+    corr, has = stat_columns.numbers(event_stats, "correlation_id", n)
+    launch = np.flatnonzero(has & host_planes & (group >= 0))
+    device = np.flatnonzero(has & ~host_planes & (group < 0))
+    if not (len(launch) and len(device)):
+        return
+    key, _ = pd.MultiIndex.from_arrays(
+        [
+            np.concatenate([hosts[launch], hosts[device]]),
+            np.concatenate([corr[launch], corr[device]]),
+        ]
+    ).factorize()
+    key_group = np.full(int(key.max()) + 1, -1, np.int64)
+    key_group[key[: len(launch)]] = group[launch]  # later launches overwrite earlier ones
+    got = key_group[key[len(launch) :]]
+    group[device[got >= 0]] = got[got >= 0]
+
+
+def _group_ungrouped_device_events(group, events, host_planes) -> None:
+    """5. Per device plane, in time order: an ungrouped event takes the group of the latest
+    grouped event before it."""
+    device = np.flatnonzero(~host_planes)
+    if not len(device) or not (group[device] >= 0).any():
+        return
+    plane = np.asarray(events["plane"].array.codes, np.int64)[device]
+    host = np.asarray(events["host"].array.codes, np.int64)[device]
+    start = events["start_us"].to_numpy()[device]
+    dur = events["dur_us"].to_numpy()[device]
+    order = np.lexsort((-dur, start, plane, host))
+    rows = device[order]
+    g = group[rows]
+    segment = np.r_[
+        True, (plane[order][1:] != plane[order][:-1]) | (host[order][1:] != host[order][:-1])
+    ]
+    # Index of the latest grouped event so far, restarting on each plane.
+    idx = np.where(g >= 0, np.arange(len(rows)), -1)
+    seg_start = np.maximum.accumulate(np.where(segment, np.arange(len(rows)), 0))
+    last = np.maximum.accumulate(idx)
+    fill = (g < 0) & (last >= seg_start) & ~np.isnan(start[order])
+    group[rows[fill]] = g[last[fill]]
 
 
 def _steps_for_groups(group, marks, step_num, event_stats, n) -> dict[int, int]:

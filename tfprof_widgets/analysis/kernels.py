@@ -156,6 +156,11 @@ def _launches(run) -> pd.DataFrame | None:
     op_names = np.full(len(tf_op), "", object)
     if has_op.any():
         op_names[has_op] = parsed_values(run, tf_op[has_op].astype(str).astype(object))[1]
+    frameworks = framework_of(run)
+    named = frameworks.kernel_op_names(run, rows)
+    if named is not None:
+        known = ~pd.isna(named)
+        op_names[known] = named[known]
     uniq, inv = np.unique(details[rows].astype(str), return_inverse=True)
     params = pd.DataFrame([parse_kernel_details(d) for d in uniq]).iloc[inv].reset_index(drop=True)
     non_nvidia = np.array(
@@ -169,7 +174,6 @@ def _launches(run) -> pd.DataFrame | None:
     )
     uniq_names, name_inv = np.unique(names, return_inverse=True)
     uses_tc = np.array([bool(_TC_RE.search(k)) for k in uniq_names], bool)[name_inv] & ~non_nvidia
-    frameworks = framework_of(run)
     eligible = np.array(
         [
             einsum_eligible(e) or frameworks.tensor_core_eligible(o)

@@ -286,14 +286,20 @@ def _gpu_rows(run) -> tuple[dict, pd.DataFrame]:
     )
     if not len(k):
         return {}, idle
-    # A device op is a TF op's kernel (by name); a TF op ran as often as its busiest kernel.
+    # A device op is a TF op's kernel (by name, unless the frameworks count by units of
+    # their own); a TF op ran as often as its busiest kernel.
     host_c, hosts = pd.factorize(k["host"].to_numpy())
     op_c, ops = pd.factorize(k["operation"].to_numpy())
     type_c, types = pd.factorize(k["type"].to_numpy())
-    kernel_c = np.asarray(run.events["name"].array.codes)[k["row"].to_numpy()]
-    per_kernel, _ = _groups(host_c, op_c, type_c, kernel_c)
+    units = framework_of(run).device_op_units(run, k["row"].to_numpy())
+    if units is None:  # XProf's default: each kernel name counted, every launch once
+        unit_c = np.asarray(run.events["name"].array.codes)[k["row"].to_numpy()]
+        starts = np.ones(len(k), bool)
+    else:
+        unit_c, starts = units
+    per_kernel, _ = _groups(host_c, op_c, type_c, unit_c)
     n_k = int(per_kernel.max()) + 1
-    occ = np.bincount(per_kernel, minlength=n_k)
+    occ = np.bincount(per_kernel, weights=starts, minlength=n_k).astype(np.int64)
     row, first = _groups(host_c, op_c, type_c)
     n_rows = len(first)
     kernel_row = np.zeros(n_k, np.int64)

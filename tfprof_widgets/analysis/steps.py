@@ -155,8 +155,11 @@ def _step_events(run) -> StepEvents:
         dev_event &= has_corr & (corr >= 0)
     group = np.where(grouped, np.asarray(gid.to_numpy(dtype=float, na_value=-1)), -1)
     group = group.astype(np.int64)
+    derived_marks = _derived_device_steps(run, group, dev_event, device & ~derived)
     if dev_marker.any() or dev_event.any():
-        dev_marker, dev_event = _marked_on_the_same_device(run, group, dev_marker, dev_event)
+        dev_marker, dev_event, derived_marks = _marked_on_the_same_device(
+            run, group, dev_marker, dev_event, derived_marks
+        )
 
     host = grouped & ~device & ~on_device_host
     on_host = np.flatnonzero(host)
@@ -200,18 +203,75 @@ def _step_events(run) -> StepEvents:
     )
     order = np.argsort(rank * (n + 1) + rows, kind="stable")
     rows, kind, types = rows[order], kind[order], types[order]
-    return StepEvents(
+    out = StepEvents(
         hosts, host_codes[rows], group[rows], kind, types, start[rows], end[rows], step[rows]
+    )
+    return _with_derived_markers(out, derived_marks)
+
+
+def _with_derived_markers(se: StepEvents, marks: dict) -> StepEvents:
+    """``se`` with the derived device markers listed after the other markers."""
+    if not len(marks["group"]):
+        return se
+    m = len(marks["group"])
+    at = int(np.searchsorted(se.kind != EVENT, False, side="left")) if len(se) else 0
+    at = int((se.kind != EVENT).sum())  # markers come first (host, then device)
+    cat = lambda a, b: np.concatenate([a[:at], b, a[at:]])  # noqa: E731
+    return StepEvents(
+        se.hosts,
+        cat(se.host, marks["host"]),
+        cat(se.group, marks["group"]),
+        cat(se.kind, np.full(m, DEVICE_MARKER, se.kind.dtype)),
+        cat(se.type, np.zeros(m, se.type.dtype)),
+        cat(se.start, marks["start"]),
+        cat(se.end, marks["end"]),
+        cat(se.step, marks["step"]),
     )
 
 
-def _marked_on_the_same_device(run, group, dev_marker, dev_event):
+def _derived_device_steps(run, group: np.ndarray, dev_event: np.ndarray, own: np.ndarray):
+    """XProf's derived 'Steps' of GPUs in a capture it groups itself (no ``group_id`` in
+    the file; ``DeriveStepEventsFromGroups``): per GPU, its grouped events on its own lines
+    in time order, each run of one group one step marker spanning them. Returns the markers'
+    plane row, host code, group, start, end and step number."""
+    empty = {k: np.zeros(0, np.int64) for k in ("plane", "host", "group", "start", "end")}
+    empty["step"] = np.zeros(0)
+    if "group_id" in run.stat_store or not dev_event.any():
+        return empty
+    gpu = plane_kinds(run) == "GPU"
+    plane = event_plane_rows(run).astype(np.int64)
+    rows = np.flatnonzero(own & (group >= 0) & gpu[plane])
+    if not len(rows):
+        return empty
+    start, end = (t[rows] for t in times_ps(run))
+    order = np.lexsort((start - end, start, plane[rows]))
+    rows, start, end = rows[order], start[order], end[order]
+    p, g = plane[rows], group[rows]
+    new = np.r_[True, (p[1:] != p[:-1]) | (g[1:] != g[:-1])]
+    first = np.flatnonzero(new)
+    step = run.events["step"].to_numpy(dtype=float, na_value=np.nan)[rows[first]]
+    return {
+        "plane": p[first],
+        "host": np.asarray(run.events["host"].array.codes, np.int64)[rows[first]],
+        "group": g[first],
+        "start": start[first],
+        "end": np.maximum.reduceat(end, first),
+        "step": step,
+    }
+
+
+def _marked_on_the_same_device(run, group, dev_marker, dev_event, derived: dict):
     """XProf's IntersectCombineStepEvents per device: a device's events count for the groups
-    it also marks on its 'Steps' line, and its markers only for groups it has events in."""
+    it also marks on its 'Steps' line (in the file, or ``derived`` from its groups), and its
+    markers only for groups it has events in."""
     plane = event_plane_rows(run).astype(np.int64)
     key = plane * (1 << 32) + (group & 0xFFFFFFFF)
-    both = np.intersect1d(key[dev_marker], key[dev_event])
-    return dev_marker & np.isin(key, both), dev_event & np.isin(key, both)
+    derived_key = derived["plane"] * (1 << 32) + (derived["group"] & 0xFFFFFFFF)
+    marked = np.union1d(key[dev_marker], derived_key)
+    both = np.intersect1d(marked, key[dev_event])
+    keep = np.isin(derived_key, both)
+    derived = {k: v[keep] for k, v in derived.items()}
+    return dev_marker & np.isin(key, both), dev_event & np.isin(key, both), derived
 
 
 def _device_types(

@@ -228,3 +228,17 @@ class Framework:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} rules>"
+
+    # -- hooks added for XLA ------------------------------------------------------------------
+    def device_op_units(self, run, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """How the device events ``rows`` (attributed to ops) count as occurrences: per
+        event a unit id (int64; an op ran as often as its busiest unit) and whether it starts
+        a new occurrence of its unit (bool). None: XProf's default, each kernel name a unit
+        and every event an occurrence."""
+        return None
+
+    def kernel_op_names(self, run, rows: np.ndarray) -> np.ndarray | None:
+        """The op each kernel ``rows`` runs as the kernel-stats table names it (object
+        array; None entries keep the op of its ``tf_op`` stat), or None where the framework
+        names none."""
+        return None

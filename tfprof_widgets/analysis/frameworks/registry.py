@@ -176,6 +176,25 @@ class RunFrameworks:
     def tensor_core_eligible(self, op_name: str) -> bool:
         return any(f.tensor_core_eligible(op_name) for f in self.rules)
 
+    # -- hooks added for XLA ------------------------------------------------------------------
+    def device_op_units(self, run, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The first framework's occurrence units that has any (XProf's default: None)."""
+        for f in self.rules:
+            found = f.device_op_units(run, rows)
+            if found is not None:
+                return found
+        return None
+
+    def kernel_op_names(self, run, rows: np.ndarray) -> np.ndarray | None:
+        """Each kernel's op by the first framework that names it (None where none does)."""
+        out = None
+        for f in self.rules:
+            found = f.kernel_op_names(run, rows)
+            if found is None:
+                continue
+            out = found if out is None else np.where(pd.isna(out), found, out)
+        return out
+
 
 def frameworks_in(run) -> RunFrameworks:
     """The frameworks whose events ``run`` holds (not cached: for a run being built)."""
