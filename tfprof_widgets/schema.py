@@ -787,3 +787,33 @@ def _same_dtype(dtype, name: str) -> bool:
 
 
 _PANDAS_STR = str(pd.Series(["x"]).dtype) == "str"
+
+
+# -- PyTorch (torch.profiler / Kineto) tables -------------------------------------------------
+
+TORCH_STEPS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "step": ("Int64", "Step number N of its ProfilerStep#N marker (0: a run without markers)."),
+    "start_us": ("float64", "Step start, µs: its marker's, or the previous step's end if later."),
+    "step_time_us": (
+        "float64",
+        "Step time, µs: to the marker's end, or to the end of the GPU work the step "
+        "launched if later (torch-tb-profiler's rule).",
+    ),
+    "kernel_us": ("float64", "GPU kernels running (not communication), µs."),
+    "memcpy_us": ("float64", "GPU memory copies and no kernel, µs."),
+    "memset_us": ("float64", "GPU memory sets and no kernel or copy, µs."),
+    "communication_us": (
+        "float64",
+        "Collectives (nccl:/gloo: ops and their kernels) and no other GPU work, µs.",
+    ),
+    "runtime_us": ("float64", "CUDA runtime calls on the host and no GPU work, µs."),
+    "dataloader_us": ("float64", "The DataLoader handing out a batch and none of the above, µs."),
+    "cpu_exec_us": ("float64", "Other host operators running and none of the above, µs."),
+    "other_us": ("float64", "None of the above, µs."),
+    "complete": (
+        "bool",
+        "Counted in the overview: False for trailing steps whose GPU work the profiler "
+        "probably did not capture whole (torch-tb-profiler leaves them out).",
+    ),
+}

@@ -202,3 +202,16 @@ class Framework:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} rules>"
+
+    # -- hooks added for PyTorch ------------------------------------------------------------
+    # Whether a host with a GPU takes its steps from its host step markers, counting its
+    # host events beside its device events. XProf's rule (False): such a host's steps come
+    # from the device's 'Steps' line and its device events alone.
+    host_marks_device_steps: ClassVar[bool] = False
+
+    def overview_verdicts(self, run) -> dict | None:
+        """The framework's own verdicts on a run's steps, replacing XProf's: a dict of
+        :class:`~..overview.OverviewSummary` fields (the ``*_classification`` /
+        ``*_statement`` ones and ``summary_next_step``) plus ``recommendations``, the list
+        of sentences that leads the overview's advice. None keeps XProf's verdicts."""
+        return None

@@ -172,6 +172,19 @@ class RunFrameworks:
     def tensor_core_eligible(self, op_name: str) -> bool:
         return any(f.tensor_core_eligible(op_name) for f in self.rules)
 
+    # -- hooks added for PyTorch ------------------------------------------------------------
+    @property
+    def host_marks_device_steps(self) -> bool:
+        return any(f.host_marks_device_steps for f in self.rules)
+
+    def overview_verdicts(self, run) -> dict | None:
+        """The first framework's own overview verdicts (None: XProf's)."""
+        for f in self.rules:
+            found = f.overview_verdicts(run)
+            if found is not None:
+                return found
+        return None
+
 
 def frameworks_in(run) -> RunFrameworks:
     """The frameworks whose events ``run`` holds (not cached: for a run being built)."""
