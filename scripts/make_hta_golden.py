@@ -23,6 +23,7 @@ import argparse
 import gzip
 import json
 import logging
+import os
 import pathlib
 import shutil
 import sys
@@ -41,9 +42,13 @@ def stem(path: pathlib.Path) -> str:
     return name
 
 
-def hta_figures(path: pathlib.Path) -> dict:
-    """HTA's temporal and kernel-type breakdowns of one trace (on a copy of it)."""
+def hta_figures(path: pathlib.Path, ns_rounding: bool = True) -> dict:
+    """HTA's temporal and kernel-type breakdowns of one trace (on a copy of it). HTA reads a
+    trace of fractional µs with every start rounded up and every end rounded down to the µs,
+    unless ``HTA_DISABLE_NS_ROUNDING=1`` (``ns_rounding=False``)."""
     from hta.trace_analysis import TraceAnalysis
+
+    os.environ["HTA_DISABLE_NS_ROUNDING"] = "0" if ns_rounding else "1"
 
     with tempfile.TemporaryDirectory() as tmp:
         copy = pathlib.Path(tmp) / ("rank0." + path.name)
@@ -123,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
 
         figures = {"trace": path.name, "hta_version": getattr(hta, "__version__", "0.5.0")}
         figures |= hta_figures(path)
+        figures["hta_ns"] = hta_figures(path, ns_rounding=False)
         tb = tb_plugin_figures(path)
         if tb is not None:
             figures["tb_plugin"] = tb

@@ -114,3 +114,77 @@ def test_a_run_without_step_markers_is_told_how_to_mark_them():
     assert run.steps.empty
     assert any("prof.step()" in r for r in run.overview_summary.recommendations)
     assert run.torch_steps["step"].tolist() == [0]
+
+
+def test_temporal_breakdown_is_htas(loaded):
+    """Rule (HTA's get_temporal_breakdown): over the span from the first GPU activity to the
+    last, idle = no activity, compute = some computation kernel, non-compute = the rest; with
+    two steps or more, only what was launched before the last ProfilerStep began counts.
+
+    Against HTA with its rounding of fractional µs off (HTA_DISABLE_NS_ROUNDING=1): the same
+    within 0.1 percentage point (eager_b200: HTA also counts a host op that carries a
+    ``stream`` arg as GPU activity). HTA's default rounds every start up and every end down to
+    the µs, which shortens each sub-µs H100 kernel: within 1.5 points of that."""
+    name, run = loaded
+    ours = run.temporal_breakdown
+    assert not schema.mismatches(ours, schema.TEMPORAL_BREAKDOWN)
+    assert len(ours) == 1  # one rank, one GPU
+    row = ours.iloc[0]
+    assert row.idle_us + row.compute_us + row.non_compute_us == pytest.approx(row.span_us)
+    ref = golden(name)
+    for figures, within in ((ref["hta_ns"], 0.1), (ref, 1.5)):
+        theirs = figures["temporal_breakdown"]
+        for kind in ("idle", "compute", "non_compute"):
+            assert getattr(row, f"{kind}_percent") == pytest.approx(
+                theirs[f"{kind}_time_pctg"], abs=within
+            ), kind
+    assert row.span_us == pytest.approx(
+        ref["hta_ns"]["temporal_breakdown"]["kernel_time_us"], abs=1
+    )
+
+
+def test_kernel_breakdown_is_htas(loaded):
+    """Rule (HTA's get_gpu_kernel_breakdown with memory kernels): the time each set of kernel
+    kinds runs at once (COMPUTATION, COMMUNICATION = ^nccl.*Kernel, MEMORY = Memcpy/Memset/
+    dma), as a share of all kernel time. HTA truncates each of those stretches to whole µs
+    (and by default rounds the events' times too): within 0.5 point of HTA without its ns
+    rounding, 1.05 with it; equal on the V100 traces, written in whole µs."""
+    name, run = loaded
+    ours = run.kernel_breakdown
+    assert not schema.mismatches(ours, schema.KERNEL_BREAKDOWN)
+    share = dict(zip(ours["kernel_type"], ours["percent"]))
+    assert sum(share.values()) == pytest.approx(100)
+    ref = golden(name)
+    whole_us = name.startswith("resnet50")
+    for figures, within in ((ref["hta_ns"], 0.5), (ref, 1.05)):
+        for kind, theirs in figures["kernel_type_breakdown"].items():
+            assert share.get(kind, 0.0) == pytest.approx(
+                theirs["percentage"], abs=0.051 if whole_us else within
+            ), kind
+
+
+def test_kernel_kinds_by_name():
+    """Rule: HTA's kernel kinds by name; a name that is neither (a 'Sync' event) has none."""
+    import pandas as pd
+
+    from tfprof_widgets.analysis.gpu_time import KINDS, kernel_kinds
+
+    names = [
+        "ncclDevKernel_AllReduce",
+        "Memcpy HtoD (Pageable -> Device)",
+        "Memset (Device)",
+        "dma_copy",
+        "ampere_sgemm_128x64_tn",
+        "Event Sync",
+        "void at::native::vectorized",
+    ]
+    got = [KINDS[k] if k < len(KINDS) else None for k in kernel_kinds(pd.Series(names))]
+    assert got == [
+        "COMMUNICATION",
+        "MEMORY",
+        "MEMORY",
+        "MEMORY",
+        "COMPUTATION",
+        None,
+        "COMPUTATION",
+    ]

@@ -817,3 +817,33 @@ TORCH_STEPS: dict[str, tuple[str, str]] = {
         "probably did not capture whole (torch-tb-profiler leaves them out).",
     ),
 }
+
+
+# -- GPU time (HolisticTraceAnalysis's breakdowns) --------------------------------------------
+
+TEMPORAL_BREAKDOWN: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host (a rank of a distributed job)."),
+    "device": ("category", "Device plane ('/device:GPU:0')."),
+    "span_us": ("float64", "From the first device activity's start to the last one's end, µs."),
+    "idle_us": ("float64", "Time in the span with no activity on the device, µs."),
+    "compute_us": ("float64", "Time some computation kernel runs, µs."),
+    "non_compute_us": (
+        "float64",
+        "Time only copies, memsets, collectives or other kernels run, µs.",
+    ),
+    "idle_percent": ("float64", "idle_us / span_us, %."),
+    "compute_percent": ("float64", "compute_us / span_us, %."),
+    "non_compute_percent": ("float64", "non_compute_us / span_us, %."),
+}
+
+KERNEL_BREAKDOWN: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host (a rank of a distributed job)."),
+    "device": ("category", "Device plane."),
+    "kernel_type": (
+        "str",
+        "'COMPUTATION', 'COMMUNICATION', 'MEMORY', or the kinds running at once "
+        "('COMPUTATION overlapping COMMUNICATION').",
+    ),
+    "time_us": ("float64", "Time exactly these kinds of kernels run, µs."),
+    "percent": ("float64", "Share of the device's kernel time (all rows of the device), %."),
+}

@@ -215,3 +215,8 @@ class Framework:
         ``*_statement`` ones and ``summary_next_step``) plus ``recommendations``, the list
         of sentences that leads the overview's advice. None keeps XProf's verdicts."""
         return None
+
+    def device_rows_in_steps(self, run, rows: np.ndarray) -> np.ndarray:
+        """Which of the device activity ``rows`` belong to the profiled iterations (what
+        :mod:`..gpu_time` counts). Default: all of them."""
+        return rows

@@ -185,6 +185,12 @@ class RunFrameworks:
                 return found
         return None
 
+    def device_rows_in_steps(self, run, rows: np.ndarray) -> np.ndarray:
+        """The device activity every framework of the run keeps."""
+        for f in self.rules:
+            rows = f.device_rows_in_steps(run, rows)
+        return rows
+
 
 def frameworks_in(run) -> RunFrameworks:
     """The frameworks whose events ``run`` holds (not cached: for a run being built)."""

@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .... import stat_columns
+from ...event_index import on_device
 from ...event_types import HOST_COMPUTE, HOST_PREPARE, HOST_WAIT_INPUT
 from ..base import Advice, Framework, RunNames
 from . import names as torch_names
@@ -76,3 +78,26 @@ class PyTorch(Framework):
 
     def overview_verdicts(self, run) -> dict | None:
         return verdicts(run)
+
+    def device_rows_in_steps(self, run, rows: np.ndarray) -> np.ndarray:
+        return activity_before_last_step(run, rows)
+
+
+def activity_before_last_step(run, rows: np.ndarray) -> np.ndarray:
+    """HTA's rule (``include_last_profiler_step=False``): with two steps or more, the device
+    activity counted is what host calls made before the last ``ProfilerStep#N`` began launched
+    (linked by their correlation id); the last step is usually cut by the profiler's stop.
+    Any event named so counts for 'the last began', its GPU-annotation copy included."""
+    ev = run.events
+    names = pd.Series(ev["name"].cat.categories.astype(str))
+    marker = torch_names.is_step_marker(names)
+    if marker.sum() < 2:
+        return rows
+    codes = ev["name"].cat.codes.to_numpy()
+    start = ev["start_us"].to_numpy()
+    last = start[marker[codes]].max()
+    n = len(ev)
+    corr, has = stat_columns.numbers(run.stat_store, "correlation", n)
+    launched = has & ~on_device(run) & (start < last)
+    keep = has[rows] & np.isin(corr[rows], corr[launched])
+    return rows[keep]
