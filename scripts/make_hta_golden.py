@@ -104,7 +104,24 @@ def tb_plugin_figures(path: pathlib.Path) -> dict | None:
             {"step": int(name), **{r: float(c[i]) for i, r in enumerate(_ROLES)}}
             | {"other": float(c[len(_ROLES)]), "total": float(c[len(_ROLES) + 1])}
         )
-    return {"version": _version(), "steps": steps, "recommendations": profile.recommendations}
+    ops = {
+        a.name: {
+            "calls": a.calls,
+            "host_total": float(a.host_duration),
+            "host_self": float(a.self_host_duration),
+            "device_total": float(a.device_duration),
+            "device_self": float(a.self_device_duration),
+        }
+        for a in profile.op_list_groupby_name
+    }
+    by_shape = len(profile.op_list_groupby_name_input)
+    return {
+        "version": _version(),
+        "steps": steps,
+        "recommendations": profile.recommendations,
+        "operators": ops,
+        "operator_shape_groups": by_shape,
+    }
 
 
 def _version() -> str:

@@ -847,3 +847,28 @@ KERNEL_BREAKDOWN: dict[str, tuple[str, str]] = {
     "time_us": ("float64", "Time exactly these kinds of kernels run, µs."),
     "percent": ("float64", "Share of the device's kernel time (all rows of the device), %."),
 }
+
+
+# -- PyTorch operator view (torch-tb-profiler's) ----------------------------------------------
+
+TORCH_OPS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "name": ("str", "Operator ('aten::mm', 'autograd::engine::evaluate_function: ...')."),
+    "calls": ("int64", "Calls."),
+    "host_self_us": (
+        "float64",
+        "Host time less its child operators' and its own runtime calls' time, µs.",
+    ),
+    "host_total_us": ("float64", "Host time (duration), µs."),
+    "device_self_us": (
+        "float64",
+        "GPU time of what its own runtime calls launched (kernels, copies, memsets), µs.",
+    ),
+    "device_total_us": ("float64", "device_self_us plus its child operators' device time, µs."),
+}
+
+TORCH_OPS_BY_SHAPE: dict[str, tuple[str, str]] = {
+    **{k: v for k, v in TORCH_OPS.items() if k in ("host", "name")},
+    "input_shapes": ("str", "The operator's input shapes as recorded ('[[32, 512], [512]]')."),
+    **{k: v for k, v in TORCH_OPS.items() if k not in ("host", "name")},
+}
