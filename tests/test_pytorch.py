@@ -219,3 +219,33 @@ def test_operator_view_is_tb_plugins(loaded):
     assert len(run.torch_ops_by_shape) == ref["operator_shape_groups"]
     by_shape = run.torch_ops_by_shape.groupby("name")["calls"].sum()
     assert (by_shape.reindex(ours.index) == ours["calls"]).all()
+
+
+def test_operator_view_shows_the_tables_and_the_step_roles():
+    """The operator view: a stacked bar per step by tb_plugin's roles (Kernel ... Other), a pie
+    per figure (device/host, self/total), and the table by operator or by operator and input
+    shapes; a run of another framework is told to use op stats. Static and viewer forms."""
+    path = KINETO / "torch_transformer_h100.pt.trace.json.gz"
+    if not path.exists():
+        pytest.skip("no shared captures")
+    run = _RUNS.get(path.name) or tw.load(path)
+    view = tw.views.operators(run)
+    assert list(view.figures()) == [
+        "steps",
+        "device_self_us",
+        "device_total_us",
+        "host_self_us",
+        "host_total_us",
+    ]
+    bars = view.figures()["steps"].data
+    assert [b.name for b in bars][:2] == ["Kernel", "Memcpy"] and len(bars) == 8
+    assert sum(bars[0].y) == pytest.approx(run.torch_steps["kernel_us"].sum() / 1e3)
+    assert view.html().startswith('<div class="tfprof-mount"')
+    bundle = view._repr_mimebundle_()
+    assert {"text/plain", "text/html"} <= set(bundle)
+    assert "aten::copy_" in view.text()
+    by_shape = view.table("shape")
+    assert "input_shapes" in by_shape.df.columns and len(by_shape.df) > len(run.torch_ops)
+    assert run.view.operators().text() == view.text()
+    other = tw.load(ROOT / "sample_profiles" / "input_bound")
+    assert "op stats" in tw.views.operators(other).text()
