@@ -115,12 +115,26 @@ def tb_plugin_figures(path: pathlib.Path) -> dict | None:
         for a in profile.op_list_groupby_name
     }
     by_shape = len(profile.op_list_groupby_name_input)
+    memory = {}
+    snapshot = getattr(profile, "memory_snapshot", None)
+    if snapshot is not None:
+        peaks = snapshot.get_peak_memory()
+        devices = {(r.device_type, r.device_id) for r in snapshot.memory_records}
+        for dtype, dev in devices:
+            name = "CPU" if int(dtype) == 0 else f"GPU:{dev}"
+            records = [
+                r for r in snapshot.memory_records if (r.device_type, r.device_id) == (dtype, dev)
+            ]
+            peak = peaks.get((dtype, dev))  # none without 'Total Allocated' (torch 1.9)
+            memory[name] = {"peak_allocated": None if peak is None else int(peak)}
+            memory[name]["records"] = len(records)
     return {
         "version": _version(),
         "steps": steps,
         "recommendations": profile.recommendations,
         "operators": ops,
         "operator_shape_groups": by_shape,
+        "memory": memory,
     }
 
 

@@ -249,3 +249,52 @@ def test_operator_view_shows_the_tables_and_the_step_roles():
     assert run.view.operators().text() == view.text()
     other = tw.load(ROOT / "sample_profiles" / "input_bound")
     assert "op stats" in tw.views.operators(other).text()
+
+
+def test_memory_events_are_the_allocator_timeline(loaded):
+    """Rule: each ``[memory]`` event (profile_memory=True) is a row of run.memory on its
+    device's allocator ('GPU:0', 'CPU'), in use = its Total Allocated, reserved = in use +
+    free; the peak per device is torch-tb-profiler's peak memory (the largest Total
+    Allocated), with as many records; a free names the op of the allocation it frees.
+    Torch 1.9 records sizes only: in use is then their running sum, never below 0."""
+    name, run = loaded
+    memory = run.memory
+    assert not schema.mismatches(memory, schema.MEMORY)
+    theirs = golden(name)["tb_plugin"]["memory"]
+    assert sorted(memory["allocator"].unique()) == sorted(theirs)
+    counts = memory["allocator"].value_counts()
+    summary = run.memory_summary.set_index("allocator")
+    for allocator, figures in theirs.items():
+        assert counts[allocator] == figures["records"]
+        if figures["peak_allocated"] is not None:  # torch 1.9 records no totals
+            assert summary.loc[allocator, "peak_in_use_bytes"] == figures["peak_allocated"]
+    if len(memory):
+        allocs = memory[memory["activity"] == "ALLOCATION"]
+        assert (allocs["tf_op"].astype(str) != "").mean() > 0.9  # inside an operator
+        assert (memory["heap_allocated_bytes"] == memory["in_use_bytes"]).all()
+        assert (memory["in_use_bytes"] >= 0).all() and memory["in_use_bytes"].max() > 0
+        assert tw.views.memory_timeline(run).html().startswith('<div class="tfprof-mount"')
+
+
+def test_memory_advice_at_the_device_limit():
+    """Rule (torch-tb-profiler): a GPU whose allocated peak passes 90 % of its memory gets
+    the gradient-checkpoint / mixed-precision advice; below that, none."""
+    import types
+
+    import pandas as pd
+
+    from tfprof_widgets.analysis.frameworks.pytorch.steps import memory_advice
+
+    def run_with(peak: int):
+        return types.SimpleNamespace(
+            memory_summary=pd.DataFrame(
+                {"allocator": ["GPU:0", "CPU"], "peak_in_use_bytes": [peak, 10**12]}
+            ),
+            planes=pd.DataFrame(
+                {"plane": ["/device:GPU:0", "/host:CPU"], "memory_size": [100, None]}
+            ),
+        )
+
+    assert memory_advice(run_with(89)) == []
+    (advice,) = memory_advice(run_with(95))
+    assert "95.0% of" in advice and "GPU:0" in advice and "Gradient Checkpoint" in advice

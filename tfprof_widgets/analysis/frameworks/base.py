@@ -220,3 +220,8 @@ class Framework:
         """Which of the device activity ``rows`` belong to the profiled iterations (what
         :mod:`..gpu_time` counts). Default: all of them."""
         return rows
+
+    def memory_events(self, run) -> pd.DataFrame | None:
+        """The framework's own allocator events as rows of schema.MEMORY (``run.memory``
+        adds them to the allocator events XProf reads); None where it has none."""
+        return None

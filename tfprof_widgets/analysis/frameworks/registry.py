@@ -191,6 +191,11 @@ class RunFrameworks:
             rows = f.device_rows_in_steps(run, rows)
         return rows
 
+    def memory_events(self, run) -> list[pd.DataFrame]:
+        """Each framework's own allocator events (schema.MEMORY), where it has any."""
+        found = (f.memory_events(run) for f in self.rules)
+        return [m for m in found if m is not None and len(m)]
+
 
 def frameworks_in(run) -> RunFrameworks:
     """The frameworks whose events ``run`` holds (not cached: for a run being built)."""

@@ -23,6 +23,7 @@ from ...event_index import on_device
 from ...event_types import HOST_COMPUTE, HOST_PREPARE, HOST_WAIT_INPUT
 from ..base import Advice, Framework, RunNames
 from . import names as torch_names
+from .memory import memory_events
 from .steps import verdicts
 
 _EVENTS = ("aten::", "ProfilerStep#")
@@ -81,6 +82,9 @@ class PyTorch(Framework):
 
     def device_rows_in_steps(self, run, rows: np.ndarray) -> np.ndarray:
         return activity_before_last_step(run, rows)
+
+    def memory_events(self, run) -> pd.DataFrame | None:
+        return memory_events(run)
 
 
 def activity_before_last_step(run, rows: np.ndarray) -> np.ndarray:

@@ -51,6 +51,8 @@ DATALOADER_PERCENT, COMMUNICATION_PERCENT, LOW_GPU_BUSY_PERCENT = 5.0, 10.0, 50.
 # Launch-bound, graded as XProf grades kernel launch time.
 HIGHLY_RUNTIME, MODERATELY_RUNTIME = 15.0, 3.0
 HIGHLY_DATALOADER = 20.0
+# torch-tb-profiler's memory rule: an allocated peak above this share of the GPU's memory.
+MEMORY_LIMIT_SHARE = 0.9
 # A last step that launched under this share of its predecessor's device activities.
 _TAIL_SHARE = 0.8
 
@@ -231,8 +233,31 @@ def verdicts(run) -> dict | None:
     steps = torch_steps(run)
     if not len(steps) or not steps["complete"].any():
         return None
-    pct = shares(steps)
-    return _verdict_texts(pct)
+    out = _verdict_texts(shares(steps))
+    out["recommendations"] += memory_advice(run)
+    return out
+
+
+def memory_advice(run) -> list[str]:
+    """torch-tb-profiler's memory rule: a GPU whose allocated peak passed 90 % of its
+    memory."""
+    summary = run.memory_summary
+    planes = run.planes
+    size = dict(zip(planes["plane"].astype(str), planes["memory_size"]))
+    for row in summary.itertuples():
+        allocator = str(row.allocator)
+        total = size.get(f"/device:{allocator}")
+        if not allocator.startswith("GPU:") or total is None or pd.isna(total) or not total:
+            continue
+        if row.peak_in_use_bytes > MEMORY_LIMIT_SHARE * total:
+            return [
+                f"Device memory usage is at the limit of device memory capacity "
+                f"({100 * row.peak_in_use_bytes / total:.1f}% of {total / 2**30:.1f}GB on "
+                f"{allocator}). To get better value of your GPU or to use larger batch size "
+                "for training, please refer to Gradient Checkpoint or Automatic Mixed "
+                "Precision."
+            ]
+    return []
 
 
 def _verdict_texts(pct: dict[str, float]) -> dict:
