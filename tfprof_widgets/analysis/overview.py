@@ -288,6 +288,11 @@ def overview_summary(run) -> OverviewSummary:
         if c16 + c32 > 0 and c16 < LOW_PRECISION_PERCENT
         else ""
     )
+    own = frameworks.overview_verdicts(run) if n else None
+    if own is not None:  # the framework's own verdicts, in its terms
+        own = dict(own)
+        lead = own.pop("recommendations")
+        verdicts.update(own)
     recommendations = [
         s
         for s in (
@@ -301,6 +306,8 @@ def overview_summary(run) -> OverviewSummary:
         )
         if s
     ]
+    if own is not None:  # its own advice replaces XProf's (whose 16-bit rule reads TF names)
+        recommendations = lead
     if not run.tfprof_nodes.empty:  # a TF1 tfprof profile: add tfprof's advisor
         recommendations += [
             f"tfprof {r.checker}: {r.finding}" for r in run.tfprof_advice.itertuples()

@@ -155,16 +155,22 @@ def _step_events(run) -> StepEvents:
         dev_event &= has_corr & (corr >= 0)
     group = np.where(grouped, np.asarray(gid.to_numpy(dtype=float, na_value=-1)), -1)
     group = group.astype(np.int64)
-    derived_marks = _derived_device_steps(run, group, dev_event, device & ~derived)
-    if dev_marker.any() or dev_event.any():
+    frameworks = framework_of(run)
+    # Where the framework marks steps on the host even beside a device, a device host's
+    # host events count too, and its device events need no device 'Steps' marker (derived
+    # or recorded).
+    host_marked = frameworks.host_marks_device_steps
+    derived_marks = _derived_device_steps(
+        run, group, dev_event & (not host_marked), device & ~derived
+    )
+    if (dev_marker.any() or dev_event.any()) and not host_marked:
         dev_marker, dev_event, derived_marks = _marked_on_the_same_device(
             run, group, dev_marker, dev_event, derived_marks
         )
 
-    host = grouped & ~device & ~on_device_host
+    host = grouped & ~device & (~on_device_host | host_marked)
     on_host = np.flatnonzero(host)
     # Name rules are evaluated once per name, for the names host events use.
-    frameworks = framework_of(run)
     explicit_name, not_real = _per_name(
         cats,
         codes[on_host],

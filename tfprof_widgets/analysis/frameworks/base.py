@@ -242,3 +242,26 @@ class Framework:
         array; None entries keep the op of its ``tf_op`` stat), or None where the framework
         names none."""
         return None
+
+    # -- hooks added for PyTorch ------------------------------------------------------------
+    # Whether a host with a GPU takes its steps from its host step markers, counting its
+    # host events beside its device events. XProf's rule (False): such a host's steps come
+    # from the device's 'Steps' line and its device events alone.
+    host_marks_device_steps: ClassVar[bool] = False
+
+    def overview_verdicts(self, run) -> dict | None:
+        """The framework's own verdicts on a run's steps, replacing XProf's: a dict of
+        :class:`~..overview.OverviewSummary` fields (the ``*_classification`` /
+        ``*_statement`` ones and ``summary_next_step``) plus ``recommendations``, the list
+        of sentences that leads the overview's advice. None keeps XProf's verdicts."""
+        return None
+
+    def device_rows_in_steps(self, run, rows: np.ndarray) -> np.ndarray:
+        """Which of the device activity ``rows`` belong to the profiled iterations (what
+        :mod:`..gpu_time` counts). Default: all of them."""
+        return rows
+
+    def memory_events(self, run) -> pd.DataFrame | None:
+        """The framework's own allocator events as rows of schema.MEMORY (``run.memory``
+        adds them to the allocator events XProf reads); None where it has none."""
+        return None
