@@ -35,15 +35,13 @@ def module_name(path: pathlib.Path) -> str:
     return ".".join(parts)
 
 
-def imports(source: str, name: str, is_package: bool, top_level_only: bool = False) -> set[str]:
-    """Absolute names of the modules (and from-imported names) a module's code imports."""
+def import_statements(nodes, name: str, is_package: bool):
+    """(module, names imported from it) of each import among ``nodes``, made absolute."""
     package = name if is_package else name.rpartition(".")[0]
-    tree = ast.parse(source)
-    nodes = tree.body if top_level_only else ast.walk(tree)
-    out = set()
     for node in nodes:
         if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
+            for a in node.names:
+                yield a.name, ()
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -51,8 +49,17 @@ def imports(source: str, name: str, is_package: bool, top_level_only: bool = Fal
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module
-            out.add(target)
-            out.update(f"{target}.{a.name}" for a in node.names)
+            yield target, tuple(a.name for a in node.names)
+
+
+def imports(source: str, name: str, is_package: bool, top_level_only: bool = False) -> set[str]:
+    """Absolute names of the modules (and from-imported names) a module's code imports."""
+    tree = ast.parse(source)
+    nodes = tree.body if top_level_only else ast.walk(tree)
+    out = set()
+    for target, names in import_statements(nodes, name, is_package):
+        out.add(target)
+        out.update(f"{target}.{n}" for n in names)
     return out
 
 
@@ -114,21 +121,10 @@ def import_edges(source: str, name: str, is_package: bool, modules) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             node.body = [ast.Pass()]
-    package = name if is_package else name.rpartition(".")[0]
     out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module
-            for a in node.names:
-                sub = f"{target}.{a.name}"
-                out.add(sub if sub in modules else target)
+    for target, names in import_statements(ast.walk(tree), name, is_package):
+        subs = [f"{target}.{n}" for n in names]
+        out.update([s if s in modules else target for s in subs] or [target])
     return {m for m in out if m in modules and m != name and not name.startswith(m + ".")}
 
 

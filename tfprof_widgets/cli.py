@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 import warnings
 from typing import NoReturn
@@ -53,7 +54,7 @@ def summary_text(run: Run, top: int = 10) -> str:
     o = run.overview_summary
     parts += [
         "Overview (the steps XProf averages: past five, all but the first and last)",
-        *o._repr_lines(),
+        *o._repr_lines(run.framework.advice.in_our_words),
     ]
     if o.n_steps:
         avg = pd.Series(o.breakdown_ms_avg).rename(lambda c: c.removesuffix("_us"))
@@ -102,15 +103,26 @@ def _positive_int(text: str) -> int:
     return value
 
 
+# What load() takes, as the commands that load a capture say it.
+_PATH_HELP = (
+    "a TensorBoard logdir (its newest run), a run directory, or one capture file: "
+    ".xplane.pb, Chrome or PyTorch Kineto trace JSON (.json, .json.gz), a TensorBoard "
+    "tool-data file (.overview_page.pb...), a TF 2.0 .trace, a TF1 .tfprof or RunMetadata"
+)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="tfprof-widgets", description="Read TensorFlow profiler captures.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{summary,report,runs}")
+    parser = _Parser(
+        prog="tfprof-widgets",
+        description="Read TensorFlow, JAX and PyTorch profiler captures.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
     p_sum = sub.add_parser("summary", help="print what a capture holds")
-    p_sum.add_argument("path", help="logdir, run directory, .xplane.pb or .trace.json(.gz)")
+    p_sum.add_argument("path", help=_PATH_HELP)
     p_sum.add_argument("--run", help="run name under a logdir (default: newest)")
     p_sum.add_argument("--top", type=_positive_int, default=10, help="heaviest event names to list")
     p_rep = sub.add_parser("report", help="write a self-contained HTML report (offline)")
-    p_rep.add_argument("path", help="logdir, run directory, .xplane.pb or .trace.json(.gz)")
+    p_rep.add_argument("path", help=_PATH_HELP)
     p_rep.add_argument(
         "-o", "--output", default=None, help="output file (default: <run>.report.html here)"
     )
@@ -124,8 +136,12 @@ def _parser() -> argparse.ArgumentParser:
         "--quiet", action="store_true", help="do not print the summary, only the file written"
     )
     p_runs = sub.add_parser("runs", help="list the runs under a logdir")
-    p_runs.add_argument("logdir")
+    p_runs.add_argument(
+        "logdir", help="a TensorBoard logdir (every plugins/profile/<run>), or one run directory"
+    )
     _add_convert_parser(sub)
+    # Named in the usage line and in the 'required' error (argparse would say 'command').
+    sub.metavar = "{" + ",".join(sub.choices) + "}"
     return parser
 
 
@@ -136,13 +152,25 @@ def _emit(text: str, stream=None) -> None:
     stream.write(text.encode(encoding, "backslashreplace").decode(encoding) + "\n")
 
 
+# Characters that move the cursor, clear the screen, start an escape sequence or reorder text:
+# a file name holding them would forge what the terminal shows (C0, DEL, C1, line and
+# paragraph separators, bidirectional overrides and isolates).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control character shown escaped (``\\n``, ``\\x1b``, ``\\u202e``):
+    one line on a terminal, whatever the names in it hold."""
+    return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], str(text))
+
+
 def _fail(message: str, code: int) -> int:
-    _emit(f"tfprof-widgets: {message}", sys.stderr)
+    _emit(f"tfprof-widgets: {one_line(message)}", sys.stderr)
     return code
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    _emit(f"tfprof-widgets: warning: {message}", sys.stderr)
+    _emit(f"tfprof-widgets: warning: {one_line(message)}", sys.stderr)
 
 
 def _report(args) -> None:
@@ -160,6 +188,16 @@ def _report(args) -> None:
         f"wrote {out} ({os.path.getsize(out) / 1e6:.1f} MB): open it in any browser, "
         "no internet needed"
     )
+
+
+def _runs(logdir: str) -> int:
+    runs = list_runs(logdir)
+    if not len(runs):
+        return _fail(
+            f"{logdir}: no capture found (a logdir holds plugins/profile/<run>/ directories)", 2
+        )
+    _emit(runs.to_string(index=False))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -183,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
             elif args.command == "report":
                 _report(args)
             elif args.command == "runs":
-                _emit(list_runs(args.logdir).to_string(index=False))
+                return _runs(args.logdir)
     except ProfileError as exc:
         return _fail(str(exc), 2)
     except OSError as exc:  # the report cannot be written there (ReportWriteError), or a read
@@ -221,7 +259,7 @@ def _add_convert_parser(sub) -> None:
         "host, hosts in parallel. Resumable: run it again to finish an interrupted "
         "conversion. Needs the scale extra: pip install 'tfprof_widgets[scale]'.",
     )
-    p.add_argument("path", help="logdir, run directory or capture file")
+    p.add_argument("path", help=_PATH_HELP)
     p.add_argument(
         "-o", "--output", required=True, help="dataset directory or fsspec URL (s3://...)"
     )

@@ -260,6 +260,7 @@ class Run:
             return [
                 f"run {self.name!r} at {self.path}",
                 f"hosts: {', '.join(self.hosts)}",
+                f"framework: {self.framework.title}",
                 "no trace: TensorBoard's tool data only (" + ", ".join(td.tools) + ")",
                 f"steps: {n} (from TensorBoard's overview page)"
                 if n

@@ -837,3 +837,88 @@ HLO_STATS: dict[str, tuple[str, str]] = {
     "shape": ("str", "Result shape."),
     "beyond_xprof": ("bool", "Includes kernels XProf leaves out (inside CUDA graphs)."),
 }
+
+
+# -- PyTorch (torch.profiler / Kineto) tables -------------------------------------------------
+
+TORCH_STEPS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "step": ("Int64", "Step number N of its ProfilerStep#N marker (0: a run without markers)."),
+    "start_us": ("float64", "Step start, µs: its marker's, or the previous step's end if later."),
+    "step_time_us": (
+        "float64",
+        "Step time, µs: to the marker's end, or to the end of the GPU work the step "
+        "launched if later (torch-tb-profiler's rule).",
+    ),
+    "kernel_us": ("float64", "GPU kernels running (not communication), µs."),
+    "memcpy_us": ("float64", "GPU memory copies and no kernel, µs."),
+    "memset_us": ("float64", "GPU memory sets and no kernel or copy, µs."),
+    "communication_us": (
+        "float64",
+        "Collectives (nccl:/gloo: ops and their kernels) and no other GPU work, µs.",
+    ),
+    "runtime_us": ("float64", "CUDA runtime calls on the host and no GPU work, µs."),
+    "dataloader_us": ("float64", "The DataLoader handing out a batch and none of the above, µs."),
+    "cpu_exec_us": ("float64", "Other host operators running and none of the above, µs."),
+    "other_us": ("float64", "None of the above, µs."),
+    "complete": (
+        "bool",
+        "Counted in the overview: False for trailing steps whose GPU work the profiler "
+        "probably did not capture whole (torch-tb-profiler leaves them out).",
+    ),
+}
+
+
+# -- GPU time (HolisticTraceAnalysis's breakdowns) --------------------------------------------
+
+TEMPORAL_BREAKDOWN: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host (a rank of a distributed job)."),
+    "device": ("category", "Device plane ('/device:GPU:0')."),
+    "span_us": ("float64", "From the first device activity's start to the last one's end, µs."),
+    "idle_us": ("float64", "Time in the span with no activity on the device, µs."),
+    "compute_us": ("float64", "Time some computation kernel runs, µs."),
+    "non_compute_us": (
+        "float64",
+        "Time only copies, memsets, collectives or other kernels run, µs.",
+    ),
+    "idle_percent": ("float64", "idle_us / span_us, %."),
+    "compute_percent": ("float64", "compute_us / span_us, %."),
+    "non_compute_percent": ("float64", "non_compute_us / span_us, %."),
+}
+
+KERNEL_BREAKDOWN: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host (a rank of a distributed job)."),
+    "device": ("category", "Device plane."),
+    "kernel_type": (
+        "str",
+        "'COMPUTATION', 'COMMUNICATION', 'MEMORY', or the kinds running at once "
+        "('COMPUTATION overlapping COMMUNICATION').",
+    ),
+    "time_us": ("float64", "Time exactly these kinds of kernels run, µs."),
+    "percent": ("float64", "Share of the device's kernel time (all rows of the device), %."),
+}
+
+
+# -- PyTorch operator view (torch-tb-profiler's) ----------------------------------------------
+
+TORCH_OPS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "name": ("str", "Operator ('aten::mm', 'autograd::engine::evaluate_function: ...')."),
+    "calls": ("int64", "Calls."),
+    "host_self_us": (
+        "float64",
+        "Host time less its child operators' and its own runtime calls' time, µs.",
+    ),
+    "host_total_us": ("float64", "Host time (duration), µs."),
+    "device_self_us": (
+        "float64",
+        "GPU time of what its own runtime calls launched (kernels, copies, memsets), µs.",
+    ),
+    "device_total_us": ("float64", "device_self_us plus its child operators' device time, µs."),
+}
+
+TORCH_OPS_BY_SHAPE: dict[str, tuple[str, str]] = {
+    **{k: v for k, v in TORCH_OPS.items() if k in ("host", "name")},
+    "input_shapes": ("str", "The operator's input shapes as recorded ('[[32, 512], [512]]')."),
+    **{k: v for k, v in TORCH_OPS.items() if k not in ("host", "name")},
+}

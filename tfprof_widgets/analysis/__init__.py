@@ -37,6 +37,8 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("memory_breakdown", ".memory:memory_breakdown", "MEMORY_BREAKDOWN"),
     Analysis("overview_summary", ".overview:overview_summary", "OverviewSummary"),
     Analysis("input_pipeline", ".input_pipeline:input_pipeline", "InputPipelineSummary"),
+    Analysis("temporal_breakdown", ".gpu_time:temporal_breakdown", "TEMPORAL_BREAKDOWN"),
+    Analysis("kernel_breakdown", ".gpu_time:kernel_breakdown", "KERNEL_BREAKDOWN"),
     Analysis("timeline_model", "..views.timeline_lod:timeline_model", "TraceModel"),
     Analysis("profile_options", "..readers.xspace.profile_options:profile_options",
              "PROFILE_OPTIONS"),

@@ -167,7 +167,10 @@ class OverviewSummary(Summary):
         )
         return pd.concat([super().to_frame(), avg], ignore_index=True)
 
-    def _repr_lines(self) -> list[str]:
+    def _repr_lines(self, words=None) -> list[str]:
+        """The summary in a few lines; ``words`` (a framework's
+        :meth:`~.frameworks.Advice.in_our_words`) puts XProf's page sections in ours."""
+        words = words or Advice().in_our_words
         if not self.n_steps:
             return [self.input_statement]
         return [
@@ -185,7 +188,7 @@ class OverviewSummary(Summary):
                 )
                 if s
             ],
-            f"Next: {self.summary_next_step}",
+            f"Next: {words(self.summary_next_step)}",
         ]
 
     def __repr__(self) -> str:
@@ -285,6 +288,11 @@ def overview_summary(run) -> OverviewSummary:
         if c16 + c32 > 0 and c16 < LOW_PRECISION_PERCENT
         else ""
     )
+    own = frameworks.overview_verdicts(run) if n else None
+    if own is not None:  # the framework's own verdicts, in its terms
+        own = dict(own)
+        lead = own.pop("recommendations")
+        verdicts.update(own)
     recommendations = [
         s
         for s in (
@@ -298,6 +306,8 @@ def overview_summary(run) -> OverviewSummary:
         )
         if s
     ]
+    if own is not None:  # its own advice replaces XProf's (whose 16-bit rule reads TF names)
+        recommendations = lead
     if not run.tfprof_nodes.empty:  # a TF1 tfprof profile: add tfprof's advisor
         recommendations += [
             f"tfprof {r.checker}: {r.finding}" for r in run.tfprof_advice.itertuples()

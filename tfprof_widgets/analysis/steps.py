@@ -146,25 +146,24 @@ def _step_events(run) -> StepEvents:
     device_hosts = _device_hosts(run)
     on_device_host = np.array([h in device_hosts for h in hosts], bool)[host_codes]
 
-    # XProf compares the 64-bit line id itself with kThreadIdStepInfo (-559038737, as TF
-    # writes it); a 'Steps' line stored as 0xdeadbeef is derived but holds no markers.
-    dev_marker = grouped & device & (line_id == STEP_INFO_LINE_ID)
-    dev_event = grouped & device & ~derived & on_device_host
-    if dev_event.any():
-        corr, has_corr = stat_columns.numbers(stats, "correlation_id", n)
-        dev_event &= has_corr & (corr >= 0)
     group = np.where(grouped, np.asarray(gid.to_numpy(dtype=float, na_value=-1)), -1)
     group = group.astype(np.int64)
-    derived_marks = _derived_device_steps(run, group, dev_event, device & ~derived)
-    if dev_marker.any() or dev_event.any():
-        dev_marker, dev_event, derived_marks = _marked_on_the_same_device(
-            run, group, dev_marker, dev_event, derived_marks
-        )
+    frameworks = framework_of(run)
+    # Where the framework marks steps on the host even beside a device, a device host's
+    # host events count too, and its device events need no device 'Steps' marker (derived
+    # or recorded).
+    host_marked = frameworks.host_marks_device_steps
+    dev_marker, dev_event, derived_marks = _device_marks(
+        run,
+        group,
+        grouped & device & (line_id == STEP_INFO_LINE_ID),
+        (grouped & on_device_host, device & ~derived),
+        host_marked,
+    )
 
-    host = grouped & ~device & ~on_device_host
+    host = grouped & ~device & (~on_device_host | host_marked)
     on_host = np.flatnonzero(host)
     # Name rules are evaluated once per name, for the names host events use.
-    frameworks = framework_of(run)
     explicit_name, not_real = _per_name(
         cats,
         codes[on_host],
@@ -207,6 +206,25 @@ def _step_events(run) -> StepEvents:
         hosts, host_codes[rows], group[rows], kind, types, start[rows], end[rows], step[rows]
     )
     return _with_derived_markers(out, derived_marks)
+
+
+def _device_marks(run, group, dev_marker, events, host_marked: bool):
+    """XProf's device step events: ``dev_marker``, the markers of the device 'Steps' line
+    (XProf compares the 64-bit line id itself with kThreadIdStepInfo, -559038737 as TF
+    writes it; a line stored as 0xdeadbeef is derived but holds no markers); of ``events``
+    (grouped events of device hosts, events on a device's own lines) those with a
+    correlation id; and the derived markers of GPUs a capture leaves XProf to group. Each
+    device's are kept only for the groups it both marks and runs (unless the host marks
+    them). Returns (dev_marker, dev_event, derived_marks)."""
+    on_device_host, device_own = events
+    dev_event = on_device_host & device_own
+    if dev_event.any():
+        corr, has_corr = stat_columns.numbers(run.stat_store, "correlation_id", len(group))
+        dev_event &= has_corr & (corr >= 0)
+    derived_marks = _derived_device_steps(run, group, dev_event & (not host_marked), device_own)
+    if (dev_marker.any() or dev_event.any()) and not host_marked:
+        return _marked_on_the_same_device(run, group, dev_marker, dev_event, derived_marks)
+    return dev_marker, dev_event, derived_marks
 
 
 def _with_derived_markers(se: StepEvents, marks: dict) -> StepEvents:

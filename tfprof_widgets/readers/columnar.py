@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
 
 from .. import stat_columns
+from ..errors import ProfileTooLargeError
 from ..schema import DEVICE_KINDS
 from ..stat_columns import KIND_CODE, KINDS
 from ..stat_store import StatStore
-from .limits import available_memory_bytes, inflate_bounded
+from . import limits
+from .limits import available_memory_bytes, fmt_bytes
 
 # XStat oneof field numbers (the wire walker's kind codes) and the proto field names.
 WIRE_FIELD = {
@@ -257,16 +260,37 @@ def concat_categoricals(parts: list[pd.Categorical]) -> pd.Categorical:
     return categorical_from_codes(np.concatenate(codes) if codes else np.zeros(0, np.int64), values)
 
 
-def gunzip_texts(values, path: str) -> list[str]:
+def gunzip_texts(values, path: str, notes: list[str] | None = None) -> list[str]:
     """The compressed string stats (XStat field 8) of a file, inflated together within a
-    quarter of the memory available: a small file may hold a gzip stream of gigabytes."""
+    quarter of the memory available: a small file may hold a gzip stream of gigabytes. One
+    stat's text is kept to its first :data:`~.limits.MAX_STAT_TEXT_BYTES` (64 MB), with a
+    note in ``notes`` (a warning when None) saying how many were cut."""
     avail = available_memory_bytes()
     left = avail // 4 if avail else 1 << 62
     out = []
+    cut = 0
     for v in values:
-        raw = inflate_bounded(bytes(v), path, left, "a compressed string stat")
+        limit = min(left, limits.MAX_STAT_TEXT_BYTES)
+        raw, truncated = limits.inflate_prefix(bytes(v), path, limit, "a compressed string stat")
+        if truncated and limit < limits.MAX_STAT_TEXT_BYTES:  # the file's budget, not one stat's
+            raise ProfileTooLargeError(
+                path,
+                f"its compressed string stats expand to more than {fmt_bytes(left)}; decoding "
+                "them would need more memory than is available",
+            )
+        cut += truncated
         left -= len(raw)
         out.append(raw.decode("utf-8", "replace"))
+    if cut:
+        note = (
+            f"{path}: {cut} compressed string stat(s) hold more than "
+            f"{fmt_bytes(limits.MAX_STAT_TEXT_BYTES)} of text each: only their first "
+            f"{fmt_bytes(limits.MAX_STAT_TEXT_BYTES)} are kept"
+        )
+        if notes is None:
+            warnings.warn(note, stacklevel=2)
+        else:
+            notes.append(note)
     return out
 
 

@@ -100,9 +100,28 @@ def _mtime(path: str) -> float:
         return 0.0
 
 
+def text_path(path) -> str:
+    """``path`` as a str path: a ``str`` or an ``os.PathLike`` of one (``pathlib.Path``).
+    Anything else, bytes paths included, is a :class:`TypeError` saying what is accepted."""
+    got = path
+    if isinstance(path, os.PathLike):
+        got = os.fspath(path)
+    if isinstance(got, str):
+        return got
+    if isinstance(got, (bytes, bytearray, memoryview)):
+        raise TypeError(
+            "a capture's path is a str or an os.PathLike of one (pathlib.Path), not bytes: "
+            "pass os.fsdecode(path), which keeps any byte of a file name that is not UTF-8"
+        )
+    raise TypeError(
+        "a capture's path is a str or an os.PathLike of one (pathlib.Path): a logdir, a run "
+        f"directory or a capture file, not {type(got).__name__}"
+    )
+
+
 def resolve(path: str | os.PathLike[str], run: str | None = None) -> RunFiles:
     """Turn what a user passed to ``load()`` into the files of one run."""
-    path = os.fspath(path)
+    path = text_path(path)
     if not os.path.lexists(path):
         raise ProfileNotFoundError(path, "no such file or directory")
     if os.path.islink(path) and not os.path.exists(path):

@@ -20,8 +20,10 @@ __all__ = [
     "STAT_PEAK_BYTES",
     "available_memory_bytes",
     "estimated_need",
+    "MAX_STAT_TEXT_BYTES",
     "fmt_bytes",
     "inflate_bounded",
+    "inflate_prefix",
     "memory_cap",
 ]
 
@@ -37,6 +39,10 @@ MEMORY_PER_FILE_BYTE = {"xspace": 12.0, "chrome": 25.0}
 EVENT_PEAK_BYTES = 180
 STAT_PEAK_BYTES = 60
 
+# The most text one string stat keeps (a compressed stat of a 4.7 MB file can hold 1 GiB):
+# the rest is cut, with a warning.
+MAX_STAT_TEXT_BYTES = 64 << 20
+
 
 # The memory a load may use when its caller set one (``load(max_memory_bytes=...)``): every
 # bound the readers keep (walker budget, gzip inflation, stat inflation) then follows it.
@@ -45,21 +51,69 @@ _CAP: contextvars.ContextVar[int | None] = contextvars.ContextVar("memory_cap", 
 
 def available_memory_bytes() -> int | None:
     """The memory a load may use: MemAvailable from /proc/meminfo (Linux), or less when the
-    load was given ``max_memory_bytes`` (see :func:`memory_cap`); None when neither is known
-    (the checks are then skipped)."""
-    cap = _CAP.get()
-    avail = None
+    process is limited (its address-space limit, ``ulimit -v``, less what it maps; its
+    cgroup's ``memory.max`` less its use) or the load was given ``max_memory_bytes`` (see
+    :func:`memory_cap`); None when none is known (the checks are then skipped)."""
+    figures = [_CAP.get(), _meminfo_available(), _address_space_left(), _cgroup_left()]
+    known = [f for f in figures if f is not None]
+    return max(0, min(known)) if known else None
+
+
+def _meminfo_available() -> int | None:
     try:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
-                    avail = int(line.split()[1]) * 1024
-                    break
-    except OSError:
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
         pass
-    if cap is None:
-        return avail
-    return cap if avail is None else min(cap, avail)
+    return None
+
+
+def _address_space_left() -> int | None:
+    """RLIMIT_AS less the process's virtual size: what a ``ulimit -v`` leaves (past it, an
+    allocation fails, and some C code then crashes instead of raising)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft == resource.RLIM_INFINITY or soft < 0:
+            return None
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return soft - int(line.split()[1]) * 1024
+    except (ImportError, OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _cgroup_left() -> int | None:
+    """A cgroup memory limit less the group's use (a container's memory): v2's
+    ``memory.max``, else v1's ``memory.limit_in_bytes``."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            entries = [ln.rstrip("\n").split(":", 2) for ln in f]
+    except OSError:
+        return None
+    for _, controllers, rel in (e for e in entries if len(e) == 3):
+        if controllers == "":
+            files = (f"/sys/fs/cgroup{rel.rstrip('/')}", "memory.max", "memory.current")
+        elif "memory" in controllers.split(","):
+            files = (f"/sys/fs/cgroup/memory{rel.rstrip('/')}", "memory.limit_in_bytes",
+                     "memory.usage_in_bytes")  # fmt: skip
+        else:
+            continue
+        try:
+            with open(f"{files[0]}/{files[1]}") as f:
+                limit = f.read().strip()
+            if limit == "max" or int(limit) >= 1 << 60:
+                continue
+            with open(f"{files[0]}/{files[2]}") as f:
+                return int(limit) - int(f.read().strip())
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 @contextlib.contextmanager
@@ -127,3 +181,18 @@ def inflate_bounded(data: bytes, path: str, limit: int, what: str) -> bytes:
     except (EOFError, OSError, zlib.error) as exc:
         raise CorruptProfileError(path, f"{what} is cut short or damaged ({exc})") from None
     return out[0] if len(out) == 1 else b"".join(out)
+
+
+def inflate_prefix(data: bytes, path: str, limit: int, what: str) -> tuple[bytes, bool]:
+    """The first ``limit`` bytes a gzip stream inflates to, and whether it holds more (then
+    the rest is neither inflated nor checked)."""
+    try:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        out = inflater.decompress(data, max(limit, 0) + 1)
+        if len(out) > limit:
+            return out[:limit], True
+        if not inflater.eof:
+            raise EOFError("compressed stream ended before the end-of-stream marker")
+    except (EOFError, OSError, zlib.error) as exc:
+        raise CorruptProfileError(path, f"{what} is cut short or damaged ({exc})") from None
+    return out, False

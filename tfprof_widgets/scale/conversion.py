@@ -21,7 +21,7 @@ import warnings
 
 from ..errors import ProfileError
 from ..loading import load
-from ..readers.discovery import resolve
+from ..readers.discovery import resolve, text_path
 from ..readers.formats import host_sources
 from ..run import Run
 from . import dataset as ds
@@ -91,17 +91,19 @@ def convert(
     """
     ds.require("pyarrow", "fsspec")
     t_start = time.perf_counter()
+    out_url = text_path(output)
     files = resolve(path, run)
     sources = host_sources(files.files)
-    out_url = os.fspath(output)
     loc = ds.Location(out_url, storage_options)
     _refuse_source_tree(loc, files.path, sources)
+    _refuse_links_out(loc)
+    ds.require_text_root(loc)
     manifest = _start_manifest(loc, files)
     done = {e["host"]: e for e in manifest["hosts"]}
     jobs, skipped = [], []
     for i, (host, fs) in enumerate(sources):
         job = HostJob(host, i, tuple(fs), files.path, out_url, storage_options)
-        if host in done and _unchanged(done[host], fs) and loc.fs.exists(loc.host_dir(host)):
+        if host in done and _unchanged(done[host], fs) and _own_dir(loc, loc.host_dir(host)):
             skipped.append(host)
         else:
             done.pop(host, None)
@@ -169,8 +171,8 @@ def convert_host(job: HostJob) -> dict:
         import json
 
         f.write(json.dumps(entry).encode("utf-8"))
-    if loc.fs.exists(final):
-        loc.fs.rm(final, recursive=True)
+    if os.path.lexists(final) if loc.is_local else loc.fs.exists(final):
+        _remove(loc, final)
     loc.fs.mv(tmp, final, recursive=True)
     return entry
 
@@ -269,7 +271,7 @@ def _start_manifest(loc: ds.Location, files) -> dict:
                 )
             return manifest
         if loc.fs.exists(loc.path(ds.HOSTS_DIR)):
-            loc.fs.rm(loc.path(ds.HOSTS_DIR), recursive=True)
+            _remove(loc, loc.path(ds.HOSTS_DIR))
     elif (
         loc.fs.exists(loc.root)
         and loc.fs.ls(loc.root)
@@ -300,7 +302,42 @@ def _remove_leftovers(loc: ds.Location, keep: set[str]) -> None:
     for entry in loc.fs.ls(hosts_dir, detail=False):
         name = entry.rstrip("/").rsplit("/", 1)[-1]
         if name not in keep:
-            loc.fs.rm(entry, recursive=True)
+            _remove(loc, entry)
+
+
+def _own_dir(loc: ds.Location, path: str) -> bool:
+    """Whether ``path`` is a directory of the output itself (not a link to one elsewhere)."""
+    if loc.is_local:
+        return os.path.isdir(path) and not os.path.islink(path)
+    return loc.fs.exists(path)
+
+
+def _remove(loc: ds.Location, path: str) -> None:
+    """Remove a file or directory of the output; a symbolic link is removed itself, never
+    what it points to."""
+    if loc.is_local and os.path.islink(path):
+        os.unlink(path)
+    else:
+        loc.fs.rm(path, recursive=True)
+
+
+def _refuse_links_out(loc: ds.Location) -> None:
+    """The output's ``hosts/`` (where hosts are removed and rewritten) must be the output's
+    own directory: a symbolic link, or a path resolving outside the output, is refused
+    before anything is written or removed."""
+    if not loc.is_local:
+        return
+    hosts = loc.path(ds.HOSTS_DIR)
+    root = os.path.realpath(loc.root)
+    where = os.path.realpath(hosts)
+    if os.path.islink(hosts) or (os.path.lexists(hosts) and os.path.dirname(where) != root):
+        raise ProfileError(
+            hosts,
+            f"is a symbolic link (to {where}): a dataset's hosts/ directory must be its own; "
+            "convert into a new or empty directory",
+        )
+    if os.path.lexists(hosts) and not os.path.isdir(hosts):
+        raise ProfileError(hosts, "is not a directory: convert into a new or empty directory")
 
 
 def _refuse_source_tree(loc: ds.Location, run_dir: str, sources) -> None:

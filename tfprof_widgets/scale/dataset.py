@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import posixpath
 import urllib.parse
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -140,9 +142,38 @@ class Location:
         self.fs.mv(tmp, path)
 
 
+# Longest directory name written for a host (file systems stop at 255 bytes): longer names
+# are cut and told apart by a hash of the whole name.
+_MAX_DIRNAME = 160
+
+
+def require_text_root(loc: Location) -> None:
+    """A dataset's path must be text (UTF-8): DuckDB, which reads its tables, takes no other.
+    A directory whose name holds other bytes (``d\\xe9``) is refused, naming it."""
+    try:
+        loc.root.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ProfileError(
+            loc.url.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+            "a dataset's path must be valid UTF-8 (DuckDB reads no other): rename the "
+            "directory, or convert into another one",
+        ) from None
+
+
 def host_dirname(host: str) -> str:
-    """A host's directory name: its name, with anything a filesystem might mind escaped."""
-    return urllib.parse.quote(host, safe="._-@+=,") or "_"
+    """A host's directory name: one path part, whatever the host is called (``..``, ``.``,
+    ``../x``, an empty or a very long name): its name, with anything a filesystem might mind
+    escaped, dots alone escaped too, and names too long for a file system cut and hashed."""
+    text = host.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    name = urllib.parse.quote(text, safe="._-@+=,") or "_"
+    if not name.strip("."):  # ".", "..": the directory itself, or its parent
+        name = name.replace(".", "%2E")
+    if len(name) > _MAX_DIRNAME:
+        import hashlib
+
+        digest = hashlib.sha1(name.encode("ascii")).hexdigest()[:16]
+        name = f"{name[: _MAX_DIRNAME - 17]}~{digest}"
+    return name
 
 
 def _token() -> str:
@@ -167,8 +198,10 @@ def new_manifest(run: str, source: str) -> dict:
     }
 
 
-def read_manifest(loc: Location) -> dict:
-    """The manifest of the dataset at ``loc``, checked: a ProfileError says what is wrong."""
+def read_manifest(loc: Location, notes: list[str] | None = None) -> dict:
+    """The manifest of the dataset at ``loc``, checked (:func:`check_manifest`): a
+    ProfileError says what is wrong. ``notes`` collects what was repaired (a host listed
+    twice); without it, each is a warning."""
     path = loc.path(MANIFEST)
     if not loc.fs.exists(path):
         if not loc.fs.exists(loc.root):
@@ -184,6 +217,10 @@ def read_manifest(loc: Location) -> dict:
         raise CorruptProfileError(
             path, f"the dataset's manifest is not valid JSON ({exc})"
         ) from None
+    except RecursionError:
+        raise CorruptProfileError(
+            path, "the dataset's manifest nests JSON deeper than Python can read"
+        ) from None
     if not isinstance(manifest, dict) or manifest.get("format") != DATASET_FORMAT:
         raise CorruptProfileError(path, "not the manifest of a tfprof_widgets pod dataset")
     if manifest.get("version") != DATASET_VERSION:
@@ -198,7 +235,120 @@ def read_manifest(loc: Location) -> dict:
             f"written by {manifest.get('written_by', 'another version')} with other table "
             "columns than this tfprof_widgets has: convert the capture again",
         )
+    check_manifest(manifest, path, notes)
     return manifest
+
+
+# -- checking a manifest's fields ------------------------------------------------------------
+def _text(v) -> bool:
+    if not isinstance(v, str):
+        return False
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: no table or engine can hold it
+        return False
+    return True
+
+
+def _count(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**63
+
+
+def _int64(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63
+
+
+def _real(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _path(v) -> bool:
+    return isinstance(v, str)  # a file name may hold bytes that are not UTF-8
+
+
+# The fields of a host's manifest entry: (check, what it must be, required).
+_HOST_FIELDS = {
+    "host": (_text, "a host name (text)", True),
+    "events": (_count, "a whole number >= 0", True),
+    "event_stats": (_count, "a whole number >= 0", True),
+    "t0_ns": (_int64, "a whole number of nanoseconds (int64)", True),
+    "duration_us": (lambda v: _real(v) and v >= 0, "a finite number >= 0", True),
+    "steps": (_count, "a whole number >= 0", True),
+    "step_groups": (_text, "text", True),
+    "sources": (lambda v: isinstance(v, list) and len(v) > 0, "a non-empty list", True),
+    "rows": (lambda v: isinstance(v, dict) and all(_count(n) for n in v.values()),
+             "tables' row counts (whole numbers >= 0)", False),
+    "bytes": (_count, "a whole number >= 0", False),
+    "errors": (lambda v: isinstance(v, list) and all(map(_text, v)), "a list of text", False),
+    "warnings": (lambda v: isinstance(v, list) and all(map(_text, v)), "a list of text", False),
+}  # fmt: skip
+_SOURCE_FIELDS = {
+    "path": (_path, "a file path", True),
+    "size": (_count, "a whole number >= 0", True),
+    "mtime": (_real, "a finite number", True),
+}
+
+
+def _check_fields(obj, fields: dict, where: str, path: str) -> None:
+    if not isinstance(obj, dict):
+        raise CorruptProfileError(path, f"the manifest's {where} is not an object")
+    for name, (ok, what, required) in fields.items():
+        if name not in obj:
+            if required:
+                raise CorruptProfileError(path, f"the manifest's {where} has no {name!r}")
+            continue
+        if not ok(obj[name]):
+            raise CorruptProfileError(
+                path, f"the manifest's {where}.{name} is {_shown(obj[name])}, not {what}"
+            )
+
+
+def _shown(v) -> str:
+    text = json.dumps(v, ensure_ascii=True, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_manifest(manifest: dict, path: str, notes: list[str] | None = None) -> None:
+    """Every field the readers use, of the type they use it as: a
+    :class:`~tfprof_widgets.CorruptProfileError` naming the manifest and the field
+    otherwise. A host listed twice is kept once (the first), with a note in ``notes`` (a
+    warning when None)."""
+    for name in ("run", "source"):
+        if not _path(manifest.get(name)):
+            raise CorruptProfileError(
+                path, f"the manifest's {name!r} is {_shown(manifest.get(name))}, not text"
+            )
+    for name in ("hosts", "failed"):
+        if not isinstance(manifest.get(name, []), list):
+            raise CorruptProfileError(
+                path, f"the manifest's {name!r} is {_shown(manifest.get(name))}, not a list"
+            )
+    manifest.setdefault("failed", [])
+    for i, f in enumerate(manifest["failed"]):
+        where = f"failed[{i}]"
+        _check_fields(f, {"host": _HOST_FIELDS["host"]}, where, path)
+        if not _text(f.get("problem", "")):
+            raise CorruptProfileError(path, f"the manifest's {where}.problem is not text")
+    seen: dict[str, int] = {}
+    kept = []
+    for i, entry in enumerate(manifest.get("hosts", [])):
+        _check_fields(entry, _HOST_FIELDS, f"hosts[{i}]", path)
+        for j, src in enumerate(entry["sources"]):
+            _check_fields(src, _SOURCE_FIELDS, f"hosts[{i}].sources[{j}]", path)
+        host = entry["host"]
+        if host in seen:
+            note = (
+                f"{path}: the manifest lists host {host!r} twice (hosts[{seen[host]}] and "
+                f"hosts[{i}]): the first is kept, the other left out"
+            )
+            if notes is None:
+                warnings.warn(note, stacklevel=3)
+            else:
+                notes.append(note)
+            continue
+        seen[host] = i
+        kept.append(entry)
+    manifest["hosts"] = kept
 
 
 # -- tables <-> Parquet ---------------------------------------------------------------------

@@ -30,6 +30,7 @@ import concurrent.futures
 import functools
 import html
 import os
+import re
 import shutil
 import tempfile
 import types
@@ -44,6 +45,8 @@ from ..analysis.memory import memory_breakdown
 from ..analysis.overview import OverviewSummary, overview_summary
 from ..analysis.steps import per_host_table
 from ..errors import CorruptProfileError, ProfileError
+from ..readers.discovery import text_path
+from ..readers.text import name_as_text
 from ..run import Run
 from . import dataset as ds
 from . import sql
@@ -99,12 +102,16 @@ class Pod:
         storage_options: dict | None = None,
     ) -> None:
         ds.require("duckdb", "pyarrow", "fsspec")
-        self.loc = ds.Location(os.fspath(dataset), storage_options)
-        self.manifest = ds.read_manifest(self.loc)
+        self.loc = ds.Location(text_path(dataset), storage_options)
+        ds.require_text_root(self.loc)
+        self.warnings: list[str] = []
+        notes: list[str] = []
+        self.manifest = ds.read_manifest(self.loc, notes)
+        for note in notes:
+            self._warn(note.removeprefix(f"{self.loc.path(ds.MANIFEST)}: "))
         self.name: str = self.manifest["run"]
         self.path: str = self.loc.url
         self.source: str = self.manifest["source"]
-        self.warnings: list[str] = []
         self._entries = self._usable_hosts()
         self.hosts: list[str] = [e["host"] for e in self._entries]
         self.files: list[str] = [e["sources"][0]["path"] for e in self._entries]
@@ -192,7 +199,7 @@ class Pod:
         return self.loc.for_duckdb(self.loc.table_path(host, table))
 
     def _parquet(self, table: str) -> str:
-        files = ", ".join(_quote(self._file(h, table)) for h in self.hosts)
+        files = ", ".join(_quote(_glob_literal(self._file(h, table))) for h in self.hosts)
         return f"read_parquet([{files}], filename=true, file_row_number=true)"
 
     def _create_views(self) -> None:
@@ -225,7 +232,7 @@ class Pod:
                     "end_us": start + float(e["duration_us"]),
                     "steps": int(e["steps"]),
                     "step_groups": e["step_groups"],
-                    "source": src["path"],
+                    "source": name_as_text(str(src["path"])),
                     "source_bytes": int(sum(s["size"] for s in e["sources"])),
                     "dataset_bytes": int(e.get("bytes", 0)),
                 }
@@ -528,6 +535,13 @@ def _close(con, tmp: str, remove: bool) -> None:
     finally:
         if remove:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _glob_literal(path: str) -> str:
+    """A path as a DuckDB file pattern matching only itself: DuckDB reads every path it is
+    given as a glob (``ds[12]`` would be ``ds1`` or ``ds2``), so ``[``, ``*`` and ``?`` are
+    put in classes of their own (``[[]``); the rows' ``filename`` is still the path."""
+    return re.sub(r"[\[*?]", lambda m: f"[{m.group()}]", path)
 
 
 def _quote(s: str) -> str:

@@ -1,10 +1,11 @@
 """What every view shares on the way to the page: the viewer script, payload JSON, colours.
 
-The viewer (``static/tfprof_views.js``) and the vendored plotly.js basic bundle
-(``static/plotly-basic.min.js``, bar/pie/scatter, MIT, see ``plotly-basic.LICENSE.txt``) go
-into a notebook once: with the first view a kernel displays, and again when the cell that
-carried them is run again (its outputs, and the script with them, are replaced). A report
-embeds them once at its top. Nothing is fetched from a network.
+The viewer (the modules in ``static/views/``, joined by :mod:`._bundle`) and the vendored
+plotly.js basic bundle (``static/plotly-basic.min.js``, bar/pie/scatter, MIT, see
+``plotly-basic.LICENSE.txt``) go into a notebook once: with the first view a kernel
+displays, and again when the cell that carried them is run again (its outputs, and the script
+with them, are replaced). A report embeds them once at its top. Nothing is fetched from a
+network.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from importlib import resources
 
 import plotly.graph_objects as go
 from plotly.io.json import to_json_plotly
+
+from . import _bundle
 
 __all__ = [
     "CATEGORY_COLORS",
@@ -69,7 +72,7 @@ def viewer_lib() -> str:
         "window.__tfprofPlotly = window.Plotly;\n"
         "if (had) window.Plotly = prev; else delete window.Plotly;\n"
         "if (hadName) window.moduleName = prevName; else delete window.moduleName;\n"
-        "})();\n" + _static("tfprof_views.js") + "\n}\n"
+        "})();\n" + _bundle.views_script() + "\n}\n"
     )
 
 
@@ -116,12 +119,18 @@ def lib_needed() -> bool:
 
 
 # -- JSON -------------------------------------------------------------------------------------
+def script_safe(json_text: str) -> str:
+    """JSON text made safe inside a <script> of an HTML page: ``<``, ``>`` and ``&`` as
+    ``\\u003c``, ``\\u003e`` and ``\\u0026`` (they can only occur inside JSON strings), so that
+    no name can end the script (``</script>``) or switch the page's parser into a state that
+    swallows the rest of it (``<!--<script>``)."""
+    return json_text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
 def to_json(obj: object) -> str:
-    """JSON that is safe inside a <script> of an HTML page (no ``</``) and ASCII only (so a
-    lone surrogate in an event name cannot break writing the page)."""
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=True, allow_nan=False).replace(
-        "<", "\\u003c"
-    )
+    """JSON that is safe inside a <script> of an HTML page (:func:`script_safe`) and ASCII
+    only (so a lone surrogate in an event name cannot break writing the page)."""
+    return script_safe(json.dumps(obj, separators=(",", ":"), ensure_ascii=True, allow_nan=False))
 
 
 def fig_json(fig: go.Figure) -> str:
@@ -129,7 +138,7 @@ def fig_json(fig: go.Figure) -> str:
     template: the viewer applies the page's theme."""
     d = fig.to_plotly_json()
     d["layout"] = {**d.get("layout", {}), "template": {}}
-    return to_json_plotly(d).replace("<", "\\u003c")
+    return script_safe(to_json_plotly(d))
 
 
 def viewer_js(payload_json: str, include_lib: bool) -> str:

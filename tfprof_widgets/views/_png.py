@@ -16,6 +16,7 @@ import importlib.util
 import os
 import shutil
 import threading
+import time
 import warnings
 
 import plotly.graph_objects as go
@@ -89,6 +90,18 @@ def available() -> bool:
     return importlib.util.find_spec("kaleido") is not None and browser_path() is not None
 
 
+# How long one image may take (the first includes starting the browser), and how often a
+# wait checks that kaleido's server thread (which drives the browser) is still alive.
+RENDER_TIMEOUT_S = 60.0
+_POLL_S = 0.05
+# Why images are off for the rest of the process (the browser died), or None.
+_broken: str | None = None
+
+
+class ImageUnavailable(RuntimeError):
+    """No image can be rendered here: the browser kaleido drives failed or stopped."""
+
+
 def _start() -> None:
     global _started
     with _lock:
@@ -100,19 +113,86 @@ def _start() -> None:
         # Else every image waits for MathJax from a CDN.
         pio.defaults.mathjax = None
         kaleido.start_sync_server(path=browser_path(), silence_warnings=True)
+        # kaleido warns on every call through its server that per-call options are ignored.
+        warnings.filterwarnings("ignore", message="The kopts argument is ignored")
         _started = True
+        _quiet_server_thread()
 
 
-def render(fig: go.Figure, width: int = WIDTH, height: int | None = None) -> bytes:
-    """The figure as PNG bytes (light/dark neutral colours), rendered now."""
+_server_error: list[str] = []
+
+
+def _quiet_server_thread() -> None:
+    """kaleido's server thread dies with a traceback on stderr when the browser fails: keep
+    its reason for the one warning instead."""
+    server, previous = _server_thread(), threading.excepthook
+
+    def hook(args) -> None:
+        if server is None or args.thread is not server:
+            return previous(args)
+        reason = args.exc_value.args[0] if args.exc_value and args.exc_value.args else ""
+        _server_error.append(f"{args.exc_type.__name__}: {reason}"[:200])
+        return None
+
+    threading.excepthook = hook
+
+
+def _server_thread():
+    """kaleido's server thread (the one that drives the browser), or None if not known."""
+    try:
+        from kaleido._sync_server import GlobalKaleidoServer
+    except ImportError:
+        return None
+    return getattr(GlobalKaleidoServer(), "_thread", None)
+
+
+def render(
+    fig: go.Figure,
+    width: int = WIDTH,
+    height: int | None = None,
+    timeout: float = RENDER_TIMEOUT_S,
+) -> bytes:
+    """The figure as PNG bytes (light/dark neutral colours), rendered now.
+
+    Raises :class:`ImageUnavailable` within moments when the browser kaleido drives dies (at
+    its start, or under a memory limit: kaleido's server then waits forever), or after
+    ``timeout`` seconds; images are then off for the rest of the process."""
+    global _broken
+    if _broken is not None:
+        raise ImageUnavailable(_broken)
     _start()
     f = go.Figure(fig)
     f.update_layout(template=STATIC_TEMPLATE)
     h = height or int(f.layout.height or 400)
-    with warnings.catch_warnings():
-        # kaleido warns on every call through its server that per-call options are ignored.
-        warnings.simplefilter("ignore")
-        return f.to_image(format="png", width=width, height=h, scale=1)
+    out: list = []
+
+    def call() -> None:
+        # No catch_warnings here: it is not thread-safe, and this thread may never return
+        # (its "ignore" would then stay for the whole process); see _start's filter.
+        try:
+            out.append(f.to_image(format="png", width=width, height=h, scale=1))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            out.append(exc)
+
+    # A daemon thread: if the browser is gone it waits forever, and must not hold up exit.
+    worker = threading.Thread(target=call, name="tfprof-png-call", daemon=True)
+    worker.start()
+    server = _server_thread()
+    deadline = time.monotonic() + timeout
+    while worker.is_alive():
+        worker.join(_POLL_S)
+        if not worker.is_alive():
+            break
+        if server is not None and not server.is_alive():
+            why = f": {_server_error[-1]}" if _server_error else ""
+            _broken = f"the browser kaleido drives ({browser_path()}) failed or stopped{why}"
+            raise ImageUnavailable(_broken)
+        if time.monotonic() > deadline:
+            _broken = f"no image from the browser kaleido drives within {timeout:.0f} s"
+            raise ImageUnavailable(_broken)
+    if isinstance(out[0], BaseException):
+        raise out[0]
+    return out[0]
 
 
 def render_async(fig: go.Figure, done) -> concurrent.futures.Future:

@@ -4,11 +4,11 @@ A view fills in parts — :meth:`View.blocks` (summary HTML, plots, tables, for 
 its :meth:`~View.choices`), :meth:`~View.findings` (plain-text lines) and optionally
 :meth:`~View.static_figure` — and never renders itself. The template turns them into:
 
-* a **payload** (JSON) that the viewer script (``static/tfprof_views.js``) draws: plots that
-  fill the output's width and follow resizes and the page's light/dark theme, tables that
-  sort, filter, scroll and export CSV, choosers (every choice is computed here, so the page
-  needs no kernel: an exported notebook and a report stay interactive), a pie click that
-  filters the table;
+* a **payload** (JSON) that the viewer script (``static/views/``, see :mod:`._bundle`)
+  draws: plots that fill the output's width and follow resizes and the page's light/dark
+  theme, tables that sort, filter, scroll and export CSV, choosers (every choice is
+  computed here, so the page needs no kernel: an exported notebook and a report stay
+  interactive), a pie click that filters the table;
 * in a notebook, **two or three outputs** (:meth:`View._ipython_display_`), because one
   mimebundle cannot serve every viewer (JupyterLab picks by rank, sanitizes HTML when
   untrusted, nbconvert escapes it with ``--sanitize-html``):
@@ -43,7 +43,7 @@ from collections.abc import Callable
 import plotly.graph_objects as go
 
 from . import _png
-from ._display import esc, fig_json, lib_needed, to_json, viewer_js
+from ._display import esc, fig_json, lib_needed, script_safe, to_json, viewer_js
 from .tables import Table, encode_column
 
 __all__ = ["Choice", "Html", "Plot", "Plots", "TableBlock", "View", "combine_figures"]
@@ -223,7 +223,7 @@ class View:
         return {b.id: b for b in self.default_blocks() if isinstance(b, TableBlock)}
 
     def payload_json(self, statics: int = 0, live: bool = False) -> str:
-        """The payload the viewer draws, as JSON (see ``static/tfprof_views.js``)."""
+        """The payload the viewer draws, as JSON (see ``static/views/view.js``)."""
         choices = self.choices()
         default = self.default_choice()
         figs: list[go.Figure] = []
@@ -335,7 +335,7 @@ class View:
     def html(self, *_args, **_kwargs) -> str:
         """The view for an HTML page that loads the viewer script once (a report): a mount
         point holding the payload."""
-        payload = self.payload_json().replace("</", "<\\/")
+        payload = script_safe(self.payload_json())
         return (
             f'<div class="tfprof-mount" id="tfv-{self._id()}">'
             f'<script type="application/json">{payload}</script></div>'

@@ -7,12 +7,12 @@ frameworks a run holds (``run.framework``) and asks their rules together. The ne
 analyses (steps, op stats, overview, input pipeline, kernels) never name a framework.
 """
 
-from . import tensorflow, xla
+from . import pytorch, tensorflow, xla
 from .base import UNKNOWN_OP, Advice, DeviceOps, Framework, RunNames
 from .registry import FRAMEWORKS, RunFrameworks, framework_of, frameworks_in, rules_of
 
 # The analyses only one framework has, as run attributes: each framework package lists its own.
-ANALYSES = tensorflow.ANALYSES + xla.ANALYSES
+ANALYSES = tensorflow.ANALYSES + xla.ANALYSES + pytorch.ANALYSES
 
 __all__ = [
     "ANALYSES",

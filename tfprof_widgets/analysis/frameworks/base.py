@@ -93,9 +93,14 @@ class Advice:
     runs on the host. ``input_next_step`` / ``no_input_pipeline_next_step``: what to look at
     next when input is the bottleneck, with or without the framework's input pipeline.
     ``input_recommendations``: what to do about each kind of slow input op.
+    ``notebook_words``: (XProf's sentence, ours) pairs: XProf's overview page points at its
+    own sections, a notebook at views (:meth:`in_our_words`).
     """
 
-    mark_steps: str = "Profile for longer than one step."
+    mark_steps: str = (
+        "No step marker observed and hence the step time is unknown. Mark each step with "
+        "the framework's step annotation, or profile for longer than one step."
+    )
     input_tool: str = ""
     launch_contention: str = ""
     input_next_step: str = "Look at the input pipeline's breakdown of input time on the host."
@@ -103,18 +108,39 @@ class Advice:
         "The profiler has no host-side analysis for this capture's input pipeline."
     )
     input_recommendations: tuple[str, ...] = ()
+    notebook_words: tuple[tuple[str, str], ...] = (
+        (
+            "You may skip the rest of this page.",
+            "Input is not the bottleneck: look at the ops (tw.views.op_stats(run)) and the "
+            "trace (tw.views.timeline(run)).",
+        ),
+        (
+            "Look at Section 3 for the breakdown of input time on the host.",
+            "See where the host's input time goes in the input-pipeline view "
+            "(tw.views.input_pipeline(run)).",
+        ),
+    )
+
+    def in_our_words(self, sentence: str) -> str:
+        """XProf's sentence with its page sections replaced by the views that show them."""
+        for theirs, ours in self.notebook_words:
+            sentence = sentence.replace(theirs, ours)
+        return sentence
 
 
 class Framework:
     """One framework's rules (the defaults: XProf's, for a capture of no known framework).
 
-    ``name`` is the framework's id in ``run.framework``; ``title`` how the views name it;
+    ``name`` is the framework's id in ``run.framework``; ``title`` how the views name it,
+    ``op_label`` one of its ops;
     ``vocabulary`` the event, stat and line names only this framework's captures carry (the
     architecture test keeps them out of the neutral analyses).
     """
 
     name: ClassVar[str] = "generic"
     title: ClassVar[str] = "Profile"
+    # What the views call one of the framework's ops ('TF op', 'operator').
+    op_label: ClassVar[str] = "op"
     vocabulary: ClassVar[tuple[str, ...]] = ()
     advice: ClassVar[Advice] = Advice()
     # Host events whose op type means "input": each maps to XProf's input class.
@@ -215,4 +241,27 @@ class Framework:
         """The op each kernel ``rows`` runs as the kernel-stats table names it (object
         array; None entries keep the op of its ``tf_op`` stat), or None where the framework
         names none."""
+        return None
+
+    # -- hooks added for PyTorch ------------------------------------------------------------
+    # Whether a host with a GPU takes its steps from its host step markers, counting its
+    # host events beside its device events. XProf's rule (False): such a host's steps come
+    # from the device's 'Steps' line and its device events alone.
+    host_marks_device_steps: ClassVar[bool] = False
+
+    def overview_verdicts(self, run) -> dict | None:
+        """The framework's own verdicts on a run's steps, replacing XProf's: a dict of
+        :class:`~..overview.OverviewSummary` fields (the ``*_classification`` /
+        ``*_statement`` ones and ``summary_next_step``) plus ``recommendations``, the list
+        of sentences that leads the overview's advice. None keeps XProf's verdicts."""
+        return None
+
+    def device_rows_in_steps(self, run, rows: np.ndarray) -> np.ndarray:
+        """Which of the device activity ``rows`` belong to the profiled iterations (what
+        :mod:`..gpu_time` counts). Default: all of them."""
+        return rows
+
+    def memory_events(self, run) -> pd.DataFrame | None:
+        """The framework's own allocator events as rows of schema.MEMORY (``run.memory``
+        adds them to the allocator events XProf reads); None where it has none."""
         return None

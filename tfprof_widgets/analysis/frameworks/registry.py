@@ -62,6 +62,10 @@ class RunFrameworks:
     def advice(self) -> Advice:
         return self.primary.advice
 
+    @property
+    def op_label(self) -> str:
+        return self.primary.op_label
+
     def __contains__(self, name: str) -> bool:
         return name in self.names
 
@@ -190,6 +194,30 @@ class RunFrameworks:
                 continue
             out = found if out is None else np.where(pd.isna(out), found, out)
         return out
+
+    # -- hooks added for PyTorch ------------------------------------------------------------
+    @property
+    def host_marks_device_steps(self) -> bool:
+        return any(f.host_marks_device_steps for f in self.rules)
+
+    def overview_verdicts(self, run) -> dict | None:
+        """The first framework's own overview verdicts (None: XProf's)."""
+        for f in self.rules:
+            found = f.overview_verdicts(run)
+            if found is not None:
+                return found
+        return None
+
+    def device_rows_in_steps(self, run, rows: np.ndarray) -> np.ndarray:
+        """The device activity every framework of the run keeps."""
+        for f in self.rules:
+            rows = f.device_rows_in_steps(run, rows)
+        return rows
+
+    def memory_events(self, run) -> list[pd.DataFrame]:
+        """Each framework's own allocator events (schema.MEMORY), where it has any."""
+        found = (f.memory_events(run) for f in self.rules)
+        return [m for m in found if m is not None and len(m)]
 
 
 def frameworks_in(run) -> RunFrameworks:

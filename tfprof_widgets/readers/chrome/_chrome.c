@@ -73,6 +73,10 @@ enum {
 };
 
 static const char LONE_SURROGATE[] = "a lone surrogate escape";
+/* One JSON string (a name, an arg) longer than this is refused: a 0.5 MB .json.gz can hold a
+ * 500 MB name, and its decode then needs several GB. */
+#define MAX_STRING_BYTES ((size_t)64 << 20)
+static const char LONG_STRING[] = "a string longer than 64 MB";
 
 /* -- memory ------------------------------------------------------------------------------ */
 
@@ -399,6 +403,7 @@ static int scan_string(dec_t *d, str_t *s) {
     special:
 #endif
         if (*p == '"') {
+            if ((size_t)(p - s->start) > MAX_STRING_BYTES) return give_up(d, s->start, LONG_STRING);
             s->end = p;
             d->p = p + 1;
             return 0;
@@ -1345,6 +1350,10 @@ PyMODINIT_FUNC PyInit__chrome(void) {
     if (seed == -1 && PyErr_Occurred()) return NULL;
     hash_seed = mix64((uint64_t)seed ^ hash_seed);
     PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddStringConstant(m, "LONG_STRING", LONG_STRING) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     if (m && PyModule_AddStringConstant(m, "LONE_SURROGATE", LONE_SURROGATE) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -39,7 +39,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-from ...errors import CorruptProfileError, WrongFormatError
+from ...errors import CorruptProfileError, ProfileTooLargeError, WrongFormatError
 from ...stat_columns import KIND_CODE
 from ..text import json_without_lone_surrogates
 
@@ -175,6 +175,14 @@ def decode_c(data: bytes, path: str) -> Decoded | str:
     Lone surrogate escapes are replaced (as for the msgspec path) only when the decoder meets
     one: looking for them costs a scan of the whole text."""
     got = _decode_c(data, path)
+    if isinstance(got, str) and got.startswith(getattr(_chrome, "LONG_STRING", "\0")):
+        # Its decode would need several times its size (a 500 MB name: 2.6 GB), and no name
+        # or arg of a real trace comes near it.
+        raise ProfileTooLargeError(
+            path,
+            f"the JSON holds {got} (one name or arg); such a string is not loaded: is the "
+            "file a trace?",
+        )
     if isinstance(got, str) and got.startswith(_chrome.LONE_SURROGATE):
         fixed = json_without_lone_surrogates(data)
         if fixed is not data:

@@ -5,8 +5,9 @@ category, id and name for async events) is matched the way a stack would match i
 running depths (an end with nothing open is ignored, as Chrome does), never by a Python loop
 over events. What each phase becomes:
 
-* ``X``: as is (no ``dur``: 0); ``B``/``E``: one event per matched pair, in file order per
-  thread (the end's args are merged into the begin's; unclosed begins are counted);
+* ``X``: as is (no ``dur``: 0); ``B``/``E``: one event per matched pair, matched in timestamp
+  order per thread (file order at equal times; the end's args are merged into the begin's;
+  unclosed begins and ends before any begin are counted, and warned about);
 * async ``b``/``e`` and legacy ``S``/``F``: one event per pair matched in timestamp order (the
   catapult traces are not sorted), on the process's "Async" line; their steps ``n``/``T``/
   ``p`` are instants there;
@@ -144,6 +145,9 @@ def timed_events(dec, thread_key: np.ndarray, pid_key: np.ndarray) -> Timed:
     add(x, dec.ts[x], np.nan_to_num(dec.dur[x], nan=0.0), THREAD, np.full(len(x), -1), False)
 
     be = np.flatnonzero((ph == _P["B"]) | (ph == _P["E"]))
+    # Timestamp order, as Perfetto and chrome://tracing pair them (a trace need not be sorted:
+    # an E listed before its B is valid); file order where times are equal (back-to-back).
+    be = be[np.argsort(dec.ts[be], kind="stable")]
     b, e, unopened = _match(thread_key[be], ph[be] == _P["B"])
     b, e = be[b], be[e]
     add(b, dec.ts[b], np.maximum(dec.ts[e] - dec.ts[b], 0.0), THREAD, e, True)

@@ -173,6 +173,13 @@ class _Reader:
         n_tids = len(self.tids) + 1
         thread_key = self.pid_code * n_tids + self.tid_code
         timed = timed_events(dec, thread_key, self.pid_code)
+        if not len(timed.src) and timed.unopened:
+            raise CorruptProfileError(
+                self.path,
+                f"none of its {timed.unclosed + timed.unopened} begin/end events pair up: "
+                f"{timed.unopened} end(s) (ph E/e/F) come before any begin in time (an end "
+                "earlier than its begin?)",
+            )
         if not len(timed.src):
             raise NoEventsError(
                 self.path, "the trace has no timed events (only metadata or nothing)"
@@ -626,7 +633,10 @@ class _Reader:
                 f"{timed.unclosed} begin events (ph B/b/S) had no matching end and were not loaded"
             )
         if timed.unopened:
-            w.append(f"{timed.unopened} end events (ph E/e/F) had no open begin and were ignored")
+            w.append(
+                f"{timed.unopened} end events (ph E/e/F) had no begin open before them in time "
+                "(an end earlier than its begin?) and were ignored"
+            )
         if links.unlinked:
             w.append(
                 f"{links.unlinked} flow events (ph s/t/f) bound to no slice or had no partner, "

@@ -37,6 +37,47 @@ def fill_pages(out) -> None:
         _fill_from_messages(out, overview, pipeline)
     else:
         _fill_from_datatables(out, overview, pipeline)
+    _check_steps(out)
+
+
+_SUMMARY_KEYS = ("step_time_ms_avg", "step_time_ms_std", "step_time_ms_min", "step_time_ms_max")
+
+
+def _check_steps(out) -> None:
+    """Steps whose time or breakdown is not a finite number >= 0 (NaN, inf, -1e9 ms: no
+    TensorBoard writes them) are left out with a warning, and the overview's step-time
+    figures are then those of the steps kept, so that every table says the same."""
+    steps = out.tables.get("steps")
+    if steps is None or not len(steps):
+        return
+    cols = [c for c in ("step_time_us", *_GENERIC_STEP_FIELDS) if c in steps.columns]
+    values = steps[cols].to_numpy(np.float64)
+    bad = ~(np.isfinite(values) & (values >= 0)).all(axis=1)
+    figures = out.overview or {}
+    summary = [figures.get(k) for k in _SUMMARY_KEYS]
+    odd = any(v is not None and not (math.isfinite(v) and v >= 0) for v in summary)
+    if not bad.any() and not odd:
+        return
+    path = out.files.get("input_pipeline") or out.files.get("overview_page") or out.host
+    kept = steps[~bad].reset_index(drop=True)
+    if bad.any():
+        out.tables["steps"] = kept
+        first = float(values[bad][0][0])
+        out.warnings.append(
+            f"{path}: {int(bad.sum())} of {len(steps)} steps have a step time or breakdown "
+            f"that is not a finite number >= 0 (the first: {first:g} µs) and were left out"
+        )
+    if figures:
+        ms = kept["step_time_us"].to_numpy(np.float64) / 1e3
+        figures["n_steps"] = len(kept)
+        figures["step_time_ms_avg"] = float(ms.mean()) if len(ms) else 0.0
+        figures["step_time_ms_std"] = float(ms.std()) if len(ms) else 0.0
+        figures["step_time_ms_min"] = float(ms.min()) if len(ms) else 0.0
+        figures["step_time_ms_max"] = float(ms.max()) if len(ms) else 0.0
+        out.warnings.append(
+            f"{path}: the overview's step-time figures are those of the {len(kept)} steps "
+            "kept, not the file's"
+        )
 
 
 def _unpack(any_msg, cls):

@@ -34,13 +34,44 @@ def _float(v) -> float:
     return 0.0 if v is None else float(v)
 
 
+# The most bytes a byte count may say (4 EiB): beyond it (uint64 max, int64 extremes) or
+# below 0 it is no byte count, and became -1 bytes in an int64 column.
+_MAX_BYTES = 1 << 62
+
+
+class _ByteCounts:
+    """Byte counts read from a memory profile, each range-checked: one out of range is 0
+    (as a missing one), and counted per field for one warning."""
+
+    def __init__(self) -> None:
+        self.dropped: dict[str, int] = {}
+
+    def one(self, v, field: str) -> int:
+        n = _int(v)
+        if 0 <= n < _MAX_BYTES:
+            return n
+        self.dropped[field] = self.dropped.get(field, 0) + 1
+        return 0
+
+    def column(self, items: list[dict], field: str) -> np.ndarray:
+        return np.array([self.one(d.get(field), field) for d in items], np.int64)
+
+    def notes(self, path: str) -> list[str]:
+        return [
+            f"{path}: {n} value(s) of {field} are no byte count (negative, 4 EiB or more) "
+            "and were read as 0"
+            for field, n in self.dropped.items()
+        ]
+
+
 def fill_memory(out: HostToolData, doc: dict) -> None:
     per_alloc = doc.get("memoryProfilePerAllocator") or {}
     mem_parts, summaries, breakdowns = [], [], []
+    counts = _ByteCounts()
     for allocator in sorted(per_alloc):
         prof = per_alloc[allocator] if isinstance(per_alloc[allocator], dict) else {}
         snaps = [s for s in prof.get("memoryProfileSnapshots", []) if isinstance(s, dict)]
-        mem = _snapshots(out.host, allocator, snaps)
+        mem = _snapshots(out.host, allocator, snaps, counts)
         mem_parts.append(mem)
         summary = prof.get("profileSummary") or {}
         peak = summary.get("peakStats") or {}
@@ -55,13 +86,21 @@ def fill_memory(out: HostToolData, doc: dict) -> None:
                 "allocator": allocator,
                 "num_allocations": int((mem["activity"] == "ALLOCATION").sum()),
                 "num_deallocations": int((mem["activity"] == "DEALLOCATION").sum()),
-                "memory_capacity_bytes": _int(summary.get("memoryCapacity")),
-                "peak_bytes_lifetime": _int(summary.get("peakBytesUsageLifetime")),
-                "peak_in_use_bytes": _int(peak.get("stackReservedBytes"))
-                + _int(peak.get("heapAllocatedBytes")),
-                "peak_heap_bytes": _int(peak.get("heapAllocatedBytes")),
-                "peak_stack_bytes": _int(peak.get("stackReservedBytes")),
-                "peak_free_bytes": _int(peak.get("freeMemoryBytes")),
+                "memory_capacity_bytes": counts.one(
+                    summary.get("memoryCapacity"), "memoryCapacity"
+                ),
+                "peak_bytes_lifetime": counts.one(
+                    summary.get("peakBytesUsageLifetime"), "peakBytesUsageLifetime"
+                ),
+                "peak_in_use_bytes": counts.one(
+                    peak.get("stackReservedBytes"), "peakStats.stackReservedBytes"
+                )
+                + counts.one(peak.get("heapAllocatedBytes"), "peakStats.heapAllocatedBytes"),
+                "peak_heap_bytes": counts.one(peak.get("heapAllocatedBytes"), "_"),
+                "peak_stack_bytes": counts.one(peak.get("stackReservedBytes"), "_"),
+                "peak_free_bytes": counts.one(
+                    peak.get("freeMemoryBytes"), "peakStats.freeMemoryBytes"
+                ),
                 "peak_fragmentation": _float(peak.get("fragmentation")),
                 "peak_time_us": peak_ps / 1e6,
                 "peak_group_id": peak_step,
@@ -69,6 +108,8 @@ def fill_memory(out: HostToolData, doc: dict) -> None:
         )
         breakdowns.append(_active_allocations(out.host, allocator, prof, snaps, peak_step))
     memory = pd.concat(mem_parts, ignore_index=True) if mem_parts else schema.empty(schema.MEMORY)
+    counts.dropped.pop("_", None)  # the peak's stack and heap again: counted once
+    out.warnings += counts.notes(out.files.get("memory_profile", out.host))
     out.tables["memory"] = schema.conform(memory, schema.MEMORY)
     out.tables["memory_summary"] = schema.conform(
         pd.DataFrame(summaries, columns=list(schema.MEMORY_SUMMARY)), schema.MEMORY_SUMMARY
@@ -81,7 +122,7 @@ def fill_memory(out: HostToolData, doc: dict) -> None:
     out.tables["memory_breakdown"] = schema.conform(bd, schema.TOOL_MEMORY_BREAKDOWN)
 
 
-def _snapshots(host: str, allocator: str, snaps: list[dict]) -> pd.DataFrame:
+def _snapshots(host: str, allocator: str, snaps: list[dict], counts: _ByteCounts) -> pd.DataFrame:
     """MEMORY rows from MemoryProfileSnapshots (times: µs from the start of the capture)."""
     agg = [s.get("aggregationStats") or {} for s in snaps]
     act = [s.get("activityMetadata") or {} for s in snaps]
@@ -89,7 +130,8 @@ def _snapshots(host: str, allocator: str, snaps: list[dict]) -> pd.DataFrame:
     def ints(items, key):
         return np.array([_int(d.get(key)) for d in items], np.int64)
 
-    stack, heap = ints(agg, "stackReservedBytes"), ints(agg, "heapAllocatedBytes")
+    stack = counts.column(agg, "stackReservedBytes")
+    heap = counts.column(agg, "heapAllocatedBytes")
     df = pd.DataFrame(
         {
             "host": [host] * len(snaps),
@@ -98,12 +140,12 @@ def _snapshots(host: str, allocator: str, snaps: list[dict]) -> pd.DataFrame:
             "activity": [str(a.get("memoryActivity", "UNKNOWN_ACTIVITY")) for a in act],
             "stack_reserved_bytes": stack,
             "heap_allocated_bytes": heap,
-            "free_memory_bytes": ints(agg, "freeMemoryBytes"),
+            "free_memory_bytes": counts.column(agg, "freeMemoryBytes"),
             "in_use_bytes": stack + heap,
             "fragmentation": np.array([_float(d.get("fragmentation")) for d in agg]),
-            "peak_bytes_in_use": ints(agg, "peakBytesInUse"),
-            "requested_bytes": ints(act, "requestedBytes"),
-            "allocation_bytes": ints(act, "allocationBytes"),
+            "peak_bytes_in_use": counts.column(agg, "peakBytesInUse"),
+            "requested_bytes": counts.column(act, "requestedBytes"),
+            "allocation_bytes": counts.column(act, "allocationBytes"),
             "address": np.array([_int(a.get("address")) for a in act], np.uint64).astype(np.int64),
             "tf_op": [str(a.get("tfOpName", "")) for a in act],
             "group_id": ints(act, "stepId"),

@@ -20,9 +20,7 @@ profile and the pod viewer; the TF stats and kernel stats are mapped here.
 
 from __future__ import annotations
 
-import gzip
 import json
-import zlib
 
 import numpy as np
 import pandas as pd
@@ -30,10 +28,18 @@ from google.protobuf.message import DecodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from ... import schema
-from ...errors import CorruptProfileError, EmptyProfileError, ProfileError, WrongFormatError
+from ...errors import (
+    CorruptProfileError,
+    EmptyProfileError,
+    ProfileError,
+    ProfileTooLargeError,
+    WrongFormatError,
+)
 from ...proto import tool_data_pb2 as pb
 from ..columnar import HostTables, StatRows
 from ..formats import host_of, tool_of
+from ..limits import MEMORY_PER_FILE_BYTE, available_memory_bytes, fmt_bytes, inflate_bounded
+from ..messages import check_message_budget, count_messages
 from .host import HostToolData
 from .pages import datatables, fill_pages, top_op_times
 from .proto_json import fill_memory, pod_viewer
@@ -56,7 +62,16 @@ _MESSAGES = {
     "kernel_stats": pb.KernelStatsDb,
 }
 # Tool files are small (a few MB at most); a larger one is not what its name says.
-_MAX_JSON_BYTES = 1 << 30
+_MAX_JSON_BYTES = 256 << 20
+
+
+def _json_limit() -> int:
+    """The most JSON a tool file may inflate to: its decode fits in the memory there is (as
+    for a Chrome trace), and it is no tool output past 256 MB."""
+    avail = available_memory_bytes()
+    if avail is None:
+        return _MAX_JSON_BYTES
+    return min(_MAX_JSON_BYTES, int(avail / MEMORY_PER_FILE_BYTE["chrome"]))
 
 
 def read_tool_data(host: str, paths: list[str]) -> HostToolData:
@@ -68,10 +83,11 @@ def read_tool_data(host: str, paths: list[str]) -> HostToolData:
     out = HostToolData(host)
     decoded: dict[str, object] = {}
     errors: list[ProfileError] = []
+    counted = _messages_within_budget(paths)
     for path in paths:
         tool, encoding = tool_of(path) or ("", "")
         try:
-            decoded[tool] = _decode(path, tool, encoding)
+            decoded[tool] = _decode(path, tool, encoding, counted)
         except ProfileError as exc:
             errors.append(exc)
             continue
@@ -99,20 +115,47 @@ def _read_bytes(path: str) -> bytes:
     return data
 
 
-def _decode(path: str, tool: str, encoding: str):
+def _messages_within_budget(paths: list[str]) -> bool:
+    """Count the protobuf messages of a host's tool files together, before any is parsed:
+    a :class:`ProfileTooLargeError` (naming the largest) when all of them would cost more
+    than the memory available. False when a file could not be counted (each is then
+    counted alone as it is parsed)."""
+    total, largest = 0, ("", 0)
+    for path in paths:
+        tool, encoding = tool_of(path) or ("", "")
+        if encoding != "pb" or tool not in _MESSAGES:
+            continue
+        try:
+            n = count_messages(_MESSAGES[tool].DESCRIPTOR, _read_bytes(path))
+        except ProfileError:
+            return False
+        total += n
+        largest = max(largest, (path, n), key=lambda x: x[1])
+    avail = available_memory_bytes()
+    if avail is not None and total * TOOL_MESSAGE_BYTES > avail:
+        raise ProfileTooLargeError(
+            largest[0],
+            f"the host's tool-data files hold {total:,} protobuf messages ({largest[1]:,} in "
+            f"this one); reading them needs about {fmt_bytes(total * TOOL_MESSAGE_BYTES)}, "
+            f"more than the {fmt_bytes(avail)} of memory available",
+        )
+    return True
+
+
+def _decode(path: str, tool: str, encoding: str, counted: bool = False):
     data = _read_bytes(path)
     what = TOOL_TITLES.get(tool, "a tool-data file")
     if encoding == "pb":
-        return parse_message(_MESSAGES[tool], data, path, what)
+        return parse_message(
+            _MESSAGES[tool], data, path, what, per_message=0 if counted else TOOL_MESSAGE_BYTES
+        )
     if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise CorruptProfileError(
-                path, f"{what}: the gzip stream is truncated or damaged ({exc})"
-            ) from None
+        # Inflated in bounded steps (a 2 MB file can expand to GBs), as Chrome traces are.
+        data = inflate_bounded(data, path, _json_limit(), f"{what}: the gzip stream")
     if len(data) > _MAX_JSON_BYTES:
-        raise CorruptProfileError(path, f"{what}: over 1 GiB of JSON, not a tool output")
+        raise CorruptProfileError(
+            path, f"{what}: over {_MAX_JSON_BYTES >> 20} MB of JSON, not a tool output"
+        )
     try:
         doc = json.loads(data)
     except (ValueError, RecursionError) as exc:
@@ -132,9 +175,18 @@ def _decode(path: str, tool: str, encoding: str):
     return doc
 
 
-def parse_message(cls, data: bytes, path: str, what: str):
+# Memory one parsed tool-data message costs, read into our tables (12 MB of 6 M empty step
+# details and TF-stats records took 1.7 GB): the budget a file's messages are counted against.
+TOOL_MESSAGE_BYTES = 300
+
+
+def parse_message(cls, data: bytes, path: str, what: str, per_message: int = TOOL_MESSAGE_BYTES):
     """``cls`` parsed from ``data``; damaged bytes raise CorruptProfileError, a message with
-    fields ``cls`` does not have (another file under this name) WrongFormatError."""
+    fields ``cls`` does not have (another file under this name) WrongFormatError, and one of
+    more messages than the memory available holds (``per_message`` bytes each)
+    ProfileTooLargeError, before it is parsed."""
+    if per_message:
+        check_message_budget(cls, data, path, what, per_message)
     msg = cls()
     try:
         msg.ParseFromString(data)
@@ -157,7 +209,10 @@ def parse_message(cls, data: bytes, path: str, what: str):
 def describe_pb(data: bytes) -> str | None:
     """What a ``.pb`` that is not an XSpace may be, for an error message: one of the tools'
     messages (decoding with no unknown field and something set), else None."""
+    avail = available_memory_bytes()
     for tool, cls in _MESSAGES.items():
+        if avail is not None and count_messages(cls.DESCRIPTOR, data) * TOOL_MESSAGE_BYTES > avail:
+            continue  # too big to look at: not named
         msg = cls()
         try:
             msg.ParseFromString(data)

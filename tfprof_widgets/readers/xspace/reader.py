@@ -310,9 +310,10 @@ def _to_tables(w: _Walk, path: str, host: str) -> HostTables:
     per_plane = np.bincount(line_plane, weights=per_line, minlength=len(w.planes))
     ev_bounds = np.concatenate([[0], np.cumsum(per_plane.astype(np.int64))])
     ev_name = _event_names(w, ev_bounds, md.lookup, path)
-    event_stats = _event_stats(w, ev_bounds, md.stat_names, path)
+    notes: list[str] = []
+    event_stats = _event_stats(w, ev_bounds, md.stat_names, path, notes)
     _check_event_numbers(w, event_stats, path)
-    notes = _clamp_negative_durations(w)
+    notes += _clamp_negative_durations(w)
     occurrences = np.ones(len(w.ev_md), np.int32)
     occurrences[w.occ_idx] = w.occ_val
     return HostTables(
@@ -527,12 +528,13 @@ _METADATA_DTYPES = {
 }
 
 
-def _inflated(texts: np.ndarray, field: np.ndarray, path: str) -> list:
-    """Distinct string payloads, the compressed ones (field 8) inflated to their text."""
+def _inflated(texts: np.ndarray, field: np.ndarray, path: str, notes: list[str]) -> list:
+    """Distinct string payloads, the compressed ones (field 8) inflated to their text (cut
+    at 64 MB each, with a note)."""
     out = list(texts)
     packed = np.flatnonzero(field == 8)
     if len(packed):
-        for i, t in zip(packed.tolist(), gunzip_texts(texts[packed], path)):
+        for i, t in zip(packed.tolist(), gunzip_texts(texts[packed], path, notes)):
             out[i] = t
     return out
 
@@ -560,7 +562,9 @@ def _event_names(w: _Walk, ev_bounds: np.ndarray, lookup, path: str) -> np.ndarr
     return ev_name
 
 
-def _event_stats(w: _Walk, ev_bounds: np.ndarray, stat_names, path: str) -> StatStore:
+def _event_stats(
+    w: _Walk, ev_bounds: np.ndarray, stat_names, path: str, notes: list[str]
+) -> StatStore:
     """Event stats as a store: names and ref values resolve through their own plane's stat
     metadata (a name several planes define is one stat)."""
     n = len(w.st_owner)
@@ -587,25 +591,71 @@ def _event_stats(w: _Walk, ev_bounds: np.ndarray, stat_names, path: str) -> Stat
             ref_ids, ref_inv = unique_inverse(w.st_raw[refs])
             str_code[refs] = ref_inv + len(texts)
             texts += [snames.get(i, f"<ref {i}>") for i in ref_ids.tolist()]
-    texts += _inflated(w.texts, w.text_field, path)
+    texts += _inflated(w.texts, w.text_field, path, notes)
     str_code[w.text_rows] = w.text_code.astype(np.int64) + (len(texts) - len(w.texts))
     # Each string once (a ref's name can equal a string stat, or another plane's ref).
     merged, distinct = pd.factorize(np.array(texts, dtype=object), use_na_sentinel=False)
     if len(distinct) < len(texts):
         has = str_code >= 0
         str_code[has] = merged[str_code[has]]
+    owner, raw = w.st_owner, w.st_raw
+    keep = out_of_range_bytes(name_pos, name_code, field, raw, path, notes)
+    if keep is not None:
+        owner, name_code, field, raw, str_code = (
+            a[keep] for a in (owner, name_code, field, raw, str_code)
+        )
     return StatStore.from_columns(
-        w.st_owner,
+        owner,
         name_code,
         list(name_pos),
         FIELD_KIND[field],
-        w.st_raw,
-        w.st_raw.view(np.float64),
+        raw,
+        raw.view(np.float64),
         str_code,
         list(distinct),
         n_events,
         distinct_strings=True,
     )
+
+
+# Stats that count bytes (the allocator's): a value no int64 holds, a negative one, NaN or
+# inf is no byte count (a uint64-max peak_bytes_in_use became a peak of -1 bytes).
+BYTE_COUNT_STATS = frozenset(
+    {
+        "bytes_allocated",
+        "bytes_reserved",
+        "bytes_available",
+        "peak_bytes_in_use",
+        "requested_bytes",
+        "allocation_bytes",
+    }
+)
+
+
+# The most bytes a byte-count stat may say (4 EiB): sums of two (stack + heap) stay in int64.
+MAX_BYTES = 1 << 62
+
+
+def out_of_range_bytes(name_pos: dict, name_code, field, raw, path: str, notes: list[str]):
+    """Which stat rows to keep (None: all) when byte-count stats hold values that are not a
+    byte count; a note names each such stat and how many values were dropped."""
+    codes = [c for n, c in name_pos.items() if n in BYTE_COUNT_STATS]
+    if not codes:
+        return None
+    rows = np.isin(name_code, codes)
+    as_float = raw.view(np.float64)
+    bad_double = (field == 2) & ~((as_float >= 0) & (as_float < MAX_BYTES))  # NaN, inf, < 0
+    bad_int = ((field == 3) | (field == 4)) & ((raw < 0) | (raw >= MAX_BYTES))
+    bad = rows & (bad_int | bad_double)
+    if not bad.any():
+        return None
+    names = list(name_pos)
+    for code, count in zip(*np.unique(name_code[bad], return_counts=True)):
+        notes.append(
+            f"{path}: {count} value(s) of the stat {names[int(code)]!r} are no byte count "
+            "(negative, 4 EiB or more, NaN or inf) and were dropped"
+        )
+    return ~bad
 
 
 def _has_unknown_fields(msg) -> bool:

@@ -99,6 +99,19 @@ ADVICE = Advice(
         "Other data reading or processing: you may consider using the tf.data API (if you "
         "are not using it now)",
     ),
+    notebook_words=(
+        (
+            "Look at Section 3 for the breakdown of input time on the host.",
+            "See where the host's input time goes in the input-pipeline view "
+            "(tw.views.input_pipeline(run)) and the tf.data bottleneck in "
+            "tw.views.tf_data_graph(run).",
+        ),
+        (
+            "(please ignore Section 3 below)",
+            "(the input-pipeline view has nothing to show)",
+        ),
+        *Advice.notebook_words,
+    ),
 )
 
 
@@ -180,6 +193,7 @@ def ops_of_tf_op_stat(run, rows: np.ndarray, annotations: bool) -> DeviceOps:
 class TensorFlow(Framework):
     name = "tensorflow"
     title = "TensorFlow"
+    op_label = "TF op"
     vocabulary = (
         "Profiled batch",
         "EagerExecute",
