@@ -119,10 +119,11 @@ def test_jax_op_names_come_from_the_hlo_metadata():
     assert fusion["type"] == "Unknown"
 
 
-@pytest.mark.parametrize("name", AMD_NAMES)
-def test_amd_kernel_rows_are_xprofs(name):
+@pytest.mark.parametrize("name", (*H100_NAMES, *AMD_NAMES))
+def test_kernel_rows_are_xprofs(name):
     """Kernel stats name each kernel's op by its instruction's op_name ('' where it has
-    none, the kernel's tf_op where no instruction is found): every row is xprof's."""
+    none, the kernel's tf_op where no instruction is found, as for kernels inside CUDA
+    graphs): every row (kernel, op, occurrences, total time) is xprof's."""
     gold = rows(golden(name, "kernel_stats"))
     k = load(name).kernels
     assert len(k) == len(gold)
