@@ -123,17 +123,21 @@ def test_jax_op_names_come_from_the_hlo_metadata():
 def test_kernel_rows_are_xprofs(name):
     """Kernel stats name each kernel's op by its instruction's op_name ('' where it has
     none, the kernel's tf_op where no instruction is found, as for kernels inside CUDA
-    graphs): every row (kernel, op, occurrences, total time) is xprof's."""
+    graphs): every row (kernel, op, occurrences, total time, Tensor Core flags) is xprof's;
+    on AMD GPUs the matrix-core kernels (Cijk_ GEMMs, XLA's GEMM fusions) use Tensor Cores."""
     gold = rows(golden(name, "kernel_stats"))
     k = load(name).kernels
     assert len(k) == len(gold)
     key = ["kernel_name", "operation", "occurrences"]
-    ours = k.astype({"kernel_name": str, "operation": str})[key + ["total_time_us"]]
-    theirs = gold.rename(columns={"op_name": "operation"})[key + ["total_duration_us"]]
+    flags = ["is_op_tensor_core_eligible", "is_kernel_using_tensor_core"]
+    ours = k.astype({"kernel_name": str, "operation": str})[key + ["total_time_us", *flags]]
+    theirs = gold.rename(columns={"op_name": "operation"})[key + ["total_duration_us", *flags]]
     theirs = theirs.astype({"occurrences": int}).rename(columns={"total_duration_us": "t"})
     ours = ours.rename(columns={"total_time_us": "t"})
     ours, theirs = (d.sort_values([*key, "t"], ignore_index=True) for d in (ours, theirs))
     assert ours[key].equals(theirs[key])
+    for flag in flags:  # JAX's convolutions and dots are eligible; AMD's matrix cores count
+        assert ours[flag].astype(bool).tolist() == theirs[flag].astype(bool).tolist(), flag
     np.testing.assert_allclose(ours["t"], theirs["t"], rtol=5e-3, atol=1e-3)
 
 

@@ -52,6 +52,11 @@ TENSOR_CORE_PATTERNS = (
     "xmma_warp_specialized_implicit_gemm",
 )
 _TC_RE = re.compile("|".join(re.escape(p) for p in TENSOR_CORE_PATTERNS))
+# Kernel-name fragments of AMD matrix-core kernels (hipBLASLt/Tensile's Cijk_ GEMMs, MFMA and
+# WMMA kernels, XLA's GEMM fusions), as XProf 2.24 marks them on AMD GPUs (seen in its kernel
+# stats of the MI300X JAX captures).
+AMD_MATRIX_CORE_PATTERNS = ("Cijk_", "mfma", "wmma", "gemm_fusion")
+_AMD_TC_RE = re.compile("|".join(re.escape(p) for p in AMD_MATRIX_CORE_PATTERNS))
 MAX_KERNELS = 1000
 
 
@@ -163,17 +168,14 @@ def _launches(run) -> pd.DataFrame | None:
         op_names[known] = named[known]
     uniq, inv = np.unique(details[rows].astype(str), return_inverse=True)
     params = pd.DataFrame([parse_kernel_details(d) for d in uniq]).iloc[inv].reset_index(drop=True)
-    non_nvidia = np.array(
-        [
-            v not in ("", "nvidia")
-            for v in (
-                vendor.get((h, p), "")
-                for h, p in zip(sub["host"].astype(str), sub["plane"].astype(str))
-            )
-        ]
+    vendors = np.array(
+        [vendor.get((h, p), "") for h, p in zip(sub["host"].astype(str), sub["plane"].astype(str))],
+        object,
     )
     uniq_names, name_inv = np.unique(names, return_inverse=True)
-    uses_tc = np.array([bool(_TC_RE.search(k)) for k in uniq_names], bool)[name_inv] & ~non_nvidia
+    nvidia_tc = np.array([bool(_TC_RE.search(k)) for k in uniq_names], bool)[name_inv]
+    amd_tc = np.array([bool(_AMD_TC_RE.search(k)) for k in uniq_names], bool)[name_inv]
+    uses_tc = np.where(vendors == "amd", amd_tc, nvidia_tc & np.isin(vendors, ["", "nvidia"]))
     eligible = np.array(
         [
             einsum_eligible(e) or frameworks.tensor_core_eligible(o)
