@@ -236,3 +236,21 @@ def test_hlo_stats_under_cuda_graphs():
     np.testing.assert_allclose(mine["total_time_us"], gold["total_time"], rtol=5e-3, atol=1e-3)
     extra = ours[ours["beyond_xprof"]]
     assert len(extra) == 24 and (extra["occurrences"] == 10).all()
+
+
+@pytest.mark.parametrize("name", H100_NAMES)
+def test_jax_step_time_statistics_are_xprofs(name):
+    """The overview's step-time statistics (average, deviation, min, max, and the averages of
+    device compute and 'all others') print as xprof's, to its one decimal."""
+    o = load(name).overview_summary
+    p = golden(name, "overview_page")[1]["p"]
+    for ours, key in [
+        (o.step_time_ms_avg, "steptime_ms_average"),
+        (o.step_time_ms_std, "steptime_ms_standard_deviation"),
+        (o.step_time_ms_min, "steptime_ms_minimum"),
+        (o.step_time_ms_max, "steptime_ms_maximum"),
+        (o.breakdown_ms_avg["device_compute_us"], "device_compute_time_ms_avg"),
+        (o.breakdown_ms_avg["all_others_us"], "other_time_ms_avg"),
+    ]:
+        assert f"{ours:.1f}" == p[key], key
+    assert p["hardware_type"] == "GPU" and o.hardware_type == "GPU"
