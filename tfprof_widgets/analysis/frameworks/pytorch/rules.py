@@ -73,9 +73,10 @@ class PyTorch(Framework):
         return out
 
     def input_pipeline_in_use(self, ops: pd.DataFrame) -> bool:
-        if not len(ops) or "op_name" not in ops:
+        if not len(ops) or "operation" not in ops:
             return False
-        return bool(torch_names.is_dataloader_next(pd.Series(ops["op_name"].unique())).any())
+        names = pd.Series(ops["operation"].astype(str).unique())
+        return bool(torch_names.is_dataloader_next(names).any())
 
     def overview_verdicts(self, run) -> dict | None:
         return verdicts(run)
