@@ -126,12 +126,10 @@ def _role_time(
     return out
 
 
-def _step_spans(run, rows: np.ndarray, role: np.ndarray, start, end):
-    """tb_plugin's step spans of one host's marker ``rows``: (start, end, matched device
-    activities per step)."""
-    order = np.argsort(start[rows], kind="stable")
-    rows = rows[order]
-    s0, s1 = start[rows].copy(), end[rows].copy()
+def _step_spans(run, s0: np.ndarray, s1: np.ndarray, role: np.ndarray, start, end):
+    """tb_plugin's step spans from one host's host-side spans ``s0``-``s1`` (sorted): (start,
+    end, matched device activities per step)."""
+    s0, s1 = s0.copy(), s1.copy()
     n = len(run.events)
     corr, has_corr = stat_columns.numbers(run.stat_store, "correlation", n)
     gpu = np.flatnonzero(on_device(run) & np.isin(role, (0, 1, 2, COMMUNICATION)) & has_corr)
@@ -194,17 +192,18 @@ def torch_steps(run) -> pd.DataFrame:
         mine = host == h
         rows = np.flatnonzero(step & mine)
         if len(rows):
+            rows = rows[np.argsort(start[rows], kind="stable")]
             number = torch_names.step_numbers(
                 pd.Series(names[ev["name"].cat.codes.to_numpy()[rows]])
             )
-            number = number[np.argsort(start[rows], kind="stable")]
-            s0, s1, count = _step_spans(run, rows, np.where(mine, role, -1), start, end)
-        else:  # no marker: one step over the host's operators
+            s0, s1 = start[rows], end[rows]
+        else:  # no marker: one step 0 over the host's operators
             ops = mine & ((role >= DATALOADER) | step)
             if not ops.any():
                 continue
             s0, s1 = np.array([start[ops].min()]), np.array([end[ops].max()])
-            number, count = np.zeros(1), np.zeros(1, np.int64)
+            number = np.zeros(1)
+        s0, s1, count = _step_spans(run, s0, s1, np.where(mine, role, -1), start, end)
         r = np.flatnonzero(mine & (role >= 0))
         by_role = _role_time(role[r], start[r], end[r], s0, s1)
         part = {"host": [hosts[h]] * len(s0), "step": number, "start_us": s0 / 1e6}
