@@ -1,7 +1,8 @@
 """Reference figures of the PyTorch (Kineto) captures, from the tools that made them known:
-HolisticTraceAnalysis (HTA)'s temporal and GPU kernel breakdowns, and torch-tb-profiler's
-step-time breakdown, written to ``tests/golden/kineto/<trace>.json`` for
-``tests/test_pytorch.py``.
+HolisticTraceAnalysis (HTA)'s temporal and GPU kernel breakdowns (as HTA reads a trace by
+default, and with its rounding of fractional µs off: ``hta_ns``), and torch-tb-profiler's
+step-time breakdown, operator and kernel views and peak memory, written to
+``tests/golden/kineto/<trace>.json`` for ``tests/test_pytorch.py``.
 
     python scripts/make_hta_golden.py [--tb-plugin DIR] [TRACE ...]
 
@@ -10,10 +11,11 @@ Default traces: every file in ``../shared/captures/kineto/``. HTA reads a trace 
 directory first and HTA is pointed there. torch-tb-profiler (``pip install
 torch-tb-profiler==0.4.3``, or its unpacked wheel given as ``--tb-plugin DIR``; it needs
 tensorboard, not torch) is optional: without it the file keeps no step figures. Its map of
-Kineto categories is given ``cuda_runtime`` -> Runtime (as kineto's later plugin has it), the
+Kineto categories is given ``cuda_runtime`` -> Runtime (as kineto's later plugin has it) and
+``cuda_driver`` -> Runtime (cuBLAS's launches in recent PyTorch), the
 trace's GPU user annotations are left out (0.4.3 takes their ``ProfilerStep#N`` copies for
 more steps), and a DataLoader batch recorded as a ``user_annotation`` is handed to it as an
-operator (0.4.3 drops user annotations): the three rules where ours differ from 0.4.3's on
+operator (0.4.3 drops user annotations): the four rules where ours differ from 0.4.3's on
 purpose (see ``tfprof_widgets/analysis/frameworks/pytorch/steps.py``).
 """
 
@@ -85,6 +87,7 @@ def tb_plugin_figures(path: pathlib.Path) -> dict | None:
     except ImportError:
         return None
     trace.EventTypeMap.setdefault("cuda_runtime", trace.EventTypes.RUNTIME)
+    trace.EventTypeMap.setdefault("cuda_driver", trace.EventTypes.RUNTIME)
     with gzip.open(path) if path.suffix == ".gz" else open(path, "rb") as f:
         data = json.load(f)
     events = []
@@ -115,6 +118,18 @@ def tb_plugin_figures(path: pathlib.Path) -> dict | None:
         for a in profile.op_list_groupby_name
     }
     by_shape = len(profile.op_list_groupby_name_input)
+    kernels: dict = {}
+    for k in profile.kernel_list_groupby_name_op or []:
+        row = kernels.setdefault(f"{k.name}###{k.op_name}", [0, 0.0, 0.0, 0.0, 0])
+        row[0] += k.calls
+        row[1] += float(k.total_duration)
+        row[2] += float(k.blocks_per_sm)  # duration-weighted sums
+        row[3] += float(k.occupancy)
+        row[4] += 1  # launch configurations
+    kernels = {
+        key: {"calls": c, "total": t, "blocks_x_dur": b, "occupancy_x_dur": o, "configs": g}
+        for key, (c, t, b, o, g) in kernels.items()
+    }
     memory = {}
     snapshot = getattr(profile, "memory_snapshot", None)
     if snapshot is not None:
@@ -135,6 +150,7 @@ def tb_plugin_figures(path: pathlib.Path) -> dict | None:
         "operators": ops,
         "operator_shape_groups": by_shape,
         "memory": memory,
+        "kernels": kernels,
     }
 
 

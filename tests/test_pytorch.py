@@ -70,15 +70,15 @@ def test_torch_steps_are_tb_plugins(loaded):
     assert not schema.mismatches(ours, schema.TORCH_STEPS)
     theirs = golden(name)["tb_plugin"]["steps"]
     # 0.4.3 leaves out the tail steps we mark incomplete. Its times are sums of float µs
-    # differences of 13-digit timestamps: equal to ours within 0.01 µs.
+    # differences of 13-digit timestamps: equal to ours within 0.05 µs.
     kept = ours[ours["complete"]]
     assert kept["step"].tolist() == [s["step"] for s in theirs]
     for row, ref in zip(kept.itertuples(), theirs):
-        assert row.step_time_us == pytest.approx(ref["total"], rel=1e-6, abs=0.01)
+        assert row.step_time_us == pytest.approx(ref["total"], rel=1e-6, abs=0.05)
         for role in ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader"):
-            assert getattr(row, f"{role}_us") == pytest.approx(ref[role], rel=1e-6, abs=0.01), role
-        assert row.cpu_exec_us == pytest.approx(ref["cpu_exec"], rel=1e-6, abs=0.01)
-        assert row.other_us == pytest.approx(ref["other"], rel=1e-6, abs=0.01)
+            assert getattr(row, f"{role}_us") == pytest.approx(ref[role], rel=1e-6, abs=0.05), role
+        assert row.cpu_exec_us == pytest.approx(ref["cpu_exec"], rel=1e-6, abs=0.05)
+        assert row.other_us == pytest.approx(ref["other"], rel=1e-6, abs=0.05)
 
 
 def test_overview_verdict_is_in_pytorch_terms():
@@ -224,7 +224,8 @@ def test_operator_view_is_tb_plugins(loaded):
 def test_operator_view_shows_the_tables_and_the_step_roles():
     """The operator view: a stacked bar per step by tb_plugin's roles (Kernel ... Other), a pie
     per figure (device/host, self/total), and the table by operator or by operator and input
-    shapes; a run of another framework is told to use op stats. Static and viewer forms."""
+    shapes, and the kernels by the operator that launched them; a run of another framework is
+    told to use op stats. Static and viewer forms."""
     path = KINETO / "torch_transformer_h100.pt.trace.json.gz"
     if not path.exists():
         pytest.skip("no shared captures")
@@ -247,6 +248,8 @@ def test_operator_view_shows_the_tables_and_the_step_roles():
     by_shape = view.table("shape")
     assert "input_shapes" in by_shape.df.columns and len(by_shape.df) > len(run.torch_ops)
     assert run.view.operators().text() == view.text()
+    kernels = view.kernel_table().df
+    assert len(kernels) == len(run.torch_kernels) and "operator" in kernels.columns
     other = tw.load(ROOT / "sample_profiles" / "input_bound")
     assert "op stats" in tw.views.operators(other).text()
 
@@ -298,3 +301,28 @@ def test_memory_advice_at_the_device_limit():
     assert memory_advice(run_with(89)) == []
     (advice,) = memory_advice(run_with(95))
     assert "95.0% of" in advice and "GPU:0" in advice and "Gradient Checkpoint" in advice
+
+
+def test_kernel_view_is_tb_plugins(loaded):
+    """Rules (torch-tb-profiler 0.4.3's kernel view): a kernel belongs to the operator tree
+    node whose runtime call launched it ('CallTreeRoot' for External id 0 or no call found);
+    per kernel and operator: calls, total time and the duration-weighted blocks per SM and
+    estimated achieved occupancy, as tb_plugin sums them over launch configurations."""
+    name, run = loaded
+    ours = run.torch_kernels
+    assert not schema.mismatches(ours, schema.TORCH_KERNELS)
+    theirs = golden(name)["tb_plugin"]["kernels"]
+    ours = ours.assign(
+        bw=ours["mean_blocks_per_sm"] * ours["total_us"],
+        ow=ours["mean_est_achieved_occupancy_percent"] * ours["total_us"],
+        configs=1,
+    )
+    got = ours.groupby(["name", "operator"])[["calls", "total_us", "bw", "ow", "configs"]].sum()
+    got.index = [f"{k}###{o}" for k, o in got.index]
+    assert sorted(got.index) == sorted(theirs)
+    for key, ref in theirs.items():
+        row = got.loc[key]
+        assert row["calls"] == ref["calls"] and row["configs"] == ref["configs"], key
+        assert row["total_us"] == pytest.approx(ref["total"], rel=1e-5, abs=0.05), key
+        assert row["bw"] == pytest.approx(ref["blocks_x_dur"], rel=1e-4, abs=0.5), key
+        assert row["ow"] == pytest.approx(ref["occupancy_x_dur"], rel=1e-4, abs=0.5), key

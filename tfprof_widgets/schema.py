@@ -872,3 +872,27 @@ TORCH_OPS_BY_SHAPE: dict[str, tuple[str, str]] = {
     "input_shapes": ("str", "The operator's input shapes as recorded ('[[32, 512], [512]]')."),
     **{k: v for k, v in TORCH_OPS.items() if k not in ("host", "name")},
 }
+
+TORCH_KERNELS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "name": ("str", "Kernel."),
+    "operator": (
+        "str",
+        "Operator whose runtime call launched it (a step, module or 'CallTreeRoot' where no "
+        "operator did).",
+    ),
+    "grid": ("str", "Grid dimensions as recorded ('[50, 1, 1]')."),
+    "block": ("str", "Block dimensions as recorded."),
+    "registers_per_thread": ("int64", "Registers per thread."),
+    "shared_memory_bytes": ("int64", "Shared memory per block, bytes."),
+    "calls": ("int64", "Launches."),
+    "total_us": ("float64", "Sum of durations, µs."),
+    "mean_us": ("float64", "Mean duration, µs."),
+    "max_us": ("float64", "Longest, µs."),
+    "min_us": ("float64", "Shortest, µs."),
+    "mean_blocks_per_sm": ("float64", "Blocks per SM, mean weighted by duration."),
+    "mean_est_achieved_occupancy_percent": (
+        "float64",
+        "Kineto's estimated achieved occupancy, mean weighted by duration, %.",
+    ),
+}

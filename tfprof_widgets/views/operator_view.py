@@ -1,6 +1,6 @@
 """The operator view of a PyTorch capture (torch-tb-profiler's): where device and host time go
-by operator, the step-time breakdown by role, and the operator table (by name, or by name and
-input shapes)."""
+by operator, the step-time breakdown by role, the operator table (by name, or by name and
+input shapes) and the kernels by the operator that launched them."""
 
 from __future__ import annotations
 
@@ -113,8 +113,37 @@ class OperatorView(View):
         out += [
             Plots(plots, row=True),
             TableBlock("operators", self.table(group), "Operators (click a slice to filter)"),
+            TableBlock(
+                "kernels", self.kernel_table(), "Kernels by the operator that launched them"
+            ),
         ]
         return out
+
+    def kernel_table(self) -> Table:
+        k = self.run.torch_kernels
+        cols = [
+            Column("calls", "calls", "int"),
+            Column("total_us", "total (µs)", digits=1),
+            Column("mean_us", "mean (µs)", digits=2),
+            Column("max_us", "max (µs)", digits=2),
+            Column("min_us", "min (µs)", digits=2),
+            Column("mean_blocks_per_sm", "blocks/SM", digits=2, title="mean, by duration"),
+            Column(
+                "mean_est_achieved_occupancy_percent",
+                "est. occup. %",
+                "pct",
+                digits=0,
+                title="Kineto's estimated achieved occupancy, mean by duration",
+            ),
+            Column("grid", "grid"),
+            Column("block", "block"),
+            Column("registers_per_thread", "regs", "int"),
+            Column("shared_memory_bytes", "smem (B)", "int"),
+            Column("host", "host", hidden=k["host"].nunique() < 2),
+            Column("operator", "operator"),
+            Column("name", "kernel"),
+        ]
+        return Table(k, cols, csv="torch_kernels.csv", sort=("total_us", "desc"))
 
     def findings(self) -> list[str]:
         if not len(self.ops):

@@ -24,7 +24,9 @@ COLLECTIVE_OPS = frozenset(
 
 # torch-tb-profiler's event types of Kineto categories (compared in lower case). Its last
 # release (0.4.3) predates 'cuda_runtime', which kineto's later plugin maps to Runtime, as
-# we do; 'cuda_driver' is in neither.
+# we do. 'cuda_driver' is in neither: ours on purpose, it is Runtime too, for recent PyTorch
+# launches cuBLAS's kernels with the driver's cuLaunchKernelEx (without it an H100 trace's
+# matrix multiplies launch no kernel and their time is no Runtime).
 KERNEL, MEMCPY, MEMSET, RUNTIME, OPERATOR, ANNOTATION, OTHER = range(7)
 _CAT_TYPES = {
     "kernel": KERNEL,
@@ -34,6 +36,7 @@ _CAT_TYPES = {
     "gpu_memset": MEMSET,
     "runtime": RUNTIME,
     "cuda_runtime": RUNTIME,
+    "cuda_driver": RUNTIME,
     "cpu_op": OPERATOR,
     "operator": OPERATOR,
     "python": OPERATOR,

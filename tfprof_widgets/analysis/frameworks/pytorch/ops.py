@@ -6,7 +6,9 @@ Its rules (torch-tb-profiler 0.4.3's ``EventParser`` and ``OperatorNode.fill_sta
 * Operators are the host's ``cpu_op`` events (torch 1.9: ``Operator``), ``ProfilerStep#N``
   and ``nn.Module`` events (python_function events with a ``Python module id``) aside; they
   nest per thread by time into trees, the steps and modules being nodes of them too.
-* A runtime call (``cudaLaunchKernel``...) belongs to the operator with its ``External id``;
+* A runtime call (``cudaLaunchKernel``...) belongs to the operator with its ``External id``
+  (one without: to the first node without one, a module, as tb_plugin's dict keyed by the
+  id puts them together under None);
   the GPU activities (kernels, copies, memsets) with the call's ``correlation`` are what it
   launched, and their durations are its device time.
 * Host total: the operator's duration; host self: that less its child nodes' and its runtime
@@ -23,6 +25,8 @@ Its rules (torch-tb-profiler 0.4.3's ``EventParser`` and ``OperatorNode.fill_sta
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 
@@ -37,6 +41,7 @@ _NOT_OPERATORS = ("DataParallel.forward", "DistributedDataParallel.forward")
 _FIGURES = ("host_self_us", "host_total_us", "device_self_us", "device_total_us")
 
 
+@per_run
 def _kinds(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per event: its torch-tb-profiler type, whether it is a tree node, and whether an
     operator (a row of the view)."""
@@ -62,20 +67,28 @@ def _kinds(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return kind, node, operator
 
 
-def _device_time_of_calls(run, kind: np.ndarray, start, end) -> tuple[np.ndarray, np.ndarray]:
-    """Runtime-call rows and the device time (ps) of what each launched."""
+def launches(run, kinds=(KERNEL, MEMCPY, MEMSET)) -> tuple[np.ndarray, np.ndarray]:
+    """GPU activity rows of ``kinds`` and the runtime-call row that launched each (-1: none
+    found), by their correlation id (one call per id: the last recorded, as tb_plugin
+    keeps)."""
     n = len(run.events)
+    kind = _kinds(run)[0]
     corr, has = stat_columns.numbers(run.stat_store, "correlation", n)
     calls = np.flatnonzero((kind == RUNTIME) & has & ~on_device(run))
-    gpu = np.flatnonzero(np.isin(kind, (KERNEL, MEMCPY, MEMSET)) & has & on_device(run))
-    # A correlation id names one call (the last recorded, as tb_plugin keeps).
+    gpu = np.flatnonzero(np.isin(kind, kinds) & on_device(run))
     owner = pd.Series(calls, index=corr[calls])
     owner = owner[~owner.index.duplicated(keep="last")]
     hit = owner.reindex(corr[gpu]).to_numpy()
-    ok = ~np.isnan(hit)
-    device = np.zeros(n, np.int64)
-    np.add.at(device, hit[ok].astype(np.int64), end[gpu[ok]] - start[gpu[ok]])
-    return calls, device[calls]
+    return gpu, np.where(has[gpu] & ~np.isnan(hit), np.nan_to_num(hit, nan=-1), -1).astype(np.int64)
+
+
+def _device_time_of_calls(run, kind: np.ndarray, start, end) -> np.ndarray:
+    """Per event: for a runtime call, the device time (ps) of what it launched (else 0)."""
+    gpu, call = launches(run)
+    ok = call >= 0
+    device = np.zeros(len(run.events), np.int64)
+    np.add.at(device, call[ok], end[gpu[ok]] - start[gpu[ok]])
+    return device
 
 
 def _merge_repeats(names: np.ndarray, op_kind: np.ndarray, parent: np.ndarray):
@@ -102,28 +115,49 @@ def _merge_repeats(names: np.ndarray, op_kind: np.ndarray, parent: np.ndarray):
     return merged, eff_parent, ~absorbed, rep
 
 
-def _calls_to_nodes(run, kind, nodes, start, end):
-    """Per runtime call attached to a node by its External id (torch 1.9: 'external id'):
-    (node index, call duration ps, device time ps)."""
+def _calls_to_nodes(run, kind, nodes):
+    """The runtime calls attached to a node by their External id (torch 1.9: 'external
+    id'): (call rows, node index of each); and the calls with External id 0 (tb_plugin hangs
+    them from its tree's root)."""
     n = len(run.events)
     ext, has_ext = stat_columns.numbers(run.stat_store, "External id", n)
     low, has_low = stat_columns.numbers(run.stat_store, "external id", n)
     ext, has_ext = np.where(has_ext, ext, low), has_ext | has_low
-    calls, call_device = _device_time_of_calls(run, kind, start, end)
-    ok = has_ext[calls]
+    calls = np.flatnonzero((kind == RUNTIME) & ~on_device(run))
     node_of_ext = pd.Series(np.arange(len(nodes)), index=ext[nodes])[has_ext[nodes]]
     node_of_ext = node_of_ext[~node_of_ext.index.duplicated(keep="first")]
-    to = node_of_ext.reindex(ext[calls[ok]]).to_numpy()
-    got = ~np.isnan(to)
-    attached = calls[ok][got]
-    return to[got].astype(np.int64), end[attached] - start[attached], call_device[ok][got]
+    to = node_of_ext.reindex(ext[calls]).to_numpy()
+    got = has_ext[calls] & ~np.isnan(to)
+    # tb_plugin matches a call without External id to the first node without one (a
+    # module's python_function): its dict of calls by id has them under None.
+    no_ext = np.flatnonzero(~has_ext[nodes])
+    if len(no_ext):
+        first = no_ext[np.argmin(run.events["start_us"].to_numpy()[nodes[no_ext]])]
+        to = np.where(has_ext[calls], to, first)
+        got |= ~has_ext[calls]
+    at_root = calls[has_ext[calls] & (ext[calls] == 0) & ~got]
+    return calls[got], to[got].astype(np.int64), at_root
 
 
-def _node_figures(run) -> pd.DataFrame:
-    """Per operator call: host, name, input shapes, and its four times (µs)."""
+@dataclasses.dataclass
+class Tree:
+    """tb_plugin's operator trees of a run: ``nodes`` (rows of run.events, tree order),
+    ``parent`` (index into nodes after merges, -1 at a root), ``merged`` (absorbed by its
+    parent), ``calls`` (runtime-call rows that count) and ``call_node`` (the node each
+    belongs to), ``root_calls`` (External id 0: the root's)."""
+
+    nodes: np.ndarray
+    parent: np.ndarray
+    merged: np.ndarray
+    calls: np.ndarray
+    call_node: np.ndarray
+    root_calls: np.ndarray
+
+
+@per_run
+def operator_tree(run) -> Tree:
     ev = run.events
-    n = len(ev)
-    kind, node, operator = _kinds(run)
+    kind, node, _ = _kinds(run)
     start, end = times_ps(run)
     nodes = np.flatnonzero(node)
     # Nest per thread, longer first at equal starts (tb_plugin's (start, -end) order).
@@ -133,16 +167,27 @@ def _node_figures(run) -> pd.DataFrame:
     _, parent = stack_nesting(line, start[nodes], end[nodes])
     names = ev["name"].cat.codes.to_numpy()[nodes]
     merged, parent, own_calls, rep = _merge_repeats(names, kind[nodes] == OPERATOR, parent)
+    calls, to, root = _calls_to_nodes(run, kind, nodes)
+    keep = own_calls[to]
+    return Tree(nodes, parent, merged, calls[keep], rep[to[keep]], root)
+
+
+def _node_figures(run) -> pd.DataFrame:
+    """Per operator call: host, name, input shapes, and its four times (µs)."""
+    ev = run.events
+    n = len(ev)
+    kind, _, operator = _kinds(run)
+    start, end = times_ps(run)
+    tree = operator_tree(run)
+    nodes, parent, merged = tree.nodes, tree.parent, tree.merged
     dur = end[nodes] - start[nodes]
     self_host = dur.copy()
     child = (parent >= 0) & ~merged
     np.subtract.at(self_host, parent[child], dur[child])
-    to, call_dur, call_device = _calls_to_nodes(run, kind, nodes, start, end)
-    keep = own_calls[to]
-    to = rep[to[keep]]
-    np.subtract.at(self_host, to, call_dur[keep])
+    np.subtract.at(self_host, tree.call_node, end[tree.calls] - start[tree.calls])
+    device = _device_time_of_calls(run, kind, start, end)
     self_device = np.zeros(len(nodes), np.int64)
-    np.add.at(self_device, to, call_device[keep])
+    np.add.at(self_device, tree.call_node, device[tree.calls])
     total_device = _subtree_sums(self_device, np.where(merged, -1, parent))
     rows = np.flatnonzero(operator[nodes] & ~merged)
     shapes, _ = stat_columns.strings(run.stat_store, "Input Dims", n)

@@ -15,7 +15,8 @@ The rules are those of torch-tb-profiler 0.4.3 (its ``StepParser`` and ``Overall
   those ops), Runtime (CUDA runtime calls), DataLoader (``enumerate(DataLoader)#...__next__``),
   CPU Exec (every other ``cpu_op`` or ``python`` event on the host); what is left is Other.
 * Ours on purpose: Kineto's ``cuda_runtime`` category is Runtime (0.4.3 knows only torch 1.9's
-  ``Runtime``; kineto's later plugin maps it so); a DataLoader batch recorded as a
+  ``Runtime``; kineto's later plugin maps it so), and so is ``cuda_driver`` (cuBLAS's
+  ``cuLaunchKernelEx`` in recent PyTorch; in neither plugin); a DataLoader batch recorded as a
   ``user_annotation`` (PyTorch 2 records it so) is DataLoader time (0.4.3 drops user
   annotations other than steps and collectives, so it finds no DataLoader time in a PyTorch 2
   trace); GPU user annotations (a copy of host ranges on the GPU's timeline) are no steps
