@@ -143,7 +143,17 @@ def tb_plugin_figures(path: pathlib.Path) -> dict | None:
             peak = peaks.get((dtype, dev))  # none without 'Total Allocated' (torch 1.9)
             memory[name] = {"peak_allocated": None if peak is None else int(peak)}
             memory[name]["records"] = len(records)
+    gpu = profile.gpu_metrics_parser
+    metrics = {
+        f"/device:GPU:{g}": {
+            "gpu_utilization": gpu.gpu_utilization[g],
+            "est_sm_efficiency": gpu.avg_approximated_sm_efficiency_per_device[g],
+            "est_achieved_occupancy": gpu.avg_occupancy_per_device[g],
+        }
+        for g in sorted(gpu.gpu_ids)
+    }
     return {
+        "gpu_metrics": metrics,
         "version": _version(),
         "steps": steps,
         "recommendations": profile.recommendations,

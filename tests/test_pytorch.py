@@ -84,8 +84,9 @@ def test_torch_steps_are_tb_plugins(loaded):
 def test_overview_verdict_is_in_pytorch_terms():
     """Rule: a PyTorch run's overview judges its torch-tb-profiler roles: DataLoader at 5 % of
     the step time or more is input-bound (tb_plugin's threshold; 20 %: highly), CUDA runtime
-    is graded as XProf grades kernel launch (3 % / 15 %), a GPU busy under 50 % of the step is
-    idle; the advice names PyTorch's remedies, never tf.data."""
+    is graded as XProf grades kernel launch (3 % / 15 %), a GPU whose kernels run under 50 % of
+    the steps' time (tb_plugin's GPU utilization) is idle; the advice names PyTorch's remedies,
+    never tf.data."""
     path = KINETO / "resnet50_v100_workers0.pt.trace.json.gz"
     if not path.exists():
         pytest.skip("no shared captures")
@@ -101,7 +102,7 @@ def test_overview_verdict_is_in_pytorch_terms():
     assert workers.kernel_launch_classification == "moderate"
     transformer = tw.load(KINETO / "torch_transformer_h100.pt.trace.json.gz").overview_summary
     assert transformer.kernel_launch_classification == "moderate"
-    assert "GPU is busy only" in transformer.all_other_statement
+    assert transformer.all_other_statement.startswith("GPU:0 (25.2%) has low utilization")
 
 
 def test_a_run_without_step_markers_is_told_how_to_mark_them():
@@ -326,3 +327,24 @@ def test_kernel_view_is_tb_plugins(loaded):
         assert row["total_us"] == pytest.approx(ref["total"], rel=1e-5, abs=0.05), key
         assert row["bw"] == pytest.approx(ref["blocks_x_dur"], rel=1e-4, abs=0.5), key
         assert row["ow"] == pytest.approx(ref["occupancy_x_dur"], rel=1e-4, abs=0.5), key
+
+
+def test_gpu_metrics_are_tb_plugins(loaded):
+    """Rules (torch-tb-profiler 0.4.3's GPUMetricsParser) over the steps' window: GPU
+    utilization = time some kernel runs / window; est. SM efficiency = the running kernels'
+    blocks per SM summed, capped at 1, averaged over the window; est. achieved occupancy = the
+    kernels' occupancy weighted by their time in the window."""
+    name, run = loaded
+    ours = run.torch_gpu_metrics
+    assert not schema.mismatches(ours, schema.TORCH_GPU_METRICS)
+    theirs = golden(name)["tb_plugin"]["gpu_metrics"]
+    assert sorted(ours["device"]) == sorted(theirs)
+    for row in ours.itertuples():
+        ref = theirs[row.device]
+        assert row.gpu_utilization_percent == pytest.approx(100 * ref["gpu_utilization"], abs=1e-3)
+        assert row.est_sm_efficiency_percent == pytest.approx(
+            100 * ref["est_sm_efficiency"], abs=1e-3
+        )
+        assert row.est_achieved_occupancy_percent == pytest.approx(
+            ref["est_achieved_occupancy"], abs=1e-3
+        )

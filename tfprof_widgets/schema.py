@@ -896,3 +896,21 @@ TORCH_KERNELS: dict[str, tuple[str, str]] = {
         "Kineto's estimated achieved occupancy, mean weighted by duration, %.",
     ),
 }
+
+TORCH_GPU_METRICS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "device": ("str", "GPU plane ('/device:GPU:0')."),
+    "gpu_utilization_percent": (
+        "float64",
+        "Time some kernel runs, over the steps' window (first step's start to the last "
+        "complete step's end), %.",
+    ),
+    "est_sm_efficiency_percent": (
+        "float64",
+        "The running kernels' blocks per SM summed and capped at 1, averaged over the window, %.",
+    ),
+    "est_achieved_occupancy_percent": (
+        "float64",
+        "Kineto's est. achieved occupancy of the kernels, weighted by their time in the window, %.",
+    ),
+}

@@ -1,6 +1,7 @@
 """PyTorch's rules (:mod:`.rules`, with its names in :mod:`.names`) and the analyses only
-``torch.profiler`` captures have: torch-tb-profiler's step-time breakdown (:mod:`.steps`)
-operator view (:mod:`.ops`) and kernel view (:mod:`.kernels`)."""
+``torch.profiler`` captures have: torch-tb-profiler's step-time breakdown (:mod:`.steps`),
+operator view (:mod:`.ops`), kernel view and GPU metrics (:mod:`.kernels`); its allocator
+events feed ``run.memory`` (:mod:`.memory`)."""
 
 from ...results import Analysis
 from .rules import PyTorch
@@ -12,6 +13,7 @@ ANALYSES = (
     Analysis("torch_ops", _HERE + "ops:torch_ops", "TORCH_OPS"),
     Analysis("torch_ops_by_shape", _HERE + "ops:torch_ops_by_shape", "TORCH_OPS_BY_SHAPE"),
     Analysis("torch_kernels", _HERE + "kernels:torch_kernels", "TORCH_KERNELS"),
+    Analysis("torch_gpu_metrics", _HERE + "kernels:torch_gpu_metrics", "TORCH_GPU_METRICS"),
 )
 
 __all__ = ["ANALYSES", "PyTorch"]

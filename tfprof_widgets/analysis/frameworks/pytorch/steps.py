@@ -32,6 +32,7 @@ from .... import schema, stat_columns
 from ...event_index import on_device, times_ps
 from ...inputs import per_run
 from . import names as torch_names
+from .kernels import torch_gpu_metrics
 from .names import ANNOTATION, KERNEL, MEMCPY, MEMSET, OPERATOR, RUNTIME
 
 # The roles in torch-tb-profiler's priority order, as the table's columns.
@@ -47,7 +48,8 @@ ROLE_LABELS = {
     "cpu_exec_us": "CPU Exec",
     "other_us": "Other",
 }
-# torch-tb-profiler's thresholds: DataLoader share and communication share that it reports.
+# torch-tb-profiler's thresholds: the DataLoader and communication shares it reports, and the
+# GPU utilization under which it calls a GPU idle.
 DATALOADER_PERCENT, COMMUNICATION_PERCENT, LOW_GPU_BUSY_PERCENT = 5.0, 10.0, 50.0
 # Launch-bound, graded as XProf grades kernel launch time.
 HIGHLY_RUNTIME, MODERATELY_RUNTIME = 15.0, 3.0
@@ -233,7 +235,9 @@ def verdicts(run) -> dict | None:
     steps = torch_steps(run)
     if not len(steps) or not steps["complete"].any():
         return None
-    out = _verdict_texts(shares(steps))
+    metrics = torch_gpu_metrics(run)
+    low = metrics[metrics["gpu_utilization_percent"] < LOW_GPU_BUSY_PERCENT]
+    out = _verdict_texts(shares(steps), list(zip(low["device"], low["gpu_utilization_percent"])))
     out["recommendations"] += memory_advice(run)
     return out
 
@@ -260,9 +264,9 @@ def memory_advice(run) -> list[str]:
     return []
 
 
-def _verdict_texts(pct: dict[str, float]) -> dict:
+def _verdict_texts(pct: dict[str, float], low_gpus: list[tuple[str, float]]) -> dict:
+    """The verdicts from the roles' shares (%) and the GPUs under 50 % utilization."""
     loader, runtime, comm = pct["dataloader_us"], pct["runtime_us"], pct["communication_us"]
-    busy = sum(pct[c] for c in ("kernel_us", "memcpy_us", "memset_us", "communication_us"))
     if loader >= DATALOADER_PERCENT:
         input_cls = "host" if loader >= HIGHLY_DATALOADER else "both"
         input_text = (
@@ -291,10 +295,12 @@ def _verdict_texts(pct: dict[str, float]) -> dict:
         else ""
     )
     idle_text = (
-        f"The GPU is busy only {busy:.1f}% of the step time. You could try to increase "
-        "batch size to improve. Note: Increasing batch size may affect the speed and "
-        "stability of model convergence."
-        if busy < LOW_GPU_BUSY_PERCENT
+        ", ".join(f"{d.removeprefix('/device:')} ({u:.1f}%)" for d, u in low_gpus)
+        + (" has" if len(low_gpus) == 1 else " have")
+        + " low utilization (the share of the steps' time a kernel runs). You could try to "
+        "increase batch size to improve. Note: Increasing batch size may affect the speed "
+        "and stability of model convergence."
+        if low_gpus
         else ""
     )
     comm_text = (
