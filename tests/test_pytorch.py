@@ -246,6 +246,7 @@ def test_operator_view_shows_the_tables_and_the_step_roles():
     bundle = view._repr_mimebundle_()
     assert {"text/plain", "text/html"} <= set(bundle)
     assert "aten::copy_" in view.text()
+    assert view.text().splitlines()[1].startswith("/device:GPU:0: GPU utilization 25.2%")
     by_shape = view.table("shape")
     assert "input_shapes" in by_shape.df.columns and len(by_shape.df) > len(run.torch_ops)
     assert run.view.operators().text() == view.text()

@@ -107,6 +107,9 @@ class OperatorView(View):
                     )
                 )
         out: list = []
+        summary = self.gpu_summary()
+        if summary:
+            out.append(Html("<p>" + "<br>".join(esc(s) for s in summary) + "</p>"))
         step = self.step_plot()
         if step is not None:
             out.append(Plots([step]))
@@ -145,11 +148,32 @@ class OperatorView(View):
         ]
         return Table(k, cols, csv="torch_kernels.csv", sort=("total_us", "desc"))
 
+    def gpu_summary(self) -> list[str]:
+        """One line per GPU: tb_plugin's GPU metrics and HTA's temporal breakdown."""
+        metrics = self.run.torch_gpu_metrics
+        temporal = self.run.temporal_breakdown
+        lines = []
+        for m in metrics.itertuples():
+            line = (
+                f"{m.device}: GPU utilization {m.gpu_utilization_percent:.1f}%, est. SM "
+                f"efficiency {m.est_sm_efficiency_percent:.1f}%, est. achieved occupancy "
+                f"{m.est_achieved_occupancy_percent:.1f}%"
+            )
+            t = temporal[(temporal["device"] == m.device) & (temporal["host"] == m.host)]
+            if len(t):
+                line += (
+                    f"; over the capture: idle {t['idle_percent'].iloc[0]:.1f}%, compute "
+                    f"{t['compute_percent'].iloc[0]:.1f}%, non-compute "
+                    f"{t['non_compute_percent'].iloc[0]:.1f}%"
+                )
+            lines.append(line)
+        return lines
+
     def findings(self) -> list[str]:
         if not len(self.ops):
             return [self.empty_text()]
         ops = self.ops
-        lines = [f"{len(ops):,} operators, {int(ops['calls'].sum()):,} calls"]
+        lines = [*self.gpu_summary(), f"{len(ops):,} operators, {int(ops['calls'].sum()):,} calls"]
         for col, title in _PIES[::2]:
             by = ops.groupby("name", observed=True)[col].sum().sort_values(ascending=False)
             total = by.sum()
