@@ -4,7 +4,7 @@
 
 For each ``.xplane.pb`` in ``sample_profiles/`` and in the team's shared captures (default
 ``../shared/captures``), runs xprof's converters (overview_page, framework_op_stats,
-memory_profile, kernel_stats; each on a private copy of the file, ``use_saved_result``
+memory_profile, kernel_stats, hlo_stats; each on a private copy of the file, ``use_saved_result``
 off, so nothing is written beside the capture) and our analyses of the same file, and
 prints one row per (capture, tool, figure): ours, xprof's, and the relative difference
 (text figures: "same" or "differs"). The figures and their keys are those of
@@ -25,7 +25,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "scripts")]
 
 from fidelity_figures import PERCENTS, our_figures, tool_of, xprof_figures  # noqa: E402
 
-TOOLS = ("overview_page", "framework_op_stats", "memory_profile", "kernel_stats")
+TOOLS = ("overview_page", "framework_op_stats", "memory_profile", "kernel_stats", "hlo_stats")
 
 
 def captures(shared: pathlib.Path) -> list[pathlib.Path]:

@@ -1,8 +1,9 @@
 """Make the golden reference files the analyses are tested against, with xprof.
 
-    python scripts/make_golden.py [--step-counts | --only NAME ...]
+    python scripts/make_golden.py [--step-counts | --xla | --only NAME ...]
 
-For every bundled sample, the real 8-GPU capture in tests/data, and the synthetic GPU and
+For every bundled sample, the real 8-GPU capture in tests/data, the XLA captures in tests/data
+(JAX on an H100 and on AMD MI300X: also hlo_stats), and the synthetic GPU and
 TPU captures of tests/xspace_builder.py and tests/tpu_builder.py, this runs xprof's
 converters (the engine behind TensorBoard's Profile tab) and writes each tool's JSON to
 tests/golden/<name>/<tool>.json (.json.gz above 1 MB). xprof writes cache files next to
@@ -30,6 +31,17 @@ TOOLS = (
     "kernel_stats",
 )
 BERT = ROOT / "tests" / "data" / "bert_8gpu_multi_worker.xplane.pb"
+# XLA captures (JAX on an H100 with and without CUDA graphs, JAX 0.8 on AMD MI300X) and the
+# tools that read their HLO programs.
+XLA_CAPTURES = {
+    "jax_cnn_nographs": ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_nographs.xplane.pb",
+    "jax_cnn_graphs": ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_graphs.xplane.pb",
+    **{
+        f"jax08_{k}": ROOT / "tests" / "data" / "xplane_amd_jax" / f"jax08_{k}.xplane.pb"
+        for k in ("attention", "conv", "elementwise", "gemm")
+    },
+}
+XLA_TOOLS = ("overview_page", "framework_op_stats", "kernel_stats", "hlo_stats")
 GZIP_ABOVE = 1 << 20
 
 
@@ -78,8 +90,12 @@ def goldens() -> dict:
         (xplane,) = sorted((ROOT / "sample_profiles" / sample).rglob("*.xplane.pb"))
         out[sample] = (lambda _tmp, x=xplane: x, TOOLS)
     out["bert_8gpu"] = (lambda _tmp: BERT, TOOLS)
+    for name, xplane in XLA_CAPTURES.items():
+        out[name] = (lambda _tmp, x=xplane: x, XLA_TOOLS)
     for name, build in _builders().items():
         tools = ("overview_page",) if name.startswith("steps_") else TOOLS
+        if name == "synthetic_tpu":  # XLA ops: HLO Stats too
+            tools = (*TOOLS, "hlo_stats")
         out[name] = (lambda tmp, b=build, n=name: b().write(tmp / f"{n}.xplane.pb"), tools)
     return out
 
@@ -96,6 +112,8 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     if args == ["--step-counts"]:  # only the step-count captures
         main(["steps_5", "steps_6"])
+    elif args == ["--xla"]:  # only the XLA captures
+        main(list(XLA_CAPTURES))
     elif args[:1] == ["--only"]:
         main(args[1:])
     else:

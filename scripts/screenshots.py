@@ -33,7 +33,7 @@ def pages() -> dict[str, str]:
     from golden_tables import synthetic_gpu_path
 
     import tfprof_widgets as tw
-    from tfprof_widgets.views._display import reset_plotlyjs
+    from tfprof_widgets.views._display import reset_lib
 
     samples = ROOT / "sample_profiles"
     ib, cl = tw.load(samples / "input_bound"), tw.load(samples / "custom_loop")
@@ -52,7 +52,7 @@ def pages() -> dict[str, str]:
     }
     out = {}
     for name, view in views.items():
-        reset_plotlyjs()
+        reset_lib()
         out[name] = (
             "<!doctype html><html><head><meta charset='utf-8'></head>"
             f"<body style='margin:12px;width:1250px'>{view.html()}</body></html>"

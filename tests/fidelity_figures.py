@@ -118,6 +118,12 @@ def xprof_figures(out: dict) -> dict:
         f["kernel_rows"] = len(t)
         f["kernel_total_us"] = float(t["total_duration_us"].sum()) if len(t) else 0.0
         f["kernel_occurrences"] = int(t["occurrences"].sum()) if len(t) else 0
+    hs = out.get("hlo_stats")
+    if hs:
+        t = rows(hs if isinstance(hs, dict) else hs[0])
+        f["hlo_rows"] = len(t)
+        f["hlo_total_us"] = float(t["total_time"].sum()) if len(t) else 0.0
+        f["hlo_occurrences"] = int(t["occurrences"].sum()) if len(t) else 0
     return f
 
 
@@ -159,6 +165,11 @@ def our_figures(run) -> dict:
     f["kernel_rows"] = len(k)
     f["kernel_total_us"] = float(k["total_time_us"].sum()) if len(k) else 0.0
     f["kernel_occurrences"] = int(k["occurrences"].sum()) if len(k) else 0
+    h = run.hlo_stats  # XProf's rows only: none of the instructions we add
+    h = h[~h["beyond_xprof"]]
+    f["hlo_rows"] = len(h)
+    f["hlo_total_us"] = float(h["total_time_us"].sum())
+    f["hlo_occurrences"] = int(h["occurrences"].sum())
     return f
 
 
@@ -196,6 +207,8 @@ def tool_of(key: str) -> str:
         return "memory_profile"
     if key.startswith("kernel_"):
         return "kernel_stats"
+    if key.startswith("hlo_"):
+        return "hlo_stats"
     if key.endswith(("_idle_us", "_op_rows")):
         return "framework_op_stats"
     return "overview_page"

@@ -26,7 +26,8 @@ def test_summary_prints_shape_steps_and_heavy_events(capsys):
 def test_runs_lists_runs(capsys):
     assert cli.main(["runs", str(SAMPLES)]) == 0
     out = capsys.readouterr().out
-    assert out.count("\n") == 5  # header + 4 runs (3 real samples and gpu_shaped)
+    # header + 5 runs (3 real TF samples, gpu_shaped and the JAX sample jax_cnn_cpu)
+    assert out.count("\n") == 6
 
 
 def test_bad_path_is_one_line_and_exit_2(capsys, tmp_path):

@@ -71,7 +71,10 @@ def test_tables_inside_the_results(run):
 
 
 def test_tf1_tables():
-    from tfprof_widgets.analysis.tfprof_tables import TABLE_METRICS, tfprof_node_stats
+    from tfprof_widgets.analysis.frameworks.tensorflow.tfprof_tables import (
+        TABLE_METRICS,
+        tfprof_node_stats,
+    )
 
     run = tw.load(SAMPLES / "tf1_graph" / "model.tfprof")
     check(tfprof_node_stats(run), schema.TFPROF_NODE_STATS)

@@ -298,7 +298,7 @@ def test_tf1_timeline_devices_and_streams(loaded):
     lines = run.lines.set_index("line")
     assert "Stream #12" in lines.index and "stream:all" in lines.index
     # The pseudo-device lines are derived lines, so analyses count each kernel once.
-    from tfprof_widgets.analysis.tf_ops import is_derived_line
+    from tfprof_widgets.analysis.event_index import is_derived_line
 
     assert is_derived_line(np.array([lines.loc["stream:all", "line_id"]]))[0]
     assert not is_derived_line(np.array([lines.loc["Stream #12", "line_id"]]))[0]

@@ -109,6 +109,85 @@ def test_ties_put_the_longer_event_first_and_rows_never_overlap():
         assert (m.start[a + 1 : b] >= m.end[a : b - 1]).all()
 
 
+def max_overlap(start: np.ndarray, end: np.ndarray) -> int:
+    """The most events of one line running at once (at least 1): a sweep over starts and ends
+    (an end before a start at the same time), and an instant counts inside the events that
+    run across it (it is drawn under them)."""
+    pos = end > start
+    t = np.r_[start[pos], end[pos]]
+    step = np.r_[np.ones(pos.sum()), -np.ones(pos.sum())]
+    most = int(np.cumsum(step[np.lexsort((step, t))]).max()) if pos.any() else 0
+    if (~pos).any():
+        at = start[~pos]
+        running = np.searchsorted(np.sort(start[pos]), at, "right") - np.searchsorted(
+            np.sort(end[pos]), at, "right"
+        )
+        most = max(most, int(running.max()) + 1)
+    return max(most, 1)
+
+
+def check_rows_are_max_overlap(m: TraceModel, events: pd.DataFrame) -> None:
+    """Every lane has as many rows as its events ever overlap, and no row overlaps."""
+    timed = (events["occurrences"].to_numpy() == 1) & events["start_us"].notna().to_numpy()
+    key = events[["host", "plane", "line"]].astype(str).agg("|".join, axis=1).to_numpy()
+    lanes = m.lanes
+    for i in range(len(lanes)):
+        k = f"{lanes['host'].iat[i]}|{lanes['plane'].iat[i]}|{lanes['line'].iat[i]}"
+        sel = timed & (key == k)
+        s = events["start_us"].to_numpy()[sel]
+        e = np.maximum(events["end_us"].to_numpy()[sel], s)
+        assert lanes["depth_rows"].iat[i] == max_overlap(s, e), k
+    for s in range(len(m.sub_offsets) - 1):
+        a, b = m.sub_offsets[s], m.sub_offsets[s + 1]
+        assert (m.start[a + 1 : b] >= m.end[a : b - 1]).all()
+
+
+def test_a_stream_of_barely_overlapping_kernels_is_two_rows():
+    # Kernels in a CUDA graph: each starts 0.3 µs before the one before it ends.
+    ev = frame([("Stream #14", f"k{i}", 10.0 * i, 10.0 * i + 10.3) for i in range(20)])
+    m = TraceModel(ev)
+    assert m.lanes["depth_rows"].tolist() == [2]  # not a staircase 20 rows deep
+    d = depths(m)
+    assert [d[i] for i in range(20)] == [0, 1] * 10
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rows_are_the_most_events_that_ever_overlap(seed):
+    rng = np.random.default_rng(seed)
+    n = 3000
+    # Times in eighths of a µs, exact in binary: the model lays lines end to end on one axis,
+    # where an overlap of 1e-13 µs may round to touching (and is drawn as touching anyway).
+    start = np.round(rng.uniform(0, 2000, n) * 8) / 8
+    dur = np.where(rng.random(n) < 0.1, 0.0, np.round(rng.exponential(3.0, n) * 8) / 8)
+    line = rng.choice(["a", "b", "c"], n)
+    rows = list(zip(line, [f"e{i}" for i in range(n)], start, start + dur))
+    ev = frame(rows)
+    check_rows_are_max_overlap(TraceModel(ev), ev)
+
+
+SHARED = ROOT.parent / "shared" / "captures"
+CAPTURES = {
+    "jax_h100_cuda_graphs": SHARED / "xplane_gpu_jax_h100" / "jax_cnn_graphs.xplane.pb",
+    "kineto_h100": ROOT / "tests" / "data" / "chrome" / "timesformer_h100.json.gz",
+    "bert_8gpu": BERT,
+}
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_rows_of_real_captures_are_their_max_overlap(name):
+    import tfprof_widgets as tw
+
+    path = CAPTURES[name]
+    if not path.exists():
+        pytest.skip(f"{path} is not here (the team's shared captures)")
+    run = tw.load(path, progress=False)
+    m = TraceModel.from_run(run)
+    check_rows_are_max_overlap(m, run.events)
+    if name == "jax_h100_cuda_graphs":
+        streams = m.lanes[m.lanes["line"].str.startswith("Stream")]
+        assert streams["depth_rows"].max() == 2
+
+
 def test_lines_out_of_order_and_untimed_events_are_handled():
     ev = synthetic_events(20_000, n_lines=4, seed=3)
     shuffled = ev.sample(frac=1.0, random_state=1).reset_index(drop=True)

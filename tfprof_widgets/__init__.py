@@ -24,13 +24,13 @@ import pandas as _pd
 
 from . import _deprecated, views
 from .analysis.compare import op_diff as _op_diff
+from .analysis.frameworks.tensorflow.tf_data import TfDataSummary
+from .analysis.frameworks.tensorflow.tfprof_tables import tfprof_table
+from .analysis.frameworks.tensorflow.tfprof_tables import total_parameters as _total_parameters
 from .analysis.input_pipeline import InputPipelineSummary
 from .analysis.memory import memory_breakdown as _memory_breakdown
 from .analysis.overview import OverviewSummary
 from .analysis.steps import per_host_table as _per_host_table
-from .analysis.tf_data import TfDataSummary
-from .analysis.tfprof_tables import tfprof_table
-from .analysis.tfprof_tables import total_parameters as _total_parameters
 from .capturing import (
     Capture,
     CaptureOptions,
@@ -120,6 +120,12 @@ def op_diff(run_a: Run, run_b: Run) -> _pd.DataFrame:
     return _op_diff(run_a, run_b)
 
 
+def hlo_stats(run: Run) -> _pd.DataFrame:
+    """XProf's HLO Stats of an XLA capture on GPU: time per HLO instruction with its framework
+    op and source line (``run.hlo_stats``)."""
+    return run.hlo_stats
+
+
 def tfprof_advice(run: Run) -> _pd.DataFrame:
     """tfprof's advisor checks on a TF1 profile (``run.tfprof_advice``)."""
     return run.tfprof_advice
@@ -191,6 +197,7 @@ __all__ = [
     "__version__",
     "capture",
     "convert",
+    "hlo_stats",
     "input_pipeline",
     "keras_callback",
     "list_runs",

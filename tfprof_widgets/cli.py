@@ -54,7 +54,7 @@ def summary_text(run: Run, top: int = 10) -> str:
     o = run.overview_summary
     parts += [
         "Overview (the steps XProf averages: past five, all but the first and last)",
-        *o._repr_lines(),
+        *o._repr_lines(run.framework.advice.in_our_words),
     ]
     if o.n_steps:
         avg = pd.Series(o.breakdown_ms_avg).rename(lambda c: c.removesuffix("_us"))
@@ -103,15 +103,26 @@ def _positive_int(text: str) -> int:
     return value
 
 
+# What load() takes, as the commands that load a capture say it.
+_PATH_HELP = (
+    "a TensorBoard logdir (its newest run), a run directory, or one capture file: "
+    ".xplane.pb, Chrome or PyTorch Kineto trace JSON (.json, .json.gz), a TensorBoard "
+    "tool-data file (.overview_page.pb...), a TF 2.0 .trace, a TF1 .tfprof or RunMetadata"
+)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="tfprof-widgets", description="Read TensorFlow profiler captures.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{summary,report,runs}")
+    parser = _Parser(
+        prog="tfprof-widgets",
+        description="Read TensorFlow, JAX and PyTorch profiler captures.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
     p_sum = sub.add_parser("summary", help="print what a capture holds")
-    p_sum.add_argument("path", help="logdir, run directory, .xplane.pb or .trace.json(.gz)")
+    p_sum.add_argument("path", help=_PATH_HELP)
     p_sum.add_argument("--run", help="run name under a logdir (default: newest)")
     p_sum.add_argument("--top", type=_positive_int, default=10, help="heaviest event names to list")
     p_rep = sub.add_parser("report", help="write a self-contained HTML report (offline)")
-    p_rep.add_argument("path", help="logdir, run directory, .xplane.pb or .trace.json(.gz)")
+    p_rep.add_argument("path", help=_PATH_HELP)
     p_rep.add_argument(
         "-o", "--output", default=None, help="output file (default: <run>.report.html here)"
     )
@@ -125,8 +136,12 @@ def _parser() -> argparse.ArgumentParser:
         "--quiet", action="store_true", help="do not print the summary, only the file written"
     )
     p_runs = sub.add_parser("runs", help="list the runs under a logdir")
-    p_runs.add_argument("logdir")
+    p_runs.add_argument(
+        "logdir", help="a TensorBoard logdir (every plugins/profile/<run>), or one run directory"
+    )
     _add_convert_parser(sub)
+    # Named in the usage line and in the 'required' error (argparse would say 'command').
+    sub.metavar = "{" + ",".join(sub.choices) + "}"
     return parser
 
 
@@ -175,6 +190,16 @@ def _report(args) -> None:
     )
 
 
+def _runs(logdir: str) -> int:
+    runs = list_runs(logdir)
+    if not len(runs):
+        return _fail(
+            f"{logdir}: no capture found (a logdir holds plugins/profile/<run>/ directories)", 2
+        )
+    _emit(runs.to_string(index=False))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 ok, 2 bad input or output, 1 a bug).
 
@@ -196,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
             elif args.command == "report":
                 _report(args)
             elif args.command == "runs":
-                _emit(list_runs(args.logdir).to_string(index=False))
+                return _runs(args.logdir)
     except ProfileError as exc:
         return _fail(str(exc), 2)
     except OSError as exc:  # the report cannot be written there (ReportWriteError), or a read
@@ -234,7 +259,7 @@ def _add_convert_parser(sub) -> None:
         "host, hosts in parallel. Resumable: run it again to finish an interrupted "
         "conversion. Needs the scale extra: pip install 'tfprof_widgets[scale]'.",
     )
-    p.add_argument("path", help="logdir, run directory or capture file")
+    p.add_argument("path", help=_PATH_HELP)
     p.add_argument(
         "-o", "--output", required=True, help="dataset directory or fsspec URL (s3://...)"
     )

@@ -10,6 +10,7 @@ traces and handed to the run as ``run.tool_data``.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 import stat
@@ -58,6 +59,12 @@ _SHOW_PROGRESS_AFTER_S = 1.0
 _BYTES_PER_SECOND = 60e6
 
 
+_NO_TRACE_TO_CUT = (
+    "this run has no trace, only TensorBoard's tool data ({}): planes= and window_s= cut a "
+    "trace and do not apply"
+)
+
+
 def load(
     path: str | os.PathLike[str],
     run: str | None = None,
@@ -104,12 +111,7 @@ def load(
     window_s = _checked_window(window_s)
     cut = planes is not None or window_s is not None
     if cut and not sources:
-        raise ProfileError(
-            path,
-            "this run has no trace, only TensorBoard's tool data "
-            f"({', '.join(files.formats)}): planes= and window_s= cut a trace and do not "
-            "apply",
-        )
+        raise ProfileError(path, _NO_TRACE_TO_CUT.format(", ".join(files.formats)))
     sizes = [sum(_file_size(f) for f in fs) for _, fs in sources]
     room = _check_memory(path, sources, sizes, cut, max_memory_bytes)
     bar = _Progress(sum(sizes), f"loading {files.name}", progress)
@@ -133,18 +135,23 @@ def load(
         loaded = [no_trace_tables(t.host, next(iter(t.files.values()))) for t in tool_data]
     result = _assemble(loaded, files, tool_data)
     result.capture_log = _capture_log(files.path)
-    notes = [f"{exc.path}: not loaded ({exc.problem})" for exc in failed + tool_failed]
-    notes += [w for t in tool_data for w in t.warnings]
-    notes += [f"{p}: named like a capture but not a file; skipped" for p in files.skipped]
-    notes += _sibling_note(files)
-    for note in notes:
+    for note in _notes(files, failed + tool_failed, tool_data):
         result.warnings.append(note)
         warnings.warn(note, stacklevel=2)
     return result
 
 
+def _notes(files: RunFiles, failed: list[ProfileError], tool_data: list) -> list[str]:
+    """What a load left out or noticed, one sentence each (``run.warnings``)."""
+    notes = [f"{exc.path}: not loaded ({exc.problem})" for exc in failed]
+    notes += [w for t in tool_data for w in t.warnings]
+    notes += [f"{p}: named like a capture but not a file; skipped" for p in files.skipped]
+    return notes + _sibling_note(files)
+
+
 def list_runs(logdir: str | os.PathLike[str]) -> pd.DataFrame:
-    """One row per run under a TensorBoard logdir, oldest first.
+    """One row per run under a TensorBoard logdir, oldest first; given a run directory
+    itself (what :func:`load` reads as one run), its one row.
 
     Columns (see :data:`tfprof_widgets.schema.RUNS`): run, path, hosts, bytes, mtime, and
     formats: what each run directory holds ('xplane', 'trace.json.gz', 'trace', tool data
@@ -155,8 +162,12 @@ def list_runs(logdir: str | os.PathLike[str]) -> pd.DataFrame:
         if not os.path.lexists(logdir):
             raise ProfileNotFoundError(logdir, "no such directory")
         raise ProfileError(logdir, "list_runs() takes a logdir, not a file")
+    runs = find_runs(logdir)
+    if not runs:  # a run directory itself, as load() takes it
+        with contextlib.suppress(ProfileError):
+            runs = [resolve(logdir, None)]
     rows = []
-    for r in find_runs(logdir):
+    for r in runs:
         stats = [s for s in map(_stat_or_none, r.files + r.tool_files) if s is not None]
         if not stats:  # every file of the run removed since it was listed
             continue

@@ -20,6 +20,7 @@ from ._deprecated import moved_attribute
 from .analysis import ANALYSES, Analysis
 from .analysis.device_time import use_device_times
 from .analysis.event_index import on_device
+from .analysis.frameworks import RunFrameworks, framework_of, frameworks_in
 from .analysis.grouping import assign_groups
 from .analysis.inputs import CACHE_ATTRIBUTE
 from .analysis.tool_data import FROM_TOOL_DATA, ToolData
@@ -145,7 +146,7 @@ class Run:
     def _fill_typed_columns(self) -> None:
         ev = self.events
         ev["group_id"], ev["step"] = assign_groups(
-            ev, self.stat_store, self.event_line_rows, ~on_device(self)
+            ev, self.stat_store, self.event_line_rows, ~on_device(self), frameworks_in(self)
         )
         ev["tf_op"] = stat_columns.categorical(self.stat_store, "tf_op", len(ev))
 
@@ -200,6 +201,22 @@ class Run:
         """Names of every stat that some event carries."""
         return sorted(self.stat_store.names)
 
+    @property
+    def framework(self) -> RunFrameworks:
+        """The frameworks that produced the run and their rules (``run.framework.name``:
+        'tensorflow', 'xla', 'pytorch', several joined by '+' as in 'tensorflow+xla' for TF
+        with XLA clusters, or 'unknown'; ``.title`` as the views name them)."""
+        return framework_of(self)
+
+    @functools.cached_property
+    def hlo_instructions(self) -> pd.DataFrame:
+        """Every HLO instruction of the XLA programs the capture carries
+        (schema.HLO_INSTRUCTIONS): decoded from the ``/host:metadata`` plane's ``Hlo Proto``
+        stats the first time it is read, then kept; empty for a capture without them."""
+        from .readers.xspace.hlo import hlo_instructions
+
+        return hlo_instructions(self.metadata_stats)
+
     # -- summaries --------------------------------------------------------------------------
     @property
     def duration_us(self) -> float:
@@ -243,6 +260,7 @@ class Run:
             return [
                 f"run {self.name!r} at {self.path}",
                 f"hosts: {', '.join(self.hosts)}",
+                f"framework: {self.framework.title}",
                 "no trace: TensorBoard's tool data only (" + ", ".join(td.tools) + ")",
                 f"steps: {n} (from TensorBoard's overview page)"
                 if n
@@ -251,6 +269,7 @@ class Run:
         return [
             f"run {self.name!r} at {self.path}",
             f"hosts: {', '.join(self.hosts)}",
+            f"framework: {self.framework.title}",
             f"planes: {len(self.planes)} ({len(devices)} device planes), lines: {len(self.lines)}",
             f"events: {len(ev):,} over {self.duration_us / 1e3:,.1f} ms; stats: "
             f"{len(self.stat_store):,}",

@@ -787,3 +787,180 @@ def _same_dtype(dtype, name: str) -> bool:
 
 
 _PANDAS_STR = str(pd.Series(["x"]).dtype) == "str"
+
+
+# -- tables added for XLA captures ------------------------------------------------------------
+
+HLO_INSTRUCTIONS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "program_id": ("int64", "XLA program id (the 'program_id' stat kernels and TPU ops carry)."),
+    "module": ("category", "HLO module name ('jit_step')."),
+    "computation": ("category", "HLO computation the instruction is in."),
+    "is_entry": ("bool", "The computation is the module's entry computation."),
+    "is_fusion_computation": ("bool", "The computation is the body of a fusion."),
+    "instruction": ("str", "HLO instruction name (what a kernel's 'hlo_op' stat names)."),
+    "instruction_id": ("int64", "HLO instruction id within its module."),
+    "opcode": ("category", "HLO opcode ('fusion', 'custom-call', 'convolution', ...)."),
+    "category": (
+        "category",
+        "XProf's HLO category: '<kind> fusion' for fusions, 'data formatting' for copies and "
+        "transposes, 'non-fusion elementwise', else the opcode.",
+    ),
+    "fusion_kind": ("category", "Fusion kind ('kLoop', 'kInput', 'kOutput', 'kCustom'), or ''."),
+    "custom_call_target": ("category", "Custom call target ('__cudnn$convForward'), or ''."),
+    "called_computations": ("str", "Names of the computations it calls, ', '-joined."),
+    "op_name": ("str", "Framework op it came from (metadata.op_name), or ''."),
+    "op_type": ("category", "That op's type: the last component of op_name, or ''."),
+    "source_file": ("category", "Python file of the op (metadata, else its stack frame), or ''."),
+    "source_line": ("int64", "Line in source_file, 0 where unknown."),
+    "shape": ("str", "Result shape as XLA prints it ('bf16[8,32,32,64]', tuples in parens)."),
+    "dtype": ("category", "Element type of the result ('bf16'; the first element of a tuple)."),
+    "result_bytes": ("int64", "Bytes of the result (every element of a tuple)."),
+    "schedule_index": ("int64", "Position in its computation's schedule, -1 where unscheduled."),
+}
+
+HLO_STATS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "program_id": ("int64", "XLA program id."),
+    "module": ("category", "HLO module name."),
+    "category": ("category", "XProf's HLO category ('loop fusion', 'custom-call', ...)."),
+    "hlo_op_name": ("category", "HLO instruction name."),
+    "tf_op_name": ("category", "Framework op as XProf writes it ('<op_name>:<op_type>'), or ''."),
+    "occurrences": ("int64", "Device events of the instruction (kernels, memsets, copies)."),
+    "total_time_us": ("float64", "Their total duration, µs."),
+    "avg_time_us": ("float64", "total_time_us / occurrences."),
+    "total_self_time_us": ("float64", "Self time (GPU: the same as total_time_us), µs."),
+    "avg_self_time_us": ("float64", "total_self_time_us / occurrences."),
+    "self_time_percent": ("float64", "Share of the device time (ops and IDLE), %."),
+    "cumulative_self_time_percent": ("float64", "Running sum of self_time_percent."),
+    "source_info": ("category", "'file:line' of the op in the user's program, or ''."),
+    "shape": ("str", "Result shape."),
+    "beyond_xprof": ("bool", "Includes kernels XProf leaves out (inside CUDA graphs)."),
+}
+
+
+# -- PyTorch (torch.profiler / Kineto) tables -------------------------------------------------
+
+TORCH_STEPS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "step": ("Int64", "Step number N of its ProfilerStep#N marker (0: a run without markers)."),
+    "start_us": ("float64", "Step start, µs: its marker's, or the previous step's end if later."),
+    "step_time_us": (
+        "float64",
+        "Step time, µs: to the marker's end, or to the end of the GPU work the step "
+        "launched if later (torch-tb-profiler's rule).",
+    ),
+    "kernel_us": ("float64", "GPU kernels running (not communication), µs."),
+    "memcpy_us": ("float64", "GPU memory copies and no kernel, µs."),
+    "memset_us": ("float64", "GPU memory sets and no kernel or copy, µs."),
+    "communication_us": (
+        "float64",
+        "Collectives (nccl:/gloo: ops and their kernels) and no other GPU work, µs.",
+    ),
+    "runtime_us": ("float64", "CUDA runtime calls on the host and no GPU work, µs."),
+    "dataloader_us": ("float64", "The DataLoader handing out a batch and none of the above, µs."),
+    "cpu_exec_us": ("float64", "Other host operators running and none of the above, µs."),
+    "other_us": ("float64", "None of the above, µs."),
+    "complete": (
+        "bool",
+        "Counted in the overview: False for trailing steps whose GPU work the profiler "
+        "probably did not capture whole (torch-tb-profiler leaves them out).",
+    ),
+}
+
+
+# -- GPU time (HolisticTraceAnalysis's breakdowns) --------------------------------------------
+
+TEMPORAL_BREAKDOWN: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host (a rank of a distributed job)."),
+    "device": ("category", "Device plane ('/device:GPU:0')."),
+    "span_us": ("float64", "From the first device activity's start to the last one's end, µs."),
+    "idle_us": ("float64", "Time in the span with no activity on the device, µs."),
+    "compute_us": ("float64", "Time some computation kernel runs, µs."),
+    "non_compute_us": (
+        "float64",
+        "Time only copies, memsets, collectives or other kernels run, µs.",
+    ),
+    "idle_percent": ("float64", "idle_us / span_us, %."),
+    "compute_percent": ("float64", "compute_us / span_us, %."),
+    "non_compute_percent": ("float64", "non_compute_us / span_us, %."),
+}
+
+KERNEL_BREAKDOWN: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host (a rank of a distributed job)."),
+    "device": ("category", "Device plane."),
+    "kernel_type": (
+        "str",
+        "'COMPUTATION', 'COMMUNICATION', 'MEMORY', or the kinds running at once "
+        "('COMPUTATION overlapping COMMUNICATION').",
+    ),
+    "time_us": ("float64", "Time exactly these kinds of kernels run, µs."),
+    "percent": ("float64", "Share of the device's kernel time (all rows of the device), %."),
+}
+
+
+# -- PyTorch operator view (torch-tb-profiler's) ----------------------------------------------
+
+TORCH_OPS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "name": ("str", "Operator ('aten::mm', 'autograd::engine::evaluate_function: ...')."),
+    "calls": ("int64", "Calls."),
+    "host_self_us": (
+        "float64",
+        "Host time less its child operators' and its own runtime calls' time, µs.",
+    ),
+    "host_total_us": ("float64", "Host time (duration), µs."),
+    "device_self_us": (
+        "float64",
+        "GPU time of what its own runtime calls launched (kernels, copies, memsets), µs.",
+    ),
+    "device_total_us": ("float64", "device_self_us plus its child operators' device time, µs."),
+}
+
+TORCH_OPS_BY_SHAPE: dict[str, tuple[str, str]] = {
+    **{k: v for k, v in TORCH_OPS.items() if k in ("host", "name")},
+    "input_shapes": ("str", "The operator's input shapes as recorded ('[[32, 512], [512]]')."),
+    **{k: v for k, v in TORCH_OPS.items() if k not in ("host", "name")},
+}
+
+TORCH_KERNELS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "name": ("str", "Kernel."),
+    "operator": (
+        "str",
+        "Operator whose runtime call launched it (a step, module or 'CallTreeRoot' where no "
+        "operator did).",
+    ),
+    "grid": ("str", "Grid dimensions as recorded ('[50, 1, 1]')."),
+    "block": ("str", "Block dimensions as recorded."),
+    "registers_per_thread": ("int64", "Registers per thread."),
+    "shared_memory_bytes": ("int64", "Shared memory per block, bytes."),
+    "calls": ("int64", "Launches."),
+    "total_us": ("float64", "Sum of durations, µs."),
+    "mean_us": ("float64", "Mean duration, µs."),
+    "max_us": ("float64", "Longest, µs."),
+    "min_us": ("float64", "Shortest, µs."),
+    "mean_blocks_per_sm": ("float64", "Blocks per SM, mean weighted by duration."),
+    "mean_est_achieved_occupancy_percent": (
+        "float64",
+        "Kineto's estimated achieved occupancy, mean weighted by duration, %.",
+    ),
+}
+
+TORCH_GPU_METRICS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "device": ("str", "GPU plane ('/device:GPU:0')."),
+    "gpu_utilization_percent": (
+        "float64",
+        "Time some kernel runs, over the steps' window (first step's start to the last "
+        "complete step's end), %.",
+    ),
+    "est_sm_efficiency_percent": (
+        "float64",
+        "The running kernels' blocks per SM summed and capped at 1, averaged over the window, %.",
+    ),
+    "est_achieved_occupancy_percent": (
+        "float64",
+        "Kineto's est. achieved occupancy of the kernels, weighted by their time in the window, %.",
+    ),
+}

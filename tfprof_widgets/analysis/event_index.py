@@ -50,3 +50,23 @@ def times_ps(run) -> tuple[np.ndarray, np.ndarray]:
     """Each event's start and end as integer picoseconds from the run's start."""
     ev = run.events
     return to_ps(ev["start_us"].to_numpy()), to_ps(ev["end_us"].to_numpy())
+
+
+# XProf's derived lines (Steps, TF Ops, HLO Ops, ...) have ids from 0xdeadbeef as a C++
+# int, i.e. -559038737, up to the host XLA regions' 289 ids above it (kThreadIdDerivedMin ..
+# kThreadIdHostXlaRegionEnd in TSL's xplane_schema.h).
+_DERIVED_MIN = 0xDEADBEEF - (1 << 32)
+_DERIVED_SLOTS = 289
+# The device 'Steps' line (kThreadIdStepInfo). XProf compares it with the 64-bit line id as
+# is, so only -559038737 (what TensorFlow writes) marks steps; 0xdeadbeef stored unsigned
+# is a derived line that marks none.
+STEP_INFO_LINE_ID = _DERIVED_MIN
+
+
+def is_derived_line(line_ids: np.ndarray) -> np.ndarray:
+    """True for XProf's derived lines. Ids are compared as 32-bit ints, as XProf's
+    ``IsDerivedThreadId(int)`` takes them, so both -559038737 and 0xdeadbeef stored in an
+    int64 count; 64-bit thread ids do not."""
+    low = np.asarray(line_ids, np.int64) & 0xFFFFFFFF
+    signed = np.where(low >= 1 << 31, low - (1 << 32), low)
+    return (signed >= _DERIVED_MIN) & (signed <= _DERIVED_MIN + _DERIVED_SLOTS)

@@ -3,19 +3,22 @@
 Converted and GPU captures carry a ``group_id`` stat, which is used as is. Raw TF captures
 carry none, so, like XProf's event grouping, it is derived:
 
-1. *Step markers* are host events with a ``step_num`` stat that are roots: ``_r=1`` (what
-   ``tf.profiler.experimental.Trace('train', step_num=s, _r=1)`` records), a name starting
-   with ``train``/``test``/``TraceContext`` and no ``/``, or Keras 3's ``Profiled batch``
-   (which carries ``step_num`` but not ``_r``, so XProf misses it). Each gets a group id, in
-   time order. A capture with no marker at all (``model.fit`` without the TensorBoard
-   callback, an uninstrumented loop) falls back to its repeated ``tf.function`` calls: every
-   call of the tf.function called most often (at least twice) is one step, numbered from 0.
-   XProf reports no steps for such captures; this is where we deliberately differ.
+1. *Step markers* are host events with a ``step_num`` (or ``iter_num``) stat that are roots
+   (``_r=1``) or whose name the run's frameworks call a step marker
+   (:meth:`~.frameworks.Framework.step_marker_names`). Each gets a group id, in time order. A
+   capture with no marker at all falls back to the frameworks' implicit markers, where one
+   has them (TensorFlow: the repeated calls of one ``tf.function``).
 2. Events on a marker's thread that lie inside it join its group.
 3. Flow links carry groups across threads: an event with ``_c``/``_ct`` (consumer id and
    type) joins the group of the event of its own host with the same ``_p``/``_pt``
    (producer; flow ids are a capture's own, so hosts reuse them), together with everything
    nested under it on its thread. This repeats until nothing changes.
+4. Launches carry groups to devices (XProf's KernelLaunch -> KernelExecute link): a device
+   event with a ``correlation_id`` joins the group of the host event of its own host with the
+   same ``correlation_id`` (the last such host event, as XProf's map keeps it).
+5. Then, per GPU plane in time order, an event still without a group takes the group of the
+   latest grouped event before it (XProf's ``ProcessUngroupedEvents``, which its derived GPU
+   timelines run before they derive the GPU's ``Steps``).
 
 Everything here is a function of the events table and the event stats (a run's
 ``stat_store``, or any table :mod:`tfprof_widgets.stat_columns` reads), vectorised per line.
@@ -23,14 +26,12 @@ Everything here is a function of the events table and the event stats (a run's
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pandas as pd
 
 from .. import stat_columns
+from .frameworks.registry import RunFrameworks
 
-_MARKER_NAME = re.compile(r"^(train|test|TraceContext)[^/]*$|^Profiled batch$")
 _MAX_FLOW_ROUNDS = 16
 
 
@@ -59,43 +60,20 @@ def nesting_roots(start: np.ndarray, end: np.ndarray, segments) -> np.ndarray:
     return roots
 
 
-def function_call_markers(
-    events: pd.DataFrame, event_stats, eligible: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Calls of the most-called tf.function as step markers: (mask, step number per event).
-
-    TF records each Python-level call of a ``tf.function`` as an event carrying the
-    ``tf_function_call`` stat ("traced-nonXla", "notTraced-nonXla", ...).
-    """
-    n = len(events)
-    _, is_call = stat_columns.strings(event_stats, "tf_function_call", n)
-    is_call &= eligible
-    mask = np.zeros(n, bool)
-    steps = np.zeros(n, np.int64)
-    if is_call.sum() < 2:
-        return mask, steps
-    codes = events["name"].cat.codes.to_numpy()
-    counts = np.bincount(codes[is_call], minlength=len(events["name"].cat.categories))
-    if counts.max() < 2:
-        return mask, steps
-    mask = is_call & (codes == int(np.argmax(counts)))
-    rows = np.flatnonzero(mask)
-    rows = rows[np.argsort(events["start_us"].to_numpy()[rows], kind="stable")]
-    steps[rows] = np.arange(len(rows))
-    return mask, steps
-
-
 def assign_groups(
     events: pd.DataFrame,
     event_stats,
     line_rows: np.ndarray,
     host_planes: np.ndarray | None = None,
+    frameworks: RunFrameworks | None = None,
 ) -> tuple[pd.array, pd.array]:
     """Return (group_id as Int32, step as Int64) arrays aligned with ``events``.
 
     ``line_rows``: each event's row in the lines table (``run.event_line_rows``).
     ``host_planes``: boolean mask of events on host planes (markers are only looked for
     there); by default every plane whose name starts with '/host' or has no 'device:'.
+    ``frameworks``: the run's frameworks, whose rules say which names mark steps (by
+    default XProf's).
     """
     n = len(events)
     gid_stat, has_gid = stat_columns.numbers(event_stats, "group_id", n)
@@ -111,7 +89,10 @@ def assign_groups(
         planes = events["plane"].astype(str)
         host_planes = (planes.str.startswith("/host") | ~planes.str.contains("device:")).to_numpy()
     group = np.full(n, -1, np.int64)
-    marker_rows, step_num = _step_markers(events, event_stats, host_planes, step_num, has_step)
+    rules = frameworks if frameworks is not None else RunFrameworks(())
+    marker_rows, step_num = _step_markers(
+        events, event_stats, host_planes, (step_num, has_step), rules
+    )
     if not len(marker_rows):
         return _finish(group, {})
     step_of = {}
@@ -125,17 +106,20 @@ def assign_groups(
     hosts = np.asarray(events["host"].array.codes, np.int64)
     roots = nesting_roots(start, end, segments)
     _group_by_flows(group, event_stats, roots, on_marker_line, hosts)
+    _group_by_launches(group, event_stats, host_planes, hosts)
+    _group_ungrouped_device_events(group, events, host_planes)
     return _finish(group, step_of)
 
 
-def _step_markers(events, event_stats, host_planes, step_num, has_step):
+def _step_markers(events, event_stats, host_planes, step_stat, rules: RunFrameworks):
     """1. The step markers' rows, in (host, time) order (the order of their group ids), and
-    the step numbers: explicit markers, else the repeated tf.function calls."""
+    the step numbers: explicit markers, else the frameworks' implicit ones."""
     n = len(events)
+    step_num, has_step = step_stat
     r_val, has_r = stat_columns.numbers(event_stats, "_r", n)
-    # Match the regex once per distinct name, not once per event.
+    # The rule asked once per distinct name, not once per event.
     cats = events["name"].cat.categories
-    cat_is_marker = np.array([bool(_MARKER_NAME.match(str(c))) for c in cats.tolist()], bool)
+    cat_is_marker = rules.step_marker_names(pd.Series(np.asarray(cats, dtype=object)))
     codes = events["name"].cat.codes.to_numpy()
     named_marker = (
         (cat_is_marker[np.maximum(codes, 0)] & (codes >= 0)) if len(cats) else np.zeros(n, bool)
@@ -143,9 +127,9 @@ def _step_markers(events, event_stats, host_planes, step_num, has_step):
     start = events["start_us"].to_numpy()
     is_marker = host_planes & has_step & ((has_r & (r_val == 1)) | named_marker) & ~np.isnan(start)
     if not is_marker.any():
-        is_marker, step_num = function_call_markers(
-            events, event_stats, host_planes & ~np.isnan(start)
-        )
+        implicit = rules.implicit_step_markers(events, event_stats, host_planes & ~np.isnan(start))
+        if implicit is not None:
+            is_marker, step_num = implicit
     marker_rows = np.flatnonzero(is_marker)
     host_codes = events["host"].cat.codes.to_numpy()
     marker_rows = marker_rows[np.lexsort((start[marker_rows], host_codes[marker_rows]))]
@@ -217,6 +201,54 @@ def _group_by_flows(group, event_stats, roots, on_marker_line, hosts) -> None:
         fill = root_group[roots]
         newly = (fill >= 0) & (group < 0) & ~on_marker_line
         group[newly] = fill[newly]
+
+
+def _group_by_launches(group, event_stats, host_planes, hosts) -> None:
+    """4. A device event with a ``correlation_id`` joins the group of its host's launch with
+    that id (a host event carrying it); the last launch of an id wins."""
+    n = len(group)
+    corr, has = stat_columns.numbers(event_stats, "correlation_id", n)
+    launch = np.flatnonzero(has & host_planes & (group >= 0))
+    device = np.flatnonzero(has & ~host_planes & (group < 0))
+    if not (len(launch) and len(device)):
+        return
+    key, _ = pd.MultiIndex.from_arrays(
+        [
+            np.concatenate([hosts[launch], hosts[device]]),
+            np.concatenate([corr[launch], corr[device]]),
+        ]
+    ).factorize()
+    key_group = np.full(int(key.max()) + 1, -1, np.int64)
+    key_group[key[: len(launch)]] = group[launch]  # later launches overwrite earlier ones
+    got = key_group[key[len(launch) :]]
+    group[device[got >= 0]] = got[got >= 0]
+
+
+def _group_ungrouped_device_events(group, events, host_planes) -> None:
+    """5. Per GPU plane, in time order: an ungrouped event takes the group of the latest
+    grouped event before it."""
+    planes = events["plane"].array
+    gpu = np.asarray(planes.categories.astype(str).str.startswith("/device:GPU:"), bool)
+    codes = np.asarray(planes.codes, np.int64)
+    device = np.flatnonzero(~host_planes & (codes >= 0) & gpu[np.maximum(codes, 0)])
+    if not len(device) or not (group[device] >= 0).any():
+        return
+    plane = codes[device]
+    host = np.asarray(events["host"].array.codes, np.int64)[device]
+    start = events["start_us"].to_numpy()[device]
+    dur = events["dur_us"].to_numpy()[device]
+    order = np.lexsort((-dur, start, plane, host))
+    rows = device[order]
+    g = group[rows]
+    segment = np.r_[
+        True, (plane[order][1:] != plane[order][:-1]) | (host[order][1:] != host[order][:-1])
+    ]
+    # Index of the latest grouped event so far, restarting on each plane.
+    idx = np.where(g >= 0, np.arange(len(rows)), -1)
+    seg_start = np.maximum.accumulate(np.where(segment, np.arange(len(rows)), 0))
+    last = np.maximum.accumulate(idx)
+    fill = (g < 0) & (last >= seg_start) & ~np.isnan(start[order])
+    group[rows[fill]] = g[last[fill]]
 
 
 def _steps_for_groups(group, marks, step_num, event_stats, n) -> dict[int, int]:

@@ -15,49 +15,19 @@ import numpy as np
 import pandas as pd
 
 from .. import _deprecated, schema
+from .frameworks import RunFrameworks, rules_of
 from .results import Summary
 from .steps import overview_steps
 
-_FILE_READERS = (
-    "::TFRecord",
-    "::TextLine",
-    "::FixedLengthRecord",
-    "::SSTable",
-    "::RecordIO",
-    "::ArrayRecord",
-)
-_IN_ADVANCE = ("::MemoryReader", "::MemoryWriter", "::Interleave", "::Prefetch", "::ParallelMap")
-_ENQUEUE_TYPES = ("InfeedEnqueue", "InfeedEnqueueTuple", "InfeedEnqueueTupleOp", "MemcpyHToD")
 
-RECOMMENDATIONS = [
-    "Enqueuing data: you may want to combine small input data chunks into fewer but larger chunks.",
-    "Data preprocessing: you may increase num_parallel_calls in Dataset map() or preprocess "
-    "the data OFFLINE.",
-    "Reading data from files in advance: you may tune parameters in the following tf.data API "
-    "(prefetch size, interleave cycle_length, reader buffer_size)",
-    "Reading data from files on demand: you should read data IN ADVANCE using the following "
-    "tf.data API (prefetch, interleave, reader buffer)",
-    "Other data reading or processing: you may consider using the tf.data API (if you are "
-    "not using it now)",
-]
-
-
-def input_op_category(name: str, op_type: str) -> str:
-    """XProf's class of a host input op: Enqueue, Demanded file read, Advanced file read or
-    Preprocessing."""
-    if op_type in _ENQUEUE_TYPES:
-        return "Enqueue"
-    if name.endswith(_FILE_READERS):
-        return "Advanced file read" if any(s in name for s in _IN_ADVANCE) else "Demanded file read"
-    return "Preprocessing"
-
-
-def input_ops(ops: pd.DataFrame) -> pd.DataFrame:
-    """Host input ops (tf.data, host-to-device copies, infeed) with their share of input time
-    (columns: schema.INPUT_OPS; percentages of all input ops' self time on that host)."""
+def input_ops(ops: pd.DataFrame, frameworks: RunFrameworks | None = None) -> pd.DataFrame:
+    """Host input ops (the frameworks' input op types: TF's tf.data ops, host-to-device copies,
+    infeed) with their share of input time (columns: schema.INPUT_OPS; percentages of all
+    input ops' self time on that host). ``frameworks``: the run's (XProf's rules if None)."""
+    frameworks = frameworks if frameworks is not None else rules_of(None)
     host = ops[
         (ops["host_or_device"] == "Host")
-        & ops["type"].astype(str).isin(["Dataset", *_ENQUEUE_TYPES])
+        & ops["type"].astype(str).isin(list(frameworks.input_op_types))
     ]
     if not len(host):
         return schema.empty(schema.INPUT_OPS)
@@ -72,7 +42,7 @@ def input_ops(ops: pd.DataFrame) -> pd.DataFrame:
             "time_percent": (100 * host["total_time_us"] / total).to_numpy(),
             "self_time_percent": (100 * host["total_self_time_us"] / total).to_numpy(),
             "category": [
-                input_op_category(n, t)
+                frameworks.input_op_class(n, t)
                 for n, t in zip(host["operation"].astype(str), host["type"].astype(str))
             ],
         }
@@ -81,11 +51,6 @@ def input_ops(ops: pd.DataFrame) -> pd.DataFrame:
         ["host", "total_self_time_us"], ascending=[True, False], ignore_index=True
     )
     return schema.conform(out, schema.INPUT_OPS)
-
-
-def tf_data_in_use(ops: pd.DataFrame) -> bool:
-    """True when tf.data ops ran on some host (enqueue ops alone do not count)."""
-    return bool(((ops["host_or_device"] == "Host") & (ops["type"] == "Dataset")).any())
 
 
 @dataclasses.dataclass
@@ -132,7 +97,8 @@ def input_pipeline(run) -> InputPipelineSummary:
     per_step["input_percent"] = np.where(
         per_step["step_time_us"] > 0, 100 * per_step["input_us"] / per_step["step_time_us"], 0.0
     )
-    table = input_ops(ops)
+    frameworks = rules_of(run)
+    table = input_ops(ops, frameworks)
     by_cat = table.groupby("category", observed=True)["total_self_time_us"].sum()
     enqueue = float(by_cat.get("Enqueue", 0.0))
     reading = {
@@ -160,17 +126,15 @@ def input_pipeline(run) -> InputPipelineSummary:
         preprocessing_us=scaled["Preprocessing"],
         unclassified_non_enqueue_us=unclassified,
         input_ops=table,
-        tf_data_used=tf_data_in_use(ops),
-        recommendations=list(RECOMMENDATIONS),
+        tf_data_used=frameworks.input_pipeline_in_use(ops),
+        recommendations=list(frameworks.advice.input_recommendations),
     )
 
 
 __all__ = [
     "InputPipelineSummary",
-    "input_op_category",
     "input_ops",
     "input_pipeline",
-    "tf_data_in_use",
 ]
 
 

@@ -12,9 +12,9 @@ that key rather than the kernel name alone because one kernel launched with othe
 dimensions or by another op is a different row on TensorBoard's page, and the rows then
 compare one to one with its kernel-stats tool and with the ``KernelStatsDb`` files TF 2.3-2.10
 wrote (``tests/test_fidelity.py``, ``tests/test_tool_data.py``: the real 8-GPU capture's 15
-rows equal both). The TF op is the kernel's ``tf_op`` stat; a JAX kernel's is its
-``XlaModule:`` tf_op where XProf looks the HLO op up in the capture's HLO modules, so JAX
-captures can merge rows XProf keeps apart (the MI300X captures: 15 rows vs 16).
+rows equal both). The op is the kernel's ``tf_op`` stat, parsed by the run's frameworks,
+and whether it could use Tensor Cores is the frameworks' rule
+(:meth:`~.frameworks.Framework.tensor_core_eligible`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ import numpy as np
 import pandas as pd
 
 from .. import schema, stat_columns
-from .event_index import event_line_ids, on_device
-from .tf_ops import is_derived_line, parse_tf_op
+from .event_index import event_line_ids, is_derived_line, on_device
+from .event_ops import parsed_values
+from .frameworks import framework_of
 
 # Kernel-name fragments of NVIDIA Tensor Core kernels (XProf's list).
 TENSOR_CORE_PATTERNS = (
@@ -51,6 +52,11 @@ TENSOR_CORE_PATTERNS = (
     "xmma_warp_specialized_implicit_gemm",
 )
 _TC_RE = re.compile("|".join(re.escape(p) for p in TENSOR_CORE_PATTERNS))
+# Kernel-name fragments of AMD matrix-core kernels (hipBLASLt/Tensile's Cijk_ GEMMs, MFMA and
+# WMMA kernels, XLA's GEMM fusions), as XProf 2.24 marks them on AMD GPUs (seen in its kernel
+# stats of the MI300X JAX captures).
+AMD_MATRIX_CORE_PATTERNS = ("Cijk_", "mfma", "wmma", "gemm_fusion")
+_AMD_TC_RE = re.compile("|".join(re.escape(p) for p in AMD_MATRIX_CORE_PATTERNS))
 MAX_KERNELS = 1000
 
 
@@ -84,27 +90,6 @@ def parse_kernel_details(details: str) -> dict:
         except ValueError:
             continue
     return out
-
-
-def is_op_tensor_core_eligible(op_name: str) -> bool:
-    return op_name.endswith(
-        (
-            "Conv2D",
-            "Conv2DBackpropFilter",
-            "Conv2DBackpropInput",
-            "Conv3D",
-            "DepthwiseConv2dNative",
-            "DepthwiseConv2dNativeBackpropFilter",
-            "DepthwiseConv2dNativeBackpropInput",
-            "/MatMul",
-            "FusedMatMul",
-            "/CudnnRNN",
-            "XlaDot",
-            "XlaDotV2",
-        )
-    ) or any(
-        s in op_name for s in ("BatchMatMul", "CudnnRNNV", "CudnnRNNForward", "CudnnRNNBackprop")
-    )
 
 
 def einsum_eligible(equation: str) -> bool:
@@ -172,23 +157,28 @@ def _launches(run) -> pd.DataFrame | None:
     sub = ev.iloc[rows]
     names = sub["name"].astype(str).to_numpy()
     tf_op = sub["tf_op"].astype(object).to_numpy()
-    op_names = np.array(["" if pd.isna(t) else parse_tf_op(str(t))[1] for t in tf_op], object)
+    has_op = ~pd.isna(tf_op)
+    op_names = np.full(len(tf_op), "", object)
+    if has_op.any():
+        op_names[has_op] = parsed_values(run, tf_op[has_op].astype(str).astype(object))[1]
+    frameworks = framework_of(run)
+    named = frameworks.kernel_op_names(run, rows)
+    if named is not None:
+        known = ~pd.isna(named)
+        op_names[known] = named[known]
     uniq, inv = np.unique(details[rows].astype(str), return_inverse=True)
     params = pd.DataFrame([parse_kernel_details(d) for d in uniq]).iloc[inv].reset_index(drop=True)
-    non_nvidia = np.array(
-        [
-            v not in ("", "nvidia")
-            for v in (
-                vendor.get((h, p), "")
-                for h, p in zip(sub["host"].astype(str), sub["plane"].astype(str))
-            )
-        ]
+    vendors = np.array(
+        [vendor.get((h, p), "") for h, p in zip(sub["host"].astype(str), sub["plane"].astype(str))],
+        object,
     )
     uniq_names, name_inv = np.unique(names, return_inverse=True)
-    uses_tc = np.array([bool(_TC_RE.search(k)) for k in uniq_names], bool)[name_inv] & ~non_nvidia
+    nvidia_tc = np.array([bool(_TC_RE.search(k)) for k in uniq_names], bool)[name_inv]
+    amd_tc = np.array([bool(_AMD_TC_RE.search(k)) for k in uniq_names], bool)[name_inv]
+    uses_tc = np.where(vendors == "amd", amd_tc, nvidia_tc & np.isin(vendors, ["", "nvidia"]))
     eligible = np.array(
         [
-            einsum_eligible(e) or is_op_tensor_core_eligible(o)
+            einsum_eligible(e) or frameworks.tensor_core_eligible(o)
             for e, o in zip(equation[rows], op_names)
         ]
     ) | (uses_tc & (op_names != ""))

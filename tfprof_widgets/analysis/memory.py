@@ -17,6 +17,7 @@ import pandas as pd
 
 from .. import schema, stat_columns
 from ..stat_store import KIND_CODE
+from .frameworks import framework_of
 from .inputs import tool_data_source
 
 # TensorFlow DataType enum -> the name XProf shows (DataTypeString).
@@ -53,7 +54,19 @@ DATA_TYPES = [
 
 
 def memory_events(run) -> pd.DataFrame:
-    """One row per allocator event, ordered by host, allocator and time: schema.MEMORY."""
+    """One row per allocator event, ordered by host, allocator and time: schema.MEMORY; a
+    framework's own allocator events (its ``memory_events`` rule) follow XProf's."""
+    ours = _xprof_memory_events(run)
+    own = framework_of(run).memory_events(run)
+    if not own:
+        return ours
+    both = [m for m in (ours, *own) if len(m)]
+    if len(both) == 1:
+        return both[0]
+    return schema.conform(pd.concat(both, ignore_index=True), schema.MEMORY)
+
+
+def _xprof_memory_events(run) -> pd.DataFrame:
     ev = run.events
     names = ev["name"].array
     cats = names.categories

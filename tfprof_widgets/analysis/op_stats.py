@@ -1,48 +1,48 @@
-"""TF op statistics: TensorBoard's "TensorFlow Stats" as a DataFrame (``run.ops``).
+"""Op statistics: TensorBoard's op table ("TensorFlow Stats") as a DataFrame (``run.ops``).
 
 The rules are XProf 2.24's (``xplane_to_op_metrics_db.cc``), so that every row and its IDLE
-equal TensorBoard's:
+equal TensorBoard's; what an op is comes from the run's frameworks (:mod:`.frameworks`):
 
 * **Host** (each ``/host:CPU`` thread, XProf's derived lines skipped): an *activity* is an
-  event whose name is a TF op (:mod:`.tf_ops`), and also every event that carries a
-  non-empty ``tf_op`` stat (an allocation inside an op counts as one more occurrence of that
-  op). Activities nest on their thread by XProf's stack (:func:`.nesting.stack_nesting`);
-  self time is an activity's duration minus that of the activities directly inside it. A
-  thread's total is the larger of its activities' self time and the span from its first
-  activity to its last; its IDLE is that total minus the self time. Rows are per op name.
-* **GPU** (each ``/device:GPU:N``): a kernel or copy with a ``tf_op`` stat is a device op
-  of that TF op (self = duration); rows per TF op, whose occurrences are the most any one
-  of its kernels ran. A GPU's total is the span of all events on its own lines (from the
-  first start to the last end); IDLE is the total minus the ops' time, summed over GPUs,
-  and is always reported for a capture with GPUs.
-* **TPU** (each ``/device:TPU:N``): the events of the ``XLA Ops`` (and ``Framework Ops``,
-  ``Sparse Core Ops``) lines are HLO ops, identified by the ``program_id``/``symbol_id``
-  stats of their event metadata (symbol 0, the program's root, is not an op) and timed by
-  their device clock (see :mod:`.device_time`); an op's self time is its duration minus the
-  ops it encloses. Rows per TF op of the metadata's ``tf_op`` (the HLO op's name, type
-  'Unknown', where it has none). A core's total is the span of its ``Steps`` and op lines.
+  event whose name the frameworks parse as an op (:mod:`.event_ops`), and also every event
+  that carries a non-empty ``tf_op`` stat (XProf's op stat: an allocation inside an op counts
+  as one more occurrence of that op). Activities nest on their thread by XProf's stack
+  (:func:`.nesting.stack_nesting`); self time is an activity's duration minus that of the
+  activities directly inside it. A thread's total is the larger of its activities' self
+  time and the span from its first activity to its last; its IDLE is that total minus the
+  self time. Rows are per op name.
+* **GPU** (each ``/device:GPU:N``): a kernel or copy that a framework attributes to an op
+  (:meth:`~.frameworks.Framework.device_ops`) is a device op of it (self = duration); rows
+  per op, whose occurrences are the most any one of its kernels ran. A GPU's total is the
+  span of all events on its own lines (from the first start to the last end); IDLE is the
+  total minus the ops' time, summed over GPUs, and is always reported for a capture with
+  GPUs.
+* Devices whose ops a framework builds by rules of its own (TPU cores:
+  :meth:`~.frameworks.Framework.device_op_table`) add their rows and IDLE.
 
-Beyond XProf (``beyond_xprof`` is True): TensorFlow 2.x GPU captures record a kernel's TF op
-not in a ``tf_op`` stat but in its ``level 0`` annotation (and some in ``kernel_details``);
-XProf 2.24 shows no device op for them. We attribute those kernels (and copies) to their TF
-op too, and the device IDLE shrinks by that time, so IDLE + those ops = XProf's IDLE. JAX
-GPU kernels (``hlo_op`` stats) are attributed by their ``tf_op`` stat, where XProf uses the
-HLO modules it finds in the capture; those rows are marked as well.
+Beyond XProf (``beyond_xprof`` is True): an event a framework attributes where XProf would
+not (see each framework's module); the device IDLE shrinks by that time, so IDLE + those
+ops = XProf's IDLE.
 """
 
 from __future__ import annotations
-
-import re
 
 import numpy as np
 import pandas as pd
 
 from .. import schema, stat_columns
-from .event_index import event_line_ids, event_plane_rows, plane_kinds, timed, times_ps
+from .event_index import (
+    event_line_ids,
+    event_plane_rows,
+    is_derived_line,
+    plane_kinds,
+    timed,
+    times_ps,
+)
+from .event_ops import event_names, name_memo
+from .frameworks import UNKNOWN_OP, framework_of
 from .inputs import per_run, tool_data_source
 from .nesting import children_sum, stack_nesting, to_ps
-from .tf_ops import UNKNOWN, event_names, is_derived_line, name_memo, name_table
-from .tpu import tpu_op_rows
 
 _ROW_COLUMNS = [
     "host",
@@ -55,14 +55,6 @@ _ROW_COLUMNS = [
     "is_eager",
     "beyond_xprof",
 ]
-
-
-def _parsed(values: np.ndarray, memo: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """ParseTfOpFullname of each value (category, op_name, op_type arrays), parsing each
-    distinct value once."""
-    codes, uniques = pd.factorize(values, use_na_sentinel=False)
-    table = name_table(pd.Index(uniques, dtype=object), memo)
-    return tuple(table[c].to_numpy()[codes] for c in ("category", "op_name", "op_type"))
 
 
 def _objects(values: np.ndarray) -> pd.Series:
@@ -106,7 +98,7 @@ def host_activities(run) -> pd.DataFrame:
     on_host = host_line[run.event_line_rows] & timed(run)
     names = event_names(run)
     codes = ev["name"].cat.codes.to_numpy()
-    is_op = on_host & (names["category"].to_numpy() != UNKNOWN)[codes]
+    is_op = on_host & (names["category"].to_numpy() != UNKNOWN_OP)[codes]
     tf_op = ev["tf_op"].array
     tf_codes = np.asarray(tf_op.codes, np.int64)
     tf_real = np.append(tf_op.categories.to_numpy(dtype=object) != "", False)
@@ -121,7 +113,9 @@ def host_activities(run) -> pd.DataFrame:
     # once) as codes into one list each.
     a_used, a_item = np.unique(codes[a_rows], return_inverse=True)
     b_used, b_item = np.unique(tf_codes[b_rows], return_inverse=True)
-    tf_parsed = name_table(pd.Index(tf_op.categories[b_used], dtype=object), name_memo(run))
+    tf_parsed = framework_of(run).parse_op_names(
+        pd.Index(tf_op.categories[b_used], dtype=object), name_memo(run)
+    )
     op_code, ops = pd.factorize(
         np.concatenate([names["op_name"].to_numpy()[a_used], tf_parsed["op_name"].to_numpy()])
     )
@@ -247,60 +241,24 @@ def gpu_kernel_ops(run) -> pd.DataFrame:
     candidates = np.flatnonzero(gpu)
     if not len(candidates):
         return pd.DataFrame({c: np.zeros(0, t) for c, t in _KERNEL_OPS.items()})
-    stats = run.stat_store
-    tf_op = ev["tf_op"].array
-    by_stat = np.append(tf_op.categories.astype(str).to_numpy(), "").astype(object)[
-        np.asarray(tf_op.codes)[candidates]
-    ]
-    _, has_hlo = stat_columns.strings(stats, "hlo_op", n)
-    has_hlo = has_hlo[candidates]
-    name = by_stat.copy()
-    ours = by_stat == ""
-    if ours.any():
-        level0, _ = stat_columns.strings(stats, "level 0", n)
-        details, _ = stat_columns.strings(stats, "kernel_details", n)
-        name[ours] = _ops_of_annotations(level0[candidates[ours]], details[candidates[ours]])
-    keep = name != ""
-    rows, name, by_stat, has_hlo = candidates[keep], name[keep], by_stat[keep], has_hlo[keep]
-    category, op_name, op_type = _parsed(name, name_memo(run))
-    from_stat = (by_stat != "") & ~has_hlo
-    # An annotation that is no TF op (a TraceMe such as 'MakeTensorFromProto') names none.
-    valid = (category != UNKNOWN) | from_stat
-    rows, from_stat = rows[valid], from_stat[valid]
+    found = framework_of(run).device_ops(run, candidates)
+    rows = found.rows
     host, kernel = ev["host"].array, ev["name"].array
     return pd.DataFrame(
         {
             "row": rows,
             "host": _objects(np.asarray(host.categories, object)[np.asarray(host.codes)[rows]]),
             "plane_row": plane_row[rows],
-            "operation": _objects(op_name[valid]),
-            "type": _objects(op_type[valid]),
+            "operation": _objects(found.op_name),
+            "type": _objects(found.op_type),
             "kernel": _objects(
                 np.asarray(kernel.categories, object)[np.asarray(kernel.codes)[rows]]
             ),
             "dur_ps": to_ps(ev["dur_us"].to_numpy()[rows]),
             "is_eager": _is_eager(run, rows),
-            "beyond_xprof": ~from_stat,
+            "beyond_xprof": found.beyond_xprof,
         }
     )
-
-
-_TF_OP_TOKEN = re.compile(r"(?:^|[ \n])tf_op:(\S*)")
-
-
-def _ops_of_annotations(level0: np.ndarray, details: np.ndarray) -> np.ndarray:
-    """The TF op each kernel's ``level 0`` annotation (else the 'tf_op:' token of its
-    ``kernel_details``) names, '' where neither does (each distinct text looked at once)."""
-    codes, uniques = pd.factorize(details, use_na_sentinel=True)
-    tokens = []
-    for d in uniques.tolist():
-        m = _TF_OP_TOKEN.search(str(d))
-        tokens.append(m.group(1) if m else "")
-    token = np.append(np.array(tokens, dtype=object), "")[codes]
-    has = np.array([isinstance(a, str) and a != "" for a in level0], bool)
-    out = token.copy()
-    out[has] = level0[has]
-    return out
 
 
 def _gpu_rows(run) -> tuple[dict, pd.DataFrame]:
@@ -328,14 +286,20 @@ def _gpu_rows(run) -> tuple[dict, pd.DataFrame]:
     )
     if not len(k):
         return {}, idle
-    # A device op is a TF op's kernel (by name); a TF op ran as often as its busiest kernel.
+    # A device op is a TF op's kernel (by name, unless the frameworks count by units of
+    # their own); a TF op ran as often as its busiest kernel.
     host_c, hosts = pd.factorize(k["host"].to_numpy())
     op_c, ops = pd.factorize(k["operation"].to_numpy())
     type_c, types = pd.factorize(k["type"].to_numpy())
-    kernel_c = np.asarray(run.events["name"].array.codes)[k["row"].to_numpy()]
-    per_kernel, _ = _groups(host_c, op_c, type_c, kernel_c)
+    units = framework_of(run).device_op_units(run, k["row"].to_numpy())
+    if units is None:  # XProf's default: each kernel name counted, every launch once
+        unit_c = np.asarray(run.events["name"].array.codes)[k["row"].to_numpy()]
+        starts = np.ones(len(k), bool)
+    else:
+        unit_c, starts = units
+    per_kernel, _ = _groups(host_c, op_c, type_c, unit_c)
     n_k = int(per_kernel.max()) + 1
-    occ = np.bincount(per_kernel, minlength=n_k)
+    occ = np.bincount(per_kernel, weights=starts, minlength=n_k).astype(np.int64)
     row, first = _groups(host_c, op_c, type_c)
     n_rows = len(first)
     kernel_row = np.zeros(n_k, np.int64)
@@ -394,7 +358,7 @@ def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
         )
     host_rows, host_idle = _host_rows(run)
     gpu_rows, gpu_idle = _gpu_rows(run)
-    tpu_rows, tpu_idle = tpu_op_rows(run)
+    tpu_rows, tpu_idle = framework_of(run).device_op_table(run)
     parts = [host_rows, gpu_rows, {c: tpu_rows[c].to_numpy() for c in tpu_rows}]
     if include_idle:
         parts += [

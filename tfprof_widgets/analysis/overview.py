@@ -16,27 +16,17 @@ import numpy as np
 import pandas as pd
 
 from .. import stat_columns
-from .input_pipeline import tf_data_in_use
+from .frameworks import Advice, rules_of
 from .results import Summary
 from .steps import CATEGORIES, overview_steps
-from .tpu import duty_cycle
 
 HIGHLY_INPUT, MODERATELY_INPUT = 20.0, 5.0
 HIGHLY_OUTPUT, MODERATELY_OUTPUT = 20.0, 5.0
 HIGHLY_KERNEL_LAUNCH, MODERATELY_KERNEL_LAUNCH = 15.0, 3.0
 HIGHLY_ALL_OTHER, MODERATELY_ALL_OTHER = 15.0, 3.0
 HIGHLY_COLLECTIVES, MODERATELY_COLLECTIVES = 15.0, 3.0
-TF_DATA_CONTENTION = (
-    " It could be due to CPU contention with tf.data. In this case, you may "
-    "try to set the environment variable TF_GPU_THREAD_MODE=gpu_private."
-)
 NO_STEPS_STATEMENT = (
     "No step time measured. Therefore we cannot tell where the performance bottleneck is."
-)
-NO_STEPS_HINT = (
-    "No step marker observed and hence the step time is unknown. Mark steps with "
-    "tf.profiler.experimental.Trace('train', step_num=step, _r=1), or profile for longer "
-    "than one step."
 )
 # The columns of the top ops that the overview shows.
 TOP_OPS_COLUMNS = [
@@ -49,12 +39,6 @@ TOP_OPS_COLUMNS = [
 ]
 # Below this share of 16-bit device compute, mixed precision is recommended (XProf's rule).
 LOW_PRECISION_PERCENT = 10.0
-NEXT_STEP_TF_DATA = "Look at Section 3 for the breakdown of input time on the host."
-NEXT_STEP_NO_TF_DATA = (
-    "Consider using the tf.data API to enable profiler's host-side analysis for input "
-    "pipeline. Profiler currently does not support custom input pipeline (please ignore "
-    "Section 3 below)."
-)
 PYTHON_EXPLANATION = (
     " % of the total step time sampled is spent on 'All Others' time. This "
     "could be due to Python execution overhead."
@@ -183,7 +167,10 @@ class OverviewSummary(Summary):
         )
         return pd.concat([super().to_frame(), avg], ignore_index=True)
 
-    def _repr_lines(self) -> list[str]:
+    def _repr_lines(self, words=None) -> list[str]:
+        """The summary in a few lines; ``words`` (a framework's
+        :meth:`~.frameworks.Advice.in_our_words`) puts XProf's page sections in ours."""
+        words = words or Advice().in_our_words
         if not self.n_steps:
             return [self.input_statement]
         return [
@@ -201,7 +188,7 @@ class OverviewSummary(Summary):
                 )
                 if s
             ],
-            f"Next: {self.summary_next_step}",
+            f"Next: {words(self.summary_next_step)}",
         ]
 
     def __repr__(self) -> str:
@@ -286,8 +273,9 @@ def overview_summary(run) -> OverviewSummary:
     n = len(kept)
     st = ms["step_time_us"]
     pct = _percents(ms)
-    tf_data = tf_data_in_use(ops)
-    verdicts = _verdicts(pct, tf_data, has_steps=float(st.sum()) > 0)
+    frameworks = rules_of(run)
+    pipeline = frameworks.input_pipeline_in_use(ops)
+    verdicts = _verdicts(pct, pipeline, float(st.sum()) > 0, frameworks.advice)
     placement = _op_placement(ops)
     hardware, device_type, cores = _environment(run)
     c16, c32 = _precision_shares(run.device_precision)
@@ -300,6 +288,11 @@ def overview_summary(run) -> OverviewSummary:
         if c16 + c32 > 0 and c16 < LOW_PRECISION_PERCENT
         else ""
     )
+    own = frameworks.overview_verdicts(run) if n else None
+    if own is not None:  # the framework's own verdicts, in its terms
+        own = dict(own)
+        lead = own.pop("recommendations")
+        verdicts.update(own)
     recommendations = [
         s
         for s in (
@@ -309,10 +302,12 @@ def overview_summary(run) -> OverviewSummary:
             verdicts["all_other_statement"],
             verdicts["device_collectives_statement"],
             precision,
-            NO_STEPS_HINT if not n else "",
+            frameworks.advice.mark_steps if not n else "",
         )
         if s
     ]
+    if own is not None:  # its own advice replaces XProf's (whose 16-bit rule reads TF names)
+        recommendations = lead
     if not run.tfprof_nodes.empty:  # a TF1 tfprof profile: add tfprof's advisor
         recommendations += [
             f"tfprof {r.checker}: {r.finding}" for r in run.tfprof_advice.itertuples()
@@ -371,8 +366,12 @@ def _percents(ms: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def _verdicts(pct: dict[str, float], tf_data: bool, has_steps: bool) -> dict[str, str]:
-    """XProf's classifications and sentences for each kind of bound, and what to do next."""
+def _verdicts(
+    pct: dict[str, float], pipeline: bool, has_steps: bool, advice: Advice
+) -> dict[str, str]:
+    """XProf's classifications and sentences for each kind of bound, and what to do next
+    (``pipeline``: the framework's input pipeline ran on the host; ``advice``: the
+    framework's words for what to do)."""
     if has_steps:
         cls, statement, other_reported = input_verdict(
             pct["input_percent"], pct["all_other_percent"]
@@ -399,7 +398,7 @@ def _verdicts(pct: dict[str, float], tf_data: bool, has_steps: bool) -> dict[str
     launch = pct["kernel_launch_percent"]
     launch_text = (
         f"{one_digit(launch)} % of the total step time sampled is spent on 'Kernel Launch'."
-        + (TF_DATA_CONTENTION if tf_data else "")
+        + (advice.launch_contention if pipeline else "")
     )
     launch_cls, launch_statement = _graded(
         launch, HIGHLY_KERNEL_LAUNCH, MODERATELY_KERNEL_LAUNCH, launch_text
@@ -420,7 +419,7 @@ def _verdicts(pct: dict[str, float], tf_data: bool, has_steps: bool) -> dict[str
         f"Collective Communication'.",
     )
     if cls in ("host", "both"):
-        next_step = NEXT_STEP_TF_DATA if tf_data else NEXT_STEP_NO_TF_DATA
+        next_step = advice.input_next_step if pipeline else advice.no_input_pipeline_next_step
     else:
         next_step = "You may skip the rest of this page."
     return {
@@ -500,7 +499,7 @@ def _idle_and_duty(run, hardware: str) -> dict[str, float]:
         total = float(self_t[on].sum())
         return 100.0 * float(self_t[on & is_idle].sum()) / total if total else 0.0
 
-    busy, idle = duty_cycle(run) if hardware == "TPU" else (0.0, 0.0)
+    busy, idle = rules_of(run).duty_cycle(run) if hardware == "TPU" else (0.0, 0.0)
     return {
         "host_idle_percent": idle_pct("Host"),
         "device_idle_percent": idle_pct("Device"),

@@ -1,4 +1,5 @@
-"""What the dataclass results of the analyses share: ``to_frame()``, their figures as a table.
+"""What the analyses' results share: ``to_frame()`` of the dataclass results, and
+:class:`Analysis`, how a run exposes one.
 
 ``OverviewSummary``, ``InputPipelineSummary`` and ``TfDataSummary`` hold scalars and tables;
 ``to_frame()`` gives a summary's figures as a two-column (name, value) table
@@ -9,10 +10,12 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
+from collections.abc import Callable
 
 import pandas as pd
 
-__all__ = ["Summary"]
+__all__ = ["Analysis", "Summary"]
 
 
 class Summary:
@@ -29,3 +32,26 @@ class Summary:
             and not isinstance(getattr(self, f.name), (pd.DataFrame, pd.Series, dict))
         ]
         return pd.DataFrame(rows, columns=["name", "value"])
+
+
+@dataclasses.dataclass(frozen=True)
+class Analysis:
+    """One analysis: ``run.<name>`` is ``<module>.<function>(run)``, computed once.
+
+    ``function`` is ``"module:function"`` with the module relative to the analysis package;
+    ``returns`` is a table of :mod:`tfprof_widgets.schema` (in capitals: a DataFrame with
+    those columns) or the name of the result's type.
+    """
+
+    name: str
+    function: str
+    returns: str
+
+    @property
+    def table(self) -> str | None:
+        """The schema table of a DataFrame result, else None."""
+        return self.returns if self.returns.isupper() else None
+
+    def resolve(self) -> Callable:
+        module, _, func = self.function.partition(":")
+        return getattr(importlib.import_module(module, __package__), func)

@@ -21,83 +21,34 @@ import numpy as np
 import pandas as pd
 
 from .. import schema, stat_columns
-from .event_index import event_plane_rows, on_device, plane_kinds, timed, times_ps
-from .grouping import function_call_markers
+from .event_index import (
+    STEP_INFO_LINE_ID,
+    event_plane_rows,
+    is_derived_line,
+    on_device,
+    plane_kinds,
+    timed,
+    times_ps,
+)
+from .event_ops import event_names
+from .event_types import (  # CATEGORIES and CATEGORY_LABELS are read from here too
+    CATEGORIES,
+    CATEGORY_LABELS,
+    DEVICE_COLLECTIVES,
+    DEVICE_COMPUTE_16,
+    DEVICE_COMPUTE_32,
+    DEVICE_WAIT_HOST,
+    EVENT_TYPES,
+    HOST_COMPUTE,
+    HOST_TO_DEVICE,
+    HOST_WAIT_INPUT,
+)
+from .frameworks import framework_of
 from .inputs import per_run
-from .tf_ops import STEP_INFO_LINE_ID, event_names, is_derived_line
 
 # XProf drops a host's first and last step from its averages when it has more steps than
 # this (kDropIncomplteteStepThreshold in xprof's step_events_to_steps_db.cc).
 DROP_EDGE_STEPS_ABOVE = 5
-
-# XProf's EventType values: a higher number wins where events overlap.
-UNKNOWN_TIME = 0
-HOST_COMPUTE = 10
-HOST_PREPROCESS = 20
-HOST_POSTPROCESS = 30
-HOST_BATCH_FORMATION = 40
-HOST_RUNTIME = 50
-HOST_COMPILE = 60
-HOST_TO_HOST = 70
-HOST_TO_DEVICE = 80
-HOST_PREPARE = 90
-DEVICE_COLLECTIVES = 100
-HOST_WAIT_INPUT = 110
-DEVICE_TO_DEVICE = 120
-DEVICE_TO_HOST = 130
-DEVICE_COMPUTE_32 = 140
-DEVICE_COMPUTE_16 = 150
-DEVICE_WAIT_DEVICE = 160
-DEVICE_WAIT_HOST = 170
-EVENT_TYPES = {
-    UNKNOWN_TIME: "unknown",
-    HOST_COMPUTE: "host_compute",
-    HOST_PREPROCESS: "host_preprocess",
-    HOST_POSTPROCESS: "host_postprocess",
-    HOST_BATCH_FORMATION: "host_batch_formation",
-    HOST_RUNTIME: "host_runtime",
-    HOST_COMPILE: "host_compile",
-    HOST_TO_HOST: "host_to_host",
-    HOST_TO_DEVICE: "host_to_device",
-    HOST_PREPARE: "host_prepare",
-    DEVICE_COLLECTIVES: "device_collectives",
-    HOST_WAIT_INPUT: "host_wait_input",
-    DEVICE_TO_DEVICE: "device_to_device",
-    DEVICE_TO_HOST: "device_to_host",
-    DEVICE_COMPUTE_32: "device_compute_32",
-    DEVICE_COMPUTE_16: "device_compute_16",
-    DEVICE_WAIT_DEVICE: "device_wait_device",
-    DEVICE_WAIT_HOST: "device_wait_host",
-}
-
-# The categories TensorBoard shows (step-time graph and overview), from the event types.
-CATEGORIES = {
-    "device_compute_us": (DEVICE_COMPUTE_16, DEVICE_COMPUTE_32),
-    "device_to_device_us": (DEVICE_TO_DEVICE, DEVICE_WAIT_DEVICE),
-    "device_collectives_us": (DEVICE_COLLECTIVES,),
-    "host_compute_us": (HOST_COMPUTE,),
-    "kernel_launch_us": (HOST_PREPARE,),
-    "input_us": (HOST_WAIT_INPUT, HOST_TO_DEVICE, DEVICE_WAIT_HOST),
-    "output_us": (DEVICE_TO_HOST,),
-    "compile_us": (HOST_COMPILE,),
-    "all_others_us": (UNKNOWN_TIME,),
-}
-
-# What TensorBoard calls each category.
-CATEGORY_LABELS = {
-    "device_compute_us": "Device compute",
-    "device_to_device_us": "Device to device",
-    "device_collectives_us": "Device collectives",
-    "host_compute_us": "Host compute",
-    "kernel_launch_us": "Kernel launch",
-    "input_us": "Input (waiting for data)",
-    "output_us": "Output",
-    "compile_us": "Compilation",
-    "all_others_us": "All others",
-}
-
-_NOT_REAL_CPU = ("EagerExecute", "EagerLocalExecute", "EagerKernelExecute", "FunctionRun")
-_INFEED_TYPES = ("InfeedEnqueue", "InfeedEnqueueTuple", "InfeedEnqueueTupleOp")
 
 
 # What a step event is (StepEvents.kind).
@@ -111,17 +62,6 @@ def _per_name(cats: pd.Index, codes: np.ndarray, rules) -> tuple[np.ndarray, ...
     used, inverse = np.unique(codes, return_inverse=True)
     names = pd.Series(cats.to_numpy(dtype=object)[used], index=used, dtype=object)
     return tuple(np.asarray(r)[inverse] for r in rules(names))
-
-
-def _explicit_marker_names(cats: pd.Index) -> np.ndarray:
-    """Per event name: XProf's explicit host step markers, plus Keras 3's 'Profiled batch'
-    (which XProf 2.24 does not recognise, so it finds no steps in captures made by the
-    TensorBoard callback)."""
-    cats = pd.Series(np.asarray(cats, dtype=object)).astype(str)
-    return (
-        (cats.str.startswith(("train", "test", "TraceContext")) & ~cats.str.contains("/"))
-        | (cats == "Profiled batch")
-    ).to_numpy()
 
 
 @per_run
@@ -206,31 +146,36 @@ def _step_events(run) -> StepEvents:
     device_hosts = _device_hosts(run)
     on_device_host = np.array([h in device_hosts for h in hosts], bool)[host_codes]
 
-    # XProf compares the 64-bit line id itself with kThreadIdStepInfo (-559038737, as TF
-    # writes it); a 'Steps' line stored as 0xdeadbeef is derived but holds no markers.
-    dev_marker = grouped & device & (line_id == STEP_INFO_LINE_ID)
-    dev_event = grouped & device & ~derived & on_device_host
-    if dev_event.any():
-        corr, has_corr = stat_columns.numbers(stats, "correlation_id", n)
-        dev_event &= has_corr & (corr >= 0)
     group = np.where(grouped, np.asarray(gid.to_numpy(dtype=float, na_value=-1)), -1)
     group = group.astype(np.int64)
-    if dev_marker.any() or dev_event.any():
-        dev_marker, dev_event = _marked_on_the_same_device(run, group, dev_marker, dev_event)
+    frameworks = framework_of(run)
+    # Where the framework marks steps on the host even beside a device, a device host's
+    # host events count too, and its device events need no device 'Steps' marker (derived
+    # or recorded).
+    host_marked = frameworks.host_marks_device_steps
+    dev_marker, dev_event, derived_marks = _device_marks(
+        run,
+        group,
+        grouped & device & (line_id == STEP_INFO_LINE_ID),
+        (grouped & on_device_host, device & ~derived),
+        host_marked,
+    )
 
-    host = grouped & ~device & ~on_device_host
+    host = grouped & ~device & (~on_device_host | host_marked)
     on_host = np.flatnonzero(host)
     # Name rules are evaluated once per name, for the names host events use.
     explicit_name, not_real = _per_name(
         cats,
         codes[on_host],
-        lambda c: (_explicit_marker_names(c), c.str.startswith(_NOT_REAL_CPU).to_numpy()),
+        lambda c: (frameworks.step_marker_names(c), frameworks.host_wrappers(c)),
     )
     explicit = np.zeros(n, bool)
     explicit[on_host] = explicit_name
     implicit = host & stat_columns.present(stats, "step_name", n) & ~explicit
-    if not (explicit | implicit).any():  # no markers: the repeated tf.function calls
-        implicit = function_call_markers(ev, stats, host)[0]
+    if not (explicit | implicit).any():  # no markers: the frameworks' implicit ones
+        found = frameworks.implicit_step_markers(ev, stats, host)
+        if found is not None:
+            implicit = found[0]
     op_types = event_names(run)["op_type"].to_numpy()  # per name category
     real = np.zeros(n, bool)
     real[on_host] = ~explicit_name & ~not_real
@@ -247,47 +192,121 @@ def _step_events(run) -> StepEvents:
     kind = np.array([HOST_MARKER, DEVICE_MARKER, EVENT, EVENT], np.int8)[rank]
     types = np.concatenate(
         [
-            _per_name(cats, codes[host_rows], lambda c: (_host_types(c, op_types[c.index]),))[0],
-            _device_types(cats, op_types, codes[dev_rows], dev_rows, stats, n),
+            _per_name(
+                cats,
+                codes[host_rows],
+                lambda c: (frameworks.host_event_types(c, op_types[c.index]),),
+            )[0],
+            _device_types(cats, op_types, codes[dev_rows], dev_rows, stats, n, frameworks),
         ]
     )
     order = np.argsort(rank * (n + 1) + rows, kind="stable")
     rows, kind, types = rows[order], kind[order], types[order]
-    return StepEvents(
+    out = StepEvents(
         hosts, host_codes[rows], group[rows], kind, types, start[rows], end[rows], step[rows]
+    )
+    return _with_derived_markers(out, derived_marks)
+
+
+def _device_marks(run, group, dev_marker, events, host_marked: bool):
+    """XProf's device step events: ``dev_marker``, the markers of the device 'Steps' line
+    (XProf compares the 64-bit line id itself with kThreadIdStepInfo, -559038737 as TF
+    writes it; a line stored as 0xdeadbeef is derived but holds no markers); of ``events``
+    (grouped events of device hosts, events on a device's own lines) those with a
+    correlation id; and the derived markers of GPUs a capture leaves XProf to group. Each
+    device's are kept only for the groups it both marks and runs (unless the host marks
+    them). Returns (dev_marker, dev_event, derived_marks)."""
+    on_device_host, device_own = events
+    dev_event = on_device_host & device_own
+    if dev_event.any():
+        corr, has_corr = stat_columns.numbers(run.stat_store, "correlation_id", len(group))
+        dev_event &= has_corr & (corr >= 0)
+    derived_marks = _derived_device_steps(run, group, dev_event & (not host_marked), device_own)
+    if (dev_marker.any() or dev_event.any()) and not host_marked:
+        return _marked_on_the_same_device(run, group, dev_marker, dev_event, derived_marks)
+    return dev_marker, dev_event, derived_marks
+
+
+def _with_derived_markers(se: StepEvents, marks: dict) -> StepEvents:
+    """``se`` with the derived device markers listed after the other markers."""
+    if not len(marks["group"]):
+        return se
+    m = len(marks["group"])
+    at = int(np.searchsorted(se.kind != EVENT, False, side="left")) if len(se) else 0
+    at = int((se.kind != EVENT).sum())  # markers come first (host, then device)
+    cat = lambda a, b: np.concatenate([a[:at], b, a[at:]])  # noqa: E731
+    return StepEvents(
+        se.hosts,
+        cat(se.host, marks["host"]),
+        cat(se.group, marks["group"]),
+        cat(se.kind, np.full(m, DEVICE_MARKER, se.kind.dtype)),
+        cat(se.type, np.zeros(m, se.type.dtype)),
+        cat(se.start, marks["start"]),
+        cat(se.end, marks["end"]),
+        cat(se.step, marks["step"]),
     )
 
 
-def _marked_on_the_same_device(run, group, dev_marker, dev_event):
+def _derived_device_steps(run, group: np.ndarray, dev_event: np.ndarray, own: np.ndarray):
+    """XProf's derived 'Steps' of GPUs in a capture it groups itself (no ``group_id`` in
+    the file; ``DeriveStepEventsFromGroups``): per GPU, its grouped events on its own lines
+    in time order, each run of one group one step marker spanning them. Returns the markers'
+    plane row, host code, group, start, end and step number."""
+    empty = {k: np.zeros(0, np.int64) for k in ("plane", "host", "group", "start", "end")}
+    empty["step"] = np.zeros(0)
+    if "group_id" in run.stat_store or not dev_event.any():
+        return empty
+    gpu = plane_kinds(run) == "GPU"
+    plane = event_plane_rows(run).astype(np.int64)
+    rows = np.flatnonzero(own & (group >= 0) & gpu[plane])
+    if not len(rows):
+        return empty
+    start, end = (t[rows] for t in times_ps(run))
+    order = np.lexsort((start - end, start, plane[rows]))
+    rows, start, end = rows[order], start[order], end[order]
+    p, g = plane[rows], group[rows]
+    new = np.r_[True, (p[1:] != p[:-1]) | (g[1:] != g[:-1])]
+    first = np.flatnonzero(new)
+    step = run.events["step"].to_numpy(dtype=float, na_value=np.nan)[rows[first]]
+    return {
+        "plane": p[first],
+        "host": np.asarray(run.events["host"].array.codes, np.int64)[rows[first]],
+        "group": g[first],
+        "start": start[first],
+        "end": np.maximum.reduceat(end, first),
+        "step": step,
+    }
+
+
+def _marked_on_the_same_device(run, group, dev_marker, dev_event, derived: dict):
     """XProf's IntersectCombineStepEvents per device: a device's events count for the groups
-    it also marks on its 'Steps' line, and its markers only for groups it has events in."""
+    it also marks on its 'Steps' line (in the file, or ``derived`` from its groups), and its
+    markers only for groups it has events in."""
     plane = event_plane_rows(run).astype(np.int64)
     key = plane * (1 << 32) + (group & 0xFFFFFFFF)
-    both = np.intersect1d(key[dev_marker], key[dev_event])
-    return dev_marker & np.isin(key, both), dev_event & np.isin(key, both)
-
-
-def _host_types(names: pd.Series, op_types: np.ndarray) -> np.ndarray:
-    """XProf's event type of host event names (``op_types``: their parsed op types) of a
-    capture without a device: compute, waiting for input, copies (kernel launches only exist
-    where there is a device, whose steps XProf builds from device events alone)."""
-    lower = pd.Series(np.asarray(names, dtype=object)).astype(str).str.lower()
-    types = np.full(len(names), HOST_COMPUTE, np.int16)
-    types[lower.str.startswith("iteratorgetnext").to_numpy()] = HOST_WAIT_INPUT
-    types[op_types == "MemcpyHToH"] = HOST_TO_HOST
-    types[np.isin(op_types, ["MemcpyHToD", *_INFEED_TYPES])] = HOST_TO_DEVICE
-    return types
+    derived_key = derived["plane"] * (1 << 32) + (derived["group"] & 0xFFFFFFFF)
+    marked = np.union1d(key[dev_marker], derived_key)
+    both = np.intersect1d(marked, key[dev_event])
+    keep = np.isin(derived_key, both)
+    derived = {k: v[keep] for k, v in derived.items()}
+    return dev_marker & np.isin(key, both), dev_event & np.isin(key, both), derived
 
 
 def _device_types(
-    cats: pd.Index, op_types: np.ndarray, codes: np.ndarray, rows: np.ndarray, stats, n: int
+    cats: pd.Index,
+    op_types: np.ndarray,
+    codes: np.ndarray,
+    rows: np.ndarray,
+    stats,
+    n: int,
+    frameworks,
 ) -> np.ndarray:
     """XProf's event type of device events ``rows`` (their name ``codes``)
-    (``ClassifyGpuEvent``): copies by XProf's name rule, NCCL collectives, else 16- or 32-bit
-    compute: 16-bit when the ``shape`` stat (the kernel's tensor shapes) mentions 'half',
-    or, without shapes, when the kernel name has 'half' or 'fp16'.
+    (``ClassifyGpuEvent``): copies by the frameworks' copy op types, NCCL collectives, else
+    16- or 32-bit compute: 16-bit when the ``shape`` stat (the kernel's tensor shapes)
+    mentions 'half', or, without shapes, when the kernel name has 'half' or 'fp16'.
 
-    XProf's copy rule (``ParseTfOpFullname``) knows only the 'MemcpyHToD' spelling, so the
+    XProf's copy rule (``ParseTfOpFullname``) knows only TF's own spelling of copies, so the
     CUPTI copies of GPU captures ('MemcpyH2D', 'MemcpyD2H') count as device compute, as in
     TensorBoard."""
     if not len(rows):
@@ -314,9 +333,8 @@ def _device_types(
     dtypes = np.full(len(rows), DEVICE_COMPUTE_32, np.int16)
     dtypes[np.where(has_shapes, shape_half, half)] = DEVICE_COMPUTE_16
     dtypes[nccl] = DEVICE_COLLECTIVES
-    dtypes[op_type == "MemcpyHToD"] = HOST_TO_DEVICE
-    dtypes[op_type == "MemcpyDToH"] = DEVICE_TO_HOST
-    dtypes[op_type == "MemcpyDToD"] = DEVICE_TO_DEVICE
+    for copy_type, event_type in frameworks.copy_op_types.items():
+        dtypes[op_type == copy_type] = event_type
     return dtypes
 
 
@@ -607,6 +625,7 @@ def per_host_table(steps: pd.DataFrame) -> pd.DataFrame:
 
 __all__ = [
     "CATEGORIES",
+    "CATEGORY_LABELS",
     "EVENT_TYPES",
     "overview_steps",
     "per_host_steps",

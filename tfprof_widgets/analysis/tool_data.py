@@ -213,37 +213,77 @@ def _op_placement(tf_stats: pd.DataFrame) -> tuple[float, float]:
     return (100 * host / both, 100 * dev / both) if both else (math.nan, math.nan)
 
 
-def _overview_summary(h, run_hosts: list[str], has_trace: bool) -> OverviewSummary:
-    """An OverviewSummary from one host's overview figures (TensorBoard's numbers)."""
-    f = h.overview
-    avg = {c: float(f["breakdown_ms_avg"].get(c, 0.0)) for c in CATEGORIES}
-    std = {c: float(f["breakdown_ms_std"].get(c, 0.0)) for c in CATEGORIES}
+# The overview page's sentences and classifications, as the file states them.
+_VERDICT_FIELDS = (
+    "input_classification",
+    "input_statement",
+    "output_statement",
+    "kernel_launch_classification",
+    "kernel_launch_statement",
+    "all_other_classification",
+    "all_other_statement",
+    "device_collectives_classification",
+    "device_collectives_statement",
+    "summary_next_step",
+    "precision_statement",
+)
+# Figures the file may lack (NaN then).
+_OPTIONAL_FIGURES = (
+    "device_compute_16bit_percent",
+    "device_compute_32bit_percent",
+    "host_op_occurrence_percent",
+    "device_op_occurrence_percent",
+    "host_idle_percent",
+    "device_idle_percent",
+    "device_duty_cycle_percent",
+    "eager_host_op_percent",
+    "eager_device_op_percent",
+)
+_STATEMENTS = (
+    "input_statement",
+    "output_statement",
+    "kernel_launch_statement",
+    "all_other_statement",
+    "device_collectives_statement",
+    "precision_statement",
+)
+
+
+def _shares(f: dict, avg: dict[str, float]) -> dict[str, float]:
+    """The step-time shares (%): the file's where it states them, else from the averages."""
     step = f["step_time_ms_avg"]
 
     def share(category: str) -> float:
         return 100.0 * avg[category] / step if step else 0.0
 
-    input_pct = f["input_percent"] if f["input_percent"] is not None else share("input_us")
-    output_pct = f["output_percent"] if f["output_percent"] is not None else share("output_us")
-    compute = f["compute_percent"]
-    compute = compute if compute is not None else share("device_compute_us")
-    collectives = share("device_collectives_us")
+    out = {
+        "input_percent": f["input_percent"]
+        if f["input_percent"] is not None
+        else share("input_us"),
+        "output_percent": (
+            f["output_percent"] if f["output_percent"] is not None else share("output_us")
+        ),
+        "compute_percent": (
+            f["compute_percent"] if f["compute_percent"] is not None else share("device_compute_us")
+        ),
+        "kernel_launch_percent": share("kernel_launch_us"),
+        "all_other_percent": share("all_others_us"),
+        "device_collectives_percent": share("device_collectives_us"),
+    }
     idle = f["idle_percent"]
     if idle is None:
-        idle = max(0.0, 100.0 - input_pct - output_pct - compute - collectives)
+        busy = ("input_percent", "output_percent", "compute_percent", "device_collectives_percent")
+        idle = max(0.0, 100.0 - sum(out[k] for k in busy))
+    out["idle_percent"] = idle
+    return {k: float(v) for k, v in out.items()}
+
+
+def _overview_summary(h, run_hosts: list[str], has_trace: bool) -> OverviewSummary:
+    """An OverviewSummary from one host's overview figures (TensorBoard's numbers)."""
+    f = h.overview
+    avg = {c: float(f["breakdown_ms_avg"].get(c, 0.0)) for c in CATEGORIES}
+    std = {c: float(f["breakdown_ms_std"].get(c, 0.0)) for c in CATEGORIES}
     host_pct, dev_pct = _op_placement(h.tables.get("tf_stats", schema.empty(schema.TOOL_TF_STATS)))
-    statements = [
-        f[k]
-        for k in (
-            "input_statement",
-            "output_statement",
-            "kernel_launch_statement",
-            "all_other_statement",
-            "device_collectives_statement",
-            "precision_statement",
-        )
-        if f[k]
-    ]
     bound = f["input_classification"] in ("host", "both")
     tools = ["input_pipeline_view" if bound else "op_stats"] + (
         ["trace_viewer"] if has_trace else []
@@ -251,46 +291,22 @@ def _overview_summary(h, run_hosts: list[str], has_trace: bool) -> OverviewSumma
     top = h.tables.get("top_ops")
     return OverviewSummary(
         n_steps=int(f["n_steps"]),
-        step_time_ms_avg=float(step),
+        step_time_ms_avg=float(f["step_time_ms_avg"]),
         step_time_ms_std=float(f["step_time_ms_std"]),
         step_time_ms_min=float(f["step_time_ms_min"]),
         step_time_ms_max=float(f["step_time_ms_max"]),
         breakdown_ms_avg=avg,
         breakdown_ms_std=std,
-        input_percent=float(input_pct),
-        output_percent=float(output_pct),
-        compute_percent=float(compute),
-        idle_percent=float(idle),
-        kernel_launch_percent=share("kernel_launch_us"),
-        all_other_percent=share("all_others_us"),
-        device_collectives_percent=collectives,
-        input_classification=f["input_classification"],
-        input_statement=f["input_statement"],
-        output_statement=f["output_statement"],
-        kernel_launch_classification=f["kernel_launch_classification"],
-        kernel_launch_statement=f["kernel_launch_statement"],
-        all_other_classification=f["all_other_classification"],
-        all_other_statement=f["all_other_statement"],
-        device_collectives_classification=f["device_collectives_classification"],
-        device_collectives_statement=f["device_collectives_statement"],
-        summary_next_step=f["summary_next_step"],
-        device_compute_16bit_percent=_nan(f["device_compute_16bit_percent"]),
-        device_compute_32bit_percent=_nan(f["device_compute_32bit_percent"]),
-        precision_statement=f["precision_statement"],
-        host_op_occurrence_percent=_nan(f["host_op_occurrence_percent"]),
-        device_op_occurrence_percent=_nan(f["device_op_occurrence_percent"]),
-        host_idle_percent=_nan(f["host_idle_percent"]),
-        device_idle_percent=_nan(f["device_idle_percent"]),
-        device_duty_cycle_percent=_nan(f["device_duty_cycle_percent"]),
+        **_shares(f, avg),
+        **{k: f[k] for k in _VERDICT_FIELDS},
+        **{k: _nan(f[k]) for k in _OPTIONAL_FIGURES},
         host_op_time_percent=host_pct,
         device_op_time_percent=dev_pct,
-        eager_host_op_percent=_nan(f["eager_host_op_percent"]),
-        eager_device_op_percent=_nan(f["eager_device_op_percent"]),
         hardware_type=f["hardware_type"] or "",
         hosts=list(f["hostnames"]) or list(run_hosts),
         device_type=f["device_type"] or "",
         device_core_count=int(f["device_core_count"] or 0),
-        recommendations=statements + list(f["tips"]),
+        recommendations=[f[k] for k in _STATEMENTS if f[k]] + list(f["tips"]),
         tools=tools,
         top_ops=top if top is not None else schema.empty(schema.TOOL_TOP_OPS),
     )

@@ -72,29 +72,11 @@ def remote_capture(
     options = options or CaptureOptions()
     if len(workers) > 1 and not options.delay_ms:
         options = dataclasses.replace(options, delay_ms=_MULTI_WORKER_DELAY_MS)
-    clients = []
-    try:
-        for a in workers:
-            clients.append(ProfilerClient(a))  # fails fast on an unreachable server
-    except BaseException:
-        for c in clients:
-            c.close()
-        raise
+    clients = _connect(workers)
     try:
         logdir = prepare_logdir(os.fspath(logdir)) if logdir else default_logdir()
         run_dir = reserve_run_dir(logdir)
-        opts = options.to_proto(duration_ms)
-        pending = []
-        for client in clients:
-            host, port = parse_address(client.address)
-            request = pb.ProfileRequest(
-                duration_ms=duration_ms,
-                opts=opts,
-                repository_root=os.path.dirname(run_dir),
-                session_id=os.path.basename(run_dir),
-                host_name=f"{host}_{port}",
-            )
-            pending.append(client.profile(request))
+        pending = [_request(c, run_dir, duration_ms, options) for c in clients]
         trace_end = time.monotonic() + (options.delay_ms + duration_ms) / 1000.0
         try:
             wait_for_answers(
@@ -126,6 +108,32 @@ def remote_capture(
     from ..loading import load as load_run
 
     return load_run(run_dir)
+
+
+def _connect(workers: list[str]) -> list:
+    """A client per worker; each fails fast on an unreachable server (closing the others)."""
+    clients = []
+    try:
+        for a in workers:
+            clients.append(ProfilerClient(a))
+    except BaseException:
+        for c in clients:
+            c.close()
+        raise
+    return clients
+
+
+def _request(client, run_dir: str, duration_ms: int, options: CaptureOptions):
+    """Ask one worker's server to trace into ``run_dir`` (its answer comes later)."""
+    host, port = parse_address(client.address)
+    request = pb.ProfileRequest(
+        duration_ms=duration_ms,
+        opts=options.to_proto(duration_ms),
+        repository_root=os.path.dirname(run_dir),
+        session_id=os.path.basename(run_dir),
+        host_name=f"{host}_{port}",
+    )
+    return client.profile(request)
 
 
 def _remove_if_empty(run_dir: str) -> None:

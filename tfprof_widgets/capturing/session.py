@@ -1,6 +1,8 @@
 """Capturing code in this process: :func:`capture` and the :class:`Capture` it yields.
 
-Two routes, chosen by the options:
+The backend is TensorFlow's profiler or JAX's (``backend='auto'``: the framework already
+imported in the process, TensorFlow first). TensorFlow has two routes, chosen by the
+options:
 
 * default options: ``tf.profiler.experimental.start/stop`` into a private staging directory,
   whose run is then moved into a freshly reserved run directory of the logdir;
@@ -8,6 +10,9 @@ Two routes, chosen by the options:
   this process's own profiler server, ended with ``Terminate`` when the code is done. TF 2.21
   ignores the options given to ``start()``; the server honours them, and the capture's
   recorded ``profile_options`` shows it (``run.profile_options``).
+
+JAX has one: ``jax.profiler.start_trace/stop_trace`` into a staging directory, with the
+options applied, moved into place like TF's (:mod:`.jax_runtime`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from ..errors import CaptureError, ProfileError, ProfilerBusyError
 from ..loading import CAPTURE_LOG
 from ..proto import profiler_service_pb2 as pb
 from ..readers.formats import XPLANE_SUFFIX
+from . import jax_runtime
 from .interrupts import sigint_deferred
 from .options import CaptureOptions
 from .rpc import save_timeout_s as rpc_save_timeout
@@ -81,7 +87,8 @@ class Capture:
     Attributes (after :meth:`stop`): ``logdir``; ``run_dir``, the new
     ``<logdir>/plugins/profile/<run>`` directory; ``run``, the loaded
     :class:`~tfprof_widgets.Run` (None when ``load=False``); ``elapsed_s``, the time traced;
-    ``options``; ``route``, ``"start/stop"`` or ``"server"``; ``log``, what TensorFlow
+    ``options``; ``route``, ``"start/stop"`` or ``"server"`` (TensorFlow) or ``"jax"``;
+    ``log``, what the framework
     logged while the capture started and stopped (also ``capture.log`` in the run
     directory); ``state``: ``"new"``, ``"recording"``, ``"stopping"``, ``"saved"`` (TF is
     done; the files are not in place yet), ``"published"`` or ``"failed"``.
@@ -92,11 +99,17 @@ class Capture:
     """
 
     def __init__(
-        self, logdir: str | os.PathLike[str] | None = None, options: CaptureOptions | None = None
+        self,
+        logdir: str | os.PathLike[str] | None = None,
+        options: CaptureOptions | None = None,
+        backend: str = "auto",
     ) -> None:
         self.requested_logdir = None if logdir is None else os.fspath(logdir)
         self.options = options or CaptureOptions()
-        self.route = "start/stop" if self.options.is_default else "server"
+        if jax_runtime.choose_backend(backend) == "jax":
+            self.route = "jax"
+        else:
+            self.route = "start/stop" if self.options.is_default else "server"
         self.logdir: str | None = None
         self.run_dir: str | None = None
         self.run = None
@@ -164,6 +177,8 @@ class Capture:
         with contextlib.suppress(Exception):
             if self.route == "start/stop" and self._staging and local_session_open():
                 import_tf(self.logdir).profiler.experimental.stop(save=False)
+            elif self.route == "jax" and self._staging:
+                jax_runtime.stop_trace(self.logdir)
         self._discard_staging()
         if self._pending is not None:
             self._pending.future.cancel()
@@ -176,6 +191,19 @@ class Capture:
             _active, self.state = None, "new"
 
     def _start(self, where: str) -> None:
+        if self.route == "jax":
+            jax_runtime.import_jax(where)
+            self.logdir = self._logdir()
+            staging = self._make_staging()
+            try:
+                jax_runtime.start_trace(self.logdir, staging, self.options)
+            except BaseException:  # not ours to stop: another session may be recording
+                shutil.rmtree(staging, ignore_errors=True)
+                raise
+            self._staging = staging
+            self._t0 = time.perf_counter()
+            self.state = "recording"
+            return
         import_tf(where)
         if profiler_running():
             raise ProfilerBusyError(
@@ -186,9 +214,7 @@ class Capture:
                 "one can run. Stop it with "
                 "tf.profiler.experimental.stop()",
             )
-        self.logdir = (
-            prepare_logdir(self.requested_logdir) if self.requested_logdir else default_logdir()
-        )
+        self.logdir = self._logdir()
         if self.route == "start/stop":
             self._start_local()
         else:
@@ -196,14 +222,22 @@ class Capture:
         self._t0 = time.perf_counter()
         self.state = "recording"
 
-    def _start_local(self) -> None:
-        tf = import_tf(self.logdir)
+    def _logdir(self) -> str:
+        if self.requested_logdir:
+            return prepare_logdir(self.requested_logdir)
+        return default_logdir()
+
+    def _make_staging(self) -> str:
         try:
-            self._staging = make_staging(self.logdir)
+            return make_staging(self.logdir)
         except OSError as exc:
             raise CaptureError(
                 self.logdir, f"cannot create a staging directory: {exc.strerror or exc}"
             ) from None
+
+    def _start_local(self) -> None:
+        tf = import_tf(self.logdir)
+        self._staging = self._make_staging()
         try:
             tf.profiler.experimental.start(self._staging)
         except tf.errors.AlreadyExistsError:
@@ -290,11 +324,13 @@ class Capture:
             with self.log.collect():
                 if self.route == "start/stop":
                     self._stop_local()
+                elif self.route == "jax":
+                    jax_runtime.stop_trace(self.logdir)
                 else:
                     self._stop_server()
             self.state = "saved"
         if self.state == "saved":
-            if self.route == "start/stop":
+            if self.route in ("start/stop", "jax"):
                 self._publish_local()
             self._save_log()
             with _active_lock:
@@ -391,6 +427,7 @@ def capture(
     delay_ms: int = 0,
     include_dataset_ops: bool = True,
     load: bool = True,
+    backend: str = "auto",
 ) -> Iterator[Capture]:
     """Profile the code in a ``with`` block::
 
@@ -403,12 +440,16 @@ def capture(
     and are really applied (see :mod:`tfprof_widgets.capturing.session`). If the block raises,
     the profiler is still stopped, what was traced is saved and loaded into ``cap.run``, and
     the block's exception propagates.
+
+    ``backend``: 'tf' (TensorFlow's profiler), 'jax' (``jax.profiler``) or 'auto' (the one
+    already imported in this process, TensorFlow first; else the one installed).
     """
     cap = Capture(
         logdir,
         CaptureOptions(
             host_tracer_level, python_tracer, device_tracer_level, delay_ms, include_dataset_ops
         ),
+        backend,
     )
     cap.start()
     try:

@@ -15,6 +15,7 @@ from IPython.core.magic_arguments import (
 )
 from IPython.display import display
 
+from ..capturing.jax_runtime import BACKENDS
 from ..errors import CaptureError, ProfileError
 
 __all__ = ["TfprofMagics"]
@@ -227,17 +228,24 @@ class TfprofMagics(Magics):
         "An existing run is never overwritten.",
     )
     @argument("--name", help="Also store the loaded Run in this variable.")
+    @argument(
+        "--backend",
+        choices=BACKENDS,
+        default="auto",
+        help="Which profiler records: tf, jax, or auto (the framework already imported in "
+        "this kernel, TensorFlow first; else the one installed).",
+    )
     @_tracer_arguments
     @argument("--no-display", action="store_true", help="Do not show the overview.")
     @line_cell_magic
     def tfprof(self, line: str, cell: str | None = None):
-        """Profile a cell with the TensorFlow profiler and show its overview.
+        """Profile a cell with TensorFlow's (or JAX's) profiler and show its overview.
 
         Cell form::
 
-            %%tfprof [--logdir DIR] [--name NAME] [--host-tracer-level N]
-                     [--python-tracer] [--device-tracer-level N] [--delay-ms N]
-                     [--no-display]
+            %%tfprof [--logdir DIR] [--name NAME] [--backend auto|tf|jax]
+                     [--host-tracer-level N] [--python-tracer]
+                     [--device-tracer-level N] [--delay-ms N] [--no-display]
             model.fit(ds, epochs=1)
 
         The capture is loaded into ``_tfprof_run`` (and ``NAME``). If the cell raises, the
@@ -271,7 +279,7 @@ class TfprofMagics(Magics):
         from ..capturing.session import Capture
 
         args = _check_name(parse_argstring(self.tfprof, line))
-        cap = Capture(args.logdir, _options(args))
+        cap = Capture(args.logdir, _options(args), args.backend)
         cap.start()
         status = _Status()
         status.update(f"capturing ({cap.route}) into {cap.logdir} …")

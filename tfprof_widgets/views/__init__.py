@@ -16,6 +16,7 @@ function               shows                                                modu
 ``input_pipeline``     input time per step and where the host's time goes   ``input_pipeline_view``
 ``compare``            two runs' step time and the ops that changed         ``compare_view``
 ``pod_viewer``         step time per host, the straggler and its cause      ``pod_view``
+``operators``          PyTorch operators: time pies, step roles, table      ``operator_view``
 =====================  ===================================================  ===============
 
 Each module is named ``<what>_view`` so that the function exported here never hides it. All
@@ -31,6 +32,7 @@ from .input_pipeline_view import input_pipeline
 from .kernels_view import kernel_stats
 from .memory_view import memory_timeline
 from .op_stats_view import op_stats
+from .operator_view import operators
 from .overview_view import overview
 from .pod_view import pod_viewer
 from .tf_data_view import tf_data_graph
@@ -43,6 +45,7 @@ __all__ = [
     "kernel_stats",
     "memory_timeline",
     "op_stats",
+    "operators",
     "overview",
     "pod_viewer",
     "tf_data_graph",

@@ -1,4 +1,4 @@
-"""Pieces several views share: a run's readable name, XProf's words in ours, step-time bars."""
+"""Pieces several views share: a run's readable name, XProf's tools as views, step-time bars."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from ..analysis.steps import CATEGORIES, CATEGORY_LABELS
 from ._display import CATEGORY_COLORS, esc
 
-__all__ = ["TOOL_CALLS", "our_words", "run_label", "step_bars", "swatches"]
+__all__ = ["TOOL_CALLS", "run_label", "step_bars", "swatches"]
 
 _TIMESTAMP = re.compile(r"^\d{4}_\d\d_\d\d_\d\d_\d\d_\d\d(_\d+)?$")
 
@@ -29,26 +29,6 @@ TOOL_CALLS = {
     "tf_data_bottleneck_analysis": "tw.views.tf_data_graph(run)",
     "pod_viewer": "tw.views.pod_viewer(run)",
 }
-
-# XProf's overview page refers to its own layout; a notebook has views instead.
-_SENTENCES = {
-    "Look at Section 3 for the breakdown of input time on the host.": (
-        "See where the host's input time goes in the input-pipeline view "
-        "(tw.views.input_pipeline(run)) and the tf.data bottleneck in "
-        "tw.views.tf_data_graph(run)."
-    ),
-    "You may skip the rest of this page.": (
-        "Input is not the bottleneck: look at the ops (tw.views.op_stats(run)) and the trace "
-        "(tw.views.timeline(run))."
-    ),
-}
-
-
-def our_words(sentence: str) -> str:
-    """XProf's advice with its page sections replaced by the views that show them."""
-    for theirs, ours in _SENTENCES.items():
-        sentence = sentence.replace(theirs, ours)
-    return sentence
 
 
 def run_label(run) -> str:

@@ -1,10 +1,11 @@
 """What every view shares on the way to the page: the viewer script, payload JSON, colours.
 
-The viewer (``static/tfprof_views.js``) and the vendored plotly.js basic bundle
-(``static/plotly-basic.min.js``, bar/pie/scatter, MIT, see ``plotly-basic.LICENSE.txt``) go
-into a notebook once: with the first view a kernel displays, and again when the cell that
-carried them is run again (its outputs, and the script with them, are replaced). A report
-embeds them once at its top. Nothing is fetched from a network.
+The viewer (the modules in ``static/views/``, joined by :mod:`._bundle`) and the vendored
+plotly.js basic bundle (``static/plotly-basic.min.js``, bar/pie/scatter, MIT, see
+``plotly-basic.LICENSE.txt``) go into a notebook once: with the first view a kernel
+displays, and again when the cell that carried them is run again (its outputs, and the script
+with them, are replaced). A report embeds them once at its top. Nothing is fetched from a
+network.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from importlib import resources
 
 import plotly.graph_objects as go
 from plotly.io.json import to_json_plotly
+
+from . import _bundle
 
 __all__ = [
     "CATEGORY_COLORS",
@@ -69,7 +72,7 @@ def viewer_lib() -> str:
         "window.__tfprofPlotly = window.Plotly;\n"
         "if (had) window.Plotly = prev; else delete window.Plotly;\n"
         "if (hadName) window.moduleName = prevName; else delete window.moduleName;\n"
-        "})();\n" + _static("tfprof_views.js") + "\n}\n"
+        "})();\n" + _bundle.views_script() + "\n}\n"
     )
 
 

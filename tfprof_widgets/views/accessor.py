@@ -12,6 +12,7 @@ from . import (
     kernel_stats,
     memory_timeline,
     op_stats,
+    operators,
     overview,
     pod_viewer,
     tf_data_graph,
@@ -62,6 +63,10 @@ class ViewAccessor:
     def pod_viewer(self):
         """Step time per host, the straggler and its cause."""
         return pod_viewer(self._run)
+
+    def operators(self):
+        """PyTorch operators: time pies, the step-time breakdown by role, the table."""
+        return operators(self._run)
 
     def __repr__(self) -> str:
         names = [n for n in dir(self) if not n.startswith("_")]

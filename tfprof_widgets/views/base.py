@@ -4,11 +4,11 @@ A view fills in parts — :meth:`View.blocks` (summary HTML, plots, tables, for 
 its :meth:`~View.choices`), :meth:`~View.findings` (plain-text lines) and optionally
 :meth:`~View.static_figure` — and never renders itself. The template turns them into:
 
-* a **payload** (JSON) that the viewer script (``static/tfprof_views.js``) draws: plots that
-  fill the output's width and follow resizes and the page's light/dark theme, tables that
-  sort, filter, scroll and export CSV, choosers (every choice is computed here, so the page
-  needs no kernel: an exported notebook and a report stay interactive), a pie click that
-  filters the table;
+* a **payload** (JSON) that the viewer script (``static/views/``, see :mod:`._bundle`)
+  draws: plots that fill the output's width and follow resizes and the page's light/dark
+  theme, tables that sort, filter, scroll and export CSV, choosers (every choice is
+  computed here, so the page needs no kernel: an exported notebook and a report stay
+  interactive), a pie click that filters the table;
 * in a notebook, **two or three outputs** (:meth:`View._ipython_display_`), because one
   mimebundle cannot serve every viewer (JupyterLab picks by rank, sanitizes HTML when
   untrusted, nbconvert escapes it with ``--sanitize-html``):
@@ -223,7 +223,7 @@ class View:
         return {b.id: b for b in self.default_blocks() if isinstance(b, TableBlock)}
 
     def payload_json(self, statics: int = 0, live: bool = False) -> str:
-        """The payload the viewer draws, as JSON (see ``static/tfprof_views.js``)."""
+        """The payload the viewer draws, as JSON (see ``static/views/view.js``)."""
         choices = self.choices()
         default = self.default_choice()
         figs: list[go.Figure] = []

@@ -114,117 +114,17 @@ class MemoryTimelineView(View):
         x = (d["time_us"].to_numpy() / 1e3).astype(np.float32)
         heap = (d["heap_allocated_bytes"].to_numpy() / MIB).astype(np.float32)
         stack = (d["stack_reserved_bytes"].to_numpy() / MIB).astype(np.float32)
-        free = (d["free_memory_bytes"].to_numpy() / MIB).astype(np.float32)
-        op = d["tf_op"].astype(object).where(d["tf_op"].notna(), "").astype(str)
-        op = op.where(op.str.len() > 0, "(no TF op)")
-        step = d["group_id"].astype("Int64").astype(str).replace("<NA>", "—")
-        custom = [
-            d["activity"].astype(str).to_numpy(),
-            op.to_numpy(),
-            (d["requested_bytes"].to_numpy() / MIB).round(4),
-            (d["allocation_bytes"].to_numpy() / MIB).round(4),
-            d["region_type"].astype(str).to_numpy(),
-            d["data_type"].astype(str).to_numpy(),
-            d["tensor_shape"].astype(str).to_numpy(),
-            step.to_numpy(),
-            heap.round(3),
-            stack.round(3),
-        ]
-        hover = (
-            "<b>%{customdata[0]}</b> %{customdata[1]}<br>at %{x:,.3f} ms, step %{customdata[7]}"
-            "<br>requested %{customdata[2]:,.3f} MiB, allocated %{customdata[3]:,.3f} MiB"
-            "<br>%{customdata[4]} %{customdata[5]} %{customdata[6]}"
-            "<br>in use %{y:,.2f} MiB (heap %{customdata[8]:,.2f}, stack "
-            "%{customdata[9]:,.2f})<extra></extra>"
-        )
+        custom = _hover_columns(d, heap, stack)
         fig = go.Figure()
-        fig.add_scatter(
-            x=x,
-            y=heap,
-            name="heap",
-            mode="lines",
-            line=dict(shape="hv", width=1.5, color="#1f77b4"),
-            fill="tozeroy",
-            fillcolor="rgba(31,119,180,0.35)",
-            hoverinfo="skip",
-            uid="mem-heap_allocated_bytes",
-        )
-        fig.add_scatter(
-            x=x,
-            y=heap + stack,
-            name="in use = heap + stack",
-            mode="lines",
-            line=dict(shape="hv", width=1.5, color="#ff7f0e"),
-            fill="tonexty",
-            fillcolor="rgba(255,127,14,0.35)",
-            hovertemplate=hover,
-            uid="mem-in_use_bytes",
-        )
-        fig.add_scatter(
-            x=x,
-            y=free,
-            name="free",
-            mode="lines",
-            line=dict(shape="hv", width=1, color="#2ca02c", dash="dash"),
-            visible="legendonly",
-            hovertemplate="free %{y:,.1f} MiB at %{x:,.3f} ms<extra></extra>",
-            uid="mem-free_memory_bytes",
-        )
-        fig.add_scatter(
-            x=x,
-            y=d["fragmentation"].to_numpy().astype(np.float32),
-            name="fragmentation",
-            yaxis="y2",
-            mode="lines",
-            line=dict(shape="hv", width=1, color="#9467bd", dash="dot"),
-            hovertemplate="fragmentation %{y:.1%} at %{x:,.3f} ms<extra></extra>",
-            uid="mem-frag",
-        )
+        _add_curves(fig, d, x, heap, stack)
         px, py = float(peak["peak_time_us"]) / 1e3, float(peak["peak_in_use_bytes"]) / MIB
         full = [float(x.min()) if len(x) else 0.0, float(x.max()) if len(x) else 1.0]
         a, b = activity_window(s["time_us"].to_numpy(), float(peak["peak_time_us"]))
         act = [a / 1e3, b / 1e3]
         zoom = (act[1] - act[0]) < 0.6 * (full[1] - full[0])
-        view = act if zoom else full
-        fig.add_scatter(
-            x=[px],
-            y=[py],
-            mode="markers+text",
-            name="peak",
-            marker=dict(symbol="triangle-down", size=12, color="#d62728"),
-            text=[f"peak {py:,.1f} MiB"],
-            # The label on the side with room: left of a peak in the right half of the view.
-            textposition="top left" if px > (view[0] + view[1]) / 2 else "top right",
-            hovertemplate=f"peak in use {py:,.2f} MiB at %{{x:,.3f}} ms<extra></extra>",
-            uid="mem-peak",
-            showlegend=False,
-        )
+        _add_peak(fig, px, py, act if zoom else full)
         top = max(float((heap + stack).max()) if len(heap) else 0.0, py) * 1.12 or 1.0
-        fig.update_layout(
-            title=f"{esc(allocator)} on {esc(host)}",
-            height=400,
-            margin=dict(t=70, b=40, l=10, r=10),
-            hovermode="closest",
-            legend=dict(
-                orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom", traceorder="normal"
-            ),
-            xaxis=dict(
-                title="time since the capture began (ms)",
-                range=act if zoom else None,
-                ticksuffix="",
-            ),
-            yaxis=dict(title="MiB", range=[0, top], rangemode="tozero"),
-            yaxis2=dict(
-                title="fragmentation",
-                overlaying="y",
-                side="right",
-                range=[0, 1],
-                tickvals=[0, 0.25, 0.5, 0.75, 1],
-                tickformat=".0%",
-                showgrid=False,
-                zeroline=False,
-            ),
-        )
+        _lay_out(fig, f"{esc(allocator)} on {esc(host)}", act if zoom else None, top)
         ranges = [("Zoom to activity", act), ("Whole capture", full)] if zoom else None
         return fig, ranges, {1: custom}
 
@@ -296,3 +196,116 @@ def memory_timeline(run, allocator: str | None = None) -> MemoryTimelineView:
     """Memory in use over time for one allocator (default: the one with the largest peak);
     the view's chooser shows the others."""
     return MemoryTimelineView(run, allocator)
+
+
+_HOVER = (
+    "<b>%{customdata[0]}</b> %{customdata[1]}<br>at %{x:,.3f} ms, step %{customdata[7]}"
+    "<br>requested %{customdata[2]:,.3f} MiB, allocated %{customdata[3]:,.3f} MiB"
+    "<br>%{customdata[4]} %{customdata[5]} %{customdata[6]}"
+    "<br>in use %{y:,.2f} MiB (heap %{customdata[8]:,.2f}, stack "
+    "%{customdata[9]:,.2f})<extra></extra>"
+)
+
+
+def _hover_columns(d: pd.DataFrame, heap: np.ndarray, stack: np.ndarray) -> list:
+    """The hover's columns of each plotted memory event (customdata of the in-use curve)."""
+    op = d["tf_op"].astype(object).where(d["tf_op"].notna(), "").astype(str)
+    op = op.where(op.str.len() > 0, "(no op)")
+    step = d["group_id"].astype("Int64").astype(str).replace("<NA>", "—")
+    return [
+        d["activity"].astype(str).to_numpy(),
+        op.to_numpy(),
+        (d["requested_bytes"].to_numpy() / MIB).round(4),
+        (d["allocation_bytes"].to_numpy() / MIB).round(4),
+        d["region_type"].astype(str).to_numpy(),
+        d["data_type"].astype(str).to_numpy(),
+        d["tensor_shape"].astype(str).to_numpy(),
+        step.to_numpy(),
+        heap.round(3),
+        stack.round(3),
+    ]
+
+
+def _add_curves(fig: go.Figure, d: pd.DataFrame, x, heap, stack) -> None:
+    """Heap, in use (heap + stack), free memory and fragmentation, as step lines."""
+    free = (d["free_memory_bytes"].to_numpy() / MIB).astype(np.float32)
+    common = dict(x=x, mode="lines")
+    fig.add_scatter(
+        **common,
+        y=heap,
+        name="heap",
+        line=dict(shape="hv", width=1.5, color="#1f77b4"),
+        fill="tozeroy",
+        fillcolor="rgba(31,119,180,0.35)",
+        hoverinfo="skip",
+        uid="mem-heap_allocated_bytes",
+    )
+    fig.add_scatter(
+        **common,
+        y=heap + stack,
+        name="in use = heap + stack",
+        line=dict(shape="hv", width=1.5, color="#ff7f0e"),
+        fill="tonexty",
+        fillcolor="rgba(255,127,14,0.35)",
+        hovertemplate=_HOVER,
+        uid="mem-in_use_bytes",
+    )
+    fig.add_scatter(
+        **common,
+        y=free,
+        name="free",
+        line=dict(shape="hv", width=1, color="#2ca02c", dash="dash"),
+        visible="legendonly",
+        hovertemplate="free %{y:,.1f} MiB at %{x:,.3f} ms<extra></extra>",
+        uid="mem-free_memory_bytes",
+    )
+    fig.add_scatter(
+        **common,
+        y=d["fragmentation"].to_numpy().astype(np.float32),
+        name="fragmentation",
+        yaxis="y2",
+        line=dict(shape="hv", width=1, color="#9467bd", dash="dot"),
+        hovertemplate="fragmentation %{y:.1%} at %{x:,.3f} ms<extra></extra>",
+        uid="mem-frag",
+    )
+
+
+def _add_peak(fig: go.Figure, px: float, py: float, view: list) -> None:
+    """The peak's marker, labelled on the side of the view with room."""
+    fig.add_scatter(
+        x=[px],
+        y=[py],
+        mode="markers+text",
+        name="peak",
+        marker=dict(symbol="triangle-down", size=12, color="#d62728"),
+        text=[f"peak {py:,.1f} MiB"],
+        textposition="top left" if px > (view[0] + view[1]) / 2 else "top right",
+        hovertemplate=f"peak in use {py:,.2f} MiB at %{{x:,.3f}} ms<extra></extra>",
+        uid="mem-peak",
+        showlegend=False,
+    )
+
+
+def _lay_out(fig: go.Figure, title: str, x_range: list | None, top: float) -> None:
+    """Titles, the legend above the plot, MiB on the left and fragmentation on the right."""
+    fig.update_layout(
+        title=title,
+        height=400,
+        margin=dict(t=70, b=40, l=10, r=10),
+        hovermode="closest",
+        legend=dict(
+            orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom", traceorder="normal"
+        ),
+        xaxis=dict(title="time since the capture began (ms)", range=x_range, ticksuffix=""),
+        yaxis=dict(title="MiB", range=[0, top], rangemode="tozero"),
+        yaxis2=dict(
+            title="fragmentation",
+            overlaying="y",
+            side="right",
+            range=[0, 1],
+            tickvals=[0, 0.25, 0.5, 0.75, 1],
+            tickformat=".0%",
+            showgrid=False,
+            zeroline=False,
+        ),
+    )

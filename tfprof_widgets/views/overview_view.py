@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from ..analysis.frameworks import rules_of
 from ..analysis.overview import OverviewSummary
 from ..analysis.steps import overview_steps
-from ._common import TOOL_CALLS, our_words, step_bars, swatches
+from ._common import TOOL_CALLS, step_bars, swatches
 from ._display import esc
 from .base import Html, Plot, Plots, TableBlock, View
 from .tables import Column, Table
@@ -75,24 +76,30 @@ class OverviewView(View):
         )
 
     def advice(self) -> list[str]:
+        """The recommendations in our words; what to look at next only where there are
+        steps to say it from (without them XProf's 'skip the rest' claims too much)."""
         o = self.summary
-        return [our_words(r) for r in o.recommendations] + [our_words(o.summary_next_step)]
+        words = rules_of(self.run).advice.in_our_words
+        out = [words(r) for r in o.recommendations]
+        return out + [words(o.summary_next_step)] if o.n_steps else out
 
     def tools(self) -> list[str]:
         return [TOOL_CALLS.get(t, t) for t in self.summary.tools]
 
     def placement_lines(self) -> list[str]:
-        """Where the TF ops ran, by executions (TensorBoard's figure) and by time, and on
+        """Where the ops ran, by executions (TensorBoard's figure) and by time, and on
         TPUs the cores' duty cycle and idle shares. Figures a run of tool data does not
         record are NaN and left out."""
         o, lines = self.summary, []
+        ops = rules_of(self.run).op_label
+        ops = ops[0].upper() + ops[1:]
 
         def known(*xs: float) -> bool:
             return all(x == x for x in xs)
 
         if known(o.host_op_occurrence_percent):
             lines.append(
-                f"TF op executions: host {o.host_op_occurrence_percent:.1f} %, device "
+                f"{ops} executions: host {o.host_op_occurrence_percent:.1f} %, device "
                 f"{o.device_op_occurrence_percent:.1f} % (TensorBoard's op placement)"
             )
         if known(o.host_op_time_percent):
@@ -103,7 +110,7 @@ class OverviewView(View):
                 else ""
             )
             lines.append(
-                f"TF op time: host {o.host_op_time_percent:.1f} %, device "
+                f"{ops} time: host {o.host_op_time_percent:.1f} %, device "
                 f"{o.device_op_time_percent:.1f} %{eager}"
             )
         if o.hardware_type == "TPU" and known(o.device_duty_cycle_percent):
@@ -126,9 +133,11 @@ class OverviewView(View):
                 if v > 0
             )
             lines.append(f"Breakdown per step: {parts}")
-        lines.append(o.input_statement)
+        advice = self.advice()
+        if o.input_statement not in advice:
+            lines.append(o.input_statement)
         lines += self.placement_lines()
-        lines += self.advice()
+        lines += advice
         return [s for s in lines if s]
 
     def header(self) -> str:

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..analysis.tf_data import tf_data_summary
+from ..analysis.frameworks.tensorflow.tf_data import tf_data_summary
 from ..analysis.tool_data import no_trace_note
 from ._display import esc
 from .base import Choice, Html, Plot, Plots, TableBlock, View

@@ -2,12 +2,14 @@
 flows (the trace viewer draws what it answers), and the memory timeline's min/max downsampling.
 
 Layout, as in TensorBoard's trace viewer and Perfetto: one *group* per host/plane, one *lane*
-per line (thread or stream), and inside a lane the nesting depths stacked as rows (a flame).
+per line (thread or stream), and inside a lane rows packed by real overlap: each event on the
+lowest row free when it starts, so nested events stack as a flame and a GPU stream whose
+kernels overlap by a hair (CUDA graphs) takes two rows, as in XProf and Perfetto.
 
-The model keeps every timed event in *sub-lanes*, one per (lane, depth), each sorted by start.
+The model keeps every timed event in *sub-lanes*, one per (lane, row), each sorted by start.
 Events arrive sorted by (host, plane, line, start) from every reader, so building it needs no
-global sort: depths come from one nearly-sorted sort of end times per line, and sub-lanes from
-a radix (counting) sort of the small (line, depth) key. Inside a sub-lane events do not
+global sort: rows come from a running maximum of ends per row (:func:`_greedy_chain`), and
+sub-lanes from a radix (counting) sort of the small (line, row) key. Inside a sub-lane events do not
 overlap, so their ends are sorted as well, and any window is found with two binary searches
 per sub-lane.
 
@@ -283,31 +285,29 @@ class TraceModel:
 
     @staticmethod
     def _depths(seg, start, end) -> np.ndarray:
-        """Nesting depth, peeled one level at a time: an event starting at or after every
-        earlier event's end (of those not yet placed) sits on the current row. So no two
-        events on a row overlap, even where the capture's nesting is imperfect; each level is
-        one pass of running maxima, O(n) per level."""
+        """Rows by real overlap (greedy interval partitioning, as Perfetto packs slices): each
+        event goes on the lowest row that is free when it starts. A lane then has as many
+        rows as events ever overlap in it (a GPU stream whose kernels overlap by a hair is two
+        rows, not a staircase), properly nested events get their nesting depth, and no two
+        events on a row overlap. Row k is the chain of the events left after rows 0..k-1:
+        from the first, each next is the first event starting at or after its end
+        (:func:`_greedy_chain`)."""
         n = len(start)
         depth = np.zeros(n, np.int64)
         if n < 2:
             return depth
-        # Lines laid end to end on one axis, so that one running maximum serves them all:
-        # adding the same offset keeps every comparison within a line exact in direction.
+        # Lines laid end to end on one axis: one chain runs through every line (the event
+        # after a line's last is the next line's first), comparisons within a line are exact.
         base = float(start.min())
         span = float(end.max()) - base + 1.0
         offset = np.repeat(np.arange(len(seg) - 1, dtype=np.float64) * span, np.diff(seg))
         k_start = (start - base) + offset
         k_end = (end - base) + offset
-        left = np.arange(n)
-        level = 0
+        left = np.flatnonzero(~_greedy_chain(k_start, k_end))
+        level = 1
         while len(left):
-            ks, ke = k_start[left], k_end[left]
-            prev = np.empty(len(left))
-            prev[0] = -np.inf
-            np.maximum.accumulate(ke[:-1], out=prev[1:])
-            deeper = ks < prev
-            depth[left] = level
-            left = left[deeper]
+            depth[left] = level  # those left off this row are overwritten below
+            left = left[~_greedy_chain(k_start[left], k_end[left])]
             level += 1
         return depth
 
@@ -761,6 +761,64 @@ class TraceModel:
                 cand = np.arange(len(pos))
             best = cand[np.lexsort((-rw[cand], -st[cand]))[0]]
         return self.locate(int(rw[best]))
+
+
+def _greedy_chain(ks: np.ndarray, ke: np.ndarray) -> np.ndarray:
+    """Which events (sorted by start) the greedy chain from the first one takes: after each
+    event, the first that starts at or after its end.
+
+    An event that starts after every earlier one has ended (a *cut*: the running maximum of
+    ends) is always on the chain, and the chain from a cut stays before the next cut. Where
+    events nest properly the cuts are the whole chain (one pass, O(n)); only the stretches
+    where an event starts after its cut ended but before the next cut (a partial overlap
+    pushed the reach on) are walked by :func:`_chain_by_doubling`."""
+    m = len(ks)
+    reach = np.maximum.accumulate(ke)
+    cut = np.empty(m, bool)
+    cut[0] = True
+    np.greater_equal(ks[1:], reach[:-1], out=cut[1:])
+    cuts = np.flatnonzero(cut)
+    last = np.empty_like(cuts)  # the last event of each cut's stretch
+    np.subtract(cuts[1:], 1, out=last[:-1])
+    last[-1] = m - 1
+    more = ks[last] >= ke[cuts]
+    more &= last > cuts
+    if more.any():
+        a, b = cuts[more], last[more] + 1
+        lengths = b - a
+        idx = np.repeat(a - np.r_[0, np.cumsum(lengths)[:-1]], lengths) + np.arange(lengths.sum())
+        cut[idx[_chain_by_doubling(ks[idx], ke[idx])]] = True
+    return cut
+
+
+def _chain_by_doubling(ks: np.ndarray, ke: np.ndarray) -> np.ndarray:
+    """:func:`_greedy_chain` on any events, vectorised: an event whose successor does not
+    overlap it simply continues to it, so only the others ("jumps", found by binary search)
+    form a graph, walked from the first with pointer doubling (log2 of the chain's jumps
+    rounds); the chain is then runs of consecutive events between its jumps."""
+    m = len(ks)
+    jumps = np.empty(m, bool)
+    np.less(ks[1:], ke[:-1], out=jumps[:-1])
+    jumps[-1] = True
+    at = np.flatnonzero(jumps)  # the end of each run of consecutive events
+    nxt = np.maximum(np.searchsorted(ks, ke[at]), at + 1)  # m: the chain ends
+    hop = np.searchsorted(at, nxt)  # the run that nxt starts in (len(at): none)
+    q = len(at)
+    seen = np.zeros(q + 1, bool)
+    seen[0] = seen[q] = True  # the first run, and "the chain has ended"
+    jump = np.r_[hop, q]
+    while True:  # seen: runs at 0 .. 2**k - 1 hops; jump: 2**k hops
+        to = jump[np.flatnonzero(seen[:q])]
+        if seen[to].all():
+            break
+        seen[to] = True
+        jump = jump[jump]
+    runs = np.flatnonzero(seen[:q])
+    runs = runs[nxt[runs] < m]
+    first = np.r_[0, nxt[runs]]
+    last = np.r_[at[0], at[hop[runs]]]
+    cover = np.bincount(first, minlength=m + 1) - np.bincount(last + 1, minlength=m + 1)
+    return np.cumsum(cover[:m]) > 0
 
 
 @dataclasses.dataclass

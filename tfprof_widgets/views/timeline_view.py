@@ -4,8 +4,8 @@
 every view's, see :mod:`.base`):
 
 1. the live anywidget (``TraceViewerWidget``): an ES module shipped in the package
-   (``static/trace_viewer.js``; no CDN, no network) draws on a ``<canvas>`` and asks the
-   kernel for each window's marks (:meth:`TraceModel.window`);
+   (``static/trace/``, joined by :mod:`._bundle`; no CDN, no network) draws on a
+   ``<canvas>`` and asks the kernel for each window's marks (:meth:`TraceModel.window`);
 2. ``text/html`` with a text summary, for viewers that run no scripts;
 3. ``application/javascript``: the same module with an embedded multi-resolution payload (a
    tree of zoom levels and the busiest step in full, about 2 MB). It hides output 2, and
@@ -51,12 +51,11 @@ import zlib
 import numpy as np
 
 from ..analysis.tool_data import no_trace_note
+from . import _bundle, _png, timeline_static
 from ._display import esc, script_safe
 from .base import View, _widget_bundle
 from .timeline_lod import MAX_MARKS, EventIndex, Marks, TraceModel, event_details
 
-STATIC = pathlib.Path(__file__).parent / "static"
-ESM_PATH = STATIC / "trace_viewer.js"
 OFFLINE_BUDGET = 2_000_000  # bytes of embedded payload in the offline HTML
 TILE_COLS = 1600
 TILE_BUDGET = 6000
@@ -152,7 +151,7 @@ class TraceViewer(View):
                 f"{lanes['line'].iat[i]}"
                 + (f" (id {line_id})" if line_id != -1 else "")
                 + f"\n{int(lanes['n_events'].iat[i]):,} events · "
-                f"{int(lanes['depth_rows'].iat[i])} nesting levels"
+                f"{int(lanes['depth_rows'].iat[i])} rows (events that overlap)"
             )
             lane_list.append(
                 {
@@ -404,22 +403,31 @@ class TraceViewer(View):
         if self.note:
             display({"text/html": self.static_html(), "text/plain": text}, raw=True)
             return
-        first = {"text/plain": text, **_widget_bundle(self.live_widget())}
-        display(first, raw=True)
-        display({"text/html": self.static_html(), "text/plain": text}, raw=True)
+        # Output 1, the live widget, has no text of its own: where it cannot show (an
+        # export), output 2 says what the trace holds, once; with the png extra a display
+        # update turns output 2 into the static image (its title says the same).
+        display({"text/plain": "", **_widget_bundle(self.live_widget())}, raw=True)
+        second = {"text/html": self.static_html(), "text/plain": text}
+        handle = display(second, raw=True, display_id=True)
+        figure = self.static_figure() if _png.available() else None
+        if figure is not None:
+            _png.render_async(figure, _image_updater(handle, text))
         display({"application/javascript": self.viewer_js(), "text/plain": ""}, raw=True)
+
+    def static_figure(self):
+        """The first view as a plotly figure, for the static image (see
+        :mod:`.timeline_static`); None without a trace."""
+        return timeline_static.static_figure(self)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return {"text/html": self.static_html(), "text/plain": self.text()}
 
     def viewer_js(self) -> str:
-        """Output 3: the offline viewer as a classic script run with the output's element.
-
-        It hides the text output before it. In a notebook app it then waits (up to 8 s) for
-        the live widget to draw its canvas in the output before, and stands down if it does;
-        where none can (an exported page, a notebook reopened without a kernel, whose widget
-        output says "model not found") it hides that output too and draws the trace from the
-        embedded payload."""
+        """Output 3: the offline viewer as a classic script run with the output's element
+        (``static/trace/notebook_output.js``): it hides output 2 and, in a notebook
+        app, stands down while the live widget (output 1) draws; where none can (an exported
+        page, a notebook reopened without a kernel) it hides output 1 too and draws the trace
+        from the embedded payload."""
         # An exported page puts this output inside a <script>: no "</" may end it early.
         payload = script_safe(
             json.dumps(self.offline_payload(self.offline_bytes), separators=(",", ":"))
@@ -429,48 +437,29 @@ class TraceViewer(View):
             "if (!element) return;\n"
             f"var payload = {payload};\n"
             f"{offline_classic()}\n"
-            "var out = element.closest('.jp-OutputArea-child, .output_area') || element;\n"
-            "var prev = [], p = out.previousElementSibling;\n"
-            "while (p && prev.length < 2) { prev.push(p); p = p.previousElementSibling; }\n"
-            "if (prev[0]) prev[0].style.display = 'none';\n"
-            "var live = function () { return prev[1] && prev[1].querySelector('.tfpv canvas'); };\n"
-            # No notebook app on the page (an exported page): no live widget can come.
-            "var app = window.jupyterapp || window.Jupyter"
-            " || typeof acquireVsCodeApi !== 'undefined';\n"
-            "var failed = function () { return prev[1] && /model not found|Error displaying"
-            " widget/i.test(prev[1].textContent || ''); };\n"
-            "var tries = 0;\n"
-            "(function wait() {\n"
-            "  if (live()) return;\n"
-            "  if (app && !failed() && ++tries < 80) { setTimeout(wait, 100); return; }\n"
-            "  if (prev[1]) prev[1].style.display = 'none';\n"
-            "  var view = document.createElement('div'), div = document.createElement('div');\n"
-            "  view.className = 'tfprof-view';\n"
-            "  view.appendChild(div);\n"
-            "  element.appendChild(view);\n"
-            "  window.__tfpvRenderOffline(div, payload);\n"
-            "})();\n"
+            "window.__tfpvMountOutput(element.jquery ? element[0] : element, payload);\n"
             "})(typeof element !== 'undefined' ? element : null);\n"
         )
 
 
+def _image_updater(handle, text: str):
+    def done(png: bytes) -> None:
+        handle.update({"image/png": base64.b64encode(png).decode(), "text/plain": text}, raw=True)
+
+    return done
+
+
 def offline_module() -> str:
-    """The module's source, safe to inline in a ``<script>`` element."""
-    js = ESM_PATH.read_text(encoding="utf-8")
-    return re.sub(r"</(script)", r"<\\/\1", js, flags=re.IGNORECASE)
+    """The viewer as an ES module (:func:`._bundle.trace_esm`), safe to inline in a
+    ``<script>`` element."""
+    return re.sub(r"</(script)", r"<\\/\1", _bundle.trace_esm(), flags=re.IGNORECASE)
 
 
 def offline_classic() -> str:
-    """The module as a classic script that defines ``window.__tfpvRenderOffline`` once per
-    page (a notebook's JavaScript output cannot be a module)."""
-    js = offline_module()
-    js = js.replace("export function renderOffline", "function renderOffline")
-    js = js.replace("export default { render };", "")
-    return (
-        "if (!window.__tfpvRenderOffline) { (function () {\n"
-        + js
-        + "\nwindow.__tfpvRenderOffline = renderOffline;\n})(); }"
-    )
+    """The viewer as a classic script that defines ``window.__tfpvRenderOffline`` and
+    ``window.__tfpvMountOutput`` once per page (a notebook's JavaScript output cannot be a
+    module; :func:`._bundle.trace_script`)."""
+    return re.sub(r"</(script)", r"<\\/\1", _bundle.trace_script(), flags=re.IGNORECASE)
 
 
 def write_html(run, path, **kwargs) -> str:
@@ -539,7 +528,7 @@ def _make_widget_class():
         """The live trace viewer: an anywidget answering the module's window, details and
         search requests from the run's :class:`TraceModel`."""
 
-        _esm = ESM_PATH
+        _esm = _bundle.trace_esm()
         _meta = traitlets.Dict().tag(sync=True)
         _marks0 = traitlets.Bytes(b"").tag(sync=True)
         _marks0_header = traitlets.Dict().tag(sync=True)

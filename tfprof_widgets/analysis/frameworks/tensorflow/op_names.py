@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .inputs import CACHE_ATTRIBUTE, per_run
+from ...inputs import CACHE_ATTRIBUTE, per_run
 
 try:
     from . import _tf_ops
@@ -30,16 +30,6 @@ _MEMCPY = (
     ("memcpydtod", "MemcpyDToD"),
     ("memcpyhtoh", "MemcpyHToH"),
 )
-# XProf's derived lines (Steps, TF Ops, HLO Ops, ...) have ids from 0xdeadbeef as a C++
-# int, i.e. -559038737, up to the host XLA regions' 289 ids above it (kThreadIdDerivedMin ..
-# kThreadIdHostXlaRegionEnd in TSL's xplane_schema.h).
-_DERIVED_MIN = 0xDEADBEEF - (1 << 32)
-_DERIVED_SLOTS = 289
-# The device 'Steps' line (kThreadIdStepInfo). XProf compares it with the 64-bit line id as
-# is, so only -559038737 (what TensorFlow writes) marks steps; 0xdeadbeef stored unsigned
-# is a derived line that marks none.
-STEP_INFO_LINE_ID = _DERIVED_MIN
-
 # Categories, as XProf names them.
 UNKNOWN, TENSORFLOW, TF_DATA, JAX, MEMCPY = "unknown", "tensorflow", "tf_data", "jax", "memcpy"
 
@@ -150,12 +140,3 @@ def name_memo(run) -> dict:
 def event_names(run) -> pd.DataFrame:
     """:func:`name_table` of the run's event names (computed once per run)."""
     return name_table(run.events["name"], name_memo(run))
-
-
-def is_derived_line(line_ids: np.ndarray) -> np.ndarray:
-    """True for XProf's derived lines. Ids are compared as 32-bit ints, as XProf's
-    ``IsDerivedThreadId(int)`` takes them, so both -559038737 and 0xdeadbeef stored in an
-    int64 count; 64-bit thread ids do not."""
-    low = np.asarray(line_ids, np.int64) & 0xFFFFFFFF
-    signed = np.where(low >= 1 << 31, low - (1 << 32), low)
-    return (signed >= _DERIVED_MIN) & (signed <= _DERIVED_MIN + _DERIVED_SLOTS)

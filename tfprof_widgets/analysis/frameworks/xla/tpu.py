@@ -29,12 +29,12 @@ import re
 import numpy as np
 import pandas as pd
 
-from .. import stat_columns
-from .device_time import xevent_times
-from .event_index import event_plane_rows
-from .inputs import per_run
-from .nesting import to_ps
-from .tf_ops import parse_tf_op
+from .... import stat_columns
+from ...device_time import xevent_times
+from ...event_index import event_plane_rows
+from ...inputs import per_run
+from ...nesting import to_ps
+from ..tensorflow.op_names import parse_tf_op
 
 # XLA op categories a core is not busy in (kOffDutyHloCategories... in duty_cycle_tracker).
 OFF_DUTY_CATEGORIES = (

@@ -170,13 +170,7 @@ def tfprof_table(
     ``account_displayed_op_only`` (``ProfileOptionBuilder.time_and_memory()`` sets it) the
     totals are then summed over the shown rows only.
     """
-    if cmd not in ("scope", "op", "graph", "code"):
-        raise ValueError(f"cmd must be 'scope', 'op', 'graph' or 'code', not {cmd!r}")
-    if order_by != "name" and order_by not in _BY_OPTION:
-        raise ValueError(f"order_by must be 'name' or one of {sorted(_BY_OPTION)}")
-    unknown = [s for s in select if s not in _BY_OPTION]
-    if unknown:
-        raise ValueError(f"unknown select {unknown}; choose from {sorted(_BY_OPTION)}")
+    _check_options(cmd, order_by, select)
     stats = tfprof_node_stats(run, step)
     metrics = list(TABLE_METRICS) + ["accounted"]
     stats["accounted"] = _accounted(stats, account_type_regexes).astype(np.int64)
@@ -184,49 +178,43 @@ def tfprof_table(
     own[stats["accounted"].to_numpy() == 0] = 0
 
     df = _rows(cmd, stats, own, metrics)
-    if cmd == "op":
-        return _op_chain(
-            df,
-            max_depth=max_depth,
-            order_by=order_by,
-            select=select,
-            mins=_mins(
-                min_micros,
-                min_bytes,
-                min_peak_bytes,
-                min_residual_bytes,
-                min_output_bytes,
-                min_params,
-                min_float_ops,
-            ),
-            min_occurrence=min_occurrence,
-            start=start_name_regexes,
-            trim=trim_name_regexes,
-            show=show_name_regexes,
-            hide=hide_name_regexes,
-            displayed_only=account_displayed_op_only,
-        )
-    return _display(
-        df,
-        cmd,
+    mins = _mins(
+        min_micros,
+        min_bytes,
+        min_peak_bytes,
+        min_residual_bytes,
+        min_output_bytes,
+        min_params,
+        min_float_ops,
+    )
+    shown = dict(
         max_depth=max_depth,
         order_by=order_by,
         select=select,
-        mins={
-            "exec_us": min_micros,
-            "requested_bytes": min_bytes,
-            "peak_bytes": min_peak_bytes,
-            "residual_bytes": min_residual_bytes,
-            "output_bytes": min_output_bytes,
-            "parameters": min_params,
-            "float_ops": min_float_ops,
-            "run_count": min_occurrence,
-        },
         start=start_name_regexes,
         trim=trim_name_regexes,
         show=show_name_regexes,
         hide=hide_name_regexes,
     )
+    if cmd == "op":
+        return _op_chain(
+            df,
+            mins=mins,
+            min_occurrence=min_occurrence,
+            displayed_only=account_displayed_op_only,
+            **shown,
+        )
+    return _display(df, cmd, mins={**mins, "run_count": min_occurrence}, **shown)
+
+
+def _check_options(cmd: str, order_by: str, select: Sequence[str]) -> None:
+    if cmd not in ("scope", "op", "graph", "code"):
+        raise ValueError(f"cmd must be 'scope', 'op', 'graph' or 'code', not {cmd!r}")
+    if order_by != "name" and order_by not in _BY_OPTION:
+        raise ValueError(f"order_by must be 'name' or one of {sorted(_BY_OPTION)}")
+    unknown = [s for s in select if s not in _BY_OPTION]
+    if unknown:
+        raise ValueError(f"unknown select {unknown}; choose from {sorted(_BY_OPTION)}")
 
 
 def _rows(cmd: str, stats: pd.DataFrame, own: np.ndarray, metrics: list[str]) -> pd.DataFrame:

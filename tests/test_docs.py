@@ -1,0 +1,252 @@
+"""Every code block of README.md and docs/*.md runs, on the captures that ship with the repo.
+
+Each page runs in a fresh temporary directory holding links to the repository's
+``sample_profiles/``, ``tests/data/`` and ``README.md``, so the blocks use the paths a reader
+uses from the repository root and whatever they write (reports, datasets, captures) goes
+nowhere else. A block's type is the first word of its fence's info string:
+
+- ``python``: the page's python blocks run in order in one namespace; each top-level
+  expression is evaluated and its ``repr`` taken, as a notebook or a REPL would show it.
+- ``ipython``: run through IPython's ``InteractiveShell`` (magics, ``%%tfprof``), sharing
+  the page's namespace. The one ``%%tfprof`` capture needs TensorFlow; without it the
+  ipython blocks are skipped (the capture tests say the same).
+- ``bash``: run by bash in the page's directory, with this checkout first on PYTHONPATH;
+  a block of plain ``tfprof-widgets ...`` commands runs them in this process through
+  ``tfprof_widgets.cli.main``, the console script's entry point (an interpreter start saved
+  per command), exit code 0 expected. A block whose every command is ``pip install ...``
+  is not run: the README's two set-up commands (``.ci/run`` runs them) and the extras'
+  installs need the network and change the environment.
+- ``text``: a layout or an output, not a command: nothing runs.
+- a second word ``no-run`` (```` ```python no-run ````): not run, because it needs what a
+  test cannot have (a cluster, object storage, a model of the reader's own); its first line
+  is a comment that says why, and python ones must still parse.
+
+A block of any other type, or none, fails the test, so every block is accounted for. A
+failure names the page, the block's number and its first line.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import importlib.util
+import io
+import os
+import pathlib
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+import tfprof_widgets as tw
+from tfprof_widgets.analysis import ANALYSES
+
+PAGES = ["README.md"] + sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md"))
+FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.M | re.S)
+SETUP_COMMANDS = (
+    "pip install -e . && tfprof-widgets report sample_profiles/input_bound -o "
+    "input_bound_report.html --force",
+    'pip install -e ".[dev]" && python -m pytest',
+)
+HAS_TF = importlib.util.find_spec("tensorflow") is not None
+
+
+def blocks(page: str) -> list[tuple[int, str, list[str], str]]:
+    """(line number, type, flags, source) of each fenced block of a page."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    out = []
+    for m in FENCE.finditer(text):
+        info = m.group(1).split()
+        line = text.count("\n", 0, m.start()) + 1
+        out.append((line, info[0] if info else "", info[1:], m.group(2)))
+    return out
+
+
+def where(page: str, n: int, line: int, src: str) -> str:
+    first = src.strip().splitlines()[0] if src.strip() else ""
+    return f"{page}, block {n} (line {line}: {first!r})"
+
+
+def run_python(src: str, ns: dict, label: str, line: int) -> None:
+    """Exec a block statement by statement; each expression statement's value is repr'd.
+    A failure names the statement and its line in the page."""
+    tree = ast.parse(src, filename=label)
+    for node in tree.body:
+        try:
+            if isinstance(node, ast.Expr):
+                value = eval(compile(ast.Expression(node.value), label, "eval"), ns)
+                repr(value)
+            else:
+                exec(compile(ast.Module([node], type_ignores=[]), label, "exec"), ns)
+        except Exception as e:
+            stmt = ast.get_source_segment(src, node)
+            raise AssertionError(
+                f"{label}, page line {line + node.lineno}: {stmt!r} failed: {type(e).__name__}: {e}"
+            ) from e
+
+
+def run_ipython(src: str, ns: dict, label: str) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.user_ns.update(ns)
+    result = shell.run_cell(src, store_history=True)
+    ns.update({k: v for k, v in shell.user_ns.items() if not k.startswith("_i")})
+    error = result.error_before_exec or result.error_in_exec
+    if error is not None:
+        raise AssertionError(f"{label} failed: {type(error).__name__}: {error}") from error
+
+
+def cli_commands(src: str) -> list[list[str]] | None:
+    """The argument lists of a block made only of plain ``tfprof-widgets`` commands, else None."""
+    lines = [ln.strip() for ln in src.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    words = [shlex.split(ln, comments=True) for ln in lines]
+    plain = all(w and w[0] == "tfprof-widgets" for w in words)
+    shell = any(set(ln.split("#")[0]) & set(";&|<>`$") for ln in lines)
+    return [w[1:] for w in words] if plain and not shell else None
+
+
+def run_cli(commands: list[list[str]], label: str) -> None:
+    from tfprof_widgets.cli import main
+
+    for argv in commands:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = main(argv)
+        assert rc == 0, f"{label}: tfprof-widgets {' '.join(argv)} exited {rc}: {err.getvalue()}"
+
+
+def run_bash(src: str, cwd: pathlib.Path, label: str) -> None:
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    )
+    if shutil.which("tfprof-widgets") is None:  # the package's script is not installed here
+        src = re.sub(r"\btfprof-widgets\b", f"{sys.executable} -m tfprof_widgets", src)
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", src],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, f"{label} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+
+
+def is_install(src: str) -> bool:
+    lines = [ln.strip() for ln in src.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    return bool(lines) and all(ln.startswith("pip install") for ln in lines)
+
+
+@pytest.fixture
+def page_dir(tmp_path, monkeypatch):
+    """A fresh working directory that looks like the repository root to the examples."""
+    (tmp_path / "sample_profiles").symlink_to(ROOT / "sample_profiles", target_is_directory=True)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "data").symlink_to(ROOT / "tests" / "data", target_is_directory=True)
+    (tmp_path / "README.md").symlink_to(ROOT / "README.md")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_block_of_the_page_runs(page, page_dir):
+    found = blocks(page)
+    ns: dict = {"__name__": "__docs__"}
+    for n, (line, kind, flags, src) in enumerate(found, 1):
+        label = where(page, n, line, src)
+        if "no-run" in flags:
+            assert src.lstrip().startswith("# Not run"), f"{label}: say why it is not run"
+            if kind == "python":
+                ast.parse(src, filename=label)
+            continue
+        if kind == "python":
+            run_python(src, ns, label, line)
+        elif kind == "ipython":
+            if not HAS_TF and "%%tfprof" in src:
+                pytest.skip(f"{label}: capturing needs TensorFlow")
+            run_ipython(src, ns, label)
+        elif kind == "bash":
+            if is_install(src):
+                continue
+            commands = cli_commands(src)
+            if commands is not None:
+                run_cli(commands, label)
+            else:
+                run_bash(src, page_dir, label)
+        elif kind != "text":
+            raise AssertionError(
+                f"{label}: a block of type {kind!r}: give it python, ipython, "
+                "bash or text (see this test's docstring)"
+            )
+
+
+def test_the_readme_is_a_front_page():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 150
+    bash = [src.strip() for _, kind, _, src in blocks("README.md") if kind == "bash"]
+    assert bash[:2] == list(SETUP_COMMANDS), "the two set-up commands stay byte-identical"
+    tour = [src for _, kind, _, src in blocks("README.md") if kind == "python"]
+    assert len(tour) == 1 and len(tour[0].splitlines()) <= 20
+    assert "logs/" not in tour[0], "the tour runs on the bundled samples"
+    for page in re.findall(r"\]\((docs/[^)#]+)", text):
+        assert (ROOT / page).exists(), page
+
+
+def test_no_magic_line_carries_a_comment():
+    """IPython reads everything after ``%%tfprof`` as arguments: a comment there breaks a
+    copied cell."""
+    for page in PAGES:
+        for *_, src in blocks(page):
+            for ln in src.splitlines():
+                if ln.lstrip().startswith("%"):
+                    assert "#" not in ln, f"{page}: {ln!r}"
+
+
+def _functions_claim() -> tuple[list[str], list[str]]:
+    """The names docs/analyses.md says ``tw.<name>(run)`` serves, and those it says it does not."""
+    text = (ROOT / "docs" / "analyses.md").read_text(encoding="utf-8")
+    text = " ".join(text.split("## Functions of `tfprof_widgets`")[1].split("\n## ")[0].split())
+    same = re.search(
+        r"`tw\.<name>\(run\)` is `run\.<name>`, the same cached object, for (.*?); and", text
+    )
+    none = re.search(r"The analyses (.*?) have no function in `tfprof_widgets`", text)
+    assert same and none, "docs/analyses.md no longer states which analyses have a function"
+    return re.findall(r"`(\w+)`", same.group(1)), re.findall(r"`(\w+)`", none.group(1))
+
+
+def test_what_the_docs_say_of_tw_functions_is_true():
+    same, none = _functions_claim()
+    runs = {
+        "tf1": tw.load(ROOT / "sample_profiles" / "tf1_graph"),
+        "tf2": tw.load(ROOT / "sample_profiles" / "input_bound"),
+    }
+    for name in same:
+        run = runs["tf1" if name.startswith(("tfprof", "total_")) else "tf2"]
+        assert getattr(tw, name)(run) is getattr(run, name), name
+    assert tw.step_breakdown(runs["tf2"]) is runs["tf2"].steps
+    for name in none:
+        assert not hasattr(tw, name), f"tw.{name} exists: docs/analyses.md says it does not"
+        getattr(runs["tf2"], name)
+    # Every analysis of a run is in one list or the other (steps: tw.step_breakdown).
+    assert sorted([*same, *none, "steps"]) == sorted(a.name for a in ANALYSES)
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_link_between_pages_reaches_its_page_and_heading():
+    for page in PAGES:
+        text = (ROOT / page).read_text(encoding="utf-8")
+        for target, anchor in re.findall(r"\]\(([\w./-]+\.md)(?:#([\w-]+))?\)", text):
+            path = (ROOT / page).parent / target
+            assert path.exists(), f"{page}: link to {target}"
+            if anchor:
+                headings = re.findall(r"^#+ (.+)$", path.read_text(encoding="utf-8"), re.M)
+                assert anchor in {_slug(h) for h in headings}, f"{page}: {target}#{anchor}"

@@ -1,0 +1,29 @@
+"""Each framework's rules in one place, asked by the neutral analyses (a dialect each).
+
+``base`` holds the contract (:class:`~.base.Framework`: step markers, op names, device-op
+attribution, input ops, advice) with XProf's defaults; ``tensorflow``, ``xla`` and ``pytorch``
+fill it in, each with the analyses only its captures have; ``registry`` tells which
+frameworks a run holds (``run.framework``) and asks their rules together. The neutral
+analyses (steps, op stats, overview, input pipeline, kernels) never name a framework.
+"""
+
+from . import pytorch, tensorflow, xla
+from .base import UNKNOWN_OP, Advice, DeviceOps, Framework, RunNames
+from .registry import FRAMEWORKS, RunFrameworks, framework_of, frameworks_in, rules_of
+
+# The analyses only one framework has, as run attributes: each framework package lists its own.
+ANALYSES = tensorflow.ANALYSES + xla.ANALYSES + pytorch.ANALYSES
+
+__all__ = [
+    "ANALYSES",
+    "FRAMEWORKS",
+    "UNKNOWN_OP",
+    "Advice",
+    "DeviceOps",
+    "Framework",
+    "RunFrameworks",
+    "RunNames",
+    "framework_of",
+    "frameworks_in",
+    "rules_of",
+]

@@ -1,0 +1,73 @@
+"""PyTorch's names: step markers, the DataLoader, the CUDA runtime's launches, and what kind
+of activity each Kineto ``cat`` is (torch-tb-profiler's event types)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+STEP_MARKER = re.compile(r"^ProfilerStep#(\d{1,18})$")
+# torch.utils.data's iterators, as the profiler names each batch they hand out.
+_DATALOADER = re.compile(r"^enumerate\(DataLoader\)#.*\.__next__$|^enumerate\(DataPipe\)#")
+# CUDA runtime/driver calls that launch work on a stream (kernels, graphs, async copies).
+_LAUNCH = re.compile(
+    r"^cu(da)?(LaunchKernel|LaunchCooperativeKernel|GraphLaunch|Memcpy\w*Async|Memset\w*Async)"
+)
+# Collective ops whose kernels torch-tb-profiler counts as communication.
+COLLECTIVE_OPS = frozenset(
+    f"{lib}:{op}"
+    for lib in ("nccl", "gloo")
+    for op in ("broadcast", "reduce", "all_reduce", "all_gather", "reduce_scatter")
+)
+
+# torch-tb-profiler's event types of Kineto categories (compared in lower case). Its last
+# release (0.4.3) predates 'cuda_runtime', which kineto's later plugin maps to Runtime, as
+# we do. 'cuda_driver' is in neither: ours on purpose, it is Runtime too, for recent PyTorch
+# launches cuBLAS's kernels with the driver's cuLaunchKernelEx (without it an H100 trace's
+# matrix multiplies launch no kernel and their time is no Runtime).
+KERNEL, MEMCPY, MEMSET, RUNTIME, OPERATOR, ANNOTATION, OTHER = range(7)
+_CAT_TYPES = {
+    "kernel": KERNEL,
+    "memcpy": MEMCPY,
+    "gpu_memcpy": MEMCPY,
+    "memset": MEMSET,
+    "gpu_memset": MEMSET,
+    "runtime": RUNTIME,
+    "cuda_runtime": RUNTIME,
+    "cuda_driver": RUNTIME,
+    "cpu_op": OPERATOR,
+    "operator": OPERATOR,
+    "python": OPERATOR,
+    "user_annotation": ANNOTATION,
+}
+
+
+def cat_types(categories: pd.Index) -> np.ndarray:
+    """Per distinct ``cat``: its event type (OTHER where torch-tb-profiler ignores it)."""
+    low = pd.Series(categories, dtype=object).astype(str).str.lower()
+    return low.map(_CAT_TYPES).fillna(OTHER).to_numpy(np.int8)
+
+
+def is_step_marker(names: pd.Series) -> np.ndarray:
+    return names.astype(str).str.match(STEP_MARKER).to_numpy(dtype=bool)
+
+
+def step_numbers(names: pd.Series) -> np.ndarray:
+    found = names.astype(str).str.extract(STEP_MARKER, expand=False)
+    return pd.to_numeric(found, errors="coerce").to_numpy(dtype=float)
+
+
+def is_dataloader_next(names: pd.Series) -> np.ndarray:
+    """Per name: is it the DataLoader (or a DataPipe) handing out a batch?"""
+    return names.astype(str).str.contains(_DATALOADER).to_numpy(dtype=bool)
+
+
+def is_launch(names: pd.Series) -> np.ndarray:
+    """Per name: is it a runtime call that puts work on a stream?"""
+    return names.astype(str).str.match(_LAUNCH).to_numpy(dtype=bool)
+
+
+def is_collective(names: pd.Series) -> np.ndarray:
+    return names.astype(str).isin(COLLECTIVE_OPS).to_numpy(dtype=bool)

@@ -1,0 +1,208 @@
+"""XLA on GPU: each kernel's HLO instruction, from the programs the capture carries.
+
+A kernel (or memset, or copy) that XLA launched carries ``program_id`` and ``hlo_op`` (the
+HLO instruction's name; ``a::b`` for nested annotations, the last part counts). The
+program's ``HloProto`` (``run.hlo_instructions``) says what that instruction is: its
+framework op (``metadata.op_name``: ``jit(step)/jvp()/dot_general``) and XProf's category.
+XProf 2.24's rules (``ConvertDeviceTraceXPlaneToOpMetricsDb`` and the kernel-stats callback):
+
+* An event whose ``(program_id, hlo_op)`` names an instruction of a program is a device op
+  of that instruction; its TF-level op is the instruction's ``op_name`` parsed as a
+  framework op name (``TfOpFullname(op_type, op_name)``), or, where the instruction has no
+  op name, the instruction's own name with type 'Unknown'.
+* Occurrences: every event of an instruction is one (a cuDNN convolution's memsets and
+  kernels are several); a TF-level op ran as often as its busiest instruction.
+* Kernel stats name a kernel's op by its instruction's ``op_name`` ('' where it has none).
+
+Beyond XProf: under CUDA graphs XLA launches most kernels inside a command buffer, and their
+``hlo_op`` is ``command_buffer_N``, which is no HLO instruction (command buffers are made
+after the HLO is final), so XProf leaves them out. We attribute each such kernel to the
+instruction that emitted it: a fusion's kernel is named after the fusion (``.`` written
+``_``: ``loop_convert_fusion.1`` -> ``loop_convert_fusion_1``; AMD adds ``.kd``); a library
+kernel (cuBLAS, cuDNN) goes to the library call (custom call, or convolution/dot outside a fusion)
+scheduled between the instructions of the fusion kernels around it in the same graph
+launch, when that says which one (one call there, or as many calls as kernels, in order).
+Those rows are ``beyond_xprof``. A graph kernel neither rule attributes keeps the op of its
+``tf_op`` stat (``XlaModule``), beyond XProf too (see :class:`~.rules.XLA`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .... import stat_columns
+from ...event_index import event_line_ids, is_derived_line, on_device, timed
+from ...inputs import per_run
+from ..tensorflow.op_names import parse_tf_op
+
+# Opcodes of instructions that run a library kernel when not inside a fusion.
+LIBRARY_OPCODES = ("custom-call", "convolution", "dot", "cholesky", "triangular-solve", "fft")
+
+
+@per_run
+def kernel_instructions(run) -> pd.DataFrame:
+    """Device events that name an HLO instruction of their program, one row each.
+
+    Columns: row (into run.events), instruction (row of run.hlo_instructions), beyond_xprof
+    (attributed inside a command buffer, where XProf attributes nothing), unit (an id of the
+    instruction: the same for every event of one instruction of one program and host).
+    """
+    ev = run.events
+    n = len(ev)
+    hlo_op, has_op = stat_columns.strings(run.stat_store, "hlo_op", n)
+    program, has_program = stat_columns.numbers(run.stat_store, "program_id", n)
+    own = on_device(run) & ~is_derived_line(event_line_ids(run)) & timed(run)
+    rows = np.flatnonzero(own & has_op & has_program)
+    h = run.hlo_instructions
+    if not len(rows) or not len(h):
+        return _empty()
+    names = pd.Series(hlo_op[rows], dtype=object).fillna("").astype(str)
+    names = names.str.rsplit("::", n=1).str[-1].to_numpy(object)
+    hosts = ev["host"].astype(str).to_numpy()[rows]
+    found = _lookup(h, hosts, program[rows], names)
+    in_graph = found < 0
+    if in_graph.any():
+        found[in_graph] = _in_command_buffers(run, rows[in_graph], h, hosts[in_graph], program)
+    keep = found >= 0
+    rows, found, beyond = rows[keep], found[keep], in_graph[keep]
+    return pd.DataFrame({"row": rows, "instruction": found, "beyond_xprof": beyond, "unit": found})
+
+
+def _empty() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "row": np.zeros(0, np.int64),
+            "instruction": np.zeros(0, np.int64),
+            "beyond_xprof": np.zeros(0, bool),
+            "unit": np.zeros(0, np.int64),
+        }
+    )
+
+
+def _lookup(h: pd.DataFrame, hosts, programs, names, column: str = "instruction") -> np.ndarray:
+    """Index label of ``h`` (a part of run.hlo_instructions) whose (host, program_id,
+    ``column``) is each key, -1 where none (the first of a name wins). Each distinct key is
+    looked up once."""
+    table = pd.MultiIndex.from_arrays(
+        [h["host"].astype(str), h["program_id"].to_numpy(np.int64), h[column].astype(str)]
+    )
+    first = ~table.duplicated()
+    where = h.index.to_numpy()[first]  # labels of h: rows of run.hlo_instructions
+    keys = pd.MultiIndex.from_arrays(
+        [np.asarray(hosts, object), np.asarray(programs, np.int64), np.asarray(names, object)]
+    )
+    codes, uniq = keys.factorize()
+    pos = table[first].get_indexer(uniq)
+    return np.where(pos >= 0, where[np.maximum(pos, 0)], -1)[codes]
+
+
+def _in_command_buffers(run, rows, h: pd.DataFrame, hosts, program) -> np.ndarray:
+    """Instructions of kernels launched inside a command buffer (module docstring): fusion
+    kernels by name, library kernels by the schedule; -1 where neither finds one."""
+    kernel = run.events["name"].astype(str).str.removesuffix(".kd").to_numpy()[rows]
+    top = h[~h["is_fusion_computation"].to_numpy()]
+    sanitized = top.assign(kernel=top["instruction"].astype(str).str.replace(".", "_"))
+    found = _lookup(sanitized, hosts, program[rows], kernel, column="kernel")
+    if (found >= 0).all():
+        return found
+    corr, _ = stat_columns.numbers(run.stat_store, "correlation_id", len(run.events))
+    library = top[top["opcode"].astype(str).isin(LIBRARY_OPCODES).to_numpy()]
+    library = library[library["schedule_index"].to_numpy() >= 0]
+    order = np.lexsort((run.events["start_us"].to_numpy()[rows], corr[rows]))
+    launches = corr[rows][order]
+    cuts = np.flatnonzero(np.r_[True, launches[1:] != launches[:-1]])
+    for a, b in zip(cuts.tolist(), [*cuts[1:].tolist(), len(order)]):
+        one = order[a:b]  # the kernels of one graph launch, in time order
+        k = one[0]
+        mine = library[
+            (library["host"].astype(str).to_numpy() == hosts[k])
+            & (library["program_id"].to_numpy() == program[rows[k]])
+        ]
+        _library_kernels(found, one, mine, h["schedule_index"].to_numpy())
+    return found
+
+
+def _library_kernels(found, one: np.ndarray, library: pd.DataFrame, sched: np.ndarray) -> None:
+    """Within one graph launch (``one``: positions in time order), each run of kernels no
+    fusion name found goes to the library calls scheduled between the instructions of the
+    kernels around it: all to the one call there is, or one each in schedule order when the
+    run has as many kernels as there are calls; none otherwise (we do not guess)."""
+    lib_sched = library["schedule_index"].to_numpy()
+    lib_rows = library.index.to_numpy()
+    k = 0
+    while k < len(one):
+        if found[one[k]] >= 0:
+            k += 1
+            continue
+        end = k
+        while end < len(one) and found[one[end]] < 0:
+            end += 1
+        lo = sched[found[one[k - 1]]] if k > 0 else -1
+        hi = sched[found[one[end]]] if end < len(one) else np.iinfo(np.int64).max
+        between = np.flatnonzero((lib_sched > lo) & (lib_sched < hi))
+        between = between[np.argsort(lib_sched[between], kind="stable")]
+        if len(between) == 1:
+            found[one[k:end]] = lib_rows[between[0]]
+        elif len(between) == end - k:
+            found[one[k:end]] = lib_rows[between]
+        k = end
+
+
+def device_ops(run, rows: np.ndarray):
+    """(rows, op_name, op_type, beyond_xprof) of the events ``rows`` that name an
+    instruction: the TF-level op of each (module docstring)."""
+    k = kernel_instructions(run)
+    k = k[np.isin(k["row"].to_numpy(), rows)]
+    op_name, op_type = _tf_level(run)
+    at = k["instruction"].to_numpy()
+    return k["row"].to_numpy(), op_name[at], op_type[at], k["beyond_xprof"].to_numpy()
+
+
+@per_run
+def _tf_level(run) -> tuple[np.ndarray, np.ndarray]:
+    return tf_level_ops(run.hlo_instructions)
+
+
+def tf_level_ops(h: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Per instruction: its TF-level op name and type (XProf's CreateTfMetricsDb...: the
+    parsed ``op_name``, else the instruction's name with type 'Unknown')."""
+    names = h["op_name"].astype(str).to_numpy(object)
+    uniq, inv = np.unique(names, return_inverse=True)
+    parsed = [parse_tf_op(f"{u}:") if u else None for u in uniq.tolist()]
+    name = np.array([p[1] if p else "" for p in parsed], object)[inv]
+    typ = np.array(
+        [(p[2] if p and p[0] != "unknown" and p[2] else "Unknown") for p in parsed], object
+    )[inv]
+    none = names == ""
+    name[none] = h["instruction"].astype(str).to_numpy(object)[none]
+    typ[none] = "Unknown"
+    return name, typ
+
+
+def kernel_op_names(run, rows: np.ndarray) -> np.ndarray:
+    """Per kernel row: its instruction's ``op_name`` ('' where it has none) where XProf
+    finds the instruction, None elsewhere (the kernel keeps its ``tf_op``)."""
+    k = kernel_instructions(run)
+    k = k[~k["beyond_xprof"].to_numpy()]
+    out = np.full(len(rows), None, object)
+    pos = pd.Index(k["row"].to_numpy()).get_indexer(rows)
+    hit = pos >= 0
+    names = run.hlo_instructions["op_name"].astype(str).to_numpy(object)
+    out[hit] = names[k["instruction"].to_numpy()[pos[hit]]]
+    return out
+
+
+def device_op_units(run, rows: np.ndarray):
+    """(unit, starts) per attributed device event ``rows``: an instruction-attributed event
+    counts for its instruction, any other for its kernel name; every event is an
+    occurrence."""
+    k = kernel_instructions(run)
+    pos = pd.Index(k["row"].to_numpy()).get_indexer(rows)
+    hit = pos >= 0
+    kernel = np.asarray(run.events["name"].array.codes, np.int64)[rows]
+    unit = np.where(hit, k["unit"].to_numpy()[np.maximum(pos, 0)], -1 - kernel)
+    return unit, np.ones(len(rows), bool)
+
+
+__all__ = ["device_op_units", "device_ops", "kernel_instructions", "kernel_op_names"]

@@ -1,0 +1,136 @@
+"""XProf's HLO Stats tool (``run.hlo_stats``): one row per HLO instruction that ran on a GPU
+or a TPU core, with its time and the framework op and source line it came from.
+
+On GPUs the instructions and their events are :func:`.gpu.kernel_instructions`' (XProf's
+rule: a device event whose ``(program_id, hlo_op)`` names an instruction); on TPUs the ops
+of the cores' op lines (:func:`.tpu.tpu_device_ops`, self time net of the ops nested in
+them), with the category and framework op their metadata gives. Rows are per (host,
+program, instruction), ordered by self time, descending (ties by name); shares are of the
+device time (the GPUs' spans, IDLE included, as the op table's device side totals it). The
+``tf_op_name`` is XProf's ``TfOpFullname``: ``<op_name>:<op_type>``, '' where the
+instruction has no op name. Kernels we attribute inside CUDA graphs make their rows
+``beyond_xprof``. FLOP rates, bandwidths and 'bound by' need XLA's cost analysis, which we
+do not reproduce.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .... import schema
+from ...nesting import to_ps
+from .gpu import kernel_instructions
+from .tpu import tpu_device_ops
+
+
+def hlo_stats(run) -> pd.DataFrame:
+    """One row per HLO instruction run on a GPU or TPU core: schema.HLO_STATS."""
+    parts = [p for p in (_gpu_rows(run), _tpu_rows(run)) if len(p)]
+    if not parts:
+        return schema.empty(schema.HLO_STATS)
+    out = pd.concat(parts, ignore_index=True)
+    out = out.sort_values(
+        ["host", "total_self_time_us", "hlo_op_name"],
+        ascending=[True, False, True],
+        kind="stable",
+        ignore_index=True,
+    )
+    device = _device_time_us(run)
+    share = out["host"].map(device).to_numpy(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pct = np.where(share > 0, 100 * out["total_self_time_us"].to_numpy() / share, 0.0)
+    out["self_time_percent"] = pct
+    out["cumulative_self_time_percent"] = pd.Series(pct).groupby(out["host"]).cumsum()
+    return schema.conform(out, schema.HLO_STATS)
+
+
+def _tpu_rows(run) -> pd.DataFrame:
+    """TPU cores' HLO ops (:func:`.tpu.tpu_device_ops`) per (host, program, op name), merged
+    across cores: category and framework op from the op's metadata."""
+    ops = tpu_device_ops(run)
+    if not len(ops):
+        return pd.DataFrame()
+    g = (
+        ops.groupby(["host", "program_id", "op_name"], sort=False)
+        .agg(
+            category=("hlo_category", "first"),
+            tf_op_name=("tf_op", "first"),
+            occurrences=("dur_ps", "size"),
+            total=("dur_ps", "sum"),
+            self_=("self_ps", "sum"),
+        )
+        .reset_index()
+    )
+    occ = g["occurrences"].to_numpy(np.int64)
+    total_us, self_us = g["total"].to_numpy() / 1e6, g["self_"].to_numpy() / 1e6
+    return pd.DataFrame(
+        {
+            "host": g["host"].astype(str),
+            "program_id": g["program_id"].to_numpy(np.int64),
+            "module": "",
+            "category": g["category"].astype(str),
+            "hlo_op_name": g["op_name"].astype(str),
+            "tf_op_name": g["tf_op_name"].astype(str),
+            "occurrences": occ,
+            "total_time_us": total_us,
+            "avg_time_us": total_us / occ,
+            "total_self_time_us": self_us,
+            "avg_self_time_us": self_us / occ,
+            "source_info": "",
+            "shape": "",
+            "beyond_xprof": False,
+        }
+    )
+
+
+def _gpu_rows(run) -> pd.DataFrame:
+    """GPU kernels' instructions (:func:`.gpu.kernel_instructions`) per instruction."""
+    k = kernel_instructions(run)
+    h = run.hlo_instructions
+    if not len(k):
+        return pd.DataFrame()
+    dur = to_ps(run.events["dur_us"].to_numpy()[k["row"].to_numpy()])
+    per = (
+        pd.DataFrame(
+            {"at": k["instruction"].to_numpy(), "dur": dur, "beyond": k["beyond_xprof"].to_numpy()}
+        )
+        .groupby("at", sort=False)
+        .agg(occurrences=("dur", "size"), total=("dur", "sum"), beyond=("beyond", "any"))
+    )
+    ins = h.iloc[per.index.to_numpy()].reset_index(drop=True)
+    total_us = per["total"].to_numpy() / 1e6
+    occ = per["occurrences"].to_numpy(np.int64)
+    op_name = ins["op_name"].astype(str)
+    source = ins["source_file"].astype(str)
+    return pd.DataFrame(
+        {
+            "host": ins["host"].astype(str),
+            "program_id": ins["program_id"].to_numpy(np.int64),
+            "module": ins["module"].astype(str),
+            "category": ins["category"].astype(str),
+            "hlo_op_name": ins["instruction"].astype(str),
+            "tf_op_name": np.where(op_name != "", op_name + ":", ""),
+            "occurrences": occ,
+            "total_time_us": total_us,
+            "avg_time_us": total_us / occ,
+            "total_self_time_us": total_us,
+            "avg_self_time_us": total_us / occ,
+            "source_info": np.where(
+                source != "", source + ":" + ins["source_line"].astype(str), ""
+            ),
+            "shape": ins["shape"].astype(str),
+            "beyond_xprof": per["beyond"].to_numpy(bool),
+        }
+    )
+
+
+def _device_time_us(run) -> dict[str, float]:
+    """Per host: the device side's total time of the op table (ops and IDLE), µs."""
+    ops = run.ops
+    dev = ops[(ops["host_or_device"] == "Device").to_numpy()]
+    total = dev.groupby("host", observed=True)["total_self_time_us"].sum()
+    return {str(h): float(v) for h, v in total.items()}
+
+
+__all__ = ["hlo_stats"]

@@ -1,0 +1,88 @@
+"""XLA's rules (JAX, TF with ``jit_compile``, every TPU program): how its captures are told
+apart and how their device ops are named.
+
+* A run is XLA's when its events carry XLA's stats (``hlo_op``, ``hlo_module``,
+  ``program_id``), when it has the ``/host:metadata`` plane XLA writes its programs to, TPU
+  cores, or TPU op lines.
+* Steps: XProf's rule (``jax.profiler.StepTraceAnnotation('train', step_num=s)`` writes a
+  ``train`` event with ``step_num`` and ``_r=1``), the defaults of :class:`~..base.Framework`.
+* Op names: XProf's ``ParseTfOpFullname`` knows JAX's lower-case op types too.
+* Device ops: on TPU, the events of the op lines named by their metadata (:mod:`.tpu`); on
+  GPU, a kernel's ``tf_op`` stat (``XlaModule:`` for JAX), as XProf does without the HLO
+  protos.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..base import Advice, DeviceOps, Framework, RunNames
+from ..tensorflow.op_names import name_table
+from ..tensorflow.rules import ops_of_tf_op_stat
+from . import gpu, tpu
+
+_XLA_STATS = frozenset({"hlo_op", "hlo_module", "program_id", "hlo_category"})
+_XLA_PLANES = ("/host:metadata", "/device:TPU:")
+_TENSOR_CORE_OPS = frozenset({"conv_general_dilated", "dot_general"})
+# How a JAX program marks its steps (what XProf's step rule then finds).
+ADVICE = Advice(
+    mark_steps=(
+        "No step marker observed and hence the step time is unknown. Mark steps with "
+        "jax.profiler.StepTraceAnnotation('train', step_num=step), or profile for longer "
+        "than one step."
+    )
+)
+
+
+class XLA(Framework):
+    name = "xla"
+    title = "XLA"
+    vocabulary = ("XlaModule", "XLA Ops", "XLA Modules", "hlo_op", "hlo_module", "Hlo Proto")
+    copy_op_types = {}
+    device_op_lines = tpu.TPU_OP_LINES
+    advice = ADVICE
+
+    def present(self, names: RunNames) -> bool:
+        if names.stats & _XLA_STATS:
+            return True
+        if names.planes.str.startswith(_XLA_PLANES).any():
+            return True
+        return bool(names.lines.isin(tpu.TPU_OP_LINES + tpu.MODULE_LINES).any())
+
+    def parse_op_names(self, names: pd.Index, memo: dict | None = None) -> pd.DataFrame:
+        return name_table(names, memo)
+
+    def device_ops(self, run, rows: np.ndarray) -> DeviceOps:
+        rows = np.asarray(rows, np.int64)
+        found = DeviceOps(*gpu.device_ops(run, rows))
+        rest = np.setdiff1d(rows, found.rows, assume_unique=True)
+        by_stat = ops_of_tf_op_stat(run, rest, annotations=False)
+        if not len(found):
+            return by_stat
+        parts = (found, by_stat)
+        fields = ("rows", "op_name", "op_type", "beyond_xprof")
+        merged = DeviceOps(*(np.concatenate([getattr(p, f) for p in parts]) for f in fields))
+        order = np.argsort(merged.rows, kind="stable")
+        return DeviceOps(*(getattr(merged, f)[order] for f in fields))
+
+    def device_op_units(self, run, rows: np.ndarray):
+        if not len(run.hlo_instructions):
+            return None
+        return gpu.device_op_units(run, np.asarray(rows, np.int64))
+
+    def kernel_op_names(self, run, rows: np.ndarray):
+        if not len(run.hlo_instructions):
+            return None
+        return gpu.kernel_op_names(run, np.asarray(rows, np.int64))
+
+    def tensor_core_eligible(self, op_name: str) -> bool:
+        # XProf 2.24 counts JAX's convolutions and dots as Tensor-Core eligible (seen in its
+        # kernel stats of the H100 and MI300X JAX captures).
+        return op_name.rsplit("/", 1)[-1] in _TENSOR_CORE_OPS
+
+    def device_op_table(self, run) -> tuple[pd.DataFrame, pd.Series]:
+        return tpu.tpu_op_rows(run)
+
+    def duty_cycle(self, run) -> tuple[float, float]:
+        return tpu.duty_cycle(run)

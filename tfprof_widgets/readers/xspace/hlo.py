@@ -1,0 +1,183 @@
+"""The XLA programs a capture carries (``xla.HloProto``) as a table of HLO instructions.
+
+XLA writes every program it ran to the ``/host:metadata`` plane: one event metadata per
+program, whose stats are ``Hlo Proto`` (bytes: a serialized ``xla.HloProto``) and
+``program_id``. Kernels and TPU ops name their instruction (the ``hlo_op`` stat, or the op's
+own name) and program (``program_id``); an instruction's ``metadata.op_name`` is the
+framework op it came from (``jit(step)/jvp()/dot_general``) and its source file and line the
+Python line that made it.
+
+:func:`hlo_instructions` decodes each program once (the caller caches the table: a run's
+``hlo_instructions`` is built the first time an analysis reads it, never at load). A
+program id is the ``program_id`` stat, else the metadata's id (XProf's rule); a program id
+seen twice on one host keeps its first proto. A proto that does not parse is skipped.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from ... import schema
+from ...proto import xla_hlo_pb2
+
+METADATA_PLANE = "/host:metadata"
+HLO_PROTO_STAT = "Hlo Proto"
+PROGRAM_ID_STAT = "program_id"
+
+# XLA's element type names, as HLO text prints them.
+_DTYPES = {
+    v.number: v.name.lower()
+    for v in xla_hlo_pb2.DESCRIPTOR.enum_types_by_name["PrimitiveType"].values
+}
+_DTYPES.update({13: "tuple", 14: "opaque", 17: "token", 0: "invalid"})
+_BITS = {
+    "pred": 8, "s1": 1, "s2": 2, "s4": 4, "s8": 8, "s16": 16, "s32": 32, "s64": 64,
+    "u1": 1, "u2": 2, "u4": 4, "u8": 8, "u16": 16, "u32": 32, "u64": 64,
+    "f16": 16, "f32": 32, "bf16": 16, "f64": 64, "c64": 64, "c128": 128,
+    "f8e5m2": 8, "f8e4m3": 8, "f8e4m3fn": 8, "f8e4m3b11fnuz": 8, "f8e3m4": 8,
+    "f8e5m2fnuz": 8, "f8e4m3fnuz": 8, "f4e2m1fn": 4, "f8e8m0fnu": 8,
+}  # fmt: skip
+# Opcodes XLA calls elementwise (HloInstruction::IsElementwise for these opcodes).
+ELEMENTWISE = frozenset(
+    "abs add and atan2 bitcast-convert cbrt ceil clamp clz compare complex convert cosine "
+    "divide erf exponential exponential-minus-one floor imag is-finite log log-plus-one "
+    "logistic maximum minimum multiply negate not or popcnt power real reduce-precision "
+    "remainder round-nearest-afz round-nearest-even rsqrt select shift-left "
+    "shift-right-arithmetic shift-right-logical sign sine sqrt stochastic-convert subtract "
+    "tan tanh xor".split()
+)
+_MAX_BYTES = (1 << 63) - 1
+_FUSION_CATEGORY = {
+    "kLoop": "loop fusion",
+    "kInput": "input fusion",
+    "kOutput": "output fusion",
+    "kCustom": "custom fusion",
+}
+
+
+def program_protos(metadata_stats: pd.DataFrame) -> list[tuple[str, int, bytes]]:
+    """(host, program id, serialized HloProto) of every program of the metadata planes."""
+    ms = metadata_stats
+    if not len(ms):
+        return []
+    ms = ms[(ms["plane"].astype(str) == METADATA_PLANE).to_numpy()]
+    protos = ms[(ms["stat"].astype(str) == HLO_PROTO_STAT).to_numpy()]
+    if not len(protos):
+        return []
+    ids = ms[(ms["stat"].astype(str) == PROGRAM_ID_STAT).to_numpy()]
+    pid = dict(zip(zip(ids["host"].astype(str), ids["metadata_id"]), ids["int_value"]))
+    out, seen = [], set()
+    for host, mid, value in zip(
+        protos["host"].astype(str), protos["metadata_id"], protos["str_value"].astype(object)
+    ):
+        program = int(pid.get((host, mid), mid))
+        if not isinstance(value, bytes) or (host, program) in seen:
+            continue
+        seen.add((host, program))
+        out.append((host, program, value))
+    return out
+
+
+def hlo_instructions(metadata_stats: pd.DataFrame) -> pd.DataFrame:
+    """Every HLO instruction of every program the capture carries (schema.HLO_INSTRUCTIONS),
+    in program, computation and instruction order."""
+    rows: list[tuple] = []
+    for host, program, data in program_protos(metadata_stats):
+        proto = xla_hlo_pb2.HloProto()
+        try:
+            proto.ParseFromString(data)
+        except Exception:  # noqa: BLE001 - a damaged program is left out, not fatal
+            continue
+        _add_module(rows, host, program, proto.hlo_module)
+    if not rows:
+        return schema.empty(schema.HLO_INSTRUCTIONS)
+    table = pd.DataFrame.from_records(rows, columns=list(schema.HLO_INSTRUCTIONS))
+    return schema.conform(table, schema.HLO_INSTRUCTIONS)
+
+
+def _add_module(rows: list, host: str, program: int, module) -> None:
+    """The instructions of one module appended to ``rows`` (tuples in schema order)."""
+    names = {c.id: c.name for c in module.computations}
+    schedule = {
+        cid: {iid: k for k, iid in enumerate(seq.instruction_ids)}
+        for cid, seq in module.schedule.sequences.items()
+    }
+    frames = _frame_lines(module.stack_frame_index)
+    for comp in module.computations:
+        entry = comp.name == module.entry_computation_name
+        order = schedule.get(comp.id, {})
+        for ins in comp.instructions:
+            md = ins.metadata
+            shape, dtype, nbytes = shape_text(ins.shape)
+            source_file, source_line = md.source_file, md.source_line
+            if not source_file and md.stack_frame_id:
+                source_file, source_line = frames.get(md.stack_frame_id, ("", 0))
+            rows.append(
+                (
+                    host,
+                    program,
+                    module.name,
+                    comp.name,
+                    entry,
+                    comp.is_fusion_computation,
+                    ins.name,
+                    ins.id,
+                    ins.opcode,
+                    hlo_category(ins.opcode, ins.fusion_kind),
+                    ins.fusion_kind,
+                    ins.custom_call_target,
+                    ", ".join(names.get(c, str(c)) for c in ins.called_computation_ids),
+                    md.op_name,
+                    md.op_name.rsplit("/", 1)[-1] if md.op_name else "",
+                    source_file,
+                    int(source_line),
+                    shape,
+                    dtype,
+                    nbytes,
+                    order.get(ins.id, -1),
+                )
+            )
+
+
+def hlo_category(opcode: str, fusion_kind: str) -> str:
+    """XProf's category of an HLO instruction (``HloInstruction::ToCategory``)."""
+    if opcode == "fusion":
+        return _FUSION_CATEGORY.get(fusion_kind, "fusion")
+    if opcode in ("transpose", "copy", "copy-start", "copy-done"):
+        return "data formatting"
+    if opcode in ELEMENTWISE:
+        return "non-fusion elementwise"
+    return opcode
+
+
+def shape_text(shape) -> tuple[str, str, int]:
+    """(text as XLA prints it without layout, element type, bytes) of a ShapeProto."""
+    dtype = _DTYPES.get(shape.element_type, str(shape.element_type))
+    if dtype == "tuple":
+        parts = [shape_text(s) for s in shape.tuple_shapes]
+        first = parts[0][1] if parts else ""
+        total = min(sum(p[2] for p in parts), _MAX_BYTES)
+        return "(" + ", ".join(p[0] for p in parts) + ")", first, total
+    dims = list(shape.dimensions)
+    elements = math.prod(dims)
+    nbytes = min((elements * _BITS.get(dtype, 0) + 7) // 8, _MAX_BYTES)  # a damaged shape
+    return f"{dtype}[{','.join(map(str, dims))}]", dtype, nbytes
+
+
+def _frame_lines(index) -> dict[int, tuple[str, int]]:
+    """Stack frame id (1-based) -> (file, line) of that frame's location."""
+    out = {}
+    files = list(index.file_names)
+    locations = list(index.file_locations)
+    for k, frame in enumerate(index.stack_frames, start=1):
+        loc_id = frame.file_location_id
+        if 0 < loc_id <= len(locations):
+            loc = locations[loc_id - 1]
+            name = files[loc.file_name_id - 1] if 0 < loc.file_name_id <= len(files) else ""
+            out[k] = (name, int(loc.line))
+    return out
+
+
+__all__ = ["hlo_category", "hlo_instructions", "program_protos", "shape_text"]

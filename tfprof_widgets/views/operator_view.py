@@ -1,0 +1,199 @@
+"""The operator view of a PyTorch capture (torch-tb-profiler's): where device and host time go
+by operator, the step-time breakdown by role, the operator table (by name, or by name and
+input shapes) and the kernels by the operator that launched them."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from ._display import esc
+from ._pies import pie_plot, top_slices
+from .base import Choice, Html, Plot, Plots, TableBlock, View
+from .names import short_op_name
+from .tables import Column, Table
+
+__all__ = ["OperatorView", "operators"]
+
+TOP = 10
+# torch-tb-profiler's step-time roles, in its order, with the colours of its overview.
+ROLES = {
+    "kernel_us": ("Kernel", "#1f77b4"),
+    "memcpy_us": ("Memcpy", "#ff7f0e"),
+    "memset_us": ("Memset", "#2ca02c"),
+    "communication_us": ("Communication", "#d62728"),
+    "runtime_us": ("Runtime", "#9467bd"),
+    "dataloader_us": ("DataLoader", "#8c564b"),
+    "cpu_exec_us": ("CPU Exec", "#e377c2"),
+    "other_us": ("Other", "#7f7f7f"),
+}
+_PIES = (
+    ("device_self_us", "Device self time"),
+    ("device_total_us", "Device total time"),
+    ("host_self_us", "Host self time"),
+    ("host_total_us", "Host total time"),
+)
+
+
+def _short(name: str, **kw) -> str:
+    return short_op_name(name, kw.get("max_chars", 44))
+
+
+class OperatorView(View):
+    title = "Operators"
+
+    def __init__(self, run) -> None:
+        self.run = run
+        self.is_torch = "pytorch" in run.framework
+        self.ops = run.torch_ops if self.is_torch else pd.DataFrame()
+
+    def choices(self) -> list[Choice]:
+        return [
+            Choice(
+                "group",
+                "Group by",
+                "name",
+                [("operator", "name"), ("operator + input shapes", "shape")],
+            )
+        ]
+
+    def table(self, group: str = "name") -> Table:
+        df = self.run.torch_ops_by_shape if group == "shape" else self.ops
+        multi = df["host"].nunique() > 1
+        cols = [
+            Column("calls", "calls", "int"),
+            Column("device_self_us", "device self (µs)", digits=1),
+            Column("device_total_us", "device total (µs)", digits=1),
+            Column("host_self_us", "host self (µs)", digits=1),
+            Column("host_total_us", "host total (µs)", digits=1),
+            Column("host", "host", hidden=not multi),
+            *([Column("input_shapes", "input shapes")] if group == "shape" else []),
+            Column("name", "operator"),
+        ]
+        return Table(df, cols, csv=f"operators_by_{group}.csv", sort=("device_self_us", "desc"))
+
+    def step_plot(self) -> Plot | None:
+        steps = self.run.torch_steps
+        if not len(steps):
+            return None
+        fig = go.Figure()
+        x = [f"{s}{'' if c else ' (incomplete)'}" for s, c in zip(steps["step"], steps["complete"])]
+        for col, (label, colour) in ROLES.items():
+            fig.add_bar(x=x, y=steps[col] / 1e3, name=label, marker_color=colour)
+        fig.update_layout(
+            barmode="stack",
+            title="Step time breakdown",
+            xaxis_title="step",
+            yaxis_title="ms",
+            height=320,
+        )
+        return Plot("steps", fig)
+
+    def blocks(self, group: str = "name", **_) -> list:
+        if not len(self.ops):
+            return [Html(f"<p class='tf-muted'>{esc(self.empty_text())}</p>")]
+        plots = []
+        for col, title in _PIES:
+            values = self.ops.groupby("name", observed=True)[col].sum()
+            if (values > 0).any():
+                plots.append(
+                    pie_plot(
+                        col,
+                        top_slices(values, TOP),
+                        f"{title} (top {TOP})",
+                        _short,
+                        click={"table": "operators", "column": "name", "prefix": "operator: "},
+                        fallbacks=({"max_chars": 80},),
+                    )
+                )
+        out: list = []
+        summary = self.gpu_summary()
+        if summary:
+            out.append(Html("<p>" + "<br>".join(esc(s) for s in summary) + "</p>"))
+        step = self.step_plot()
+        if step is not None:
+            out.append(Plots([step]))
+        out += [
+            Plots(plots, row=True),
+            TableBlock("operators", self.table(group), "Operators (click a slice to filter)"),
+            TableBlock(
+                "kernels", self.kernel_table(), "Kernels by the operator that launched them"
+            ),
+        ]
+        return out
+
+    def kernel_table(self) -> Table:
+        k = self.run.torch_kernels
+        cols = [
+            Column("calls", "calls", "int"),
+            Column("total_us", "total (µs)", digits=1),
+            Column("mean_us", "mean (µs)", digits=2),
+            Column("max_us", "max (µs)", digits=2),
+            Column("min_us", "min (µs)", digits=2),
+            Column("mean_blocks_per_sm", "blocks/SM", digits=2, title="mean, by duration"),
+            Column(
+                "mean_est_achieved_occupancy_percent",
+                "est. occup. %",
+                "pct",
+                digits=0,
+                title="Kineto's estimated achieved occupancy, mean by duration",
+            ),
+            Column("grid", "grid"),
+            Column("block", "block"),
+            Column("registers_per_thread", "regs", "int"),
+            Column("shared_memory_bytes", "smem (B)", "int"),
+            Column("host", "host", hidden=k["host"].nunique() < 2),
+            Column("operator", "operator"),
+            Column("name", "kernel"),
+        ]
+        return Table(k, cols, csv="torch_kernels.csv", sort=("total_us", "desc"))
+
+    def gpu_summary(self) -> list[str]:
+        """One line per GPU: tb_plugin's GPU metrics and HTA's temporal breakdown."""
+        metrics = self.run.torch_gpu_metrics
+        temporal = self.run.temporal_breakdown
+        lines = []
+        for m in metrics.itertuples():
+            line = (
+                f"{m.device}: GPU utilization {m.gpu_utilization_percent:.1f}%, est. SM "
+                f"efficiency {m.est_sm_efficiency_percent:.1f}%, est. achieved occupancy "
+                f"{m.est_achieved_occupancy_percent:.1f}%"
+            )
+            t = temporal[(temporal["device"] == m.device) & (temporal["host"] == m.host)]
+            if len(t):
+                line += (
+                    f"; over the capture: idle {t['idle_percent'].iloc[0]:.1f}%, compute "
+                    f"{t['compute_percent'].iloc[0]:.1f}%, non-compute "
+                    f"{t['non_compute_percent'].iloc[0]:.1f}%"
+                )
+            lines.append(line)
+        return lines
+
+    def findings(self) -> list[str]:
+        if not len(self.ops):
+            return [self.empty_text()]
+        ops = self.ops
+        lines = [*self.gpu_summary(), f"{len(ops):,} operators, {int(ops['calls'].sum()):,} calls"]
+        for col, title in _PIES[::2]:
+            by = ops.groupby("name", observed=True)[col].sum().sort_values(ascending=False)
+            total = by.sum()
+            if total > 0:
+                lines.append(
+                    f"{title}: {total:,.1f} µs; largest {by.index[0]}, {by.iloc[0]:,.1f} µs "
+                    f"({100 * by.iloc[0] / total:.1f} %)"
+                )
+        return lines
+
+    def empty_text(self) -> str:
+        if not self.is_torch:
+            return (
+                "The operator view needs a PyTorch (torch.profiler) capture; use the op "
+                "stats view for this one."
+            )
+        return "No operator in this capture."
+
+
+def operators(run) -> OperatorView:
+    """PyTorch operators: time pies, the step-time breakdown and the operator table;
+    ``run.torch_ops`` / ``run.torch_ops_by_shape`` / ``run.torch_steps`` hold the numbers."""
+    return OperatorView(run)
