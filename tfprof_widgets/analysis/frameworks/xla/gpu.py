@@ -59,7 +59,7 @@ def kernel_instructions(run) -> pd.DataFrame:
         return _empty()
     names = pd.Series(hlo_op[rows], dtype=object).fillna("").astype(str)
     names = names.str.rsplit("::", n=1).str[-1].to_numpy(object)
-    hosts = ev["host"].astype(str).to_numpy()[rows]
+    hosts = _strings(ev["host"], rows)
     found = _lookup(h, hosts, program[rows], names)
     in_graph = found < 0
     if in_graph.any():
@@ -67,6 +67,14 @@ def kernel_instructions(run) -> pd.DataFrame:
     keep = found >= 0
     rows, found, beyond = rows[keep], found[keep], in_graph[keep]
     return pd.DataFrame({"row": rows, "instruction": found, "beyond_xprof": beyond, "unit": found})
+
+
+def _strings(column: pd.Series, rows: np.ndarray) -> np.ndarray:
+    """The text of a categorical column at ``rows`` (object array; '' where missing), without
+    turning the whole column into strings."""
+    cat = column.array
+    names = np.append(np.asarray(cat.categories.astype(str), object), "")
+    return names[np.asarray(cat.codes, np.int64)[rows]]
 
 
 def _empty() -> pd.DataFrame:
@@ -100,7 +108,7 @@ def _lookup(h: pd.DataFrame, hosts, programs, names, column: str = "instruction"
 def _in_command_buffers(run, rows, h: pd.DataFrame, hosts, program) -> np.ndarray:
     """Instructions of kernels launched inside a command buffer (module docstring): fusion
     kernels by name, library kernels by the schedule; -1 where neither finds one."""
-    kernel = run.events["name"].astype(str).str.removesuffix(".kd").to_numpy()[rows]
+    kernel = pd.Series(_strings(run.events["name"], rows)).str.removesuffix(".kd").to_numpy()
     top = h[~h["is_fusion_computation"].to_numpy()]
     sanitized = top.assign(kernel=top["instruction"].astype(str).str.replace(".", "_"))
     found = _lookup(sanitized, hosts, program[rows], kernel, column="kernel")
