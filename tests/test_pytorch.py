@@ -349,3 +349,93 @@ def test_gpu_metrics_are_tb_plugins(loaded):
         assert row.est_achieved_occupancy_percent == pytest.approx(
             ref["est_achieved_occupancy"], abs=1e-3
         )
+
+
+def _synthetic_collective_trace(path):
+    """One step: aten::mm launches a GEMM (30-70 µs), nccl:all_reduce a ring kernel (50-90 µs)
+    on another stream; the shared traces hold no collective."""
+
+    def op(name, ts, dur, ext, cat="cpu_op"):
+        return {
+            "ph": "X",
+            "cat": cat,
+            "name": name,
+            "pid": 1,
+            "tid": 1,
+            "ts": ts,
+            "dur": dur,
+            "args": {"External id": ext},
+        }
+
+    def launch(ts, corr, ext):
+        return {
+            "ph": "X",
+            "cat": "cuda_runtime",
+            "name": "cudaLaunchKernel",
+            "pid": 1,
+            "tid": 1,
+            "ts": ts,
+            "dur": 5,
+            "args": {"correlation": corr, "External id": ext},
+        }
+
+    def kernel(name, ts, dur, stream, corr, ext):
+        return {
+            "ph": "X",
+            "cat": "kernel",
+            "name": name,
+            "pid": 0,
+            "tid": stream,
+            "ts": ts,
+            "dur": dur,
+            "args": {
+                "device": 0,
+                "stream": stream,
+                "correlation": corr,
+                "External id": ext,
+                "blocks per SM": 2.0,
+                "est. achieved occupancy %": 50,
+            },
+        }
+
+    events = [
+        op("ProfilerStep#1", 0, 100, 1, cat="user_annotation"),
+        op("aten::mm", 5, 20, 10),
+        launch(10, 100, 10),
+        op("nccl:all_reduce", 40, 20, 11),
+        launch(45, 101, 11),
+        kernel("ampere_sgemm_128x64_tn", 30, 40, 7, 100, 10),
+        kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 50, 40, 8, 101, 11),
+    ]
+    path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}))
+    return path
+
+
+def test_collectives_on_a_synthetic_trace(tmp_path):
+    """Rules on a hand-made step (µs): the ring kernel of nccl:all_reduce is Communication
+    where no other kernel runs (70-90) and the op itself counts as Communication too (40-60,
+    under the GEMM); the launches' runtime outside kernels (10-15) is Runtime, aten::mm's
+    other time CPU Exec (5-10, 15-25), the rest Other (20). HTA's kernel kinds: 20 µs each of
+    COMPUTATION, COMPUTATION overlapping COMMUNICATION and COMMUNICATION; its temporal
+    breakdown: a 60 µs span, 40 compute, 20 non-compute, no idle."""
+    run = tw.load(_synthetic_collective_trace(tmp_path / "ring.pt.trace.json"))
+    step = run.torch_steps.iloc[0]
+    assert step["step"] == 1 and step["step_time_us"] == pytest.approx(100)
+    got = {r: step[f"{r}_us"] for r in ("kernel", "communication", "runtime", "cpu_exec", "other")}
+    assert got == pytest.approx(
+        {"kernel": 40, "communication": 20, "runtime": 5, "cpu_exec": 15, "other": 20}
+    )
+    kinds = dict(zip(run.kernel_breakdown["kernel_type"], run.kernel_breakdown["time_us"]))
+    assert kinds == pytest.approx(
+        {"COMPUTATION": 20, "COMPUTATION overlapping COMMUNICATION": 20, "COMMUNICATION": 20}
+    )
+    t = run.temporal_breakdown.iloc[0]
+    assert (t.span_us, t.idle_us, t.compute_us, t.non_compute_us) == pytest.approx((60, 0, 40, 20))
+    ops = run.torch_ops.set_index("name")
+    assert ops.loc["aten::mm", "device_self_us"] == pytest.approx(40)
+    assert ops.loc["nccl:all_reduce", "device_self_us"] == pytest.approx(40)
+    assert ops.loc["aten::mm", "host_self_us"] == pytest.approx(15)
+    metrics = run.torch_gpu_metrics.iloc[0]
+    assert metrics.gpu_utilization_percent == pytest.approx(60)  # 30-90 of 0-100
+    assert metrics.est_sm_efficiency_percent == pytest.approx(60)  # 2 blocks/SM: capped at 1
+    assert metrics.est_achieved_occupancy_percent == pytest.approx(50)

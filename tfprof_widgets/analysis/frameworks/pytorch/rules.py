@@ -10,7 +10,10 @@ are and what its host events are.
 * Host event types (XProf's step breakdown): the CUDA runtime's launches and async copies are
   kernel launch, the DataLoader's ``__next__`` is waiting for input, the rest host compute.
 * The overview's verdict is torch-tb-profiler's, from :mod:`.steps` (``run.torch_steps``):
-  DataLoader-bound, launch-bound (runtime), communication-bound, idle GPU.
+  DataLoader-bound, launch-bound (runtime), communication-bound, idle GPU, memory at the
+  device's limit.
+* GPU time (:mod:`..gpu_time`) counts, as HTA does, only what host calls launched before the
+  last ``ProfilerStep#N`` began; ``[memory]`` events are allocator events (:mod:`.memory`).
 """
 
 from __future__ import annotations
