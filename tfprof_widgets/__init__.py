@@ -126,6 +126,47 @@ def hlo_stats(run: Run) -> _pd.DataFrame:
     return run.hlo_stats
 
 
+def temporal_breakdown(run: Run) -> _pd.DataFrame:
+    """HTA's temporal breakdown: each GPU's idle, compute and non-compute time over its span
+    (``run.temporal_breakdown``)."""
+    return run.temporal_breakdown
+
+
+def kernel_breakdown(run: Run) -> _pd.DataFrame:
+    """HTA's GPU kernel breakdown: computation, communication and memory kernel time and
+    their overlaps, per GPU (``run.kernel_breakdown``)."""
+    return run.kernel_breakdown
+
+
+def torch_steps(run: Run) -> _pd.DataFrame:
+    """torch-tb-profiler's step-time breakdown of a PyTorch trace (``run.torch_steps``)."""
+    return run.torch_steps
+
+
+def torch_ops(run: Run, by_shape: bool = False) -> _pd.DataFrame:
+    """torch-tb-profiler's operator table: calls, host and device self/total time per
+    operator (``run.torch_ops``; ``by_shape``: per operator and input shapes,
+    ``run.torch_ops_by_shape``)."""
+    return run.torch_ops_by_shape if by_shape else run.torch_ops
+
+
+def torch_ops_by_shape(run: Run) -> _pd.DataFrame:
+    """The operator table per operator and input shapes (``run.torch_ops_by_shape``)."""
+    return run.torch_ops_by_shape
+
+
+def torch_kernels(run: Run) -> _pd.DataFrame:
+    """torch-tb-profiler's kernel view: kernels by the operator that launched them
+    (``run.torch_kernels``)."""
+    return run.torch_kernels
+
+
+def torch_gpu_metrics(run: Run) -> _pd.DataFrame:
+    """torch-tb-profiler's GPU utilization, est. SM efficiency and est. achieved occupancy
+    (``run.torch_gpu_metrics``)."""
+    return run.torch_gpu_metrics
+
+
 def tfprof_advice(run: Run) -> _pd.DataFrame:
     """tfprof's advisor checks on a TF1 profile (``run.tfprof_advice``)."""
     return run.tfprof_advice
@@ -200,6 +241,7 @@ __all__ = [
     "hlo_stats",
     "input_pipeline",
     "keras_callback",
+    "kernel_breakdown",
     "list_runs",
     "load",
     "load_ipython_extension",
@@ -212,10 +254,16 @@ __all__ = [
     "remote_capture",
     "step_breakdown",
     "stop_capture",
+    "temporal_breakdown",
     "tf_data",
     "tf_data_bottleneck",
     "tfprof_advice",
     "tfprof_table",
+    "torch_gpu_metrics",
+    "torch_kernels",
+    "torch_ops",
+    "torch_ops_by_shape",
+    "torch_steps",
     "total_float_ops",
     "total_parameters",
     "views",
