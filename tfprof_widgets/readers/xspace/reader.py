@@ -200,49 +200,7 @@ def _walk_python(data: bytes, path: str, on_fraction: Callable[[float], None] | 
                 on_fraction(0.8 * n / total)
     ev = np.array(core, dtype=np.int64).reshape(len(core), 4)
     occ_idx = np.flatnonzero(ev[:, 3])
-    if stats:
-        owner, md, field, value = zip(*stats)
-        field_arr = np.array(field, np.int8)
-        obj = np.empty(len(value), object)
-        obj[:] = value
-        raw = np.zeros(len(value), np.int64)
-        for f, dtype in ((3, np.uint64), (4, np.int64), (7, np.uint64), (2, np.float64)):
-            m = field_arr == f
-            if m.any():
-                raw[m] = np.array(obj[m].tolist(), dtype=dtype).view(np.int64)
-        text_rows = np.flatnonzero(np.isin(field_arr, (5, 6, 8)))
-        distinct: dict = {}
-        text_code = np.fromiter(
-            (
-                distinct.setdefault((f, v), len(distinct))
-                for f, v in zip(field_arr[text_rows].tolist(), obj[text_rows].tolist())
-            ),
-            np.int32,
-            len(text_rows),
-        )
-        texts = np.empty(len(distinct), object)
-        texts[:] = [v for _, v in distinct]
-        st_cols = (
-            np.array(owner, np.int32),
-            np.array(md, np.int64),
-            field_arr,
-            raw,
-            text_rows,
-            text_code,
-            texts,
-            np.array([f for f, _ in distinct], np.int8),
-        )
-    else:
-        st_cols = (
-            np.zeros(0, np.int32),
-            np.zeros(0, np.int64),
-            np.zeros(0, np.int8),
-            np.zeros(0, np.int64),
-            np.zeros(0, np.int64),
-            np.zeros(0, np.int32),
-            np.zeros(0, object),
-            np.zeros(0, np.int8),
-        )
+    st_cols = _stat_columns(stats)
     return _Walk(
         space,
         list(space.planes),
@@ -255,6 +213,54 @@ def _walk_python(data: bytes, path: str, on_fraction: Callable[[float], None] | 
         occ_idx,
         ev[occ_idx, 3],
         *st_cols,
+    )
+
+
+def _stat_columns(stats: list[tuple]) -> tuple:
+    """The protobuf walk's (owner, metadata id, wire field, value) stats as the C walker's
+    columns: owners, metadata ids, fields, raw 64-bit values, the rows holding text, their
+    codes into the distinct texts, the texts and each text's field."""
+    if not stats:
+        return (
+            np.zeros(0, np.int32),
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int8),
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int32),
+            np.zeros(0, object),
+            np.zeros(0, np.int8),
+        )
+    owner, md, field, value = zip(*stats)
+    field_arr = np.array(field, np.int8)
+    obj = np.empty(len(value), object)
+    obj[:] = value
+    raw = np.zeros(len(value), np.int64)
+    for f, dtype in ((3, np.uint64), (4, np.int64), (7, np.uint64), (2, np.float64)):
+        m = field_arr == f
+        if m.any():
+            raw[m] = np.array(obj[m].tolist(), dtype=dtype).view(np.int64)
+    text_rows = np.flatnonzero(np.isin(field_arr, (5, 6, 8)))
+    distinct: dict = {}
+    text_code = np.fromiter(
+        (
+            distinct.setdefault((f, v), len(distinct))
+            for f, v in zip(field_arr[text_rows].tolist(), obj[text_rows].tolist())
+        ),
+        np.int32,
+        len(text_rows),
+    )
+    texts = np.empty(len(distinct), object)
+    texts[:] = [v for _, v in distinct]
+    return (
+        np.array(owner, np.int32),
+        np.array(md, np.int64),
+        field_arr,
+        raw,
+        text_rows,
+        text_code,
+        texts,
+        np.array([f for f, _ in distinct], np.int8),
     )
 
 
