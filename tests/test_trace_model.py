@@ -165,6 +165,26 @@ def test_rows_are_the_most_events_that_ever_overlap(seed):
     check_rows_are_max_overlap(TraceModel(ev), ev)
 
 
+def test_the_greedy_chain_is_the_one_event_at_a_time_greedy():
+    from tfprof_widgets.views.timeline_lod import _greedy_chain
+
+    def one_at_a_time(ks, ke):
+        on, cur = np.zeros(len(ks), bool), 0
+        on[0] = True
+        for j in range(1, len(ks)):
+            if ks[j] >= ke[cur]:
+                on[j], cur = True, j
+        return on
+
+    rng = np.random.default_rng(7)
+    for _ in range(500):
+        n = int(rng.integers(2, 60))
+        ks = np.sort(np.round(rng.uniform(0, 40, n)))
+        scale = rng.choice([1.0, 3.0, 10.0])
+        ke = ks + np.where(rng.random(n) < 0.2, 0.0, np.round(rng.exponential(scale, n)))
+        assert (_greedy_chain(ks, ke) == one_at_a_time(ks, ke)).all(), (ks, ke)
+
+
 SHARED = ROOT.parent / "shared" / "captures"
 CAPTURES = {
     "jax_h100_cuda_graphs": SHARED / "xplane_gpu_jax_h100" / "jax_cnn_graphs.xplane.pb",

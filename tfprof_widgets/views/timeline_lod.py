@@ -777,14 +777,18 @@ def _greedy_chain(ks: np.ndarray, ke: np.ndarray) -> np.ndarray:
     cut = np.empty(m, bool)
     cut[0] = True
     np.greater_equal(ks[1:], reach[:-1], out=cut[1:])
-    cuts = np.flatnonzero(cut)
-    last = np.empty_like(cuts)  # the last event of each cut's stretch
-    np.subtract(cuts[1:], 1, out=last[:-1])
-    last[-1] = m - 1
-    more = ks[last] >= ke[cuts]
-    more &= last > cuts
-    if more.any():
-        a, b = cuts[more], last[more] + 1
+    if cut.all():
+        return cut
+    # Ends at cuts never decrease (a cut starts after every earlier end), so a running maximum
+    # gives each event the end of its stretch's cut: one pass, no gathers.
+    cut_end = np.where(cut, ke, -np.inf)
+    np.maximum.accumulate(cut_end, out=cut_end)
+    late = ks >= cut_end
+    late &= ~cut
+    if late.any():
+        cuts = np.flatnonzero(cut)
+        bad = np.unique(np.searchsorted(cuts, np.flatnonzero(late), side="right") - 1)
+        a, b = cuts[bad], np.r_[cuts, m][bad + 1]
         lengths = b - a
         idx = np.repeat(a - np.r_[0, np.cumsum(lengths)[:-1]], lengths) + np.arange(lengths.sum())
         cut[idx[_chain_by_doubling(ks[idx], ke[idx])]] = True
