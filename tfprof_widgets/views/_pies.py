@@ -79,7 +79,25 @@ def pie_plot(
             uid=f"pie-{name}",
         )
     )
-    legend_px = LEGEND_ROW_PX * (PIE_SLICES + 1) + 10
+    _lay_out_pie(fig, title)
+    if click is not None:
+        click = {**click, "others": [k for k in named], "other": None}
+    return Plot(name, fig, click=click, legend_side=_LEGEND_SIDE)
+
+
+# The legend beside the pie where the plot is wide, under it (this much taller) where narrow.
+_LEGEND_PX = LEGEND_ROW_PX * (PIE_SLICES + 1) + 10
+_LEGEND_SIDE = {
+    "min_width": 700,
+    "right_share": 0.55,
+    "height": HEIGHT,
+    "margin_b": 10,
+    "narrow_height": HEIGHT + _LEGEND_PX,
+    "narrow_margin_b": _LEGEND_PX,
+}
+
+
+def _lay_out_pie(fig: go.Figure, title: str) -> None:
     fig.update_layout(
         title=title,
         height=HEIGHT,
@@ -94,19 +112,4 @@ def pie_plot(
             itemclick="toggle",
             itemdoubleclick="toggleothers",
         ),
-    )
-    if click is not None:
-        click = {**click, "others": [k for k in named], "other": None}
-    return Plot(
-        name,
-        fig,
-        click=click,
-        legend_side={
-            "min_width": 700,
-            "right_share": 0.55,
-            "height": HEIGHT,
-            "margin_b": 10,
-            "narrow_height": HEIGHT + legend_px,
-            "narrow_margin_b": legend_px,
-        },
     )

@@ -254,22 +254,7 @@ class TraceViewer(View):
         tiles: list[dict] = []
 
         def tile(x0: float, x1: float, level: int, exact: bool = False) -> tuple[dict, Marks]:
-            marks = m.window(x0, x1, cols=TILE_COLS, budget=10**9 if exact else TILE_BUDGET)
-            header, buf = marks.pack()
-            data = base64.b64encode(zlib.compress(buf, 1)).decode("ascii")
-            return (
-                {
-                    "x0": x0,
-                    "x1": x1,
-                    "level": level,
-                    "exact": exact,
-                    "header": header,
-                    "deflate": True,
-                    "data": data,
-                    "children": None,
-                },
-                marks,
-            )
+            return _tile(m, x0, x1, level, exact)
 
         def cost(parts: list[tuple[dict, Marks]]) -> tuple[int, np.ndarray]:
             new = np.unique(np.concatenate([mk.name for _, mk in parts]))
@@ -310,12 +295,7 @@ class TraceViewer(View):
                 if not km.complete:
                     heapq.heappush(queue, (level + 1, -km.n_events, first + k))
         meta["names"] = self._names(np.flatnonzero(named))
-        exact = [t for t in tiles if t["exact"]]
-        where = f" Every event of {exact[0]['label']} is kept." if exact else ""
-        meta["offline_note"] = (
-            f"Offline copy: detail ends here.{where} Run the notebook "
-            "with a kernel for every event."
-        )
+        meta["offline_note"] = _offline_note(tiles)
         return {
             "meta": meta,
             "tiles": tiles,
@@ -520,6 +500,82 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _tile(model, x0: float, x1: float, level: int, exact: bool) -> tuple[dict, Marks]:
+    """One tile of the offline copy: the marks of ``[x0, x1)`` packed, deflated and
+    base64-encoded (every event of the window where ``exact``)."""
+    marks = model.window(x0, x1, cols=TILE_COLS, budget=10**9 if exact else TILE_BUDGET)
+    header, buf = marks.pack()
+    data = base64.b64encode(zlib.compress(buf, 1)).decode("ascii")
+    tile = {
+        "x0": x0,
+        "x1": x1,
+        "level": level,
+        "exact": exact,
+        "header": header,
+        "deflate": True,
+        "data": data,
+        "children": None,
+    }
+    return tile, marks
+
+
+def _offline_note(tiles: list[dict]) -> str:
+    """What the offline copy says where its detail ends."""
+    exact = [t for t in tiles if t["exact"]]
+    where = f" Every event of {exact[0]['label']} is kept." if exact else ""
+    return f"Offline copy: detail ends here.{where} Run the notebook with a kernel for every event."
+
+
+def _first_marks(view: TraceViewer) -> tuple[Marks, Marks]:
+    """The marks a live viewer starts with: its first window, and the whole capture."""
+    m = view.model
+    a, b, cols = view.first_window()
+    first = m.window(a, b, cols=cols, budget=view.budget)
+    overview = m.window(
+        m.t_min,
+        max(float(np.nextafter(m.t_max, np.inf)), m.t_min + 1e-3),
+        cols=1600,
+        budget=min(view.budget, 4000),
+    )
+    return first, overview
+
+
+def answer_request(view: TraceViewer, content: dict, reply: dict, new_names) -> tuple[dict, list]:
+    """The live viewer's answer to one request of its module (a window of marks, an event's
+    details, a search's count, the next match): the message and its binary buffers.
+    ``new_names(vid, codes)``: the names of ``codes`` that view has not been sent yet."""
+    m = view.model
+    kind = content.get("type")
+    if kind == "window":
+        state = None
+        if content.get("search"):
+            try:
+                state = m.search(content["search"])
+            except re.error:
+                state = None
+        cols = int(min(max(int(content.get("cols", 1200)), 1), 8192))
+        x0, x1 = float(content["x0"]), float(content["x1"])
+        marks = m.window(x0, x1, cols=cols, budget=view.budget, search=state)
+        header, buf = marks.pack()
+        names = new_names(reply["vid"], marks.name)
+        return {**reply, "type": "marks", "marks": header, "names": names}, [buf]
+    if kind == "details":
+        d = event_details(view.run, m, _event_index(view.run), int(content["row"]))
+        return {**reply, "type": "details", "details": d}, []
+    if kind == "search":
+        try:
+            state = m.search(str(content.get("search") or ""))
+        except re.error as exc:
+            return {**reply, "type": "search", "error": str(exc)}, []
+        return {**reply, "type": "search", "count": state.count}, []
+    if kind == "next":
+        state = m.search(str(content.get("search") or ""))
+        t, row = float(content.get("t", m.t_min)), int(content.get("row", -1))
+        ev = m.next_match(state, t, row, int(content.get("direction", 1)))
+        return {**reply, "type": "next", "event": ev}, []
+    raise ValueError(f"unknown request {kind!r}")
+
+
 def _make_widget_class():
     import anywidget
     import traitlets
@@ -539,14 +595,7 @@ def _make_widget_class():
 
         def __init__(self, view: TraceViewer) -> None:
             m = view.model
-            a, b, cols = view.first_window()
-            first = m.window(a, b, cols=cols, budget=view.budget)
-            overview = m.window(
-                m.t_min,
-                max(float(np.nextafter(m.t_max, np.inf)), m.t_min + 1e-3),
-                cols=1600,
-                budget=min(view.budget, 4000),
-            )
+            first, overview = _first_marks(view)
             h0, b0 = first.pack()
             h1, b1 = overview.pack()
             meta = view.meta(np.concatenate([first.name, overview.name]))
@@ -588,47 +637,7 @@ def _make_widget_class():
                 self.send({**reply, "type": "error", "message": f"{type(exc).__name__}: {exc}"})
 
         def _answer(self, content: dict, reply: dict) -> None:
-            view, m = self._view, self._view.model
-            kind = content.get("type")
-            if kind == "window":
-                regex = content.get("search") or None
-                state = None
-                if regex:
-                    try:
-                        state = m.search(regex)
-                    except re.error:
-                        state = None
-                cols = int(min(max(int(content.get("cols", 1200)), 1), 8192))
-                marks = m.window(
-                    float(content["x0"]),
-                    float(content["x1"]),
-                    cols=cols,
-                    budget=view.budget,
-                    search=state,
-                )
-                header, buf = marks.pack()
-                names = self._new_names(reply["vid"], marks.name)
-                self.send({**reply, "type": "marks", "marks": header, "names": names}, [buf])
-            elif kind == "details":
-                d = event_details(view.run, m, _event_index(view.run), int(content["row"]))
-                self.send({**reply, "type": "details", "details": d})
-            elif kind == "search":
-                try:
-                    state = m.search(str(content.get("search") or ""))
-                except re.error as exc:
-                    self.send({**reply, "type": "search", "error": str(exc)})
-                    return
-                self.send({**reply, "type": "search", "count": state.count})
-            elif kind == "next":
-                state = m.search(str(content.get("search") or ""))
-                ev = m.next_match(
-                    state,
-                    float(content.get("t", m.t_min)),
-                    int(content.get("row", -1)),
-                    int(content.get("direction", 1)),
-                )
-                self.send({**reply, "type": "next", "event": ev})
-            else:
-                raise ValueError(f"unknown request {kind!r}")
+            message, buffers = answer_request(self._view, content, reply, self._new_names)
+            self.send(message, buffers)
 
     return TraceViewerWidget
