@@ -369,3 +369,31 @@ def test_field_numbers_match_tensorflows_protos():
         tf = {f.name: f.number for f in db.GetSymbol(theirs).DESCRIPTOR.fields}
         assert mine == tf, ours
     assert np.array_equal([f.number for f in tfprof_pb2.RunMetadata.DESCRIPTOR.fields], [1])
+
+
+def test_synthetic_captures_leave_no_temporary_directory(tmp_path):
+    """Issue 29 item 16: the tests' synthetic GPU/TPU captures (golden_tables) are written
+    under one temporary directory that goes when the process ends; they used to stay
+    behind as /tmp/tfprof_gpu_* and /tmp/tfprof_tpu_*, one per call."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    code = (
+        "import sys; sys.path.insert(0, 'tests')\n"
+        "import tfprof_widgets as tw\n"
+        "from golden_tables import synthetic_gpu_path, synthetic_tpu_path\n"
+        "paths = [synthetic_gpu_path(), synthetic_gpu_path(), synthetic_tpu_path()]\n"
+        "assert len(set(paths)) == 3 and all(p.is_file() for p in paths)\n"
+        "assert all(len(tw.load(p).events) for p in paths)\n"
+        "print(paths[0])\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env={**os.environ, "TMPDIR": str(tmp)},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.startswith(str(tmp))  # it did write there
+    assert list(tmp.iterdir()) == []
