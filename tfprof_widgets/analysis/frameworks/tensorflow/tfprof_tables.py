@@ -167,13 +167,8 @@ def tfprof_table(
     so a row's ``total_*`` is the sum of its own and all later rows' figures, and the
     ``min_*`` filters compare those cumulative totals (an op type with 0 bytes of its own
     shows under ``min_bytes=1`` when later rows have bytes, as in tfprof). With
-    ``account_displayed_op_only`` (the default: every ``ProfileOptionBuilder`` preset,
-    ``time_and_memory()`` included, sets it) the totals are then summed over the shown rows
-    only, so an op type that the filters hide below the last shown row (a 0-byte feed
-    ``_arg_*`` node of 1-2 µs under ``min_bytes=1``) is neither shown nor counted; with
-    ``account_displayed_op_only=False`` it is counted in every total above it, as tfprof
-    does with that option. (The scope, graph and code tables do not use it: a row's totals
-    count every accounted node below it, tfprof's figure whenever nothing below is hidden.)
+    ``account_displayed_op_only`` (the default, as in every ``ProfileOptionBuilder`` preset)
+    the totals then sum the shown rows only; ``False`` also counts the hidden ones.
     """
     _check_options(cmd, order_by, select)
     stats = tfprof_node_stats(run, step)
@@ -358,7 +353,11 @@ def _op_chain(
     totals are the suffix sums over the rows from it down; rows are shown from the first
     that matches ``start`` until ``trim`` matches or ``max_depth`` rows, when their
     cumulative totals reach every ``min_*`` and the type has at least ``min_occurrence``
-    graph nodes."""
+    graph nodes. With ``displayed_only`` the totals are then the suffix sums over the shown
+    rows: an op type hidden below the last shown row (a 0-byte feed ``_arg_*`` node of 1-2
+    µs under ``min_bytes=1``) is neither shown nor counted. (The scope, graph and code
+    tables do not use it: their totals count every accounted node below a row, tfprof's
+    figure whenever nothing below is hidden.)"""
     df = df[df["accounted"] > 0].sort_values("name", kind="stable")
     if order_by != "name":
         df = df.sort_values(_BY_OPTION[order_by], ascending=False, kind="stable")
