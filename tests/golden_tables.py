@@ -29,13 +29,24 @@ def data_table(table: dict) -> pd.DataFrame:
     )
 
 
+_SCRATCH: tempfile.TemporaryDirectory | None = None
+
+
+def _scratch(prefix: str) -> pathlib.Path:
+    """A fresh folder inside this process's one temporary directory, which is removed when
+    the process ends (the synthetic captures used to stay behind as /tmp/tfprof_gpu_*)."""
+    global _SCRATCH
+    if _SCRATCH is None:
+        _SCRATCH = tempfile.TemporaryDirectory(prefix="tfprof_synthetic_")
+    return pathlib.Path(tempfile.mkdtemp(prefix=prefix, dir=_SCRATCH.name))
+
+
 def synthetic_gpu_path() -> pathlib.Path:
     """The synthetic GPU capture that the synthetic_gpu golden files were made from."""
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
     from xspace_builder import SYNTHETIC_GPU_ARGS, gpu_capture
 
-    d = pathlib.Path(tempfile.mkdtemp(prefix="tfprof_gpu_"))
-    return gpu_capture(**SYNTHETIC_GPU_ARGS).write(d / "gpu.xplane.pb")
+    return gpu_capture(**SYNTHETIC_GPU_ARGS).write(_scratch("gpu_") / "gpu.xplane.pb")
 
 
 def synthetic_tpu_path() -> pathlib.Path:
@@ -43,8 +54,7 @@ def synthetic_tpu_path() -> pathlib.Path:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
     from tpu_builder import tpu_capture
 
-    d = pathlib.Path(tempfile.mkdtemp(prefix="tfprof_tpu_"))
-    return tpu_capture().write(d / "tpu.xplane.pb")
+    return tpu_capture().write(_scratch("tpu_") / "tpu.xplane.pb")
 
 
 BERT = pathlib.Path(__file__).resolve().parent / "data" / "bert_8gpu_multi_worker.xplane.pb"

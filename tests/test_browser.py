@@ -17,7 +17,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
 import pytest
@@ -120,21 +119,23 @@ def execute(nb: pathlib.Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def shots_dir():
-    d = pathlib.Path(tempfile.mkdtemp(prefix="tfprof_screens_"))
+def shots_dir(tmp_path_factory):
+    """Where the screenshots go: $TFPROF_SHOTS, else pytest's temporary directory (kept for
+    the last few sessions, then removed by pytest; not a /tmp/tfprof_* left forever)."""
+    shots = os.environ.get("TFPROF_SHOTS")
+    d = pathlib.Path(shots) if shots else tmp_path_factory.mktemp("screens")
+    d.mkdir(parents=True, exist_ok=True)
     print(f"\nscreenshots: {d}")
     return d
 
 
 @pytest.fixture(scope="module")
-def views_notebook():
+def views_notebook(tmp_path_factory):
     """The views notebook, executed (with the PNGs kaleido renders)."""
-    d = pathlib.Path(tempfile.mkdtemp(prefix="tfprof_views_nb_"))
-    nb = d / "views.ipynb"
+    nb = tmp_path_factory.mktemp("views_nb") / "views.ipynb"
     make_notebook(nb, VIEW_CELLS)
     execute(nb)
-    yield nb
-    shutil.rmtree(d, ignore_errors=True)
+    return nb
 
 
 def offline_page(p, viewport=None, color_scheme="light"):

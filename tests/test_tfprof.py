@@ -51,29 +51,81 @@ def pool_ref(tmp_path_factory):
     return out, json.loads((out / "reference.json").read_text())
 
 
-def test_op_view_is_tfprofs_chain(pool_ref):
-    """tfprof's op view with ProfileOptionBuilder.time_and_memory(): each row's totals are
-    cumulative over the rows from it down, and min_bytes=1 filters those totals, so op types
-    with no bytes of their own (ReluGrad, Reshape, ...) show; every row, in tfprof's order,
-    with tfprof's own and total figures (Profiler.profile_operations)."""
-    out, want = pool_ref
+CHAIN = ["name", "exec_us", "total_exec_us", "requested_bytes", "total_requested_bytes", "nodes"]
+SAVED = ROOT / "tests" / "data" / "tfprof_conv_pool_dense"
+
+
+def _time_and_memory_chain(run, **options) -> list:
+    """Our op table with time_and_memory()'s options, as tfprof's op view rows."""
     table = tw.tfprof_table(
-        tw.load(out / "model.tfprof"),
+        run,
         "op",
         min_micros=1,
         min_bytes=1,
         order_by="micros",
         select=["micros", "bytes"],
-        account_displayed_op_only=True,
         max_depth=10000,
+        **options,
     )
-    got = table[
-        ["name", "exec_us", "total_exec_us", "requested_bytes", "total_requested_bytes", "nodes"]
-    ].values.tolist()
+    return table[CHAIN].values.tolist()
+
+
+def test_op_view_is_tfprofs_chain(pool_ref):
+    """tfprof's op view with ProfileOptionBuilder.time_and_memory(): each row's totals are
+    cumulative over the rows from it down, and min_bytes=1 filters those totals, so op types
+    with no bytes of their own (ReluGrad, Reshape, ...) show; every row, in tfprof's order,
+    with tfprof's own and total figures (Profiler.profile_operations). The preset's
+    account_displayed_op_only is our default too; without it the totals also count the
+    rows the filters hide, as tfprof's do."""
+    out, want = pool_ref
+    run = tw.load(out / "model.tfprof")
+    got = _time_and_memory_chain(run)
     assert got == want["op_chain"]
+    assert _time_and_memory_chain(run, account_displayed_op_only=True) == got
+    assert _time_and_memory_chain(run, account_displayed_op_only=False) == want["op_chain_all"]
+    table = pd.DataFrame(got, columns=CHAIN)
     zero_bytes = table.loc[table["requested_bytes"] == 0, "name"].tolist()
     assert {"ReluGrad", "Reshape"} <= set(zero_bytes)
     assert table["total_exec_us"].iloc[0] == table["exec_us"].sum()
+
+
+def test_op_view_counts_only_the_rows_it_shows():
+    """Issue 29 item 17, on a saved capture where it shows: time_and_memory() sets
+    account_displayed_op_only, so tfprof's op view sums only the rows it shows. Its feed
+    node `_arg_y_0_1` (1 µs, no bytes) sorts below the last op type with bytes, where
+    min_bytes=1 hides it; counting it anyway put every cumulative total 1 µs above tfprof's
+    (2 µs when such hidden rows add up to 2), the rows being the same. Our default is the
+    preset's; account_displayed_op_only=False counts the hidden rows, as tfprof does then.
+    tfprof's rows for both come from tfprof itself on this file (test below)."""
+    want = json.loads((SAVED / "tfprof_op_chains.json").read_text())
+    shown, counted = want["account_displayed_op_only=True"], want["account_displayed_op_only=False"]
+    run = tw.load(SAVED / "model.tfprof")
+    assert _time_and_memory_chain(run) == shown
+    assert _time_and_memory_chain(run, account_displayed_op_only=False) == counted
+    # The same rows; the difference is the time of the op types hidden below the last one.
+    everything = tw.tfprof_table(run, "op", order_by="micros", select=["micros", "bytes"])
+    hidden = everything.iloc[len(shown) :]
+    assert everything["name"].iloc[: len(shown)].tolist() == [r[0] for r in shown]
+    assert hidden.loc[hidden["exec_us"] > 0, "name"].tolist() == ["_arg_y_0_1"]
+    assert (hidden["total_requested_bytes"] == 0).all()
+    extra = hidden["exec_us"].sum()
+    assert extra == 1
+    assert [r[0] for r in counted] == [r[0] for r in shown]
+    assert [c[2] - s[2] for c, s in zip(counted, shown)] == [extra] * len(shown)
+
+
+def test_saved_op_chains_are_tfprofs_own():
+    """tfprof_op_chains.json is what tfprof itself reads from the saved profile."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "tf1_reference.py"), "--chains"]
+        + [str(SAVED / "model.tfprof")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    theirs = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert theirs == json.loads((SAVED / "tfprof_op_chains.json").read_text())
 
 
 def test_flops_and_parameters_match_tensorflow(ref):
@@ -317,3 +369,31 @@ def test_field_numbers_match_tensorflows_protos():
         tf = {f.name: f.number for f in db.GetSymbol(theirs).DESCRIPTOR.fields}
         assert mine == tf, ours
     assert np.array_equal([f.number for f in tfprof_pb2.RunMetadata.DESCRIPTOR.fields], [1])
+
+
+def test_synthetic_captures_leave_no_temporary_directory(tmp_path):
+    """Issue 29 item 16: the tests' synthetic GPU/TPU captures (golden_tables) are written
+    under one temporary directory that goes when the process ends; they used to stay
+    behind as /tmp/tfprof_gpu_* and /tmp/tfprof_tpu_*, one per call."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    code = (
+        "import sys; sys.path.insert(0, 'tests')\n"
+        "import tfprof_widgets as tw\n"
+        "from golden_tables import synthetic_gpu_path, synthetic_tpu_path\n"
+        "paths = [synthetic_gpu_path(), synthetic_gpu_path(), synthetic_tpu_path()]\n"
+        "assert len(set(paths)) == 3 and all(p.is_file() for p in paths)\n"
+        "assert all(len(tw.load(p).events) for p in paths)\n"
+        "print(paths[0])\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env={**os.environ, "TMPDIR": str(tmp)},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.startswith(str(tmp))  # it did write there
+    assert list(tmp.iterdir()) == []

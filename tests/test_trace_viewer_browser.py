@@ -17,7 +17,6 @@ import pathlib
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import pytest
 import trace_viewer_lab as lab
@@ -33,8 +32,9 @@ BERT = ROOT / "tests" / "data" / "bert_8gpu_multi_worker.xplane.pb"
 
 
 @pytest.fixture(scope="module")
-def shots():
-    d = pathlib.Path(os.environ.get("TFPROF_SHOTS") or tempfile.mkdtemp(prefix="tfprof_tv_"))
+def shots(tmp_path_factory):
+    shots = os.environ.get("TFPROF_SHOTS")
+    d = pathlib.Path(shots) if shots else tmp_path_factory.mktemp("trace_viewer_shots")
     d.mkdir(parents=True, exist_ok=True)
     print(f"\nscreenshots: {d}")
     return d

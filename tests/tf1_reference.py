@@ -18,8 +18,15 @@ writes:
 makes the same files for a second model (conv, max pool, dense; three steps) and records
 tfprof's op view exactly as ``ProfileOptionBuilder.time_and_memory()`` shows it (its
 defaults: min_micros=1, min_bytes=1, order by micros, account_displayed_op_only): every
-shown row in display order with its own and cumulative time and requested bytes.
+shown row in display order with its own and cumulative time and requested bytes
+(``op_chain``), and the same with account_displayed_op_only=False (``op_chain_all``).
 Runs in its own process: graph mode (disable_eager_execution) is process-wide.
+
+    python tests/tf1_reference.py --chains PROFILE
+
+prints, as JSON, tfprof's op view of a saved profile (its own ProfilerFromFile, as the
+tfprof command line's --profile_path reads one) with time_and_memory()'s options, with
+account_displayed_op_only as the preset sets it (True) and with it False.
 """
 
 import json
@@ -88,12 +95,17 @@ def op_view(prof, step: int) -> dict:
     return rows
 
 
-def op_chain(prof) -> list:
+def op_chain(prof, displayed_only: bool = True) -> list:
     """tfprof's op view with time_and_memory() as it is: [name, exec, total exec, requested
     bytes, total requested bytes, nodes] per shown row, in display order."""
     opts = v1.profiler.ProfileOptionBuilder
     o = opts(opts.time_and_memory()).with_empty_output().build()
-    rows, node = [], prof.profile_operations(o)
+    o["account_displayed_op_only"] = displayed_only
+    return chain_rows(prof.profile_operations(o))
+
+
+def chain_rows(node) -> list:
+    rows = []
     while node.children:  # each row is the only child of the one before
         node = node.children[0]
         rows.append(
@@ -141,7 +153,34 @@ def tree_view(prof, cmd: str) -> list:
     return rows
 
 
+def chains_from_file(path: str) -> dict:
+    """tfprof's op view of a saved profile (time_and_memory(), account_displayed_op_only
+    True and False), computed by tfprof itself from the file."""
+    from tensorflow.core.profiler import tfprof_output_pb2
+    from tensorflow.python.profiler import model_analyzer
+    from tensorflow.python.util import _pywrap_tfprof as tfprof
+
+    opts = v1.profiler.ProfileOptionBuilder
+    out = {}
+    tfprof.ProfilerFromFile(path.encode())
+    try:
+        for displayed_only in (True, False):
+            o = opts(opts.time_and_memory()).with_empty_output().build()
+            o["account_displayed_op_only"] = displayed_only
+            root = tfprof_output_pb2.MultiGraphNodeProto()
+            root.ParseFromString(
+                tfprof.Profile(b"op", model_analyzer._build_options(o).SerializeToString())
+            )
+            out[f"account_displayed_op_only={displayed_only}"] = chain_rows(root)
+    finally:
+        tfprof.DeleteProfiler()
+    return out
+
+
 def main() -> None:
+    if sys.argv[1] == "--chains":
+        print(json.dumps(chains_from_file(sys.argv[2])))
+        return
     v1.disable_eager_execution()
     out = sys.argv[1]
     pool = sys.argv[2:] == ["pool"]
@@ -168,7 +207,8 @@ def main() -> None:
             f.write(prof.serialize_to_string())
         if pool:
             with open(os.path.join(out, "reference.json"), "w") as f:
-                json.dump({"op_chain": op_chain(prof)}, f, indent=1)
+                chains = {"op_chain": op_chain(prof), "op_chain_all": op_chain(prof, False)}
+                json.dump(chains, f, indent=1)
             return
         quiet = {"output": "none"}
         flops = v1.profiler.profile(

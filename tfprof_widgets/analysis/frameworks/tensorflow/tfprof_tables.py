@@ -146,7 +146,7 @@ def tfprof_table(
     hide_name_regexes: Sequence[str] = (),
     select: Sequence[str] = ("micros", "bytes", "params", "float_ops", "occurrence"),
     step: int = -1,
-    account_displayed_op_only: bool = False,
+    account_displayed_op_only: bool = True,
 ) -> pd.DataFrame:
     """One of tfprof's tables as a DataFrame, with tfprof's options (``ProfileOptionBuilder``
     names).
@@ -167,8 +167,8 @@ def tfprof_table(
     so a row's ``total_*`` is the sum of its own and all later rows' figures, and the
     ``min_*`` filters compare those cumulative totals (an op type with 0 bytes of its own
     shows under ``min_bytes=1`` when later rows have bytes, as in tfprof). With
-    ``account_displayed_op_only`` (``ProfileOptionBuilder.time_and_memory()`` sets it) the
-    totals are then summed over the shown rows only.
+    ``account_displayed_op_only`` (the default, as in every ``ProfileOptionBuilder`` preset)
+    the totals then sum the shown rows only; ``False`` also counts the hidden ones.
     """
     _check_options(cmd, order_by, select)
     stats = tfprof_node_stats(run, step)
@@ -348,11 +348,16 @@ def _op_chain(
     displayed_only,
 ) -> pd.DataFrame:
     """tfprof's op view (``tfprof_op.cc``): op types in name order, then sorted by their own
-    ``order_by`` figure, largest first (a stable sort, as tfprof's insertion sort is on the
-    few types a model has); only accounted types take part; each row's totals are the
-    suffix sums over the rows from it down; rows are shown from the first that matches
-    ``start`` until ``trim`` matches or ``max_depth`` rows, when their cumulative totals
-    reach every ``min_*`` and the type has at least ``min_occurrence`` graph nodes."""
+    ``order_by`` figure, largest first (a stable sort: TF 2.21's tfprof keeps name order
+    among equal figures, 40 op types checked); only accounted types take part; each row's
+    totals are the suffix sums over the rows from it down; rows are shown from the first
+    that matches ``start`` until ``trim`` matches or ``max_depth`` rows, when their
+    cumulative totals reach every ``min_*`` and the type has at least ``min_occurrence``
+    graph nodes. With ``displayed_only`` the totals are then the suffix sums over the shown
+    rows: an op type hidden below the last shown row (a 0-byte feed ``_arg_*`` node of 1-2
+    µs under ``min_bytes=1``) is neither shown nor counted. (The scope, graph and code
+    tables do not use it: their totals count every accounted node below a row, tfprof's
+    figure whenever nothing below is hidden.)"""
     df = df[df["accounted"] > 0].sort_values("name", kind="stable")
     if order_by != "name":
         df = df.sort_values(_BY_OPTION[order_by], ascending=False, kind="stable")
