@@ -160,3 +160,20 @@ def test_a_tf_overview_keeps_tfs_words():
     text = "\n".join(overview_lines(SAMPLES / "input_bound"))
     assert "TF op executions" in text and "tw.views.tf_data_graph(run)" in text
     assert "Section 3" not in text  # TensorBoard's page layout, as our views
+
+
+@pytest.mark.parametrize(
+    "path,title",
+    [
+        (SAMPLES / "input_bound", "TensorFlow"),
+        (SAMPLES / "jax_cnn_cpu", "XLA"),
+        (DATA / "chrome" / "eager_b200.json.gz", "PyTorch"),
+    ],
+    ids=["tf", "jax", "torch"],
+)
+def test_titles_name_the_captures_framework(path, title):
+    from tfprof_widgets.report import report_html
+
+    run = tw.load(path, progress=False)
+    assert tw.views.op_stats(run).title == f"{title} op stats"
+    assert f"<title>{title} profile: " in report_html(run)

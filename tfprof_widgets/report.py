@@ -91,7 +91,11 @@ def report_html(run) -> str:
     nav = "".join(f'<a href="#{k}">{k.replace("_", " ")}</a>' for k in sections)
     when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     name = run_label(run)
-    title = html.escape(f"TensorFlow profile: {name}")
+    frameworks = getattr(run, "framework", None)
+    whose = (
+        f"{frameworks.title} profile" if frameworks is not None and frameworks.found else "Profile"
+    )
+    title = html.escape(f"{whose}: {name}")
     meta = (
         f"{html.escape(run.path)} · run {html.escape(run.name)} · hosts: "
         f"{html.escape(', '.join(run.hosts))} · {len(run.events):,} events · made {when} by "

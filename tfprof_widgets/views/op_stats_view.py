@@ -6,6 +6,7 @@ import re
 
 import pandas as pd
 
+from ..analysis.frameworks import rules_of
 from ._pies import PIE_SLICES, pie_plot, top_slices
 from .base import Choice, Plots, TableBlock, View
 from .names import short_op_name
@@ -54,6 +55,8 @@ class OpStatsView(View):
         from ..analysis.op_stats import op_stats
 
         self.run = run
+        frameworks = rules_of(run)
+        self.title = f"{frameworks.title} op stats" if frameworks.found else "Op stats"
         self.include_idle = include_idle
         self._with_idle = run.ops
         self._without_idle = op_stats(run, include_idle=False)
