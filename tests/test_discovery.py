@@ -63,7 +63,7 @@ def test_list_runs(tmp_path):
 
 def test_list_runs_on_a_sample():
     df = tw.list_runs(SAMPLES)
-    names = ("keras_fit", "custom_loop", "input_bound", "gpu_shaped")
+    names = ("keras_fit", "custom_loop", "input_bound", "gpu_shaped", "jax_cnn_cpu")
     assert len(df) == len(names)
     # Hosts are named as loading names them: the host each XSpace records ("vm" for the TF
     # CPU samples, made on a machine of that name), else the file's name.
