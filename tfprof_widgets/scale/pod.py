@@ -208,7 +208,17 @@ class Pod:
 
     def _create_views(self) -> None:
         """Views for :meth:`sql`: ``events``, ``event_stats`` and every stored analysis over
-        all hosts (on the pod's clock), and ``hosts``."""
+        all hosts (on the pod's clock), and ``hosts``. DuckDB reads each file's schema as it
+        binds them: one it cannot read is a CorruptProfileError naming it."""
+        import duckdb
+
+        try:
+            self._bind_views()
+        except duckdb.Error as exc:
+            self.close()
+            raise self._file_error(exc) from None
+
+    def _bind_views(self) -> None:
         self._con.execute(f"CREATE OR REPLACE VIEW events AS {sql.events(self._parquet('events'))}")
         for table in ("event_stats", *ds.ANALYSIS_TABLES):
             self._con.execute(
@@ -280,19 +290,25 @@ class Pod:
             # duckdb >= 1.4 names it to_arrow_table; before, fetch_arrow_table.
             return (getattr(rel, "to_arrow_table", None) or rel.fetch_arrow_table)()
         except duckdb.Error as exc:
-            msg = str(exc)
-            for path, host in self._file_hosts.items():
-                if path in msg:
-                    raise CorruptProfileError(
-                        path, f"host {host}: cannot be read ({msg.splitlines()[0]})"
-                    ) from None
-            if isinstance(exc, _query_errors()):  # the query's own mistake, not the files'
-                raise
-            raise CorruptProfileError(
-                self.loc.url,
-                f"a table file of this dataset cannot be read ({type(exc).__name__}: "
-                f"{(msg.splitlines() or [''])[0][:120]})",
-            ) from None
+            if isinstance(exc, _query_errors()) and not self._names_a_file(exc):
+                raise  # the query's own mistake, not the files'
+            raise self._file_error(exc) from None
+
+    def _names_a_file(self, exc: Exception) -> bool:
+        return any(path in str(exc) for path in self._file_hosts)
+
+    def _file_error(self, exc: Exception) -> CorruptProfileError:
+        """What DuckDB could not read, as a CorruptProfileError naming the host's file (or
+        the dataset, when DuckDB does not say which file)."""
+        msg = str(exc)
+        first = (msg.splitlines() or [""])[0][:160]
+        for path, host in self._file_hosts.items():
+            if path in msg:
+                return CorruptProfileError(path, f"host {host}: cannot be read ({first})")
+        return CorruptProfileError(
+            self.loc.url,
+            f"a table file of this dataset cannot be read ({type(exc).__name__}: {first})",
+        )
 
     @property
     def events(self):
