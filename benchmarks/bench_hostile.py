@@ -821,19 +821,11 @@ _FAILED_WORDS = (
 
 # -- issue 30: hostile inputs, round two ------------------------------------------------------
 sys.path.insert(0, str(ROOT / "tests"))
+from fuzz_walkers import varint as _varint  # noqa: E402
 from xspace_builder import XSpaceBuilder  # noqa: E402
 
 import tfprof_widgets as tw  # noqa: E402
 from tfprof_widgets.proto import tool_data_pb2, trace_events_pb2  # noqa: E402
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
 
 
 def _load(target, cap: bool = True) -> str:

@@ -8,6 +8,7 @@ import json
 import re
 
 import pytest
+from test_hostile_xspace import varint as _varint
 
 import tfprof_widgets as tw
 
@@ -248,13 +249,6 @@ def test_tool_data_steps_that_are_no_time_are_left_out_and_every_figure_agrees(t
 
 
 # -- rows 1, 14 and 16: the memory budget of the protobuf and tool-data readers -------------------
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
 
 
 def test_a_tf20_trace_of_many_empty_events_is_refused_within_the_budget(tmp_path):
