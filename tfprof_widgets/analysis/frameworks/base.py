@@ -146,9 +146,7 @@ class Framework:
     # Host events whose op type means "input": each maps to XProf's input class.
     input_op_types: ClassVar[tuple[str, ...]] = ()
     # Op types of host-to-device, device-to-host, device-to-device and host-to-host copies.
-    copy_op_types: ClassVar[dict[str, str]] = {}
-    # Line names of device planes whose events are the framework's ops (TPU 'XLA Ops').
-    device_op_lines: ClassVar[tuple[str, ...]] = ()
+    copy_op_types: ClassVar[dict[str, int]] = {}
 
     def present(self, names: RunNames) -> bool:
         """Whether a run holding these names holds this framework's events (asked before
@@ -163,11 +161,6 @@ class Framework:
         return (
             text.str.startswith(("train", "test", "TraceContext")) & ~text.str.contains("/")
         ).to_numpy()
-
-    def step_numbers(self, names: pd.Series) -> np.ndarray:
-        """Per distinct marker name, the step number the name itself states (NaN where the
-        name states none; the ``step_num``/``iter_num`` stat is asked first)."""
-        return np.full(len(names), np.nan)
 
     def implicit_step_markers(self, events, stats, host: np.ndarray):
         """Where a capture has no explicit marker: (is_marker, step number) per event, or

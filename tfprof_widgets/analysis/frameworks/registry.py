@@ -79,12 +79,6 @@ class RunFrameworks:
     def step_marker_names(self, names: pd.Series) -> np.ndarray:
         return np.logical_or.reduce([f.step_marker_names(names) for f in self.rules])
 
-    def step_numbers(self, names: pd.Series) -> np.ndarray:
-        out = np.full(len(names), np.nan)
-        for f in self.rules:
-            out = np.where(np.isnan(out), f.step_numbers(names), out)
-        return out
-
     def implicit_step_markers(self, events, stats, host: np.ndarray):
         for f in self.rules:
             found = f.implicit_step_markers(events, stats, host)
@@ -108,10 +102,6 @@ class RunFrameworks:
     @property
     def input_op_types(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(t for f in self.rules for t in f.input_op_types))
-
-    @property
-    def device_op_lines(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(t for f in self.rules for t in f.device_op_lines))
 
     def parse_op_names(self, names: pd.Index, memo: dict | None = None) -> pd.DataFrame:
         """Each name by the first framework that knows it as an op ('unknown' otherwise)."""

@@ -66,9 +66,6 @@ class PyTorch(Framework):
         """``ProfilerStep#N``, and nothing else (a PyTorch 'train' function is no marker)."""
         return torch_names.is_step_marker(names)
 
-    def step_numbers(self, names: pd.Series) -> np.ndarray:
-        return torch_names.step_numbers(names)
-
     def host_event_types(self, names: pd.Series, op_types: np.ndarray) -> np.ndarray:
         out = np.full(len(names), HOST_COMPUTE, np.int16)
         out[torch_names.is_launch(names)] = HOST_PREPARE

@@ -40,7 +40,6 @@ class XLA(Framework):
     title = "XLA"
     vocabulary = ("XlaModule", "XLA Ops", "XLA Modules", "hlo_op", "hlo_module", "Hlo Proto")
     copy_op_types = {}
-    device_op_lines = tpu.TPU_OP_LINES
     advice = ADVICE
 
     def present(self, names: RunNames) -> bool:
