@@ -27,6 +27,7 @@ import pandas as pd
 from .. import schema
 from .event_index import event_plane_rows, is_derived_line, on_device, timed, times_ps
 from .frameworks import framework_of
+from .nesting import interval_union
 
 _COMMUNICATION = r"^nccl.*Kernel"
 _MEMORY = r"^(?:Memcpy|Memset|dma)"
@@ -52,17 +53,6 @@ def kernel_kinds(names: pd.Series) -> np.ndarray:
     kind[text.str.match(_MEMORY).to_numpy(dtype=bool)] = 2
     kind[text.str.match(_COMMUNICATION).to_numpy(dtype=bool)] = 1
     return kind
-
-
-def _union(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted, disjoint intervals covering the same time as ``start``/``end``."""
-    if not len(start):
-        return start, end
-    order = np.argsort(start, kind="stable")
-    s, e = start[order], end[order]
-    reach = np.maximum.accumulate(e)
-    first = np.flatnonzero(np.r_[True, s[1:] > reach[:-1]])
-    return s[first], np.maximum.reduceat(e, first)
 
 
 def _groups(run):
@@ -91,10 +81,10 @@ def temporal_breakdown(run) -> pd.DataFrame:
     """Idle, compute and non-compute time of each device (schema.TEMPORAL_BREAKDOWN)."""
     out = []
     for host, device, start, end, kind in _groups(run):
-        s, e = _union(start, end)
+        s, e = interval_union(start, end)
         span = int(e[-1] - s[0])
         busy = int((e - s).sum())
-        cs, ce = _union(start[kind == 0], end[kind == 0])
+        cs, ce = interval_union(start[kind == 0], end[kind == 0])
         compute = int((ce - cs).sum())
         idle, non_compute = span - busy, busy - compute
         out.append((host, device, span, idle, compute, non_compute))
@@ -117,7 +107,7 @@ def _overlaps(start: np.ndarray, end: np.ndarray, kind: np.ndarray) -> np.ndarra
     masks = np.zeros(1 << len(KINDS), np.int64)
     bounds, deltas = [], []
     for k in range(len(KINDS)):
-        s, e = _union(start[kind == k], end[kind == k])
+        s, e = interval_union(start[kind == k], end[kind == k])
         bounds += [s, e]
         deltas += [np.full(len(s), 1 << k), np.full(len(e), -(1 << k))]
     t = np.concatenate(bounds)

@@ -103,3 +103,14 @@ def children_sum(parent: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Sum of ``values`` over each element's direct children."""
     has = parent >= 0
     return np.bincount(parent[has], weights=values[has], minlength=len(parent))
+
+
+def interval_union(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted, disjoint intervals covering the same time as ``start``/``end``."""
+    if not len(start):
+        return start, end
+    order = np.argsort(start, kind="stable")
+    s, e = start[order], end[order]
+    reach = np.maximum.accumulate(e)
+    first = np.flatnonzero(np.r_[True, s[1:] > reach[:-1]])
+    return s[first], np.maximum.reduceat(e, first)

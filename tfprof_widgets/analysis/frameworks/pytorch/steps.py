@@ -31,6 +31,7 @@ import pandas as pd
 from .... import schema, stat_columns
 from ...event_index import on_device, times_ps
 from ...inputs import per_run
+from ...nesting import interval_union
 from . import names as torch_names
 from .kernels import torch_gpu_metrics
 from .names import ANNOTATION, KERNEL, MEMCPY, MEMSET, OPERATOR, RUNTIME
@@ -91,18 +92,6 @@ def _event_kinds(run) -> tuple[np.ndarray, np.ndarray]:
     return role, step
 
 
-def _merge(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The union of intervals as sorted, disjoint intervals."""
-    if not len(start):
-        return start, end
-    order = np.argsort(start, kind="stable")
-    s, e = start[order], end[order]
-    reach = np.maximum.accumulate(e)
-    new = np.r_[True, s[1:] > reach[:-1]]
-    idx = np.flatnonzero(new)
-    return s[idx], np.maximum.reduceat(e, idx)
-
-
 def _role_time(
     role: np.ndarray, start: np.ndarray, end: np.ndarray, s0: np.ndarray, s1: np.ndarray
 ) -> np.ndarray:
@@ -111,7 +100,7 @@ def _role_time(
     out = np.zeros((len(s0), len(ROLES) + 1), np.int64)
     if not len(s0):
         return out
-    merged = [_merge(start[role == r], end[role == r]) for r in range(len(ROLES))]
+    merged = [interval_union(start[role == r], end[role == r]) for r in range(len(ROLES))]
     bounds = np.unique(np.concatenate([s0, s1, *[x for m in merged for x in m]]))
     lo, hi = bounds[:-1], bounds[1:]
     step = np.searchsorted(s0, lo, side="right") - 1
