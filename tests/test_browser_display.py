@@ -51,7 +51,10 @@ def slice_clicks(page, root_selector: str, kernels, n_slices: int = 3) -> list[t
     for g, column in enumerate(("kernel_name", "operation")):
         slices = root.evaluate(f"(r, g) => ({SLICES_JS})([r, g])", g)
         named = [s["key"] for s in slices if s["key"] is not None]
-        for s in slices[:n_slices]:
+        for i in range(min(n_slices, len(slices))):
+            # Where the slice is now: the table a click leaves changes the page's height, and
+            # the pie moves with it.
+            s = root.evaluate(f"(r, g) => ({SLICES_JS})([r, g])", g)[i]
             page.mouse.click(s["x"], s["y"])
             page.wait_for_timeout(250)
             rows = int(root.evaluate("r => r.querySelector('.tft').dataset.rows"))
