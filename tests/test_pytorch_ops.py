@@ -143,3 +143,14 @@ def test_op_stats_view_shows_the_operators():
     assert "device_operation" in view.figures()
     kernel_view = tw.views.kernel_stats(run)
     assert (kernel_view.table().df["operation"].astype(str).str.startswith("aten::")).any()
+
+
+def test_operator_views_static_image_mixes_bars_and_pies():
+    """The operator view's one static figure (the image a notebook keeps): the step bars and
+    the four pies in one grid (a pie has no axes to move; this once raised AttributeError
+    when the view was displayed)."""
+    path = ROOT / "tests" / "data" / "chrome" / "torch_transformer_h100.pt.trace.json.gz"
+    run = tw.load(path)
+    fig = tw.views.operators(run).static_figure()
+    kinds = [t.type for t in fig.data]
+    assert kinds.count("bar") == 8 and kinds.count("pie") == 4
