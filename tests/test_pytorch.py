@@ -174,9 +174,7 @@ def test_htas_default_is_its_rounding(loaded):
     span = ue[-1] - us[0]
     cs, ce = interval_union(s[keep & (kind == 0)], e[keep & (kind == 0)])
     theirs = golden(name)["temporal_breakdown"]
-    assert 100 * (span - (ue - us).sum()) / span == pytest.approx(
-        theirs["idle_time_pctg"], abs=0.1
-    )
+    assert 100 * (span - (ue - us).sum()) / span == pytest.approx(theirs["idle_time_pctg"], abs=0.1)
     assert 100 * (ce - cs).sum() / span == pytest.approx(theirs["compute_time_pctg"], abs=0.1)
     assert span == pytest.approx(theirs["kernel_time_us"], abs=1)
     expected_loss = {"torch_transformer_h100": 5.5, "eager_b200": 7.9, "timesformer_h100": 0.3}
