@@ -143,6 +143,8 @@ def test_op_stats_view_shows_the_operators():
     assert "device_operation" in view.figures()
     kernel_view = tw.views.kernel_stats(run)
     assert (kernel_view.table().df["operation"].astype(str).str.startswith("aten::")).any()
+    pie = kernel_view.figures()["top_ops"].data[0]
+    assert "aten::cudnn_convolution" in list(pie.labels)
 
 
 def test_operator_views_static_image_mixes_bars_and_pies():
