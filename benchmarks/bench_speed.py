@@ -15,8 +15,8 @@ Rows (ours / anchor, median of paired runs in one process unless said):
   event_stats);
 * a run of 8 hosts x 250k events loaded on every core vs one core (bench_multihost.py);
 * load + every PyTorch analysis (steps, torch_steps, torch_ops, torch_ops_by_shape,
-  torch_kernels, torch_gpu_metrics, temporal_breakdown, kernel_breakdown, memory) of the
-  largest shared Kineto trace (most events) vs HTA 0.5's ``TraceAnalysis`` +
+  torch_kernels, torch_gpu_metrics, temporal_breakdown, kernel_breakdown, memory, ops,
+  kernels) of the largest shared Kineto trace (most events) vs HTA 0.5's ``TraceAnalysis`` +
   ``get_temporal_breakdown`` + ``get_gpu_kernel_breakdown`` on a private copy of it
   (goal <= 0.5).
 Needs the dev extra (xprof, HolisticTraceAnalysis).
@@ -100,6 +100,8 @@ TORCH_ANALYSES = (
     "temporal_breakdown",
     "kernel_breakdown",
     "memory",
+    "ops",
+    "kernels",
 )
 
 
