@@ -13,7 +13,12 @@ Rows (ours / anchor, median of paired runs in one process unless said):
 * ``load()`` of a 1 M-event xplane on one core vs protobuf's own decode of the file (the
   floor; bench_load.py, pinned, best of N; goals >= 3 M events/s, <= 64 B/event with
   event_stats);
-* a run of 8 hosts x 250k events loaded on every core vs one core (bench_multihost.py).
+* a run of 8 hosts x 250k events loaded on every core vs one core (bench_multihost.py);
+* load + every PyTorch analysis (steps, torch_steps, torch_ops, torch_ops_by_shape,
+  torch_kernels, torch_gpu_metrics, temporal_breakdown, kernel_breakdown, memory, ops,
+  kernels) of the largest shared Kineto trace (most events) vs HTA 0.5's ``TraceAnalysis`` +
+  ``get_temporal_breakdown`` + ``get_gpu_kernel_breakdown`` on a private copy of it
+  (goal <= 0.5).
 Needs the dev extra (xprof, HolisticTraceAnalysis).
 """
 
@@ -83,6 +88,85 @@ def analyses_row(name: str, path: pathlib.Path, goal: str, repeat: int) -> dict:
     }
 
 
+KINETO = ROOT.parent / "shared" / "captures" / "kineto"
+# Every analysis a PyTorch run has, as run attributes.
+TORCH_ANALYSES = (
+    "steps",
+    "torch_steps",
+    "torch_ops",
+    "torch_ops_by_shape",
+    "torch_kernels",
+    "torch_gpu_metrics",
+    "temporal_breakdown",
+    "kernel_breakdown",
+    "memory",
+    "ops",
+    "kernels",
+)
+
+
+def largest_kineto_trace() -> tuple[pathlib.Path, int] | None:
+    """The shared Kineto trace with the most events, and its event count (None if absent)."""
+    traces = sorted(KINETO.glob("*.json.gz")) if KINETO.exists() else []
+    if not traces:
+        return None
+    counts = {p: len(tw.load(p, progress=False).events) for p in traces}
+    path = max(counts, key=counts.get)
+    return path, counts[path]
+
+
+def ours_torch(path: pathlib.Path) -> float:
+    t = time.perf_counter()
+    run = tw.load(path, progress=False)
+    for name in TORCH_ANALYSES:
+        getattr(run, name)
+    return time.perf_counter() - t
+
+
+def hta_torch(path: pathlib.Path) -> float:
+    """HTA's TraceAnalysis and its two breakdowns, on a copy (HTA may write beside its
+    input), with its default options."""
+    import logging
+
+    from hta.trace_analysis import TraceAnalysis
+
+    logging.getLogger("hta").setLevel(logging.ERROR)
+    with tempfile.TemporaryDirectory(prefix="bench_hta_") as tmp:
+        copy = pathlib.Path(tmp) / ("rank0." + path.name)
+        shutil.copy2(path, copy)
+        t = time.perf_counter()
+        analysis = TraceAnalysis(trace_files={0: str(copy)}, trace_dir=tmp)
+        analysis.get_temporal_breakdown(visualize=False)
+        analysis.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=True)
+        return time.perf_counter() - t
+
+
+def torch_row(repeat: int) -> dict | None:
+    """Load + every PyTorch analysis vs HTA on the largest shared trace, paired runs."""
+    found = largest_kineto_trace()
+    if found is None:
+        return None
+    path, n = found
+    ours_torch(path)  # warm
+    hta_torch(path)
+    ours_t, hta_t = [], []
+    for i in range(repeat):
+        pair = [(ours_t, ours_torch), (hta_t, hta_torch)]
+        for times, fn in pair if i % 2 == 0 else pair[::-1]:
+            times.append(fn(path))
+    o, h = statistics.median(ours_t), statistics.median(hta_t)
+    return {
+        "work": f"load + every PyTorch analysis, {path.name} ({n // 1000}k events) vs HTA's "
+        "TraceAnalysis + temporal + kernel breakdowns",
+        "ours_s": o,
+        "anchor_s": h,
+        "ratio": o / h,
+        "goal": "<= 0.5",
+        "extra": f"runs: ours {min(ours_t):.3f}-{max(ours_t):.3f} s, HTA "
+        f"{min(hta_t):.3f}-{max(hta_t):.3f} s",
+    }
+
+
 def load_row(events: int, repeat: int) -> dict:
     from bench_load import build_capture, measure
 
@@ -127,6 +211,9 @@ def main() -> None:
     )
     rows.append(load_row(1_000_000, 3))
     rows += multihost_rows(*((2, 100_000) if a.quick else (8, 250_000)), repeat=3)
+    torch = torch_row(repeat)
+    if torch is not None:
+        rows.append(torch)
     print("| work | ours s | anchor s | ratio | goal | notes |\n|---|---:|---:|---:|---|---|")
     for r in rows:
         print(

@@ -124,8 +124,14 @@ def test_temporal_breakdown_is_htas(loaded):
 
     Against HTA with its rounding of fractional µs off (HTA_DISABLE_NS_ROUNDING=1): the same
     within 0.1 percentage point (eager_b200: HTA also counts a host op that carries a
-    ``stream`` arg as GPU activity). HTA's default rounds every start up and every end down to
-    the µs, which shortens each sub-µs H100 kernel: within 1.5 points of that."""
+    ``stream`` arg as GPU activity). Not against HTA's default within 1 point, on purpose:
+    HTA 0.5's parser (``round_down_time_stamps``) moves every start up and every end down to
+    the whole µs, a workaround for host events that seemed to overlap in ns-resolution
+    traces (pytorch#122425); on the GPU it drops 5.5 % of the transformer's kernel time and
+    gives 17 of its kernels a negative duration, so matching it would make our figures
+    wrong. HTA's default is within 1.47 points (transformer H100: 1.46; the V100 traces,
+    in whole µs, equal), and test_htas_default_is_its_rounding shows that rounding is the
+    whole gap."""
     name, run = loaded
     ours = run.temporal_breakdown
     assert not schema.mismatches(ours, schema.TEMPORAL_BREAKDOWN)
@@ -133,7 +139,7 @@ def test_temporal_breakdown_is_htas(loaded):
     row = ours.iloc[0]
     assert row.idle_us + row.compute_us + row.non_compute_us == pytest.approx(row.span_us)
     ref = golden(name)
-    for figures, within in ((ref["hta_ns"], 0.1), (ref, 1.5)):
+    for figures, within in ((ref["hta_ns"], 0.1), (ref, 1.47)):
         theirs = figures["temporal_breakdown"]
         for kind in ("idle", "compute", "non_compute"):
             assert getattr(row, f"{kind}_percent") == pytest.approx(
@@ -142,6 +148,37 @@ def test_temporal_breakdown_is_htas(loaded):
     assert row.span_us == pytest.approx(
         ref["hta_ns"]["temporal_breakdown"]["kernel_time_us"], abs=1
     )
+
+
+def test_htas_default_is_its_rounding(loaded):
+    """Why we compare with HTA's rounding off: our temporal breakdown of the same device
+    activity with HTA 0.5's default rounding applied (start rounded up, start + duration
+    rounded down, to the µs; an event left with a negative duration dropped) is HTA's
+    default within 0.1 point, and that rounding loses kernel time: up to 7.9 % of the
+    eager B200's and 5.5 % of the transformer H100's (sub-µs kernels cut to nothing or
+    less); none of the V100 traces', written in whole µs."""
+    from tfprof_widgets.analysis import gpu_time
+    from tfprof_widgets.analysis.nesting import interval_union
+
+    name, run = loaded
+    rows = gpu_time.device_activity(run)
+    ev = run.events
+    start, end = ev["start_us"].to_numpy()[rows], ev["end_us"].to_numpy()[rows]
+    names = ev["name"].cat.categories.to_series()
+    kind = gpu_time.kernel_kinds(names)[ev["name"].cat.codes.to_numpy()[rows]]
+    # 1e-6 µs: the float µs of a whole-µs trace must not round a whole step away.
+    s, e = np.ceil(start - 1e-6), np.floor(end + 1e-6)
+    lost = 100 * (1 - np.maximum(e - s, 0).sum() / (end - start).sum())
+    keep = e >= s
+    us, ue = interval_union(s[keep], e[keep])
+    span = ue[-1] - us[0]
+    cs, ce = interval_union(s[keep & (kind == 0)], e[keep & (kind == 0)])
+    theirs = golden(name)["temporal_breakdown"]
+    assert 100 * (span - (ue - us).sum()) / span == pytest.approx(theirs["idle_time_pctg"], abs=0.1)
+    assert 100 * (ce - cs).sum() / span == pytest.approx(theirs["compute_time_pctg"], abs=0.1)
+    assert span == pytest.approx(theirs["kernel_time_us"], abs=1)
+    expected_loss = {"torch_transformer_h100": 5.5, "eager_b200": 7.9, "timesformer_h100": 0.3}
+    assert lost == pytest.approx(expected_loss.get(name.split(".")[0], 0.0), abs=0.05)
 
 
 def test_kernel_breakdown_is_htas(loaded):

@@ -77,10 +77,27 @@ def report_views(run) -> dict[str, views.View]:
         "tf_data": views.tf_data_graph(run),
         "kernels": views.kernel_stats(run),
     }
+    frameworks = getattr(run, "framework", None)
+    if frameworks is not None and "pytorch" in frameworks:
+        # torch-tb-profiler's operator view (steps by role, operators, their kernels) beside
+        # the op stats, where a PyTorch user looks for it.
+        out = _after(out, "op_stats", "operators", views.operators(run))
+        if "tensorflow" not in frameworks:
+            out.pop("tf_data")  # a PyTorch run reads no tf.data pipeline
     if len(run.hosts) < 2:
         out.pop("pod_viewer")
     if not len(run.kernels):
         out.pop("kernels")
+    return out
+
+
+def _after(sections: dict, key: str, new_key: str, view) -> dict:
+    """The sections with ``new_key`` inserted right after ``key``."""
+    out = {}
+    for k, v in sections.items():
+        out[k] = v
+        if k == key:
+            out[new_key] = view
     return out
 
 

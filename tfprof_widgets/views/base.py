@@ -398,6 +398,9 @@ def combine_figures(figs: list[go.Figure], cols: int = 1) -> go.Figure:
         r, c = k // cols + 1, k % cols + 1
         for t in f.data:
             t = go.Figure(t).data[0]
+            if specs[k]["type"] == "domain":  # a pie has no axes to move
+                out.add_trace(t, row=r, col=c)
+                continue
             second = t.yaxis == "y2"
             t.update(xaxis=None, yaxis=None)
             if specs[k].get("secondary_y"):

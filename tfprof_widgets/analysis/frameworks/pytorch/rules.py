@@ -9,6 +9,8 @@ are and what its host events are.
   'Steps' line, which Kineto never writes), and the host events count beside the kernels.
 * Host event types (XProf's step breakdown): the CUDA runtime's launches and async copies are
   kernel launch, the DataLoader's ``__next__`` is waiting for input, the rest host compute.
+* Ops (``run.ops``, the kernels' operation): host ops by name, device ops by the operator
+  that launched them (:mod:`.op_table`).
 * The overview's verdict is torch-tb-profiler's, from :mod:`.steps` (``run.torch_steps``):
   DataLoader-bound, launch-bound (runtime), communication-bound, idle GPU, memory at the
   device's limit.
@@ -24,8 +26,9 @@ import pandas as pd
 from .... import stat_columns
 from ...event_index import on_device
 from ...event_types import HOST_COMPUTE, HOST_PREPARE, HOST_WAIT_INPUT
-from ..base import Advice, Framework, RunNames
+from ..base import Advice, DeviceOps, Framework, RunNames
 from . import names as torch_names
+from . import op_table
 from .memory import memory_events
 from .steps import verdicts
 
@@ -52,6 +55,7 @@ ADVICE = Advice(
 class PyTorch(Framework):
     name = "pytorch"
     title = "PyTorch"
+    op_label = "operator"
     vocabulary = ("aten::", "ProfilerStep#", "External id", "Record function id")
     advice = ADVICE
     input_op_types = ()
@@ -71,6 +75,18 @@ class PyTorch(Framework):
         out[torch_names.is_launch(names)] = HOST_PREPARE
         out[torch_names.is_dataloader_next(names)] = HOST_WAIT_INPUT
         return out
+
+    def parse_op_names(self, names: pd.Index, memo: dict | None = None) -> pd.DataFrame:
+        """ATen and other dispatcher ops, autograd nodes, modules, DataLoader batches
+        (:mod:`.op_table`)."""
+        return op_table.parse_op_names(names)
+
+    def device_ops(self, run, rows: np.ndarray) -> DeviceOps:
+        """Each kernel, copy and memset by the operator that launched it (:mod:`.op_table`)."""
+        return op_table.device_ops(run, np.asarray(rows, np.int64))
+
+    def kernel_op_names(self, run, rows: np.ndarray) -> np.ndarray | None:
+        return op_table.kernel_op_names(run, np.asarray(rows, np.int64))
 
     def input_pipeline_in_use(self, ops: pd.DataFrame) -> bool:
         if not len(ops) or "operation" not in ops:
