@@ -10,6 +10,8 @@ Rows (ours / anchor, median of paired runs in one process unless said):
   private copy with ``use_saved_result`` off (goal <= 0.5), and the same on a TF 2.21 CPU
   capture of ~300k events made with the Python tracer (cpu_capture.py makes it once, with
   tensorflow-cpu; goal <= 0.25);
+* load + overview + op stats + HLO stats of the largest shared JAX GPU capture (H100, no CUDA
+  graphs) vs xprof's overview_page + framework_op_stats + hlo_stats (goal <= 0.5);
 * ``load()`` of a 1 M-event xplane on one core vs protobuf's own decode of the file (the
   floor; bench_load.py, pinned, best of N; goals >= 3 M events/s, <= 64 B/event with
   event_stats);
@@ -83,6 +85,64 @@ def analyses_row(name: str, path: pathlib.Path, goal: str, repeat: int) -> dict:
     }
 
 
+# -- XLA: the largest shared JAX GPU capture ----------------------------------------------------
+JAX_GPU = ROOT.parent / "shared" / "captures" / "xplane_gpu_jax_h100" / "jax_cnn_nographs.xplane.pb"
+JAX_XPROF_TOOLS = ("overview_page", "framework_op_stats", "hlo_stats")
+
+
+def jax_ours(path: pathlib.Path) -> float:
+    """Load + overview + op stats + HLO stats of an XLA capture, seconds."""
+    t = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = tw.load(path, progress=False)
+        tw.overview_summary(run)
+        run.ops  # noqa: B018 - computing it is the point
+        run.hlo_stats  # noqa: B018
+    return time.perf_counter() - t
+
+
+def jax_xprof(path: pathlib.Path) -> float:
+    """xprof's overview_page + framework_op_stats + hlo_stats, each on a private copy."""
+    from xprof.convert import raw_to_tool_data as r
+
+    total = 0.0
+    for tool in JAX_XPROF_TOOLS:
+        with tempfile.TemporaryDirectory(prefix="bench_xprof_") as tmp:
+            copy = pathlib.Path(tmp) / path.name
+            shutil.copy2(path, copy)
+            t = time.perf_counter()
+            r.xspace_to_tool_data([str(copy)], tool, {"use_saved_result": False})
+            total += time.perf_counter() - t
+    return total
+
+
+def jax_row(repeat: int, path: pathlib.Path = JAX_GPU) -> dict | None:
+    """The JAX GPU row (None where the shared capture is absent): paired runs, alternating
+    which side goes first, medians."""
+    if not path.exists():
+        return None
+    jax_ours(path)  # warm both
+    jax_xprof(path)
+    ours_t, xprof_t = [], []
+    for i in range(repeat):
+        pair = [(ours_t, jax_ours), (xprof_t, jax_xprof)]
+        for times, fn in pair if i % 2 == 0 else pair[::-1]:
+            times.append(fn(path))
+    o, x = statistics.median(ours_t), statistics.median(xprof_t)
+    n = len(tw.load(path, progress=False).events)
+    return {
+        "work": f"load + overview + op stats + hlo_stats, JAX on an H100 ({path.name}, "
+        f"{n // 1000}k events) vs xprof's overview_page + framework_op_stats + hlo_stats",
+        "ours_s": o,
+        "anchor_s": x,
+        "ratio": o / x,
+        "goal": "<= 0.5",
+        "extra": f"runs: ours {min(ours_t):.3f}-{max(ours_t):.3f} s, xprof "
+        f"{min(xprof_t):.3f}-{max(xprof_t):.3f} s",
+    }
+
+
 def load_row(events: int, repeat: int) -> dict:
     from bench_load import build_capture, measure
 
@@ -125,6 +185,7 @@ def main() -> None:
     rows.append(
         analyses_row(f"a TF 2.21 CPU capture ({n_cpu // 1000}k events)", cpu, "<= 0.25", repeat)
     )
+    rows += [r for r in (jax_row(repeat),) if r]
     rows.append(load_row(1_000_000, 3))
     rows += multihost_rows(*((2, 100_000) if a.quick else (8, 250_000)), repeat=3)
     print("| work | ours s | anchor s | ratio | goal | notes |\n|---|---:|---:|---:|---|---|")
