@@ -517,7 +517,7 @@ def test_quickstart_notebook_runs_in_jupyterlab(tmp_path, jupyterlab, shots_dir)
 # Views each committed notebook shows: 01 overview + op stats; 02 overview + compare; 03
 # memory + tf.data graph; 04 overview + pod viewer + kernel stats + timeline; 05 overview; 06
 # overview + input pipeline + the Kineto trace's timeline (the run of tool data only has no trace:
-# its timeline is a note).
+# its timeline is a note); 08 overview + op stats + kernel stats + timeline.
 NOTEBOOK_VIEWS = {
     "01_quickstart.ipynb": 2,
     "02_input_bound.ipynb": 2,
@@ -525,6 +525,7 @@ NOTEBOOK_VIEWS = {
     "04_gpu_capture_tour.ipynb": 4,
     "05_tf1_tfprof.ipynb": 1,
     "06_old_logdirs_and_other_profilers.ipynb": 3,
+    "08_jax_gpu_capture.ipynb": 4,
 }
 
 

@@ -173,9 +173,13 @@ def test_16bit_share_on_the_h100_conv_net():
     out_type = h["hlo_op_expression"].str.extract(r" = \(?([a-z0-9]+)\[", expand=False)
     sixteen = out_type.isin(["bf16", "f16"])
     want = 100 * h.loc[sixteen, "total_time"].sum() / h["total_time"].sum()
-    o = overview_summary(tw.load(capture, progress=False))
+    run = tw.load(capture, progress=False)
+    o = overview_summary(run)
     assert 70 < want < 90
     assert o.program_16bit_percent == pytest.approx(want, rel=5e-3)
+    # The overview says it, marked as ours beside XProf's figure.
+    (line,) = [s for s in tw.views.overview(run).findings() if s.startswith("16-bit share")]
+    assert f"{want:.1f} % (ours only" in line and "says 0.0 %" in line
 
 
 def test_no_program_no_16bit_share():
