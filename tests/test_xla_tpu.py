@@ -163,8 +163,9 @@ def test_16bit_share_from_the_programs_output_types(tpu):
 
 
 def test_16bit_share_on_the_h100_conv_net():
-    """The JAX H100 conv net is a bf16 program: XProf prints 0.0 % (it reads names, not
-    shapes); by the output types of its instructions (XProf's hlo_op_expression), weighted by
+    """The JAX H100 conv net is a bf16 program: XProf prints 0.0 % on both captures (it reads
+    names, not shapes); by the output types of its instructions (XProf's hlo_op_expression;
+    a tuple by its first element, as a cuDNN call's (bf16 result, u8 workspace)), weighted by
     the kernels' time, most of its device time is 16-bit."""
     capture = ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_nographs.xplane.pb"
     theirs = golden("jax_cnn_nographs", "overview_page")
@@ -177,6 +178,10 @@ def test_16bit_share_on_the_h100_conv_net():
     o = overview_summary(run)
     assert 70 < want < 90
     assert o.program_16bit_percent == pytest.approx(want, rel=5e-3)
+    # The same program under CUDA graphs: its kernels attributed inside the command buffers
+    # (ours) give nearly the same share.
+    graphs = overview_summary(tw.load(capture.with_name("jax_cnn_graphs.xplane.pb")))
+    assert abs(graphs.program_16bit_percent - want) < 5
     # The overview says it, marked as ours beside XProf's figure.
     (line,) = [s for s in tw.views.overview(run).findings() if s.startswith("16-bit share")]
     assert f"{want:.1f} % (ours only" in line and "says 0.0 %" in line
