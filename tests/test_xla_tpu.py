@@ -85,15 +85,16 @@ def test_the_builder_has_the_real_tpu_layout(path):
 def test_tpu_figures_are_xprofs(tpu):
     """Device IDLE (per core: the span of its op and step lines minus the ops' self time),
     device idle % and host idle % (a JAX host runs no TF op: 100 %, XProf's TPU page), the
-    duty cycle (on-duty XLA Ops over the window of ops and modules, XEvent clock), device op
+    duty cycle (XLA Ops over the window of ops and modules, XEvent clock, leaving out the
+    off-duty categories: the 'megacore fusion' here takes it from 74.1 % to 72.9 %), device op
     occurrence %, HLO rows and the allocators. Not the TPU step table, which we do not build;
     the op names are the next test's."""
     theirs = xprof_figures({t: golden("synthetic_tpu", t) for t in TOOLS})
     theirs |= xprof_figures({"hlo_stats": golden("synthetic_tpu", "hlo_stats")})
     drop = ("steps", "input_statement", "top_device_ops", "device_op_rows")
     keep = {k: v for k, v in theirs.items() if k not in drop}
-    assert keep["device_duty_cycle_percent"] == 73.7 and keep["host_idle_percent"] == 100.0
-    assert keep["device_idle_us"] == 2.35 and keep["hlo_rows"] == 11
+    assert keep["device_duty_cycle_percent"] == 72.9 and keep["host_idle_percent"] == 100.0
+    assert keep["device_idle_us"] == 2.323 and keep["hlo_rows"] == 11
     assert differences(our_figures(tpu), keep) == []
 
 
