@@ -206,3 +206,21 @@ def test_tpu_op_metadata_carries_the_cost_analysis(tpu):
     rate = per["flops"] / (per["t"] / 1e12) / 1e9  # GFLOP/s
     np.testing.assert_allclose(rate[gold.index], gold["model_flop_rate"], rtol=5e-3)
     assert isinstance(pd.Series(rate).iloc[0], float)
+
+
+def test_without_the_programs_the_names_are_xprofs(tmp_path, xprof_ops):
+    """A TPU capture without /host:metadata (no HLO to read): every device op row is XProf's
+    as is (the HLO op's name, type 'Unknown'), and there is no 16-bit share of ours."""
+    from tpu_builder import tpu_capture
+
+    b = tpu_capture()
+    planes = [p for p in b.space.planes if p.name != "/host:metadata"]
+    del b.space.planes[:]
+    b.space.planes.extend(planes)
+    run = tw.load(b.write(tmp_path / "no_programs.xplane.pb"), progress=False)
+    assert len(run.hlo_instructions) == 0
+    ops = run.ops
+    dev = ops[(ops["host_or_device"] == "Device") & (ops["type"] != "IDLE")]
+    assert sorted(dev["operation"].astype(str)) == sorted(xprof_ops["operation"])
+    assert (dev["type"].astype(str) == "Unknown").all()
+    assert np.isnan(overview_summary(run).program_16bit_percent)
