@@ -2,24 +2,30 @@
 
 A TPU core's plane (``/device:TPU:N``) holds an ``XLA Modules`` line (one event per program
 run), an ``XLA Ops`` line (one event per HLO op run), often ``Async XLA Ops`` and ``Steps``.
-What an op is lives on its *event metadata*: ``program_id`` and ``symbol_id`` (which HLO
-instruction), ``hlo_category`` and ``tf_op`` (the framework op it came from); its time is
-the core's clock (``device_offset_ps``/``device_duration_ps``, which :mod:`.device_time`
-puts in ``run.events``).
+What an op is lives on its *event metadata*: ``program_id`` (a uint64 fingerprint) and
+``symbol_id`` (which HLO instruction), ``hlo_category``, XLA's cost analysis (``flops``,
+``model_flops``, ``bytes_accessed``) and, in older captures only, ``tf_op``; libtpu names
+the op's metadata by its HLO text (``%fusion.1 = bf16[8,128]{...} fusion(...)``). Its time
+is the core's clock (``device_offset_ps``/``device_duration_ps``, which
+:mod:`.device_time` puts in ``run.events``). The programs themselves (their HLO, with each
+instruction's framework op) are on ``/host:metadata`` (``run.hlo_instructions``).
 
 * Device ops (``ConvertTensorCoreDeviceTraceXPlaneToOpMetricsDb``): the events of each op
   line, in order, nest by their device spans (an event inside another's span is its
   child); self time = duration − the direct children's durations. An event without
   ``program_id``/``symbol_id``, or with symbol 0 (the program's root), is no op but still
   nests. Ops merge across cores by (program, name); the TF-level rows take the metadata's
-  ``tf_op`` (the op's own name, type 'Unknown', where there is none) and run as often as
-  their busiest HLO op.
+  ``tf_op``, else (ours, :func:`framework_ops`) the instruction's ``metadata.op_name`` from
+  the program's HLO, else the op's own name with type 'Unknown' (XProf 2.24 stops at the
+  ``tf_op``), and run as often as their busiest HLO op.
 * IDLE per core: the span from the first to the last event of its ``Steps`` and op lines
   (plus, in a capture XProf has to group itself, the host-clock span of the ops that name a
   TF op, which XProf copies to a derived ``Framework Ops`` line) minus the ops' self time.
 * Duty cycle (``DutyCycleTracker``), on the XEvent (host) clock: ``XLA Ops`` events are
   busy time unless their category is infeed, outfeed, host send/recv or megacore fusion;
   ``XLA Modules`` events only widen the window; busy / window, summed over cores.
+* 16-bit share (ours, :func:`hlo_16bit_percent`): the ops' time in instructions whose
+  output is bf16/f16 by the program's HLO, on TPU cores and XLA's GPU kernels alike.
 """
 
 from __future__ import annotations
