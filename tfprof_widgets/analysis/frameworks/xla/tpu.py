@@ -4,7 +4,7 @@ A TPU core's plane (``/device:TPU:N``) holds an ``XLA Modules`` line (one event 
 run), an ``XLA Ops`` line (one event per HLO op run), often ``Async XLA Ops`` and ``Steps``.
 What an op is lives on its *event metadata*: ``program_id`` (a uint64 fingerprint) and
 ``symbol_id`` (which HLO instruction), ``hlo_category``, XLA's cost analysis (``flops``,
-``model_flops``, ``bytes_accessed``) and, in older captures only, ``tf_op``; libtpu names
+``model_flops``, ``bytes_accessed``) and on some metadata a ``tf_op``; libtpu names
 the op's metadata by its HLO text (``%fusion.1 = bf16[8,128]{...} fusion(...)``). Its time
 is the core's clock (``device_offset_ps``/``device_duration_ps``, which
 :mod:`.device_time` puts in ``run.events``). The programs themselves (their HLO, with each
