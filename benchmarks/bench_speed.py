@@ -10,6 +10,8 @@ Rows (ours / anchor, median of paired runs in one process unless said):
   private copy with ``use_saved_result`` off (goal <= 0.5), and the same on a TF 2.21 CPU
   capture of ~300k events made with the Python tracer (cpu_capture.py makes it once, with
   tensorflow-cpu; goal <= 0.25);
+* load + overview + op stats + HLO stats of the largest shared JAX GPU capture (H100, no CUDA
+  graphs) vs xprof's overview_page + framework_op_stats + hlo_stats (goal <= 0.5);
 * ``load()`` of a 1 M-event xplane on one core vs protobuf's own decode of the file (the
   floor; bench_load.py, pinned, best of N; goals >= 3 M events/s, <= 64 B/event with
   event_stats);
@@ -43,22 +45,28 @@ BERT = ROOT / "tests" / "data" / "bert_8gpu_multi_worker.xplane.pb"
 XPROF_TOOLS = ("overview_page", "framework_op_stats", "memory_profile")
 
 
-def ours_analyses(path: pathlib.Path) -> float:
+TF_ANALYSES = ("ops", "memory_summary")
+
+
+def ours_analyses(path: pathlib.Path, analyses: tuple[str, ...] = TF_ANALYSES) -> float:
+    """Load + the overview + the run attributes named, seconds."""
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run = tw.load(path, progress=False)
         tw.overview_summary(run)
-        run.ops  # noqa: B018 - computing it is the point
-        run.memory_summary  # noqa: B018
+        for name in analyses:
+            getattr(run, name)
     return time.perf_counter() - t
 
 
-def xprof_analyses(path: pathlib.Path) -> float:
+def xprof_analyses(path: pathlib.Path, tools: tuple[str, ...] = XPROF_TOOLS) -> float:
+    """xprof's converters for the tools named, each on a private copy (they write caches
+    beside their input), seconds."""
     from xprof.convert import raw_to_tool_data as r
 
     total = 0.0
-    for tool in XPROF_TOOLS:
+    for tool in tools:
         with tempfile.TemporaryDirectory(prefix="bench_xprof_") as tmp:
             copy = pathlib.Path(tmp) / path.name
             shutil.copy2(path, copy)
@@ -68,26 +76,35 @@ def xprof_analyses(path: pathlib.Path) -> float:
     return total
 
 
-def analyses_row(name: str, path: pathlib.Path, goal: str, repeat: int) -> dict:
-    ours_analyses(path)  # warm
-    xprof_analyses(path)
-    ours_t, xprof_t = [], []
+def paired_row(work: str, goal: str, ours, anchor, repeat: int, anchor_name: str) -> dict:
+    """Both sides warmed, then paired runs alternating which goes first; medians."""
+    ours()
+    anchor()
+    ours_t, anchor_t = [], []
     for i in range(repeat):
-        pair = [(ours_t, ours_analyses), (xprof_t, xprof_analyses)]
+        pair = [(ours_t, ours), (anchor_t, anchor)]
         for times, fn in pair if i % 2 == 0 else pair[::-1]:
-            times.append(fn(path))
-    o, x = statistics.median(ours_t), statistics.median(xprof_t)
+            times.append(fn())
+    o, a = statistics.median(ours_t), statistics.median(anchor_t)
     return {
-        "work": f"load + overview + op stats + memory summary, {name} vs xprof's converters",
+        "work": work,
         "ours_s": o,
-        "anchor_s": x,
-        "ratio": o / x,
+        "anchor_s": a,
+        "ratio": o / a,
         "goal": goal,
-        "extra": f"runs: ours {min(ours_t):.3f}-{max(ours_t):.3f} s, xprof "
-        f"{min(xprof_t):.3f}-{max(xprof_t):.3f} s",
+        "extra": f"runs: ours {min(ours_t):.3f}-{max(ours_t):.3f} s, {anchor_name} "
+        f"{min(anchor_t):.3f}-{max(anchor_t):.3f} s",
     }
 
 
+def analyses_row(name: str, path: pathlib.Path, goal: str, repeat: int) -> dict:
+    return paired_row(
+        f"load + overview + op stats + memory summary, {name} vs xprof's converters", goal,
+        lambda: ours_analyses(path), lambda: xprof_analyses(path), repeat, "xprof",
+    )  # fmt: skip
+
+
+# -- PyTorch: the largest shared Kineto trace -------------------------------------------------
 KINETO = ROOT.parent / "shared" / "captures" / "kineto"
 # Every analysis a PyTorch run has, as run attributes.
 TORCH_ANALYSES = (
@@ -142,29 +159,35 @@ def hta_torch(path: pathlib.Path) -> float:
 
 
 def torch_row(repeat: int) -> dict | None:
-    """Load + every PyTorch analysis vs HTA on the largest shared trace, paired runs."""
+    """Load + every PyTorch analysis vs HTA on the largest shared trace (None if absent)."""
     found = largest_kineto_trace()
     if found is None:
         return None
     path, n = found
-    ours_torch(path)  # warm
-    hta_torch(path)
-    ours_t, hta_t = [], []
-    for i in range(repeat):
-        pair = [(ours_t, ours_torch), (hta_t, hta_torch)]
-        for times, fn in pair if i % 2 == 0 else pair[::-1]:
-            times.append(fn(path))
-    o, h = statistics.median(ours_t), statistics.median(hta_t)
-    return {
-        "work": f"load + every PyTorch analysis, {path.name} ({n // 1000}k events) vs HTA's "
-        "TraceAnalysis + temporal + kernel breakdowns",
-        "ours_s": o,
-        "anchor_s": h,
-        "ratio": o / h,
-        "goal": "<= 0.5",
-        "extra": f"runs: ours {min(ours_t):.3f}-{max(ours_t):.3f} s, HTA "
-        f"{min(hta_t):.3f}-{max(hta_t):.3f} s",
-    }
+    return paired_row(
+        f"load + every PyTorch analysis, {path.name} ({n // 1000}k events) vs HTA's "
+        "TraceAnalysis + temporal + kernel breakdowns", "<= 0.5",
+        lambda: ours_torch(path), lambda: hta_torch(path), repeat, "HTA",
+    )  # fmt: skip
+
+
+# -- XLA: the largest shared JAX GPU capture ----------------------------------------------------
+JAX_GPU = ROOT.parent / "shared" / "captures" / "xplane_gpu_jax_h100" / "jax_cnn_nographs.xplane.pb"
+JAX_XPROF_TOOLS = ("overview_page", "framework_op_stats", "hlo_stats")
+
+
+def jax_row(repeat: int, path: pathlib.Path = JAX_GPU) -> dict | None:
+    """Load + overview + op stats + HLO stats of the JAX GPU capture vs xprof's converters
+    (None where the shared capture is absent)."""
+    if not path.exists():
+        return None
+    n = len(tw.load(path, progress=False).events)
+    return paired_row(
+        f"load + overview + op stats + hlo_stats, JAX on an H100 ({path.name}, {n // 1000}k "
+        "events) vs xprof's overview_page + framework_op_stats + hlo_stats", "<= 0.5",
+        lambda: ours_analyses(path, ("ops", "hlo_stats")),
+        lambda: xprof_analyses(path, JAX_XPROF_TOOLS), repeat, "xprof",
+    )  # fmt: skip
 
 
 def load_row(events: int, repeat: int) -> dict:
@@ -209,11 +232,10 @@ def main() -> None:
     rows.append(
         analyses_row(f"a TF 2.21 CPU capture ({n_cpu // 1000}k events)", cpu, "<= 0.25", repeat)
     )
+    rows += [r for r in (jax_row(repeat),) if r]
     rows.append(load_row(1_000_000, 3))
     rows += multihost_rows(*((2, 100_000) if a.quick else (8, 250_000)), repeat=3)
-    torch = torch_row(repeat)
-    if torch is not None:
-        rows.append(torch)
+    rows += [r for r in (torch_row(repeat),) if r]
     print("| work | ours s | anchor s | ratio | goal | notes |\n|---|---:|---:|---:|---|---|")
     for r in rows:
         print(

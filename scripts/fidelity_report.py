@@ -8,7 +8,9 @@ memory_profile, kernel_stats, hlo_stats; each on a private copy of the file, ``u
 off, so nothing is written beside the capture) and our analyses of the same file, and
 prints one row per (capture, tool, figure): ours, xprof's, and the relative difference
 (text figures: "same" or "differs"). The figures and their keys are those of
-``tests/fidelity_figures.py``, which the tests compare on the goldens. Needs the dev extra
+``tests/fidelity_figures.py``, which the tests compare on the goldens; on XLA captures (those
+carrying HLO programs) also ``xla_device_ops_matching``: XProf's device op rows we have with
+its name, type, occurrences and self time. Needs the dev extra
 (xprof).
 """
 
@@ -57,6 +59,28 @@ def _difference(key: str, ours, theirs) -> str:
     return "same" if ours == theirs else "differs"
 
 
+def xla_device_ops_matching(run, framework_op_stats) -> tuple[int, int]:
+    """(how many of XProf's device op rows we have with the same name, type, occurrences and
+    self time within 0.5 %, how many XProf has), IDLE left out: on an XLA capture, whether
+    each framework op its HLO names has XProf's numbers."""
+    import numpy as np
+    from fidelity_figures import rows
+
+    gold = rows(framework_op_stats[0])
+    gold = gold[(gold["host_or_device"] == "Device") & (gold["type"] != "IDLE")]
+    ops = run.ops
+    dev = ops[(ops["host_or_device"] == "Device") & (ops["type"] != "IDLE")]
+    m = gold.merge(
+        dev.assign(operation=dev["operation"].astype(str)), on="operation", suffixes=("_x", "")
+    )
+    same = (
+        (m["type_x"].astype(str) == m["type"].astype(str))
+        & (m["occurrences_x"].astype(np.int64) == m["occurrences"])
+        & np.isclose(m["total_self_time_us"], m["total_self_time"], rtol=5e-3, atol=1e-3)
+    )
+    return int(same.sum()), len(gold)
+
+
 def report(paths: list[pathlib.Path]) -> list[tuple]:
     from make_golden import xprof_tool
 
@@ -65,15 +89,19 @@ def report(paths: list[pathlib.Path]) -> list[tuple]:
     rows = []
     for path in paths:
         name = path.relative_to(path.parents[1]).as_posix()
-        theirs = xprof_figures({t: xprof_tool(path, t) for t in TOOLS})
+        out = {t: xprof_tool(path, t) for t in TOOLS}
+        theirs = xprof_figures(out)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ours = our_figures(tw.load(path))
+            run = tw.load(path)
+            ours = our_figures(run)
+        if len(run.hlo_instructions):  # XLA: XProf's device op rows one by one
+            got, want = xla_device_ops_matching(run, out["framework_op_stats"])
+            ours["xla_device_ops_matching"], theirs["xla_device_ops_matching"] = got, want
         for key, want in theirs.items():
             got = ours.get(key)
-            rows.append(
-                (name, tool_of(key), key, _show(got), _show(want), _difference(key, got, want))
-            )
+            tool = "framework_op_stats" if key == "xla_device_ops_matching" else tool_of(key)
+            rows.append((name, tool, key, _show(got), _show(want), _difference(key, got, want)))
     return rows
 
 

@@ -89,6 +89,9 @@ def goldens() -> dict:
     for sample in ("keras_fit", "custom_loop", "input_bound"):
         (xplane,) = sorted((ROOT / "sample_profiles" / sample).rglob("*.xplane.pb"))
         out[sample] = (lambda _tmp, x=xplane: x, TOOLS)
+    # The JAX CPU sample: XLA's CPU work in the step breakdown (issue 27).
+    (jax_cpu,) = sorted((ROOT / "sample_profiles" / "jax_cnn_cpu").rglob("*.xplane.pb"))
+    out["jax_cnn_cpu"] = (lambda _tmp: jax_cpu, ("overview_page", "input_pipeline_analyzer"))
     out["bert_8gpu"] = (lambda _tmp: BERT, TOOLS)
     for name, xplane in XLA_CAPTURES.items():
         out[name] = (lambda _tmp, x=xplane: x, XLA_TOOLS)

@@ -158,6 +158,10 @@ class OverviewSummary(Summary):
     recommendations: list[str]
     tools: list[str]
     top_ops: pd.DataFrame
+    # Ours (XProf has no such figure): the 16-bit share of device op time by the output
+    # element type (bf16/f16) of the ops' compiled instructions, %; NaN where the capture
+    # carries no compiled program (the framework's hlo_16bit_percent).
+    program_16bit_percent: float = float("nan")
 
     def to_frame(self) -> pd.DataFrame:
         """The scalar figures as a two-column table (name, value), with each category's
@@ -332,12 +336,17 @@ def overview_summary(run) -> OverviewSummary:
         device_type=device_type,
         device_core_count=cores,
         recommendations=recommendations,
+        program_16bit_percent=_nan_if_none(frameworks.hlo_16bit_percent(run)),
         tools=(
             ["input_pipeline_view", "trace_viewer"]
             if verdicts["input_classification"] in ("host", "both")
             else ["op_stats", "trace_viewer"]
         ),
     )
+
+
+def _nan_if_none(value: float | None) -> float:
+    return float("nan") if value is None else float(value)
 
 
 def _percents(ms: pd.DataFrame) -> dict[str, float]:
@@ -497,7 +506,11 @@ def _idle_and_duty(run, hardware: str) -> dict[str, float]:
     def idle_pct(name: str) -> float:
         on = side == name
         total = float(self_t[on].sum())
-        return 100.0 * float(self_t[on & is_idle].sum()) / total if total else 0.0
+        if not total:
+            # XProf's TPU overview counts a side without op time all idle (1 − busy/total,
+            # 0/0 taken as 0: a JAX host runs no TF op); elsewhere it leaves the share at 0.
+            return 100.0 if hardware == "TPU" else 0.0
+        return 100.0 * float(self_t[on & is_idle].sum()) / total
 
     busy, idle = rules_of(run).duty_cycle(run) if hardware == "TPU" else (0.0, 0.0)
     return {

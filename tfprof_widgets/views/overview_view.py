@@ -118,6 +118,12 @@ class OverviewView(View):
                 f"TPU duty cycle {o.device_duty_cycle_percent:.1f} %; idle: device "
                 f"{o.device_idle_percent:.1f} %, host {o.host_idle_percent:.1f} %"
             )
+        if known(o.program_16bit_percent):
+            lines.append(
+                f"16-bit share of device op time by the compiled programs' output types: "
+                f"{o.program_16bit_percent:.1f} % (ours only: XProf reads no shapes and says "
+                f"{o.device_compute_16bit_percent:.1f} %)"
+            )
         top = o.top_ops
         if "beyond_xprof" in top and top["beyond_xprof"].any():
             lines.append(BEYOND_XPROF_NOTE)

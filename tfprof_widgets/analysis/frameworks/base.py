@@ -236,6 +236,12 @@ class Framework:
         names none."""
         return None
 
+    def hlo_16bit_percent(self, run) -> float | None:
+        """Share of device op time in ops whose compiled program says their output is 16-bit
+        floating point, % (ours: XProf reads no shapes); None where the framework's captures
+        carry no such program."""
+        return None
+
     # -- hooks added for PyTorch ------------------------------------------------------------
     # Whether a host with a GPU takes its steps from its host step markers, counting its
     # host events beside its device events. XProf's rule (False): such a host's steps come

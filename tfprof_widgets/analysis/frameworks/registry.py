@@ -154,6 +154,13 @@ class RunFrameworks:
             busy, idle = busy + b, idle + i
         return busy, idle
 
+    def hlo_16bit_percent(self, run) -> float | None:
+        for f in self.rules:
+            share = f.hlo_16bit_percent(run)
+            if share is not None:
+                return share
+        return None
+
     def input_op_class(self, name: str, op_type: str) -> str:
         for f in self.rules:
             if op_type in f.input_op_types:

@@ -85,3 +85,6 @@ class XLA(Framework):
 
     def duty_cycle(self, run) -> tuple[float, float]:
         return tpu.duty_cycle(run)
+
+    def hlo_16bit_percent(self, run) -> float | None:
+        return tpu.hlo_16bit_percent(run)

@@ -2,24 +2,30 @@
 
 A TPU core's plane (``/device:TPU:N``) holds an ``XLA Modules`` line (one event per program
 run), an ``XLA Ops`` line (one event per HLO op run), often ``Async XLA Ops`` and ``Steps``.
-What an op is lives on its *event metadata*: ``program_id`` and ``symbol_id`` (which HLO
-instruction), ``hlo_category`` and ``tf_op`` (the framework op it came from); its time is
-the core's clock (``device_offset_ps``/``device_duration_ps``, which :mod:`.device_time`
-puts in ``run.events``).
+What an op is lives on its *event metadata*: ``program_id`` (a uint64 fingerprint) and
+``symbol_id`` (which HLO instruction), ``hlo_category``, XLA's cost analysis (``flops``,
+``model_flops``, ``bytes_accessed``) and on some metadata a ``tf_op``; libtpu names
+the op's metadata by its HLO text (``%fusion.1 = bf16[8,128]{...} fusion(...)``). Its time
+is the core's clock (``device_offset_ps``/``device_duration_ps``, which
+:mod:`.device_time` puts in ``run.events``). The programs themselves (their HLO, with each
+instruction's framework op) are on ``/host:metadata`` (``run.hlo_instructions``).
 
 * Device ops (``ConvertTensorCoreDeviceTraceXPlaneToOpMetricsDb``): the events of each op
   line, in order, nest by their device spans (an event inside another's span is its
   child); self time = duration − the direct children's durations. An event without
   ``program_id``/``symbol_id``, or with symbol 0 (the program's root), is no op but still
   nests. Ops merge across cores by (program, name); the TF-level rows take the metadata's
-  ``tf_op`` (the op's own name, type 'Unknown', where there is none) and run as often as
-  their busiest HLO op.
+  ``tf_op``, else (ours, :func:`framework_ops`) the instruction's ``metadata.op_name`` from
+  the program's HLO, else the op's own name with type 'Unknown' (XProf 2.24 stops at the
+  ``tf_op``), and run as often as their busiest HLO op.
 * IDLE per core: the span from the first to the last event of its ``Steps`` and op lines
   (plus, in a capture XProf has to group itself, the host-clock span of the ops that name a
   TF op, which XProf copies to a derived ``Framework Ops`` line) minus the ops' self time.
 * Duty cycle (``DutyCycleTracker``), on the XEvent (host) clock: ``XLA Ops`` events are
   busy time unless their category is infeed, outfeed, host send/recv or megacore fusion;
   ``XLA Modules`` events only widen the window; busy / window, summed over cores.
+* 16-bit share (ours, :func:`hlo_16bit_percent`): the ops' time in instructions whose
+  output is bf16/f16 by the program's HLO, on TPU cores and XLA's GPU kernels alike.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from ...event_index import event_plane_rows
 from ...inputs import per_run
 from ...nesting import to_ps
 from ..tensorflow.op_names import parse_tf_op
+from .gpu import kernel_instructions, tf_level_ops
 
 # XLA op categories a core is not busy in (kOffDutyHloCategories... in duty_cycle_tracker).
 OFF_DUTY_CATEGORIES = (
@@ -52,6 +59,10 @@ MODULE_LINES = ("XLA Modules", "Sparse Core Modules")
 TPU_OP_LINES = ("XLA Ops", "Framework Ops", "Sparse Core Ops")
 TPU_STEP_LINES = ("Steps", "Sparse Core Steps")
 _LINE_SUFFIX = re.compile(r" #-?\d+$")  # how the lines table makes colliding names unique
+# libtpu names an op's metadata by its HLO text, '%fusion.1 = bf16[8,128]{...} fusion(...)'.
+_HLO_TEXT_HEAD = r"^%([^\s=]+) = "
+# XLA's cost analysis of each op, on its metadata (per run of the op).
+COST_STATS = ("flops", "model_flops", "bytes_accessed")
 
 
 def line_names(run) -> np.ndarray:
@@ -66,9 +77,12 @@ def tpu_plane_rows(run) -> np.ndarray:
 
 @per_run
 def tpu_op_metadata(run) -> pd.DataFrame:
-    """The op stats of TPU event metadata, one row per (host, plane, event name): program_id,
-    symbol_id (-1 where absent), hlo_category, tf_op ('' where absent) and the op's name
-    (the metadata's display name, else its name). The first metadata of a name wins."""
+    """The op stats of TPU event metadata, one row per (host, plane, event name): program_id
+    and symbol_id (-1 where absent; a uint64 id as its int64 bit pattern), is_op (both ids
+    present, symbol not 0: not the program's root), hlo_category, tf_op ('' where absent),
+    the op's instruction name (the metadata's display name, else the head of its HLO text)
+    and XLA's cost analysis per run (``flops``, ``model_flops``, ``bytes_accessed``; 0
+    where absent). The first metadata of a name wins."""
     md = run.event_metadata
     tpu = set(run.planes["plane"].astype(str).to_numpy()[tpu_plane_rows(run)])
     md = md[md["plane"].astype(str).isin(tpu)].reset_index(drop=True)
@@ -85,17 +99,26 @@ def tpu_op_metadata(run) -> pd.DataFrame:
     symbol, has_s = stat_columns.numbers(ms, "symbol_id", n, owner=owner)
     category, _ = stat_columns.strings(ms, "hlo_category", n, owner=owner)
     tf_op, _ = stat_columns.strings(ms, "tf_op", n, owner=owner)
+    flops = {k: stat_columns.numbers(ms, k, n, owner=owner)[0] for k in COST_STATS}
     display = md["display_name"].astype(object)
+    # The instruction's name: the display name, else the HLO text's '%name = ...' head.
+    text = md["name"].astype(str)
+    head = text.str.extract(_HLO_TEXT_HEAD, expand=False)
+    short = np.where(head.notna(), head, text)
     out = pd.DataFrame(
         {
             "host": md["host"].astype(str),
             "plane": md["plane"].astype(str),
             "name": md["name"].astype(str),
+            # Program ids are uint64 fingerprints, kept as their int64 bit pattern (as
+            # run.hlo_instructions keeps them), so a negative one is a program too.
             "program_id": np.where(has_p, program, -1),
             "symbol_id": np.where(has_s, symbol, -1),
+            "is_op": has_p & has_s & (symbol != 0),
             "hlo_category": pd.Series(category, dtype=object).fillna("").astype(str),
             "tf_op": pd.Series(tf_op, dtype=object).fillna("").astype(str),
-            "op_name": np.where(display.notna() & (display != ""), display, md["name"]).astype(str),
+            "op_name": np.where(display.notna() & (display != ""), display, short).astype(str),
+            **flops,
         }
     )
     return out.drop_duplicates(["host", "plane", "name"], ignore_index=True)
@@ -106,7 +129,7 @@ def tpu_op_events(run) -> pd.DataFrame:
     """Events of the TPU cores' op and step lines with their metadata, in line order.
 
     Columns: row, host, plane_row, line_row, line (its name), begin_ps, end_ps (device
-    clock), program_id, symbol_id, hlo_category, tf_op, op_name.
+    clock), and the columns of :func:`tpu_op_metadata`.
     """
     planes = tpu_plane_rows(run)
     if not len(planes):
@@ -133,8 +156,11 @@ def tpu_op_events(run) -> pd.DataFrame:
     sub = sub.merge(tpu_op_metadata(run), on=["host", "plane", "name"], how="left")
     sub["program_id"] = sub["program_id"].fillna(-1).astype(np.int64)
     sub["symbol_id"] = sub["symbol_id"].fillna(-1).astype(np.int64)
+    sub["is_op"] = sub["is_op"].fillna(False).astype(bool)
     for c in ("hlo_category", "tf_op"):
         sub[c] = sub[c].fillna("")
+    for c in COST_STATS:
+        sub[c] = sub[c].fillna(0).astype(np.int64)
     sub["op_name"] = sub["op_name"].fillna(sub["name"])
     return sub.sort_values("row", ignore_index=True)
 
@@ -169,7 +195,7 @@ def tpu_device_ops(run) -> pd.DataFrame:
     if not len(ev):
         return pd.DataFrame()
     ops = _nest_by_span(ev[ev["line"].isin(TPU_OP_LINES)].reset_index(drop=True))
-    return ops[(ops["program_id"] >= 0) & (ops["symbol_id"] > 0)].reset_index(drop=True)
+    return ops[ops["is_op"].to_numpy()].reset_index(drop=True)
 
 
 def tpu_op_rows(run) -> tuple[pd.DataFrame, pd.Series]:
@@ -189,9 +215,7 @@ def tpu_op_rows(run) -> tuple[pd.DataFrame, pd.Series]:
         )
         .reset_index()
     )
-    parsed = [parse_tf_op(t) if t else None for t in hlo["tf_op"]]
-    hlo["operation"] = [p[1] if p else n for p, n in zip(parsed, hlo["op_name"])]
-    hlo["type"] = [(p[2] or "Unknown") if p else "Unknown" for p in parsed]
+    hlo["operation"], hlo["type"] = framework_ops(run, hlo)
     rows = (
         hlo.groupby(["host", "operation"], sort=False)
         .agg(
@@ -204,8 +228,54 @@ def tpu_op_rows(run) -> tuple[pd.DataFrame, pd.Series]:
     )
     rows["host_or_device"] = "Device"
     rows["is_eager"] = False
+    # The time is XProf's to the picosecond; only the name can be ours (framework_ops).
     rows["beyond_xprof"] = False
     return rows, idle
+
+
+def framework_ops(run, hlo: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(operation, type) of each TPU HLO op (``hlo``: host, program_id, op_name, tf_op).
+
+    XProf 2.24 names a TPU op by its metadata's ``tf_op`` and, without one, by the HLO op's
+    own name with type 'Unknown'. Where the op has no ``tf_op`` but its program's HLO (the
+    ``/host:metadata`` plane) gives the instruction a ``metadata.op_name``, we name it by
+    that framework op (``jit(step)/jit(main)/dot_general``, type ``dot_general``), as XProf
+    itself does for the same instruction on a GPU: the name is ours, the times are XProf's.
+    """
+    tf_op = hlo["tf_op"].astype(str).to_numpy(object)
+    parsed = [parse_tf_op(t) if t else None for t in tf_op.tolist()]
+    name = np.array([p[1] if p else n for p, n in zip(parsed, hlo["op_name"])], object)
+    typ = np.array([(p[2] or "Unknown") if p else "Unknown" for p in parsed], object)
+    at = instruction_rows(run, hlo)
+    use = (tf_op == "") & (at >= 0)
+    if use.any():
+        h = run.hlo_instructions
+        ours = h["op_name"].astype(str).to_numpy(object)[at[use]] != ""
+        where = np.flatnonzero(use)[ours]
+        h_name, h_type = tf_level_ops(h)
+        name[where], typ[where] = h_name[at[where]], h_type[at[where]]
+    return name, typ
+
+
+def instruction_rows(run, ops: pd.DataFrame) -> np.ndarray:
+    """Row of run.hlo_instructions of each TPU op (columns host, program_id, op_name: the
+    instruction's name), -1 where the capture carries no such instruction."""
+    h = run.hlo_instructions
+    if not len(h) or not len(ops):
+        return np.full(len(ops), -1, np.int64)
+    table = pd.MultiIndex.from_arrays(
+        [h["host"].astype(str), h["program_id"].to_numpy(np.int64), h["instruction"].astype(str)]
+    )
+    first = ~table.duplicated()
+    keys = pd.MultiIndex.from_arrays(
+        [
+            ops["host"].astype(str),
+            ops["program_id"].to_numpy(np.int64),
+            ops["op_name"].astype(str),
+        ]
+    )
+    pos = table[first].get_indexer(keys)
+    return np.where(pos >= 0, np.flatnonzero(first)[np.maximum(pos, 0)], -1)
 
 
 def _idle(run, ops: pd.DataFrame) -> pd.Series:
@@ -277,4 +347,41 @@ def _union_length(start: np.ndarray, end: np.ndarray) -> int:
     return int((last - first).sum())
 
 
-__all__ = ["duty_cycle", "tpu_device_ops", "tpu_op_metadata", "tpu_op_rows"]
+SIXTEEN_BIT = ("bf16", "f16")
+
+
+def hlo_16bit_percent(run) -> float | None:
+    """Share of the device ops' time spent in HLO instructions whose result is 16-bit
+    floating point (``bf16``/``f16``, the element type of the instruction's output shape in
+    the program's HLO), %: TPU ops by self time, GPU events by duration; over the ops whose
+    instruction the capture's programs name. None where they name none.
+
+    Ours: XProf's precision share reads TF op names and kernel names for 'half'/'fp16' and
+    prints 0 % on every XLA capture."""
+    h = run.hlo_instructions
+    if not len(h):
+        return None
+    dtype = h["dtype"].astype(str).to_numpy(object)
+    ops = tpu_device_ops(run)
+    at = instruction_rows(run, ops) if len(ops) else np.zeros(0, np.int64)
+    tpu_t = ops["self_ps"].to_numpy(np.float64)[at >= 0] if len(ops) else np.zeros(0)
+    tpu_dtype = dtype[at[at >= 0]]
+    k = kernel_instructions(run)
+    gpu_t = run.events["dur_us"].to_numpy()[k["row"].to_numpy()]
+    gpu_dtype = dtype[k["instruction"].to_numpy()]
+    t = np.concatenate([tpu_t / 1e6, gpu_t])
+    kinds = np.concatenate([tpu_dtype, gpu_dtype]).astype(str)
+    if not len(t) or t.sum() <= 0:
+        return None
+    return float(100.0 * t[np.isin(kinds, SIXTEEN_BIT)].sum() / t.sum())
+
+
+__all__ = [
+    "duty_cycle",
+    "framework_ops",
+    "hlo_16bit_percent",
+    "instruction_rows",
+    "tpu_device_ops",
+    "tpu_op_metadata",
+    "tpu_op_rows",
+]
