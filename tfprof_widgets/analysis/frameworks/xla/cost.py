@@ -29,7 +29,6 @@ import numpy as np
 import pandas as pd
 
 from ....proto import xla_hlo_pb2
-from ....readers.xspace.hlo import program_protos, shape_text
 from ...inputs import per_run
 
 # cuDNN / cuBLAS / hipBLASLt calls: a tuple result whose last element is the workspace.
@@ -48,33 +47,33 @@ def instruction_costs(run) -> pd.DataFrame:
     """One row per top-level instruction (not inside a fusion) of every program: host,
     program_id, instruction, flops (per execution), bytes_accessed, hbm_bytes and
     flops_modeled (our FLOP count follows XProf's rule in full for it)."""
+    h = run.hlo_instructions
+    size = dict(
+        zip(zip(h["host"].astype(str), h["program_id"], h["instruction_id"]), h["result_bytes"])
+    )
     rows: list[tuple] = []
-    for host, program, data in program_protos(run.metadata_stats):
-        proto = xla_hlo_pb2.HloProto()
-        try:
-            proto.ParseFromString(data)
-        except Exception:  # noqa: BLE001 - a damaged program is left out, as the reader does
-            continue
-        _module_costs(rows, host, program, proto.hlo_module)
-    cols = ["host", "program_id", "instruction", "flops", "bytes_accessed", "hbm_bytes", "flops_modeled"]
+    for host, program, module in run.hlo_modules:
+        _module_costs(rows, host, program, module, size)
+    cols = ["host", "program_id", "instruction", "flops", "bytes_accessed", "hbm_bytes",
+            "flops_modeled"]  # fmt: skip
     if not rows:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
     out = pd.DataFrame.from_records(rows, columns=cols)
     return out.astype({"program_id": np.int64, "flops": np.float64, "bytes_accessed": np.float64,
-                       "hbm_bytes": np.float64, "flops_modeled": bool})
+                       "hbm_bytes": np.float64, "flops_modeled": bool})  # fmt: skip
 
 
-def _module_costs(rows: list, host: str, program: int, module) -> None:
+def _module_costs(rows: list, host: str, program: int, module, size: dict) -> None:
     """Append (host, program, name, flops, bytes, hbm bytes, modeled) per top-level
-    instruction of ``module``."""
+    instruction of ``module``; ``size`` gives each instruction's result bytes."""
     by_id = {i.id: i for c in module.computations for i in c.instructions}
     comps = {c.id: c for c in module.computations}
     for comp in module.computations:
         if comp.is_fusion_computation:
             continue
         for ins in comp.instructions:
-            read = sum(shape_text(by_id[o].shape)[2] for o in ins.operand_ids if o in by_id)
-            written, hbm_written = _written(ins)
+            read = sum(size.get((host, program, o), 0) for o in ins.operand_ids)
+            written, hbm_written = _written(ins, size.get((host, program, ins.id), 0))
             flops, modeled = _flops(ins, by_id, comps)
             rows.append(
                 (host, program, ins.name, flops, read + written, read + hbm_written, modeled)
@@ -85,16 +84,17 @@ def _is_library_call(ins) -> bool:
     return ins.opcode == "custom-call" and ins.custom_call_target.startswith(_LIBRARY_PREFIXES)
 
 
-def _written(ins) -> tuple[int, int]:
-    """(bytes the instruction writes, of which XLA counts as HBM writes)."""
+def _written(ins, result_bytes: int) -> tuple[int, int]:
+    """(bytes the instruction writes, of which XLA counts as HBM writes), from its result's
+    bytes: a library call's tuple result less its last ``u8`` element (the workspace, one
+    byte per element), none of it an HBM write."""
     shape = ins.shape
     if not _is_library_call(ins) or shape.element_type != xla_hlo_pb2.TUPLE:
-        total = shape_text(shape)[2]
-        return total, total
+        return result_bytes, result_bytes
     parts = list(shape.tuple_shapes)
     if parts and parts[-1].element_type == xla_hlo_pb2.U8:
-        parts = parts[:-1]  # the library's workspace
-    return sum(shape_text(p)[2] for p in parts), 0
+        result_bytes -= math.prod(parts[-1].dimensions)
+    return result_bytes, 0
 
 
 def _flops(ins, by_id: dict, comps: dict) -> tuple[float, bool]:
