@@ -122,3 +122,56 @@ def test_views_of_a_run_without_xla_say_what_is_missing(tf_run):
         (line,) = view.findings()
         assert "XLA" in line
         assert line in view.text() and view.html()
+
+
+# -- in a browser (Debian's Chromium, network blocked): the report of the JAX H100 capture ------
+# Each op point of the roofline plot: where it is on the page and the op it stands for.
+POINTS_JS = """(root) => { const gd = root.querySelector('.js-plotly-plot');
+  gd.scrollIntoView({block: 'center'});
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, r = gd.getBoundingClientRect();
+  const out = [];
+  gd.data.forEach((t, k) => { if (t.mode !== 'markers') return;
+    gd.calcdata[k].forEach((c, i) => out.push({x: r.left + xa._offset + xa.c2p(c.x),
+      y: r.top + ya._offset + ya.c2p(c.y), key: t.customdata[i][0]})); });
+  return out; }"""
+
+
+def test_report_draws_both_views_and_a_point_click_leaves_its_op(tmp_path):
+    """In the report of jax_cnn_nographs both sections draw (the roofline plot with its roofs
+    and points, the op profile table with its rows), and a click on a roofline point leaves
+    the one row of its op in the table below."""
+    test_browser = pytest.importorskip("test_browser")
+    if not test_browser._AVAILABLE:
+        pytest.skip("needs /usr/bin/chromium and playwright")
+    if not NOGRAPHS.exists():
+        pytest.skip(f"{NOGRAPHS} is absent")
+    from playwright.sync_api import sync_playwright
+
+    from tfprof_widgets import cli
+
+    out = tmp_path / "report.html"
+    assert cli.main(["report", str(NOGRAPHS), "-o", str(out), "--quiet"]) == 0
+    with sync_playwright() as p:
+        browser, page = test_browser.offline_page(p)
+        page.goto(out.as_uri())
+        test_browser.draw_everything(page)
+        profile_rows = int(
+            page.locator("section#hlo_op_profile .tfprof-view .tft").first.get_attribute("data-rows")
+        )
+        root = page.locator("section#roofline .tfprof-view").first
+        traces = root.evaluate("r => r.querySelector('.js-plotly-plot').data.length")
+        points = root.evaluate(f"r => ({POINTS_JS})(r)")
+        clicks = []
+        for i in range(min(3, len(points))):
+            pt = root.evaluate(f"r => ({POINTS_JS})(r)")[i]  # where it is now
+            page.mouse.click(pt["x"], pt["y"])
+            page.wait_for_timeout(250)
+            rows = int(root.evaluate("r => r.querySelector('.tft').dataset.rows"))
+            shown = root.evaluate("r => r.querySelector('.tft').innerText")
+            clicks.append((pt["key"], rows, pt["key"] in shown))
+        browser.close()
+    tree = tw.load(NOGRAPHS, progress=False).op_profile
+    # The view opens expanded to categories: programs and categories.
+    assert profile_rows == int(tree["level"].isin(["program", "category"]).sum())
+    assert traces >= 3 and len(points) >= 10
+    assert len(clicks) == 3 and all(rows == 1 and seen for _, rows, seen in clicks), clicks
