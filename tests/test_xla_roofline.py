@@ -16,9 +16,6 @@ from tfprof_widgets import schema
 H100 = ROOT / "tests" / "data" / "xplane_h100_jax"
 AMD = ROOT / "tests" / "data" / "xplane_amd_jax"
 NAMES = ("jax_cnn_nographs", "jax_cnn_graphs", *(f"jax08_{k}" for k in ("attention", "conv", "elementwise", "gemm")))
-# XLA counts an operand of this reduce fusion by the elements the fusion reads of it, not
-# its whole size; our byte rule (every operand's bytes) does not model that.
-PARTIAL_READS = {"input_reduce_fusion.1"}
 _RUNS: dict = {}
 
 
@@ -60,13 +57,14 @@ def test_device_peaks_are_xprofs(name):
     assert schema.mismatches(run.roofline_peaks, schema.ROOFLINE_PEAKS) == []
 
 
-@pytest.mark.parametrize("name", ("jax_cnn_nographs", "jax08_conv"))
-def test_per_op_bytes_bound_and_modeled_flops_are_xprofs(name):
-    """Rule (XLA's GpuHloCostAnalysis as XProf adds it per device event): bytes = operands +
-    result (a library call's workspace left out; its tuple result is no HBM write); FLOPs of
-    convolutions (valid window positions) and dots; bound by HBM below the HBM ridge point.
-    Every row's bound_by is xprof's; bandwidths on every row but the partial-read fusion; the
-    FLOP figures on every row whose FLOPs we model in full."""
+@pytest.mark.parametrize("name", NAMES)
+def test_per_op_flops_bytes_and_bound_are_xprofs(name):
+    """Rule (XLA's GpuHloCostAnalysis with the sm_86 op profile, as XProf adds it per device
+    event): elementwise costs per element, reductions by applications, convolutions by
+    valid window positions, dots by contracting size, fusions by each fused op's
+    utilisation; bytes = operands read (a fusion's by its parameters' utilisation) + result
+    (no library workspace); bound by HBM below the HBM ridge point. Every row's figures are
+    xprof's within 0.5 %, except the cuBLAS GEMM calls (next test)."""
     run = load(name)
     rl = run.roofline
     assert schema.mismatches(rl, schema.ROOFLINE) == []
@@ -78,33 +76,34 @@ def test_per_op_bytes_bound_and_modeled_flops_are_xprofs(name):
     )
     j = t.merge(m, on=["hlo_module_id", "operation", "occurrences"], how="left", validate="1:1")
     assert j["our_hlo_op_name"].notna().all() and len(j) == len(t) >= 4
-    assert (j["bound_by"].astype(str) == j["our_bound_by"].astype(str)).all()
-    full = ~j["operation"].isin(PARTIAL_READS)
-    for theirs, ours in (("measured_memory_bw", "memory_bw_gibps"), ("hbm_bw", "hbm_bw_gibps"),
-                         ("max_mem_bw_utilization", "max_mem_bw_utilization")):  # fmt: skip
-        assert close(j.loc[full, "our_" + ours], j.loc[full, theirs]).all(), theirs
-    mod = j["our_flops_modeled"].astype(bool)
-    assert mod.sum() >= 4
+    same = j["our_flops_modeled"].astype(bool)
+    assert same.sum() >= len(j) - 5
+    assert (j.loc[same, "bound_by"].astype(str) == j.loc[same, "our_bound_by"].astype(str)).all()
     for theirs, ours in (("model_flop_rate", "model_gflops_per_s"),
+                         ("measured_memory_bw", "memory_bw_gibps"), ("hbm_bw", "hbm_bw_gibps"),
                          ("operational_intensity", "operational_intensity"),
                          ("bottleneck_operational_intensity", "bottleneck_operational_intensity"),
                          ("optimal_flop_rate", "optimal_gflops_per_s"),
-                         ("roofline_efficiency", "roofline_efficiency")):  # fmt: skip
-        assert close(j.loc[mod & full, "our_" + ours], j.loc[mod & full, theirs]).all(), theirs
+                         ("roofline_efficiency", "roofline_efficiency"),
+                         ("max_mem_bw_utilization", "max_mem_bw_utilization")):  # fmt: skip
+        ok = close(j.loc[same, "our_" + ours], j.loc[same, theirs])
+        assert ok.all(), (theirs, j.loc[same][~ok.to_numpy()]["operation"].tolist())
 
 
-def test_unmodeled_elementwise_flops_stay_zero_on_purpose():
-    """Different on purpose: XLA gives elementwise work FLOPs from a per-GPU table of measured
-    op costs (hlo_op_profiles) that the capture does not carry. We leave them at 0 and say so
-    (flops_modeled False) instead of guessing: those rows' FLOP rate is below xprof's, and
-    their bytes still match."""
-    rl = load("jax_cnn_nographs").roofline
-    t = theirs_ops("jax_cnn_nographs").set_index("operation")
-    off = rl[~rl["flops_modeled"]]
-    assert len(off) >= 10
-    assert (off["flops"] == 0).sum() >= 10  # gemm fusions keep their dots' FLOPs
-    theirs = t.loc[off["hlo_op_name"].astype(str), "model_flop_rate"].to_numpy(float)
-    assert (theirs > 0).any() and (off["model_gflops_per_s"].to_numpy() <= theirs + 1e-9).all()
+def test_gemm_calls_get_their_dot_flops_where_xprof_shows_zero():
+    """Different on purpose: xprof 2.24 shows 0 FLOPs and 0 bytes for the cuBLAS GEMM calls
+    of the MI300X GEMM capture; we count XLA's dot rule (2 × M × N × K, the dimension numbers
+    of the call's backend config) and the bytes, and mark the rows (flops_modeled False)."""
+    rl = load("jax08_gemm").roofline
+    t = theirs_ops("jax08_gemm")
+    gemm = rl[~rl["flops_modeled"]]
+    assert len(gemm) == 5 and (gemm["category"] == "custom-call").all()
+    zero = t[t["category"] == "custom-call"]
+    assert (zero["model_flop_rate"] == 0).all() and (zero["measured_memory_bw"] == 0).all()
+    # bf16[1024,1024] = bf16[1024,1024] x bf16[1024,1024]: 2 × 1024³ FLOPs per call
+    sizes = gemm["flops"] / gemm["occurrences"]
+    assert np.isclose(sizes, 2 * 1024**3).any()
+    assert (gemm["bytes_accessed"] > 0).all()
 
 
 def _walk(node: dict, path: str, out: dict) -> None:
@@ -114,28 +113,36 @@ def _walk(node: dict, path: str, out: dict) -> None:
         _walk(child, p, out)
 
 
-@pytest.mark.parametrize("name", ("jax_cnn_nographs", "jax08_conv"))
+@pytest.mark.parametrize("name", NAMES)
 def test_op_profile_tree_is_xprofs(name):
     """Rule (XProf's op profile, IDLE excluded): program '<module>(<id>)' -> HLO category ->
     op; a node's time, HBM bytes and occurrences are its ops' sums; HBM bandwidth
     utilisation = bytes over the node's time at peak, capped at 1; FLOP utilisation = FLOPs
-    over the whole tree's time at peak (checked where every op under the node is modeled)."""
+    over the whole tree's time at peak (every op but the GEMM calls of the previous test)."""
     run = load(name)
     tree = run.op_profile
     assert schema.mismatches(tree, schema.OP_PROFILE) == []
     theirs: dict = {}
     _walk(golden(name, "op_profile")["byProgramExcludeIdle"], "", theirs)
-    assert set(tree["path"]) == set(theirs)
     rl = run.roofline
+    beyond = set(rl.loc[rl["beyond_xprof"], "hlo_op_name"].astype(str))
+    if beyond:  # under CUDA graphs: xprof's tree, and the ops only we attribute
+        assert set(theirs) < set(tree["path"])
+        tree = tree[(tree["level"] == "op") & ~tree["name"].isin(beyond)]
+        tree = tree[tree["path"].isin(theirs)]
+        assert len(tree) >= 10
+    else:
+        assert set(tree["path"]) == set(theirs)
     unmodeled = set(rl.loc[~rl["flops_modeled"], "hlo_op_name"].astype(str))
     for row in tree.itertuples():
         m = theirs[row.path]
         assert close(row.time_us * 1e6, m["rawTime"], 1e-6), row.path
-        if not (set(row.path.split("/")) & PARTIAL_READS) and row.level == "op":
+        if row.level == "op" and row.name not in unmodeled:
             assert close(row.hbm_bytes, m["rawBytesAccessedArray"][0]), row.path
             assert close(row.hbm_bw_utilization, m["bandwidthUtils"][0]), row.path
-        if row.level == "op" and row.name not in unmodeled:
             assert close(row.flops, m.get("rawFlops", 0)), row.path
-            # xprof rounds this utilisation to 4 decimals
-            assert abs(row.flop_utilization - m.get("flops", 0)) <= 6e-5, row.path
-    assert list(tree["level"].iloc[:2]) == ["program", "category"]
+            # xprof rounds this utilisation to 4 decimals; under CUDA graphs the tree's time
+            # holds the ops only we attribute, so the shares are of a larger whole
+            if not beyond:
+                assert abs(row.flop_utilization - m.get("flops", 0)) <= 6e-5, row.path
+    assert beyond or list(tree["level"].iloc[:2]) == ["program", "category"]

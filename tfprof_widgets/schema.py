@@ -1004,7 +1004,11 @@ ROOFLINE: dict[str, tuple[str, str]] = {
     "roofline_efficiency": ("float64", "FLOP rate over that roof (HBM-bound: HBM bandwidth over its peak)."),
     "compute_efficiency": ("float64", "model_gflops_per_s / peak FLOP rate (a fraction)."),
     "max_mem_bw_utilization": ("float64", "hbm_bw_gibps / peak HBM bandwidth (a fraction)."),
-    "flops_modeled": ("bool", "Our FLOP count is XProf's rule in full (False: elementwise work left at 0)."),
+    "flops_modeled": (
+        "bool",
+        "Our FLOPs and bytes are XProf's (False: a cuBLAS GEMM call, which xprof 2.24 leaves at 0).",
+    ),
+    "beyond_xprof": ("bool", "Includes kernels XProf leaves out (inside CUDA graphs), as in hlo_stats."),
     "source_info": ("category", "'file:line' of the op, or ''."),
 }
 

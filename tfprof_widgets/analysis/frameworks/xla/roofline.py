@@ -19,7 +19,8 @@ executions), so the rates are ``costs × occurrences / self time``. 'Bound by' i
 the instruction's HBM operational intensity is below the HBM ridge point, else Compute
 ('Unknown' with no bytes); the optimal FLOP rate is the roof above the bottleneck
 intensity, and the roofline efficiency the FLOP rate over it (HBM-bound: HBM bandwidth over
-its peak). Where our FLOP count is not XProf's rule in full, ``flops_modeled`` is False.
+its peak). Where our FLOPs are not XProf's (cuBLAS GEMM calls, which xprof leaves at 0),
+``flops_modeled`` is False.
 """
 
 from __future__ import annotations
@@ -153,6 +154,7 @@ def roofline(run) -> pd.DataFrame:
             "occurrences": out["occurrences"], "total_self_time_us": out["total_self_time_us"],
             "flops": flops, "bytes_accessed": nbytes, "hbm_bytes": hbm, **res,
             "flops_modeled": out["flops_modeled"].fillna(False).astype(bool),
+            "beyond_xprof": out["beyond_xprof"].astype(bool),
             "source_info": out["source_info"],
         }
     )  # fmt: skip
