@@ -146,3 +146,27 @@ def test_op_profile_tree_is_xprofs(name):
             if not beyond:
                 assert abs(row.flop_utilization - m.get("flops", 0)) <= 6e-5, row.path
     assert beyond or list(tree["level"].iloc[:2]) == ["program", "category"]
+
+
+def test_tpu_peaks_come_from_the_tpu_planes_stats(tmp_path):
+    """Rule (XProf on TPU): the peaks are the TPU plane's own stats, peak_teraflops_per_second
+    and peak_hbm_bw_gigabytes_per_second (GB/s, shown in GiB/s), peak_vmem_wr_bw for the
+    on-chip memory. The values of the real v6e capture of issue 27 give XProf's figures
+    there: 918,000 GFLOP/s, HBM 1,525.5 GiB/s, ridge point 560.4 FLOP/B."""
+    from xspace_builder import XSpaceBuilder
+
+    b = XSpaceBuilder("tpu_host")
+    plane = b.plane("/device:TPU:0", 1)
+    for name, value in (("peak_teraflops_per_second", 918.0),
+                        ("peak_hbm_bw_gigabytes_per_second", 1638.0),
+                        ("peak_vmem_wr_bw_gigabytes_per_second", 0.0),
+                        ("device_type_string", "TPU v6 lite")):  # fmt: skip
+        plane.add_plane_stat(name, value)
+    plane.line("XLA Ops", 3).event("fusion.1", 0, 1_000_000)
+    run = tw.load(b.write(tmp_path / "tpu.xplane.pb"), progress=False)
+    (peaks,) = run.roofline_peaks.itertuples()
+    assert peaks.device_type == "TPU v6 lite"
+    assert close(peaks.peak_gflops, 918_000)
+    assert round(peaks.peak_hbm_gibps, 1) == 1525.5
+    assert round(peaks.hbm_ridge_point, 1) == 560.4
+    assert peaks.shm_ridge_point == 0  # an on-chip bandwidth of 0: no ridge
