@@ -170,3 +170,29 @@ def test_tpu_peaks_come_from_the_tpu_planes_stats(tmp_path):
     assert round(peaks.peak_hbm_gibps, 1) == 1525.5
     assert round(peaks.hbm_ridge_point, 1) == 560.4
     assert peaks.shm_ridge_point == 0  # an on-chip bandwidth of 0: no ridge
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_hlo_stats_rates_are_xprofs(name):
+    """run.hlo_stats carries XProf's HLO Stats rates: model and normalized GFLOP/s (8-bit
+    work counted at half its FLOPs; none here), memory and HBM bandwidth, operational
+    intensity and bound by, equal to xprof's hlo_stats rows within 0.5 % (the cuBLAS GEMM
+    calls apart, see above)."""
+    hs = load(name).hlo_stats
+    assert schema.mismatches(hs, schema.HLO_STATS) == []
+    t = data_table(golden(name, "hlo_stats"))
+    ours = hs.assign(program_id=hs["program_id"].astype(str), hlo_op_name=hs["hlo_op_name"].astype(str))
+    ours = ours.add_prefix("our_").rename(
+        columns={"our_program_id": "program_id", "our_hlo_op_name": "hlo_op_name"}
+    )
+    j = t.merge(ours, on=["program_id", "hlo_op_name"], how="inner")
+    gemm = (j["category"] == "custom-call") & j["hlo_op_expression"].str.contains("__cublas")
+    j = j[~gemm]
+    assert len(j) >= 4
+    assert (j["bound_by"] == j["our_bound_by"].astype(str)).all()
+    for theirs, col in (("model_flop_rate", "model_gflops_per_s"),
+                        ("normalized_flop_rate", "normalized_gflops_per_s"),
+                        ("measured_memory_bw", "memory_bw_gibps"), ("hbm_bw", "hbm_bw_gibps"),
+                        ("operational_intensity", "operational_intensity")):  # fmt: skip
+        ok = close(j["our_" + col], j[theirs])
+        assert ok.all(), (theirs, j.loc[~ok.to_numpy(), "hlo_op_name"].tolist())

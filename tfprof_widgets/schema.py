@@ -836,6 +836,15 @@ HLO_STATS: dict[str, tuple[str, str]] = {
     "source_info": ("category", "'file:line' of the op in the user's program, or ''."),
     "shape": ("str", "Result shape."),
     "beyond_xprof": ("bool", "Includes kernels XProf leaves out (inside CUDA graphs)."),
+    "model_gflops_per_s": ("float64", "Model FLOPs (XLA's cost model × occurrences) / self time, GFLOP/s."),
+    "normalized_gflops_per_s": (
+        "float64",
+        "The same with 8-bit (4-bit) work counted as 1/2 (1/4) of its FLOPs: XProf's normalized rate.",
+    ),
+    "memory_bw_gibps": ("float64", "Bytes read and written / self time, GiB/s."),
+    "hbm_bw_gibps": ("float64", "HBM bytes / self time, GiB/s."),
+    "operational_intensity": ("float64", "FLOPs / bytes accessed, FLOP/B."),
+    "bound_by": ("category", "'HBM' below the HBM ridge point, else 'Compute'; 'Unknown' without costs."),
 }
 
 
@@ -991,6 +1000,7 @@ ROOFLINE: dict[str, tuple[str, str]] = {
     "bytes_accessed": ("float64", "Bytes read and written by all occurrences."),
     "hbm_bytes": ("float64", "Of those, the bytes XLA counts as HBM traffic."),
     "model_gflops_per_s": ("float64", "flops / self time, GFLOP/s (XProf's model FLOP rate)."),
+    "normalized_gflops_per_s": ("float64", "8-bit (4-bit) FLOPs counted 1/2 (1/4): XProf's normalized rate."),
     "memory_bw_gibps": ("float64", "bytes_accessed / self time, GiB/s."),
     "hbm_bw_gibps": ("float64", "hbm_bytes / self time, GiB/s."),
     "operational_intensity": ("float64", "flops / bytes_accessed, FLOP/B."),

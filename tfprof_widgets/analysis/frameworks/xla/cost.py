@@ -90,8 +90,9 @@ _SM86_FLOPS_PER_ELEMENT = {
 @per_run
 def instruction_costs(run) -> pd.DataFrame:
     """One row per top-level instruction (not inside a fusion) of every program: host,
-    program_id, instruction, flops (per execution), bytes_accessed, hbm_bytes and
-    flops_modeled (our FLOP count follows XProf's rule in full for it)."""
+    program_id, instruction, flops (model FLOPs per execution), device_flops (normalized to
+    the device's 16-bit rate), bytes_accessed, hbm_bytes and flops_modeled (our numbers are
+    XProf's for it)."""
     h = run.hlo_instructions
     size = dict(
         zip(zip(h["host"].astype(str), h["program_id"], h["instruction_id"]), h["result_bytes"])
@@ -99,13 +100,14 @@ def instruction_costs(run) -> pd.DataFrame:
     rows: list[tuple] = []
     for host, program, module in run.hlo_modules:
         _module_costs(rows, host, program, module, size)
-    cols = ["host", "program_id", "instruction", "flops", "bytes_accessed", "hbm_bytes",
-            "flops_modeled"]  # fmt: skip
+    cols = ["host", "program_id", "instruction", "flops", "device_flops", "bytes_accessed",
+            "hbm_bytes", "flops_modeled"]  # fmt: skip
     if not rows:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
     out = pd.DataFrame.from_records(rows, columns=cols)
-    return out.astype({"program_id": np.int64, "flops": np.float64, "bytes_accessed": np.float64,
-                       "hbm_bytes": np.float64, "flops_modeled": bool})  # fmt: skip
+    return out.astype({"program_id": np.int64, "flops": np.float64, "device_flops": np.float64,
+                       "bytes_accessed": np.float64, "hbm_bytes": np.float64,
+                       "flops_modeled": bool})  # fmt: skip
 
 
 def _module_costs(rows: list, host: str, program: int, module, size: dict) -> None:
@@ -120,9 +122,40 @@ def _module_costs(rows: list, host: str, program: int, module, size: dict) -> No
             flops, modeled = _flops(ins, by_id, comps)
             read = _bytes_read(ins, by_id, comps, lambda o: size.get((host, program, o), 0))
             written, hbm_written = _written(ins, size.get((host, program, ins.id), 0))
+            device = flops / _low_precision_factor(ins, by_id)
             rows.append(
-                (host, program, ins.name, flops, read + written, read + hbm_written, modeled)
+                (host, program, ins.name, flops, device, read + written, read + hbm_written, modeled)
             )
+
+
+def _low_precision_factor(ins, by_id: dict) -> int:
+    """XProf's normalisation of FLOPs to the device's rate (``XProfGpuCostAnalysis``): an
+    instruction whose widest operand is 8-bit runs 2x as fast as 16-bit, 4-bit 4x, so its
+    normalized FLOPs are model FLOPs / 2 or / 4. Library calls other than GEMMs keep theirs; a
+    GEMM call goes by its first operand."""
+    if ins.opcode == "custom-call":
+        if not ins.custom_call_target.startswith(_GEMM_TARGETS) or not ins.operand_ids:
+            return 1
+        ids = list(ins.operand_ids[:1])
+    else:
+        ids = list(ins.operand_ids)
+    bits = [_bits(by_id[o].shape.element_type) for o in ids if o in by_id]
+    widest = max((b for b in bits if b), default=0)
+    return {8: 2, 4: 4}.get(widest, 1)
+
+
+def _bits(element_type: int) -> int:
+    """Bit width of the 8- and 4-bit types (the only ones the normalisation changes; XLA
+    stores a pred in 8 bits), 16 for any other array type, 0 for tuples, tokens and opaque
+    values."""
+    name = _TYPE.get(element_type, "")
+    if name in ("tuple", "token", "opaque_type", "primitive_type_invalid", ""):
+        return 0
+    if name in ("s8", "u8", "pred") or name.startswith("f8"):
+        return 8
+    if name in ("s4", "u4") or name.startswith("f4"):
+        return 4
+    return 16
 
 
 def _bytes_read(ins, by_id: dict, comps: dict, size) -> float:

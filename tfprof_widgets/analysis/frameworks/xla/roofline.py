@@ -131,34 +131,44 @@ def roofline(run) -> pd.DataFrame:
     """One row per HLO instruction of run.hlo_stats with its FLOPs, bytes, rates,
     operational intensities and bottleneck: schema.ROOFLINE."""
     hs = run.hlo_stats
-    peaks = roofline_peaks(run)
-    if not len(hs) or not len(peaks):
+    if not len(hs) or not len(roofline_peaks(run)):
         return schema.empty(schema.ROOFLINE)
+    return schema.conform(op_rates(run, hs), schema.ROOFLINE)
+
+
+def op_rates(run, ops: pd.DataFrame) -> pd.DataFrame:
+    """The roofline figures of HLO ops (rows with host, program_id, hlo_op_name,
+    occurrences, total_self_time_us: run.hlo_stats' rows) from XLA's costs
+    (:func:`.cost.instruction_costs`) and the device peaks; the ops' own columns kept."""
     costs = instruction_costs(run).rename(columns={"instruction": "hlo_op_name"})
+    # XLA's GPU cost model is for GPU programs: a TPU host's ops get no costs from it.
+    planes = run.planes
+    tpu = planes.loc[planes["plane"].astype(str).str.startswith("/device:TPU:"), "host"]
+    costs = costs[~costs["host"].astype(str).isin(set(tpu.astype(str)))]
+    peaks = roofline_peaks(run)
     per_host = peaks.groupby("host", observed=True).first()  # one device kind per host
-    out = hs.assign(hlo_op_name=hs["hlo_op_name"].astype(str), host=hs["host"].astype(str))
+    out = ops.assign(hlo_op_name=ops["hlo_op_name"].astype(str), host=ops["host"].astype(str))
     out = out.merge(costs, on=["host", "program_id", "hlo_op_name"], how="left")
     occ = out["occurrences"].to_numpy(float)
     flops = out["flops"].fillna(0).to_numpy(float) * occ
     nbytes = out["bytes_accessed"].fillna(0).to_numpy(float) * occ
     hbm = out["hbm_bytes"].fillna(0).to_numpy(float) * occ
     secs = out["total_self_time_us"].to_numpy(float) / 1e6
-    peak = out["host"].map(per_host["peak_gflops"]).fillna(0).to_numpy(float)
-    peak_bw = out["host"].map(per_host["peak_hbm_gibps"]).fillna(0).to_numpy(float)
-    ridge = out["host"].map(per_host["hbm_ridge_point"]).fillna(0).to_numpy(float)
-    res = _rates(flops, nbytes, hbm, secs, peak, peak_bw, ridge)
-    frame = pd.DataFrame(
-        {
-            "host": out["host"], "program_id": out["program_id"], "category": out["category"],
-            "hlo_op_name": out["hlo_op_name"], "tf_op_name": out["tf_op_name"],
-            "occurrences": out["occurrences"], "total_self_time_us": out["total_self_time_us"],
-            "flops": flops, "bytes_accessed": nbytes, "hbm_bytes": hbm, **res,
-            "flops_modeled": out["flops_modeled"].fillna(False).astype(bool),
-            "beyond_xprof": out["beyond_xprof"].astype(bool),
-            "source_info": out["source_info"],
-        }
+
+    def peak_of(col: str) -> np.ndarray:
+        if col not in per_host:
+            return np.zeros(len(out))
+        return out["host"].map(per_host[col]).fillna(0).to_numpy(float)
+
+    res = _rates(flops, nbytes, hbm, secs, peak_of("peak_gflops"), peak_of("peak_hbm_gibps"),
+                 peak_of("hbm_ridge_point"))  # fmt: skip
+    device = out["device_flops"].fillna(0).to_numpy(float) * occ
+    with np.errstate(divide="ignore", invalid="ignore"):
+        res["normalized_gflops_per_s"] = np.where(secs > 0, device / secs / 1e9, 0.0)
+    return out.drop(columns=["flops", "device_flops", "bytes_accessed", "hbm_bytes"]).assign(
+        flops=flops, bytes_accessed=nbytes, hbm_bytes=hbm, **res,
+        flops_modeled=out["flops_modeled"].fillna(False).astype(bool),
     )  # fmt: skip
-    return schema.conform(frame, schema.ROOFLINE)
 
 
 def _rates(flops, nbytes, hbm, secs, peak, peak_bw, ridge) -> dict:
