@@ -3,9 +3,9 @@
     python scripts/make_golden.py [--step-counts | --xla | --xla-roofline | --only NAME ...]
 
 For every bundled sample, the real 8-GPU capture in tests/data, the XLA captures in tests/data
-(JAX on an H100 and on AMD MI300X: also hlo_stats, roofline_model and op_profile), and the synthetic GPU and
-TPU captures of tests/xspace_builder.py and tests/tpu_builder.py, this runs xprof's
-converters (the engine behind TensorBoard's Profile tab) and writes each tool's JSON to
+(JAX on an H100 and on AMD MI300X: also hlo_stats, roofline_model and op_profile), and the
+synthetic GPU and TPU captures of tests/xspace_builder.py and tests/tpu_builder.py, this runs
+xprof's converters (the engine behind TensorBoard's Profile tab) and writes each tool's JSON to
 tests/golden/<name>/<tool>.json (.json.gz above 1 MB). xprof writes cache files next to
 the capture it reads, so every call sees its own copy in a temporary directory, and
 ``use_saved_result`` is off so nothing cached is reused. Needs the dev extra (xprof).

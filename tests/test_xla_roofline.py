@@ -15,7 +15,11 @@ from tfprof_widgets import schema
 
 H100 = ROOT / "tests" / "data" / "xplane_h100_jax"
 AMD = ROOT / "tests" / "data" / "xplane_amd_jax"
-NAMES = ("jax_cnn_nographs", "jax_cnn_graphs", *(f"jax08_{k}" for k in ("attention", "conv", "elementwise", "gemm")))
+NAMES = (
+    "jax_cnn_nographs",
+    "jax_cnn_graphs",
+    *(f"jax08_{k}" for k in ("attention", "conv", "elementwise", "gemm")),
+)
 _RUNS: dict = {}
 
 
@@ -50,9 +54,13 @@ def test_device_peaks_are_xprofs(name):
     p = golden(name, "roofline_model")[0]["p"]
     ours = run.roofline_peaks.iloc[0]
     assert ours["device_type"] == p["device_type"]
-    for col, key in (("peak_gflops", "peak_flop_rate"), ("peak_hbm_gibps", "peak_hbm_bw"),
-                     ("peak_shm_gibps", "peak_vmem_write_bw"), ("hbm_ridge_point", "hbm_ridge_point"),
-                     ("shm_ridge_point", "vmem_write_ridge_point")):  # fmt: skip
+    for col, key in (
+        ("peak_gflops", "peak_flop_rate"),
+        ("peak_hbm_gibps", "peak_hbm_bw"),
+        ("peak_shm_gibps", "peak_vmem_write_bw"),
+        ("hbm_ridge_point", "hbm_ridge_point"),
+        ("shm_ridge_point", "vmem_write_ridge_point"),
+    ):
         assert close(ours[col], float(p[key])), (col, ours[col], p[key])
     assert schema.mismatches(run.roofline_peaks, schema.ROOFLINE_PEAKS) == []
 
@@ -79,13 +87,16 @@ def test_per_op_flops_bytes_and_bound_are_xprofs(name):
     same = j["our_flops_modeled"].astype(bool)
     assert same.sum() >= len(j) - 5
     assert (j.loc[same, "bound_by"].astype(str) == j.loc[same, "our_bound_by"].astype(str)).all()
-    for theirs, ours in (("model_flop_rate", "model_gflops_per_s"),
-                         ("measured_memory_bw", "memory_bw_gibps"), ("hbm_bw", "hbm_bw_gibps"),
-                         ("operational_intensity", "operational_intensity"),
-                         ("bottleneck_operational_intensity", "bottleneck_operational_intensity"),
-                         ("optimal_flop_rate", "optimal_gflops_per_s"),
-                         ("roofline_efficiency", "roofline_efficiency"),
-                         ("max_mem_bw_utilization", "max_mem_bw_utilization")):  # fmt: skip
+    for theirs, ours in (
+        ("model_flop_rate", "model_gflops_per_s"),
+        ("measured_memory_bw", "memory_bw_gibps"),
+        ("hbm_bw", "hbm_bw_gibps"),
+        ("operational_intensity", "operational_intensity"),
+        ("bottleneck_operational_intensity", "bottleneck_operational_intensity"),
+        ("optimal_flop_rate", "optimal_gflops_per_s"),
+        ("roofline_efficiency", "roofline_efficiency"),
+        ("max_mem_bw_utilization", "max_mem_bw_utilization"),
+    ):
         ok = close(j.loc[same, "our_" + ours], j.loc[same, theirs])
         assert ok.all(), (theirs, j.loc[same][~ok.to_numpy()]["operation"].tolist())
 
@@ -157,10 +168,12 @@ def test_tpu_peaks_come_from_the_tpu_planes_stats(tmp_path):
 
     b = XSpaceBuilder("tpu_host")
     plane = b.plane("/device:TPU:0", 1)
-    for name, value in (("peak_teraflops_per_second", 918.0),
-                        ("peak_hbm_bw_gigabytes_per_second", 1638.0),
-                        ("peak_vmem_wr_bw_gigabytes_per_second", 0.0),
-                        ("device_type_string", "TPU v6 lite")):  # fmt: skip
+    for name, value in (
+        ("peak_teraflops_per_second", 918.0),
+        ("peak_hbm_bw_gigabytes_per_second", 1638.0),
+        ("peak_vmem_wr_bw_gigabytes_per_second", 0.0),
+        ("device_type_string", "TPU v6 lite"),
+    ):
         plane.add_plane_stat(name, value)
     plane.line("XLA Ops", 3).event("fusion.1", 0, 1_000_000)
     run = tw.load(b.write(tmp_path / "tpu.xplane.pb"), progress=False)
@@ -181,7 +194,9 @@ def test_hlo_stats_rates_are_xprofs(name):
     hs = load(name).hlo_stats
     assert schema.mismatches(hs, schema.HLO_STATS) == []
     t = data_table(golden(name, "hlo_stats"))
-    ours = hs.assign(program_id=hs["program_id"].astype(str), hlo_op_name=hs["hlo_op_name"].astype(str))
+    ours = hs.assign(
+        program_id=hs["program_id"].astype(str), hlo_op_name=hs["hlo_op_name"].astype(str)
+    )
     ours = ours.add_prefix("our_").rename(
         columns={"our_program_id": "program_id", "our_hlo_op_name": "hlo_op_name"}
     )
@@ -190,9 +205,12 @@ def test_hlo_stats_rates_are_xprofs(name):
     j = j[~gemm]
     assert len(j) >= 4
     assert (j["bound_by"] == j["our_bound_by"].astype(str)).all()
-    for theirs, col in (("model_flop_rate", "model_gflops_per_s"),
-                        ("normalized_flop_rate", "normalized_gflops_per_s"),
-                        ("measured_memory_bw", "memory_bw_gibps"), ("hbm_bw", "hbm_bw_gibps"),
-                        ("operational_intensity", "operational_intensity")):  # fmt: skip
+    for theirs, col in (
+        ("model_flop_rate", "model_gflops_per_s"),
+        ("normalized_flop_rate", "normalized_gflops_per_s"),
+        ("measured_memory_bw", "memory_bw_gibps"),
+        ("hbm_bw", "hbm_bw_gibps"),
+        ("operational_intensity", "operational_intensity"),
+    ):
         ok = close(j["our_" + col], j[theirs])
         assert ok.all(), (theirs, j.loc[~ok.to_numpy(), "hlo_op_name"].tolist())

@@ -106,8 +106,11 @@ def test_op_profile_table_is_the_tree_and_expands_by_depth(jax):
     assert decode(table["data"]["path"]) == tree["path"].tolist()
     assert np.allclose(table["data"]["time_us"], tree["time_us"].round(3))
     assert set(c["name"] for c in table["columns"]) >= {
-        "time_us", "flop_utilization", "hbm_bw_utilization", "node"
-    }  # fmt: skip
+        "time_us",
+        "flop_utilization",
+        "hbm_bw_utilization",
+        "node",
+    }
     text = view.text()
     assert "HLO ops" in text and "custom-call" in text
 
@@ -156,7 +159,9 @@ def test_report_draws_both_views_and_a_point_click_leaves_its_op(tmp_path):
         page.goto(out.as_uri())
         test_browser.draw_everything(page)
         profile_rows = int(
-            page.locator("section#hlo_op_profile .tfprof-view .tft").first.get_attribute("data-rows")
+            page.locator("section#hlo_op_profile .tfprof-view .tft").first.get_attribute(
+                "data-rows"
+            )
         )
         root = page.locator("section#roofline .tfprof-view").first
         traces = root.evaluate("r => r.querySelector('.js-plotly-plot').data.length")

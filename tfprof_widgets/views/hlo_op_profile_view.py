@@ -11,8 +11,11 @@ from .tables import Column, Table
 __all__ = ["HloOpProfileView", "hlo_op_profile"]
 
 # Chooser value -> the tree levels shown (a deeper value shows its parents too).
-DEPTHS = {"program": ("program",), "category": ("program", "category"),
-          "op": ("program", "category", "op")}  # fmt: skip
+DEPTHS = {
+    "program": ("program",),
+    "category": ("program", "category"),
+    "op": ("program", "category", "op"),
+}
 
 
 class HloOpProfileView(View):
@@ -39,10 +42,20 @@ class HloOpProfileView(View):
         cols = [
             Column("time_us", "time (µs)", digits=1),
             Column("time_percent", "time %", "pct", digits=1),
-            Column("flop_utilization", "FLOP util.", "pct", digits=2,
-                   title="FLOPs over the whole tree's time at the peak FLOP rate (XProf's rule)"),
-            Column("hbm_bw_utilization", "HBM BW util.", "pct", digits=1,
-                   title="HBM bytes over the node's time at the peak HBM bandwidth"),
+            Column(
+                "flop_utilization",
+                "FLOP util.",
+                "pct",
+                digits=2,
+                title="FLOPs over the whole tree's time at the peak FLOP rate (XProf's rule)",
+            ),
+            Column(
+                "hbm_bw_utilization",
+                "HBM BW util.",
+                "pct",
+                digits=1,
+                title="HBM bytes over the node's time at the peak HBM bandwidth",
+            ),
             Column("occurrences", "count", "int"),
             Column("flops", "FLOPs", digits=0),
             Column("hbm_bytes", "HBM bytes", "bytes"),
@@ -50,7 +63,7 @@ class HloOpProfileView(View):
             Column("tf_op_name", "framework op"),
             Column("path", hidden=True),
             Column("node", "node", full="path"),
-        ]  # fmt: skip
+        ]
         return Table(t, cols, csv="hlo_op_profile.csv")
 
     def blocks(self, depth: str = "category", **_) -> list:

@@ -37,31 +37,58 @@ class RooflineView(View):
         fig = go.Figure()
         x = np.geomspace(lo, hi, 64)
         gb = 2.0**30 / 1e9
-        for name, bw, dash in (("HBM", p["peak_hbm_gibps"], "solid"),
-                               ("shared memory / L1", p["peak_shm_gibps"], "dot")):  # fmt: skip
+        for name, bw, dash in (
+            ("HBM", p["peak_hbm_gibps"], "solid"),
+            ("shared memory / L1", p["peak_shm_gibps"], "dot"),
+        ):
             if bw > 0:
-                fig.add_trace(go.Scatter(
-                    x=x, y=np.minimum(x * bw * gb, p["peak_gflops"]), mode="lines",
-                    name=f"{name} roof ({bw:,.0f} GiB/s)", line=dict(dash=dash, color="#555"),
-                    hoverinfo="skip", uid=f"roof-{name}"))  # fmt: skip
+                fig.add_trace(
+                    go.Scatter(
+                        x=x,
+                        y=np.minimum(x * bw * gb, p["peak_gflops"]),
+                        mode="lines",
+                        name=f"{name} roof ({bw:,.0f} GiB/s)",
+                        line=dict(dash=dash, color="#555"),
+                        hoverinfo="skip",
+                        uid=f"roof-{name}",
+                    )
+                )
         for bound, g in ops.groupby("bound_by", observed=True, sort=True):
             names = g["hlo_op_name"].astype(str).tolist()
-            fig.add_trace(go.Scatter(
-                x=g["hbm_operational_intensity"], y=g["model_gflops_per_s"], mode="markers",
-                name=f"bound by {bound}", marker=dict(color=COLORS.get(str(bound), "#9e9e9e"),
-                size=np.clip(np.sqrt(g["total_self_time_us"].to_numpy(float)), 5, 24)),
-                customdata=[[n, c, short_op_name(str(t), 60), s] for n, c, t, s in zip(
-                    names, g["category"].astype(str), g["tf_op_name"], g["total_self_time_us"])],
-                hovertemplate="%{customdata[0]} (%{customdata[1]})<br>%{customdata[2]}<br>"
-                "%{y:,.0f} GFLOP/s at %{x:,.2f} FLOP/B (HBM)<br>self time %{customdata[3]:,.1f} µs"
-                "<extra></extra>", uid=f"ops-{bound}"))  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=g["hbm_operational_intensity"],
+                    y=g["model_gflops_per_s"],
+                    mode="markers",
+                    name=f"bound by {bound}",
+                    marker=dict(
+                        color=COLORS.get(str(bound), "#9e9e9e"),
+                        size=np.clip(np.sqrt(g["total_self_time_us"].to_numpy(float)), 5, 24),
+                    ),
+                    customdata=[
+                        [n, c, short_op_name(str(t), 60), s]
+                        for n, c, t, s in zip(
+                            names,
+                            g["category"].astype(str),
+                            g["tf_op_name"],
+                            g["total_self_time_us"],
+                        )
+                    ],
+                    hovertemplate="%{customdata[0]} (%{customdata[1]})<br>%{customdata[2]}<br>"
+                    "%{y:,.0f} GFLOP/s at %{x:,.2f} FLOP/B (HBM)<br>"
+                    "self time %{customdata[3]:,.1f} µs"
+                    "<extra></extra>",
+                    uid=f"ops-{bound}",
+                )
+            )
         fig.update_layout(
             title=f"{p['device_type']}: peak {p['peak_gflops']:,.0f} GFLOP/s, "
             f"HBM ridge point {p['hbm_ridge_point']:,.1f} FLOP/B",
-            height=HEIGHT, margin=dict(t=40, b=40, l=60, r=10),
+            height=HEIGHT,
+            margin=dict(t=40, b=40, l=60, r=10),
             xaxis=dict(type="log", title="operational intensity (FLOP/B of HBM traffic)"),
             yaxis=dict(type="log", title="GFLOP/s"),
-        )  # fmt: skip
+        )
         return fig
 
     def table(self) -> Table:
@@ -73,12 +100,16 @@ class RooflineView(View):
             Column("hbm_operational_intensity", "FLOP/B (HBM)", digits=2),
             Column("roofline_efficiency", "roofline eff.", "pct", digits=1),
             Column("bound_by", "bound by"),
-            Column("flops_modeled", "as XProf", "bool",
-                   title="FLOPs and bytes as XProf counts them (not: cuBLAS GEMM calls, 0 in XProf)"),
+            Column(
+                "flops_modeled",
+                "as XProf",
+                "bool",
+                title="FLOPs and bytes as XProf counts them (not: cuBLAS GEMM calls, 0 in XProf)",
+            ),
             Column("category", "category"),
             Column("tf_op_name", "framework op"),
             Column("hlo_op_name", "HLO op"),
-        ]  # fmt: skip
+        ]
         return Table(self.ops, cols, csv="roofline.csv", sort=("total_self_time_us", "desc"))
 
     def blocks(self, **_) -> list:
@@ -88,10 +119,18 @@ class RooflineView(View):
         plot = Plot(
             "roofline",
             self.figure(),
-            click={"table": "roofline_ops", "column": "hlo_op_name", "prefix": "HLO op: ",
-                   "others": names, "other": None},
-        )  # fmt: skip
-        return [Plots([plot]), TableBlock("roofline_ops", self.table(), "HLO ops (click a point to filter)")]
+            click={
+                "table": "roofline_ops",
+                "column": "hlo_op_name",
+                "prefix": "HLO op: ",
+                "others": names,
+                "other": None,
+            },
+        )
+        return [
+            Plots([plot]),
+            TableBlock("roofline_ops", self.table(), "HLO ops (click a point to filter)"),
+        ]
 
     def findings(self) -> list[str]:
         if not len(self.ops) or not len(self.peaks):

@@ -64,27 +64,91 @@ _TYPE = {v.number: v.name.lower() for v in xla_hlo_pb2.PrimitiveType.DESCRIPTOR.
 # so XLA falls back to this profile whatever the GPU (it gives XProf's numbers on the H100
 # and the MI300X alike).
 _SM86_FLOPS_PER_ELEMENT = {
-    "c128": {"add": 97, "atan2": 39027, "cosine": 6613, "divide": 7941, "exponential": 4028,
-             "exponential-minus-one": 4161, "log": 7599, "log-plus-one": 6962, "multiply": 270,
-             "power": 18205, "rsqrt": 11318, "sine": 5878, "sqrt": 15606, "subtract": 97,
-             "tanh": 9939},
-    "f64": {"add": 97, "atan2": 3747, "cbrt": 6339, "cosine": 1717, "divide": 2016,
-            "exponential": 1652, "exponential-minus-one": 1900, "log": 608, "log-plus-one": 2073,
-            "logistic": 2412, "multiply": 97, "power": 5511, "rsqrt": 698, "sine": 1789,
-            "sqrt": 986, "subtract": 97, "tanh": 1609},
-    "c64": {"atan2": 5353, "divide": 687, "exponential": 1360, "exponential-minus-one": 1400,
-            "log": 950, "log-plus-one": 842, "power": 3351, "rsqrt": 2383, "sqrt": 3193},
-    "f16": {"atan2": 482, "cbrt": 925, "cosine": 691, "exponential": 108,
-            "exponential-minus-one": 396, "log": 266, "log-plus-one": 284, "logistic": 226,
-            "power": 975, "rsqrt": 97, "sqrt": 97, "tanh": 212},
-    "f32": {"atan2": 486, "cbrt": 867, "cosine": 662, "exponential": 86,
-            "exponential-minus-one": 381, "log": 244, "log-plus-one": 262, "logistic": 176,
-            "power": 925, "rsqrt": 75, "sine": 662, "sqrt": 75, "tanh": 190},
-    "s16": {"divide": 367, "power": 396}, "s32": {"divide": 306},
-    "s64": {"divide": 918, "power": 601}, "s8": {"divide": 370, "power": 392},
-    "u16": {"divide": 302, "power": 399}, "u32": {"divide": 115},
-    "u64": {"divide": 838, "power": 604}, "u8": {"divide": 306, "power": 388},
-}  # fmt: skip
+    "c128": {
+        "add": 97,
+        "atan2": 39027,
+        "cosine": 6613,
+        "divide": 7941,
+        "exponential": 4028,
+        "exponential-minus-one": 4161,
+        "log": 7599,
+        "log-plus-one": 6962,
+        "multiply": 270,
+        "power": 18205,
+        "rsqrt": 11318,
+        "sine": 5878,
+        "sqrt": 15606,
+        "subtract": 97,
+        "tanh": 9939,
+    },
+    "f64": {
+        "add": 97,
+        "atan2": 3747,
+        "cbrt": 6339,
+        "cosine": 1717,
+        "divide": 2016,
+        "exponential": 1652,
+        "exponential-minus-one": 1900,
+        "log": 608,
+        "log-plus-one": 2073,
+        "logistic": 2412,
+        "multiply": 97,
+        "power": 5511,
+        "rsqrt": 698,
+        "sine": 1789,
+        "sqrt": 986,
+        "subtract": 97,
+        "tanh": 1609,
+    },
+    "c64": {
+        "atan2": 5353,
+        "divide": 687,
+        "exponential": 1360,
+        "exponential-minus-one": 1400,
+        "log": 950,
+        "log-plus-one": 842,
+        "power": 3351,
+        "rsqrt": 2383,
+        "sqrt": 3193,
+    },
+    "f16": {
+        "atan2": 482,
+        "cbrt": 925,
+        "cosine": 691,
+        "exponential": 108,
+        "exponential-minus-one": 396,
+        "log": 266,
+        "log-plus-one": 284,
+        "logistic": 226,
+        "power": 975,
+        "rsqrt": 97,
+        "sqrt": 97,
+        "tanh": 212,
+    },
+    "f32": {
+        "atan2": 486,
+        "cbrt": 867,
+        "cosine": 662,
+        "exponential": 86,
+        "exponential-minus-one": 381,
+        "log": 244,
+        "log-plus-one": 262,
+        "logistic": 176,
+        "power": 925,
+        "rsqrt": 75,
+        "sine": 662,
+        "sqrt": 75,
+        "tanh": 190,
+    },
+    "s16": {"divide": 367, "power": 396},
+    "s32": {"divide": 306},
+    "s64": {"divide": 918, "power": 601},
+    "s8": {"divide": 370, "power": 392},
+    "u16": {"divide": 302, "power": 399},
+    "u32": {"divide": 115},
+    "u64": {"divide": 838, "power": 604},
+    "u8": {"divide": 306, "power": 388},
+}
 
 
 @per_run
@@ -100,14 +164,29 @@ def instruction_costs(run) -> pd.DataFrame:
     rows: list[tuple] = []
     for host, program, module in run.hlo_modules:
         _module_costs(rows, host, program, module, size)
-    cols = ["host", "program_id", "instruction", "flops", "device_flops", "bytes_accessed",
-            "hbm_bytes", "flops_modeled"]  # fmt: skip
+    cols = [
+        "host",
+        "program_id",
+        "instruction",
+        "flops",
+        "device_flops",
+        "bytes_accessed",
+        "hbm_bytes",
+        "flops_modeled",
+    ]
     if not rows:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
     out = pd.DataFrame.from_records(rows, columns=cols)
-    return out.astype({"program_id": np.int64, "flops": np.float64, "device_flops": np.float64,
-                       "bytes_accessed": np.float64, "hbm_bytes": np.float64,
-                       "flops_modeled": bool})  # fmt: skip
+    return out.astype(
+        {
+            "program_id": np.int64,
+            "flops": np.float64,
+            "device_flops": np.float64,
+            "bytes_accessed": np.float64,
+            "hbm_bytes": np.float64,
+            "flops_modeled": bool,
+        }
+    )
 
 
 def _module_costs(rows: list, host: str, program: int, module, size: dict) -> None:
@@ -124,7 +203,16 @@ def _module_costs(rows: list, host: str, program: int, module, size: dict) -> No
             written, hbm_written = _written(ins, size.get((host, program, ins.id), 0))
             device = flops / _low_precision_factor(ins, by_id)
             rows.append(
-                (host, program, ins.name, flops, device, read + written, read + hbm_written, modeled)
+                (
+                    host,
+                    program,
+                    ins.name,
+                    flops,
+                    device,
+                    read + written,
+                    read + hbm_written,
+                    modeled,
+                )
             )
 
 
@@ -170,7 +258,10 @@ def _bytes_read(ins, by_id: dict, comps: dict, size) -> float:
     use = _utilizations(comp, by_id, comps)[0]
     params = {i.parameter_number: i.id for i in comp.instructions if i.opcode == "parameter"}
     return float(
-        sum(size(o) * min(use.get(params.get(k, -1), 1.0), 1.0) for k, o in enumerate(ins.operand_ids))
+        sum(
+            size(o) * min(use.get(params.get(k, -1), 1.0), 1.0)
+            for k, o in enumerate(ins.operand_ids)
+        )
     )
 
 
@@ -208,14 +299,24 @@ def _flops(ins, by_id: dict, comps: dict) -> tuple[float, bool]:
     if op in _ELEMENTWISE:
         per = _SM86_FLOPS_PER_ELEMENT.get(_TYPE.get(result.element_type, ""), {}).get(op, 3)
         return float(per * _elements(result)), True
-    if result.element_type == xla_hlo_pb2.TUPLE and op in ("custom-call", "reduce", "reduce-window"):
+    if result.element_type == xla_hlo_pb2.TUPLE and op in (
+        "custom-call",
+        "reduce",
+        "reduce-window",
+    ):
         result = result.tuple_shapes[0] if result.tuple_shapes else result
-    if op == "convolution" or (op == "custom-call" and ins.custom_call_target.startswith(_CONV_TARGETS)):
+    if op == "convolution" or (
+        op == "custom-call" and ins.custom_call_target.startswith(_CONV_TARGETS)
+    ):
         if len(operands) < 2:
             return 0.0, False
         return _conv_flops(ins, operands[0].shape, operands[1].shape, result), True
     if op == "dot":
-        return (_dot_flops(ins.dot_dimension_numbers, operands[0].shape, result), True) if operands else (0.0, False)
+        return (
+            (_dot_flops(ins.dot_dimension_numbers, operands[0].shape, result), True)
+            if operands
+            else (0.0, False)
+        )
     if op == "custom-call" and ins.custom_call_target.startswith(_GEMM_TARGETS) and operands:
         # XLA's rule, the dimension numbers from the call's backend config; xprof 2.24 shows
         # 0 FLOPs and 0 bytes for these calls (on the MI300X captures): ours, not modeled.

@@ -28,14 +28,19 @@ def op_profile(run) -> pd.DataFrame:
     modules = dict(zip(zip(hs["host"].astype(str), hs["program_id"]), hs["module"].astype(str)))
     ops = rl.assign(
         host=rl["host"].astype(str),
-        program=[f"{modules.get((h, p), '')}({p})" for h, p in zip(rl["host"].astype(str), rl["program_id"])],
+        program=[
+            f"{modules.get((h, p), '')}({p})"
+            for h, p in zip(rl["host"].astype(str), rl["program_id"])
+        ],
         category=rl["category"].astype(str),
         name=rl["hlo_op_name"].astype(str),
         time_us=rl["total_self_time_us"],
     )
-    levels = [_level(ops, ["host", "program"], "program"),
-              _level(ops, ["host", "program", "category"], "category"),
-              _level(ops, ["host", "program", "category", "name"], "op")]  # fmt: skip
+    levels = [
+        _level(ops, ["host", "program"], "program"),
+        _level(ops, ["host", "program", "category"], "category"),
+        _level(ops, ["host", "program", "category", "name"], "op"),
+    ]
     tree = pd.concat(levels, ignore_index=True)
     per_host = peaks.groupby("host", observed=True).first()
     total = tree[tree["level"] == "program"].groupby("host")["time_us"].sum()
@@ -53,14 +58,18 @@ def op_profile(run) -> pd.DataFrame:
 
 def _level(ops: pd.DataFrame, keys: list[str], level: str) -> pd.DataFrame:
     """The nodes of one level: sums over their ops, path and parent from the keys."""
-    g = ops.groupby(keys, sort=False, observed=True).agg(
-        program_id=("program_id", "first"),
-        time_us=("time_us", "sum"),
-        occurrences=("occurrences", "sum"),
-        flops=("flops", "sum"),
-        hbm_bytes=("hbm_bytes", "sum"),
-        tf_op_name=("tf_op_name", "first"),
-    ).reset_index()
+    g = (
+        ops.groupby(keys, sort=False, observed=True)
+        .agg(
+            program_id=("program_id", "first"),
+            time_us=("time_us", "sum"),
+            occurrences=("occurrences", "sum"),
+            flops=("flops", "sum"),
+            hbm_bytes=("hbm_bytes", "sum"),
+            tf_op_name=("tf_op_name", "first"),
+        )
+        .reset_index()
+    )
     parts = g[keys[1:]].astype(str)
     g["path"] = parts.agg("/".join, axis=1) if len(keys) > 2 else parts.iloc[:, 0]
     g["parent"] = parts.iloc[:, :-1].agg("/".join, axis=1) if len(keys) > 2 else ""
@@ -87,7 +96,9 @@ def _tree_order(tree: pd.DataFrame) -> pd.DataFrame:
         parts = path.split("/")
         return (host, *(key.get((host, "/".join(parts[: i + 1])), 0) for i in range(len(parts))))
 
-    order = sorted(range(len(tree)), key=lambda i: sort_key(tree["host"].iat[i], tree["path"].iat[i]))
+    order = sorted(
+        range(len(tree)), key=lambda i: sort_key(tree["host"].iat[i], tree["path"].iat[i])
+    )
     return tree.iloc[order].drop(columns="_rank").reset_index(drop=True)
 
 

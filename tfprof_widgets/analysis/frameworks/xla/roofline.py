@@ -34,14 +34,28 @@ from .cost import instruction_costs
 GIB = float(1 << 30)
 # FLOPs per SM per cycle (NVIDIA; max of fp32/fp16 vector and matrix rates) by compute cap.
 _NVIDIA_FLOPS_PER_CYCLE = {
-    (10, 0): 8192, (9, 0): 4096, (8, 9): 1024, (8, 6): 1024, (8, 0): 2048, (7, 5): 1024,
-    (7, 0): 1024, (6, 1): 256, (6, 0): 256, (5, 0): 256, (3, 0): 384, (2, 0): 64,
-}  # fmt: skip
+    (10, 0): 8192,
+    (9, 0): 4096,
+    (8, 9): 1024,
+    (8, 6): 1024,
+    (8, 0): 2048,
+    (7, 5): 1024,
+    (7, 0): 1024,
+    (6, 1): 256,
+    (6, 0): 256,
+    (5, 0): 256,
+    (3, 0): 384,
+    (2, 0): 64,
+}
 # AMD: FLOPs per CU per cycle and LDS bytes per CU per cycle, by gfx version.
 _AMD_FLOPS_PER_CYCLE = {"gfx908": 1024, "gfx90a": 2048, "gfx942": 2048, "gfx950": 4096}
 _AMD_LDS_BYTES_PER_CYCLE = {"gfx908": 128, "gfx90a": 128, "gfx942": 128, "gfx950": 256}
 _AMD_GFX = {(9, 4): "gfx942", (9, 5): "gfx950"}
-_AMD_FAMILY = {9: "AMD GPU - gfx-9XX series", 10: "AMD GPU - gfx-10XX series", 11: "AMD GPU - gfx-11XX series"}
+_AMD_FAMILY = {
+    9: "AMD GPU - gfx-9XX series",
+    10: "AMD GPU - gfx-10XX series",
+    11: "AMD GPU - gfx-11XX series",
+}
 
 
 def roofline_peaks(run) -> pd.DataFrame:
@@ -52,8 +66,12 @@ def roofline_peaks(run) -> pd.DataFrame:
     dev = ps[ps["plane"].astype(str).str.startswith(("/device:GPU:", "/device:TPU:")).to_numpy()]
     rows = []
     for (host, plane), g in dev.groupby(["host", "plane"], observed=True, sort=True):
-        st = {s: (i, f, t) for s, i, f, t in zip(
-            g["stat"].astype(str), g["int_value"], g["float_value"], g["str_value"])}
+        st = {
+            s: (i, f, t)
+            for s, i, f, t in zip(
+                g["stat"].astype(str), g["int_value"], g["float_value"], g["str_value"]
+            )
+        }
         row = _tpu_peaks(st) if str(plane).startswith("/device:TPU:") else _gpu_peaks(st)
         if row is not None:
             rows.append({"host": str(host), "device": str(plane), **row})
@@ -91,7 +109,9 @@ def _gpu_peaks(st: dict) -> dict | None:
         per_cycle, lds = _AMD_FLOPS_PER_CYCLE.get(gfx, 0), _AMD_LDS_BYTES_PER_CYCLE.get(gfx, 0)
         kind = f"AMD GPU - {gfx}" if gfx else _AMD_FAMILY.get(cap[0], "AMD GPU")
     else:
-        known = sorted(k for k in _NVIDIA_FLOPS_PER_CYCLE if k <= cap) or [min(_NVIDIA_FLOPS_PER_CYCLE)]
+        known = sorted(k for k in _NVIDIA_FLOPS_PER_CYCLE if k <= cap) or [
+            min(_NVIDIA_FLOPS_PER_CYCLE)
+        ]
         per_cycle = _NVIDIA_FLOPS_PER_CYCLE[known[-1]]
         lds = 32 * 4 / 2 if cap[0] <= 2 else 32 * 8  # 32 banks of 4 B per 2 cycles / 8 B per cycle
         kind = _nvidia_model(cap)
@@ -106,7 +126,9 @@ def _gpu_peaks(st: dict) -> dict | None:
 def _nvidia_model(cap: tuple[int, int]) -> str:
     """XProf's device type text of an NVIDIA GPU (``GpuModelName``)."""
     major, minor = cap
-    name = {2: "Fermi", 3: "Kepler", 5: "Maxwell", 6: "Pascal", 9: "Hopper", 10: "Blackwell"}.get(major)
+    name = {2: "Fermi", 3: "Kepler", 5: "Maxwell", 6: "Pascal", 9: "Hopper", 10: "Blackwell"}.get(
+        major
+    )
     if major == 7:
         name = "Volta" if minor < 5 else "Turing"
     elif major == 8:
@@ -160,15 +182,25 @@ def op_rates(run, ops: pd.DataFrame) -> pd.DataFrame:
             return np.zeros(len(out))
         return out["host"].map(per_host[col]).fillna(0).to_numpy(float)
 
-    res = _rates(flops, nbytes, hbm, secs, peak_of("peak_gflops"), peak_of("peak_hbm_gibps"),
-                 peak_of("hbm_ridge_point"))  # fmt: skip
+    res = _rates(
+        flops,
+        nbytes,
+        hbm,
+        secs,
+        peak_of("peak_gflops"),
+        peak_of("peak_hbm_gibps"),
+        peak_of("hbm_ridge_point"),
+    )
     device = out["device_flops"].fillna(0).to_numpy(float) * occ
     with np.errstate(divide="ignore", invalid="ignore"):
         res["normalized_gflops_per_s"] = np.where(secs > 0, device / secs / 1e9, 0.0)
     return out.drop(columns=["flops", "device_flops", "bytes_accessed", "hbm_bytes"]).assign(
-        flops=flops, bytes_accessed=nbytes, hbm_bytes=hbm, **res,
+        flops=flops,
+        bytes_accessed=nbytes,
+        hbm_bytes=hbm,
+        **res,
         flops_modeled=out["flops_modeled"].fillna(False).astype(bool),
-    )  # fmt: skip
+    )
 
 
 def _rates(flops, nbytes, hbm, secs, peak, peak_bw, ridge) -> dict:
@@ -188,12 +220,18 @@ def _rates(flops, nbytes, hbm, secs, peak, peak_bw, ridge) -> dict:
         compute = np.where(peak > 0, gflops / peak, 0.0)
         eff = np.where(hbm_bound | ((flops == 0) & (hbm > 0)), bw_util, compute)
     return {
-        "model_gflops_per_s": gflops, "memory_bw_gibps": bw, "hbm_bw_gibps": hbm_bw,
-        "operational_intensity": oi, "hbm_operational_intensity": hbm_oi,
-        "bottleneck_operational_intensity": bottleneck, "bound_by": bound,
-        "optimal_gflops_per_s": optimal, "roofline_efficiency": eff,
-        "compute_efficiency": compute, "max_mem_bw_utilization": bw_util,
-    }  # fmt: skip
+        "model_gflops_per_s": gflops,
+        "memory_bw_gibps": bw,
+        "hbm_bw_gibps": hbm_bw,
+        "operational_intensity": oi,
+        "hbm_operational_intensity": hbm_oi,
+        "bottleneck_operational_intensity": bottleneck,
+        "bound_by": bound,
+        "optimal_gflops_per_s": optimal,
+        "roofline_efficiency": eff,
+        "compute_efficiency": compute,
+        "max_mem_bw_utilization": bw_util,
+    }
 
 
 __all__ = ["roofline", "roofline_peaks"]
