@@ -6,6 +6,7 @@ XLA run has both sections and a TF run has neither, empty runs say what is missi
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -71,6 +72,8 @@ def test_roofline_plot_has_the_devices_roofs_and_one_point_per_op(jax):
             assert xi == pytest.approx(row["hbm_operational_intensity"])
             assert yi == pytest.approx(row["model_gflops_per_s"])
         assert "GFLOP/s" in t.hovertemplate and "FLOP/B" in t.hovertemplate
+    # trace uids become CSS class names in plotly.js and kaleido: no spaces or slashes
+    assert all(re.fullmatch(r"[\w-]+", t.uid) for t in fig.data)
 
 
 def test_a_point_click_filters_the_roofline_table_to_its_op(jax):

@@ -37,9 +37,9 @@ class RooflineView(View):
         fig = go.Figure()
         x = np.geomspace(lo, hi, 64)
         gb = 2.0**30 / 1e9
-        for name, bw, dash in (
-            ("HBM", p["peak_hbm_gibps"], "solid"),
-            ("shared memory / L1", p["peak_shm_gibps"], "dot"),
+        for uid, name, bw, dash in (
+            ("hbm", "HBM", p["peak_hbm_gibps"], "solid"),
+            ("shm", "shared memory / L1", p["peak_shm_gibps"], "dot"),
         ):
             if bw > 0:
                 fig.add_trace(
@@ -50,7 +50,7 @@ class RooflineView(View):
                         name=f"{name} roof ({bw:,.0f} GiB/s)",
                         line=dict(dash=dash, color="#555"),
                         hoverinfo="skip",
-                        uid=f"roof-{name}",
+                        uid=f"roof-{uid}",
                     )
                 )
         for bound, g in ops.groupby("bound_by", observed=True, sort=True):
@@ -78,7 +78,7 @@ class RooflineView(View):
                     "%{y:,.0f} GFLOP/s at %{x:,.2f} FLOP/B (HBM)<br>"
                     "self time %{customdata[3]:,.1f} µs"
                     "<extra></extra>",
-                    uid=f"ops-{bound}",
+                    uid=f"ops-{str(bound).lower()}",
                 )
             )
         fig.update_layout(
