@@ -214,3 +214,63 @@ def test_hlo_stats_rates_are_xprofs(name):
     ):
         ok = close(j["our_" + col], j[theirs])
         assert ok.all(), (theirs, j.loc[~ok.to_numpy(), "hlo_op_name"].tolist())
+
+
+def test_damaged_programs_get_no_costs_and_never_crash():
+    """Hostile HLO: a fusion whose computation calls itself, or a convolution with an absurd
+    window, leaves its program without costs (like an undecodable program); the other
+    programs keep theirs (here a dot: 2 × 4 × 8 × 16 FLOPs)."""
+    import types
+
+    import pandas as pd
+
+    from tfprof_widgets.analysis.frameworks.xla.cost import instruction_costs
+    from tfprof_widgets.proto import xla_hlo_pb2 as pb
+
+    def array(ins, *dims):
+        ins.shape.element_type = pb.F32
+        ins.shape.dimensions.extend(dims)
+        return ins
+
+    cyclic = pb.HloModuleProto(name="cyclic")
+    body = cyclic.computations.add(name="body", id=2, is_fusion_computation=True, root_id=21)
+    array(
+        body.instructions.add(name="inner", opcode="fusion", id=21), 4
+    ).called_computation_ids.append(2)
+    main = cyclic.computations.add(name="main", id=1, root_id=11)
+    array(main.instructions.add(name="f", opcode="fusion", id=11), 4).called_computation_ids.append(
+        2
+    )
+
+    wide = pb.HloModuleProto(name="wide")
+    comp = wide.computations.add(name="main", id=1, root_id=3)
+    array(comp.instructions.add(name="x", opcode="parameter", id=1), 1, 1 << 40, 1)
+    array(comp.instructions.add(name="w", opcode="parameter", id=2), 1 << 40, 1, 1)
+    conv = array(comp.instructions.add(name="conv", opcode="convolution", id=3), 1, 1 << 40, 1)
+    conv.operand_ids.extend([1, 2])
+    conv.window.dimensions.add(size=1 << 40, stride=1)
+    conv.convolution_dimension_numbers.input_spatial_dimensions.append(1)
+    conv.convolution_dimension_numbers.kernel_spatial_dimensions.append(0)
+    conv.convolution_dimension_numbers.output_spatial_dimensions.append(1)
+    conv.convolution_dimension_numbers.input_feature_dimension = 2
+    conv.convolution_dimension_numbers.output_feature_dimension = 2
+
+    good = pb.HloModuleProto(name="good")
+    comp = good.computations.add(name="main", id=1, root_id=3)
+    array(comp.instructions.add(name="a", opcode="parameter", id=1), 4, 16)
+    array(comp.instructions.add(name="b", opcode="parameter", id=2), 16, 8)
+    dot = array(comp.instructions.add(name="dot", opcode="dot", id=3), 4, 8)
+    dot.operand_ids.extend([1, 2])
+    dot.dot_dimension_numbers.lhs_contracting_dimensions.append(1)
+
+    run = types.SimpleNamespace(
+        hlo_modules=[("h", 1, cyclic), ("h", 2, wide), ("h", 3, good)],
+        hlo_instructions=pd.DataFrame(
+            {"host": ["h"] * 3, "program_id": [3] * 3, "instruction_id": [1, 2, 3],
+             "result_bytes": [256, 512, 128]}
+        ),
+    )  # fmt: skip
+    costs = instruction_costs(run)
+    assert costs["program_id"].unique().tolist() == [3]
+    row = costs.set_index("instruction").loc["dot"]
+    assert row["flops"] == 2 * 4 * 8 * 16 and row["bytes_accessed"] == 256 + 512 + 128

@@ -57,6 +57,7 @@ _ELEMENTWISE = frozenset(
     "tan tanh xor".split()
 )
 _WARP = 32
+_MAX_POSITIONS = 50_000_000  # window positions counted per spatial dimension, at most
 _TYPE = {v.number: v.name.lower() for v in xla_hlo_pb2.PrimitiveType.DESCRIPTOR.values}
 # FLOPs per element of an elementwise op by result type, where not 3 (XLA's default): the
 # "sm_86" entries of XLA's measured op profiles (xla/service/gpu/model/hlo_op_profiles_data.h,
@@ -163,7 +164,13 @@ def instruction_costs(run) -> pd.DataFrame:
     )
     rows: list[tuple] = []
     for host, program, module in run.hlo_modules:
-        _module_costs(rows, host, program, module, size)
+        done = len(rows)
+        try:
+            _module_costs(rows, host, program, module, size)
+        except (RecursionError, MemoryError, ValueError, OverflowError):
+            # A damaged program (computations calling each other in a cycle, absurd window
+            # sizes) gets no costs, as an undecodable one gets no instructions.
+            del rows[done:]
     cols = [
         "host",
         "program_id",
@@ -467,9 +474,18 @@ def _valid_positions(kernel: int, output: int, inp: int, w) -> int:
     stride = max(w.stride, 1)
     wdil = max(w.window_dilation, 1)
     bdil = max(w.base_dilation, 1)
-    k = np.arange(kernel)[:, None]
-    o = np.arange(output)[None, :]
-    undilated = o * stride - w.padding_low + k * wdil
+    if max(kernel, 0) > _MAX_POSITIONS or max(output, 0) > _MAX_POSITIONS:
+        raise ValueError("window too large")  # a damaged program, see instruction_costs
+    k = np.arange(kernel, dtype=np.int64)
+    if bdil == 1:
+        # outputs o with 0 <= o*stride - pad + k*wdil < inp, counted per kernel index
+        first = np.maximum(-((k * wdil - w.padding_low) // stride), 0)
+        last = np.minimum((inp - 1 - k * wdil + w.padding_low) // stride, output - 1)
+        return int(np.maximum(last - first + 1, 0).sum())
+    if kernel * output > _MAX_POSITIONS:
+        raise ValueError("window too large")
+    o = np.arange(output, dtype=np.int64)[None, :]
+    undilated = o * stride - w.padding_low + k[:, None] * wdil
     ok = (undilated % bdil == 0) & (undilated // bdil >= 0) & (undilated // bdil < inp)
     return int(ok.sum())
 
