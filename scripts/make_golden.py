@@ -1,11 +1,11 @@
 """Make the golden reference files the analyses are tested against, with xprof.
 
-    python scripts/make_golden.py [--step-counts | --xla | --only NAME ...]
+    python scripts/make_golden.py [--step-counts | --xla | --xla-roofline | --only NAME ...]
 
 For every bundled sample, the real 8-GPU capture in tests/data, the XLA captures in tests/data
-(JAX on an H100 and on AMD MI300X: also hlo_stats), and the synthetic GPU and
-TPU captures of tests/xspace_builder.py and tests/tpu_builder.py, this runs xprof's
-converters (the engine behind TensorBoard's Profile tab) and writes each tool's JSON to
+(JAX on an H100 and on AMD MI300X: also hlo_stats, roofline_model and op_profile), and the
+synthetic GPU and TPU captures of tests/xspace_builder.py and tests/tpu_builder.py, this runs
+xprof's converters (the engine behind TensorBoard's Profile tab) and writes each tool's JSON to
 tests/golden/<name>/<tool>.json (.json.gz above 1 MB). xprof writes cache files next to
 the capture it reads, so every call sees its own copy in a temporary directory, and
 ``use_saved_result`` is off so nothing cached is reused. Needs the dev extra (xprof).
@@ -41,7 +41,14 @@ XLA_CAPTURES = {
         for k in ("attention", "conv", "elementwise", "gemm")
     },
 }
-XLA_TOOLS = ("overview_page", "framework_op_stats", "kernel_stats", "hlo_stats")
+XLA_TOOLS = (
+    "overview_page",
+    "framework_op_stats",
+    "kernel_stats",
+    "hlo_stats",
+    "roofline_model",
+    "op_profile",
+)
 GZIP_ABOVE = 1 << 20
 
 
@@ -117,6 +124,9 @@ if __name__ == "__main__":
         main(["steps_5", "steps_6"])
     elif args == ["--xla"]:  # only the XLA captures
         main(list(XLA_CAPTURES))
+    elif args == ["--xla-roofline"]:  # only the XLA captures' roofline and op profile
+        for name, xplane in XLA_CAPTURES.items():
+            run_tools(xplane, GOLDEN / name, ("roofline_model", "op_profile"))
     elif args[:1] == ["--only"]:
         main(args[1:])
     else:

@@ -126,6 +126,24 @@ def hlo_stats(run: Run) -> _pd.DataFrame:
     return run.hlo_stats
 
 
+def roofline(run: Run) -> _pd.DataFrame:
+    """XProf's Roofline Model of an XLA capture: one row per HLO op with its FLOP rate, HBM
+    bandwidth, operational intensity and bottleneck (``run.roofline``)."""
+    return run.roofline
+
+
+def roofline_peaks(run: Run) -> _pd.DataFrame:
+    """The devices' peak FLOP rate, HBM and shared-memory bandwidth and ridge points, from
+    the device planes' stats (``run.roofline_peaks``)."""
+    return run.roofline_peaks
+
+
+def op_profile(run: Run) -> _pd.DataFrame:
+    """XProf's Op Profile of an XLA capture: the program -> category -> op tree with time,
+    FLOP and HBM bandwidth utilisation, one row per node (``run.op_profile``)."""
+    return run.op_profile
+
+
 def temporal_breakdown(run: Run) -> _pd.DataFrame:
     """HTA's temporal breakdown: each GPU's idle, compute and non-compute time over its span
     (``run.temporal_breakdown``)."""
@@ -248,10 +266,13 @@ __all__ = [
     "memory_breakdown",
     "memory_summary",
     "op_diff",
+    "op_profile",
     "open",
     "overview_summary",
     "per_host_steps",
     "remote_capture",
+    "roofline",
+    "roofline_peaks",
     "step_breakdown",
     "stop_capture",
     "temporal_breakdown",

@@ -76,7 +76,13 @@ def report_views(run) -> dict[str, views.View]:
         "memory": views.memory_timeline(run),
         "tf_data": views.tf_data_graph(run),
         "kernels": views.kernel_stats(run),
+        # XLA runs: XProf's op profile and roofline (no section where the run has no HLO ops).
+        "hlo_op_profile": views.hlo_op_profile(run),
+        "roofline": views.roofline(run),
     }
+    if not len(run.hlo_stats) or not len(run.roofline):
+        out.pop("hlo_op_profile")
+        out.pop("roofline")
     frameworks = getattr(run, "framework", None)
     if frameworks is not None and "pytorch" in frameworks:
         # torch-tb-profiler's operator view (steps by role, operators, their kernels) beside

@@ -217,6 +217,15 @@ class Run:
 
         return hlo_instructions(self.metadata_stats)
 
+    @functools.cached_property
+    def hlo_modules(self) -> list:
+        """(host, program id, ``xla.HloModuleProto``) of each XLA program the capture carries,
+        decoded the first time it is read (XLA's cost model needs operands, windows and
+        dimension numbers the instruction table leaves out); empty without programs."""
+        from .readers.xspace.hlo import hlo_modules
+
+        return hlo_modules(self.metadata_stats)
+
     # -- summaries --------------------------------------------------------------------------
     @property
     def duration_us(self) -> float:

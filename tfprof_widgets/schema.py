@@ -836,6 +836,21 @@ HLO_STATS: dict[str, tuple[str, str]] = {
     "source_info": ("category", "'file:line' of the op in the user's program, or ''."),
     "shape": ("str", "Result shape."),
     "beyond_xprof": ("bool", "Includes kernels XProf leaves out (inside CUDA graphs)."),
+    "model_gflops_per_s": (
+        "float64",
+        "Model FLOPs (XLA's cost model × occurrences) / self time, GFLOP/s.",
+    ),
+    "normalized_gflops_per_s": (
+        "float64",
+        "The same with 8-bit (4-bit) work counted as 1/2 (1/4) of its FLOPs (XProf's normalized).",
+    ),
+    "memory_bw_gibps": ("float64", "Bytes read and written / self time, GiB/s."),
+    "hbm_bw_gibps": ("float64", "HBM bytes / self time, GiB/s."),
+    "operational_intensity": ("float64", "FLOPs / bytes accessed, FLOP/B."),
+    "bound_by": (
+        "category",
+        "'HBM' below the HBM ridge point, else 'Compute'; 'Unknown' without costs.",
+    ),
 }
 
 
@@ -963,4 +978,102 @@ TORCH_GPU_METRICS: dict[str, tuple[str, str]] = {
         "float64",
         "Kineto's est. achieved occupancy of the kernels, weighted by their time in the window, %.",
     ),
+}
+
+
+# -- XLA roofline and op profile (XProf's roofline_model and op_profile tools) ----------------
+
+ROOFLINE_PEAKS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "device": ("category", "Device plane ('/device:GPU:0')."),
+    "device_type": (
+        "category",
+        "XProf's device type text ('Nvidia GPU (Hopper)', 'AMD GPU - gfx942').",
+    ),
+    "peak_gflops": (
+        "float64",
+        "Peak FLOP rate, GFLOP/s (GPU: FLOPs per SM per cycle × clock × SMs).",
+    ),
+    "peak_hbm_gibps": ("float64", "Peak HBM bandwidth, GiB/s."),
+    "peak_shm_gibps": (
+        "float64",
+        "Peak shared memory / L1 (AMD: LDS; TPU: VMEM write) bandwidth, GiB/s.",
+    ),
+    "hbm_ridge_point": (
+        "float64",
+        "Peak FLOP/s over peak HBM bytes/s: FLOP/B where the roofs meet.",
+    ),
+    "shm_ridge_point": ("float64", "The same for shared memory / L1, FLOP/B (0 where unknown)."),
+}
+
+ROOFLINE: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host."),
+    "program_id": ("int64", "XLA program id."),
+    "category": ("category", "XProf's HLO category."),
+    "hlo_op_name": ("category", "HLO instruction name."),
+    "tf_op_name": ("category", "Framework op as XProf writes it ('<op_name>:<op_type>'), or ''."),
+    "occurrences": ("int64", "Device events of the instruction."),
+    "total_self_time_us": ("float64", "Their self time, µs."),
+    "flops": (
+        "float64",
+        "FLOPs of all occurrences (XLA's cost model × occurrences, as XProf adds them).",
+    ),
+    "bytes_accessed": ("float64", "Bytes read and written by all occurrences."),
+    "hbm_bytes": ("float64", "Of those, the bytes XLA counts as HBM traffic."),
+    "model_gflops_per_s": ("float64", "flops / self time, GFLOP/s (XProf's model FLOP rate)."),
+    "normalized_gflops_per_s": (
+        "float64",
+        "8-bit (4-bit) FLOPs counted 1/2 (1/4): XProf's normalized rate.",
+    ),
+    "memory_bw_gibps": ("float64", "bytes_accessed / self time, GiB/s."),
+    "hbm_bw_gibps": ("float64", "hbm_bytes / self time, GiB/s."),
+    "operational_intensity": ("float64", "flops / bytes_accessed, FLOP/B."),
+    "hbm_operational_intensity": ("float64", "flops / hbm_bytes, FLOP/B."),
+    "bottleneck_operational_intensity": (
+        "float64",
+        "The intensity that bounds the op: HBM's below the HBM ridge point, else the overall one.",
+    ),
+    "bound_by": ("category", "'HBM', 'Compute', or 'Unknown' (no bytes and no FLOPs)."),
+    "optimal_gflops_per_s": ("float64", "The roof above the bottleneck intensity, GFLOP/s."),
+    "roofline_efficiency": (
+        "float64",
+        "FLOP rate over that roof (HBM-bound: HBM bandwidth over its peak).",
+    ),
+    "compute_efficiency": ("float64", "model_gflops_per_s / peak FLOP rate (a fraction)."),
+    "max_mem_bw_utilization": ("float64", "hbm_bw_gibps / peak HBM bandwidth (a fraction)."),
+    "flops_modeled": (
+        "bool",
+        "Our FLOPs and bytes are XProf's (False: a cuBLAS GEMM call, which xprof 2.24 shows as 0).",
+    ),
+    "beyond_xprof": (
+        "bool",
+        "Includes kernels XProf leaves out (inside CUDA graphs), as in hlo_stats.",
+    ),
+    "source_info": ("category", "'file:line' of the op, or ''."),
+}
+
+OP_PROFILE: dict[str, tuple[str, str]] = {
+    "path": (
+        "str",
+        "The node's place in the tree: 'program', 'program/category', 'program/category/op'.",
+    ),
+    "parent": ("str", "The parent node's path ('' for a program)."),
+    "level": ("category", "'program', 'category' or 'op'."),
+    "name": ("str", "Program ('jit_step(9941)'), HLO category, or HLO instruction name."),
+    "host": ("category", "Host."),
+    "program_id": ("int64", "XLA program id."),
+    "time_us": ("float64", "Self time of the node's ops, µs (XProf's rawTime)."),
+    "time_percent": ("float64", "Share of the whole tree's time (IDLE excluded), %."),
+    "occurrences": ("int64", "Device events (programs: 0, as XProf shows)."),
+    "flops": ("float64", "FLOPs of the node's ops (XProf's rawFlops)."),
+    "hbm_bytes": ("float64", "HBM bytes of the node's ops (rawBytesAccessedArray[0])."),
+    "flop_utilization": (
+        "float64",
+        "flops / (the whole tree's time × peak FLOP rate): XProf's 'flops' utilisation.",
+    ),
+    "hbm_bw_utilization": (
+        "float64",
+        "hbm_bytes / (the node's time × peak HBM bandwidth), at most 1.",
+    ),
+    "tf_op_name": ("category", "An op's framework op, '' for programs and categories."),
 }

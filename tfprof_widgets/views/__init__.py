@@ -17,6 +17,8 @@ function               shows                                                modu
 ``compare``            two runs' step time and the ops that changed         ``compare_view``
 ``pod_viewer``         step time per host, the straggler and its cause      ``pod_view``
 ``operators``          PyTorch operators: time pies, step roles, table      ``operator_view``
+``hlo_op_profile``     XLA: program -> category -> op tree, utilisations    ``hlo_op_profile_view``
+``roofline``           XLA: device roofs, one point per HLO op, op table    ``roofline_view``
 =====================  ===================================================  ===============
 
 Each module is named ``<what>_view`` so that the function exported here never hides it. All
@@ -28,6 +30,7 @@ extra), ``_display`` the viewer script, ``timeline_lod`` the timeline's level of
 
 from .base import View
 from .compare_view import compare
+from .hlo_op_profile_view import hlo_op_profile
 from .input_pipeline_view import input_pipeline
 from .kernels_view import kernel_stats
 from .memory_view import memory_timeline
@@ -35,12 +38,14 @@ from .op_stats_view import op_stats
 from .operator_view import operators
 from .overview_view import overview
 from .pod_view import pod_viewer
+from .roofline_view import roofline
 from .tf_data_view import tf_data_graph
 from .timeline_view import timeline
 
 __all__ = [
     "View",
     "compare",
+    "hlo_op_profile",
     "input_pipeline",
     "kernel_stats",
     "memory_timeline",
@@ -48,6 +53,7 @@ __all__ = [
     "operators",
     "overview",
     "pod_viewer",
+    "roofline",
     "tf_data_graph",
     "timeline",
 ]

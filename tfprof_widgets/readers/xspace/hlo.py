@@ -97,6 +97,20 @@ def hlo_instructions(metadata_stats: pd.DataFrame) -> pd.DataFrame:
     return schema.conform(table, schema.HLO_INSTRUCTIONS)
 
 
+def hlo_modules(metadata_stats: pd.DataFrame) -> list[tuple[str, int, object]]:
+    """(host, program id, ``xla.HloModuleProto``) of every program that parses, for the
+    analyses that need more of an instruction than the table holds (XLA's cost model)."""
+    out = []
+    for host, program, data in program_protos(metadata_stats):
+        proto = xla_hlo_pb2.HloProto()
+        try:
+            proto.ParseFromString(data)
+        except Exception:  # noqa: BLE001 - a damaged program is left out, as in the table
+            continue
+        out.append((host, program, proto.hlo_module))
+    return out
+
+
 def _add_module(rows: list, host: str, program: int, module) -> None:
     """The instructions of one module appended to ``rows`` (tuples in schema order)."""
     names = {c.id: c.name for c in module.computations}
@@ -180,4 +194,4 @@ def _frame_lines(index) -> dict[int, tuple[str, int]]:
     return out
 
 
-__all__ = ["hlo_category", "hlo_instructions", "program_protos", "shape_text"]
+__all__ = ["hlo_category", "hlo_instructions", "hlo_modules", "program_protos", "shape_text"]

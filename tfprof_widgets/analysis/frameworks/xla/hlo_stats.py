@@ -9,8 +9,8 @@ program, instruction), ordered by self time, descending (ties by name); shares a
 device time (the GPUs' spans, IDLE included, as the op table's device side totals it). The
 ``tf_op_name`` is XProf's ``TfOpFullname``: ``<op_name>:<op_type>``, '' where the
 instruction has no op name. Kernels we attribute inside CUDA graphs make their rows
-``beyond_xprof``. FLOP rates, bandwidths and 'bound by' need XLA's cost analysis, which we
-do not reproduce.
+``beyond_xprof``. The FLOP rates, bandwidths, operational intensity and 'bound by' are the
+roofline's (:func:`.roofline.op_rates`: XLA's GPU cost analysis as XProf runs it).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import pandas as pd
 from .... import schema
 from ...nesting import to_ps
 from .gpu import kernel_instructions
+from .roofline import op_rates
 from .tpu import tpu_device_ops
 
 
@@ -42,6 +43,7 @@ def hlo_stats(run) -> pd.DataFrame:
         pct = np.where(share > 0, 100 * out["total_self_time_us"].to_numpy() / share, 0.0)
     out["self_time_percent"] = pct
     out["cumulative_self_time_percent"] = pd.Series(pct).groupby(out["host"]).cumsum()
+    out = op_rates(run, out)  # XProf's FLOP rates, bandwidths and bottleneck per op
     return schema.conform(out, schema.HLO_STATS)
 
 

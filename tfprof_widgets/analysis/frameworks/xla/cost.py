@@ -1,0 +1,493 @@
+"""FLOPs and bytes of XLA's GPU instructions, as XProf 2.24 counts them for its HLO Stats,
+roofline and op profile tools.
+
+XProf runs XLA's ``GpuHloCostAnalysis`` on the programs the capture carries (GPU kernels carry
+no FLOP or byte stats); we apply the same rules to the decoded programs (``run.hlo_modules``),
+equal to xprof on every instruction of the JAX H100 and MI300X captures but the cuBLAS GEMM
+calls:
+
+* elementwise ops: a per-element cost times the result's elements: 3, or the entry of XLA's
+  measured "sm_86" op profile (``exponential`` f32: 86, ...) -- XProf gives the analysis no
+  device, so XLA falls back to that profile on every GPU;
+* reduce / reduce-window / scatter: the applied computation's FLOPs times how often it is
+  applied; concatenate 6 per element (400 where a non-major operand size is no multiple of
+  32: XLA's divergent-warp penalty);
+* convolutions (``convolution`` and cuDNN calls): 2 × input features / groups × output
+  features × batch / batch groups × valid window positions (padding excluded); dots: 2 ×
+  result elements × contracting size;
+* fusions: each fused instruction's FLOPs times its utilisation (how often the fusion's root
+  needs it: an elementwise op as often as the roots it feeds, a slice or gather's operand
+  only as much as they read); bytes read are each operand's bytes times its parameter's
+  utilisation (at most 1);
+* bytes accessed: operands read plus the result (a library call's tuple result less its
+  workspace, its last ``u8``/``s8`` element); HBM bytes the same, but a library call's
+  tuple result counts as no HBM write;
+* cuBLAS GEMM calls: XLA's dot rule with the call's dimension numbers, ``flops_modeled``
+  False: xprof 2.24 shows 0 FLOPs and 0 bytes for them (on the MI300X captures).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+
+from ....proto import xla_hlo_pb2
+from ...inputs import per_run
+
+# cuDNN / cuBLAS / hipBLASLt calls: a tuple result whose last element is the workspace.
+_LIBRARY_PREFIXES = ("__cudnn$", "__cublas$", "__cublas", "__hipblas")
+_CONV_TARGETS = ("__cudnn$conv",)
+_GEMM_TARGETS = ("__cublas$gemm", "__cublas$lt$matmul")
+# Opcodes with no FLOPs in XLA's cost analysis (data movement and bookkeeping).
+_NO_FLOPS = frozenset(
+    "parameter constant bitcast broadcast copy transpose reshape slice dynamic-slice "
+    "dynamic-update-slice pad tuple get-tuple-element iota gather reverse".split()
+)
+# Opcodes XLA calls elementwise (HloInstruction::IsElementwise); their FLOPs are a per-element
+# cost times the result's elements.
+_ELEMENTWISE = frozenset(
+    "abs add and atan2 bitcast-convert cbrt ceil clamp clz compare complex convert cosine "
+    "divide erf exponential exponential-minus-one floor imag is-finite log log-plus-one "
+    "logistic maximum minimum multiply negate not or popcnt power real reduce-precision "
+    "remainder round-nearest-afz round-nearest-even rsqrt select shift-left "
+    "shift-right-arithmetic shift-right-logical sign sine sqrt stochastic-convert subtract "
+    "tan tanh xor".split()
+)
+_WARP = 32
+_MAX_POSITIONS = 50_000_000  # window positions counted per spatial dimension, at most
+_TYPE = {v.number: v.name.lower() for v in xla_hlo_pb2.PrimitiveType.DESCRIPTOR.values}
+# FLOPs per element of an elementwise op by result type, where not 3 (XLA's default): the
+# "sm_86" entries of XLA's measured op profiles (xla/service/gpu/model/hlo_op_profiles_data.h,
+# Apache-2.0, the OpenXLA Authors). XProf's cost analysis runs without a device description,
+# so XLA falls back to this profile whatever the GPU (it gives XProf's numbers on the H100
+# and the MI300X alike).
+_SM86_FLOPS_PER_ELEMENT = {
+    "c128": {
+        "add": 97,
+        "atan2": 39027,
+        "cosine": 6613,
+        "divide": 7941,
+        "exponential": 4028,
+        "exponential-minus-one": 4161,
+        "log": 7599,
+        "log-plus-one": 6962,
+        "multiply": 270,
+        "power": 18205,
+        "rsqrt": 11318,
+        "sine": 5878,
+        "sqrt": 15606,
+        "subtract": 97,
+        "tanh": 9939,
+    },
+    "f64": {
+        "add": 97,
+        "atan2": 3747,
+        "cbrt": 6339,
+        "cosine": 1717,
+        "divide": 2016,
+        "exponential": 1652,
+        "exponential-minus-one": 1900,
+        "log": 608,
+        "log-plus-one": 2073,
+        "logistic": 2412,
+        "multiply": 97,
+        "power": 5511,
+        "rsqrt": 698,
+        "sine": 1789,
+        "sqrt": 986,
+        "subtract": 97,
+        "tanh": 1609,
+    },
+    "c64": {
+        "atan2": 5353,
+        "divide": 687,
+        "exponential": 1360,
+        "exponential-minus-one": 1400,
+        "log": 950,
+        "log-plus-one": 842,
+        "power": 3351,
+        "rsqrt": 2383,
+        "sqrt": 3193,
+    },
+    "f16": {
+        "atan2": 482,
+        "cbrt": 925,
+        "cosine": 691,
+        "exponential": 108,
+        "exponential-minus-one": 396,
+        "log": 266,
+        "log-plus-one": 284,
+        "logistic": 226,
+        "power": 975,
+        "rsqrt": 97,
+        "sqrt": 97,
+        "tanh": 212,
+    },
+    "f32": {
+        "atan2": 486,
+        "cbrt": 867,
+        "cosine": 662,
+        "exponential": 86,
+        "exponential-minus-one": 381,
+        "log": 244,
+        "log-plus-one": 262,
+        "logistic": 176,
+        "power": 925,
+        "rsqrt": 75,
+        "sine": 662,
+        "sqrt": 75,
+        "tanh": 190,
+    },
+    "s16": {"divide": 367, "power": 396},
+    "s32": {"divide": 306},
+    "s64": {"divide": 918, "power": 601},
+    "s8": {"divide": 370, "power": 392},
+    "u16": {"divide": 302, "power": 399},
+    "u32": {"divide": 115},
+    "u64": {"divide": 838, "power": 604},
+    "u8": {"divide": 306, "power": 388},
+}
+
+
+@per_run
+def instruction_costs(run) -> pd.DataFrame:
+    """One row per top-level instruction (not inside a fusion) of every program: host,
+    program_id, instruction, flops (model FLOPs per execution), device_flops (normalized to
+    the device's 16-bit rate), bytes_accessed, hbm_bytes and flops_modeled (our numbers are
+    XProf's for it)."""
+    h = run.hlo_instructions
+    size = dict(
+        zip(zip(h["host"].astype(str), h["program_id"], h["instruction_id"]), h["result_bytes"])
+    )
+    rows: list[tuple] = []
+    for host, program, module in run.hlo_modules:
+        done = len(rows)
+        try:
+            _module_costs(rows, host, program, module, size)
+        except (RecursionError, MemoryError, ValueError, OverflowError):
+            # A damaged program (computations calling each other in a cycle, absurd window
+            # sizes) gets no costs, as an undecodable one gets no instructions.
+            del rows[done:]
+    cols = [
+        "host",
+        "program_id",
+        "instruction",
+        "flops",
+        "device_flops",
+        "bytes_accessed",
+        "hbm_bytes",
+        "flops_modeled",
+    ]
+    if not rows:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
+    out = pd.DataFrame.from_records(rows, columns=cols)
+    return out.astype(
+        {
+            "program_id": np.int64,
+            "flops": np.float64,
+            "device_flops": np.float64,
+            "bytes_accessed": np.float64,
+            "hbm_bytes": np.float64,
+            "flops_modeled": bool,
+        }
+    )
+
+
+def _module_costs(rows: list, host: str, program: int, module, size: dict) -> None:
+    """Append (host, program, name, flops, bytes, hbm bytes, modeled) per top-level
+    instruction of ``module``; ``size`` gives each instruction's result bytes."""
+    by_id = {i.id: i for c in module.computations for i in c.instructions}
+    comps = {c.id: c for c in module.computations}
+    for comp in module.computations:
+        if comp.is_fusion_computation:
+            continue
+        for ins in comp.instructions:
+            flops, modeled = _flops(ins, by_id, comps)
+            read = _bytes_read(ins, by_id, comps, lambda o: size.get((host, program, o), 0))
+            written, hbm_written = _written(ins, size.get((host, program, ins.id), 0))
+            device = flops / _low_precision_factor(ins, by_id)
+            rows.append(
+                (
+                    host,
+                    program,
+                    ins.name,
+                    flops,
+                    device,
+                    read + written,
+                    read + hbm_written,
+                    modeled,
+                )
+            )
+
+
+def _low_precision_factor(ins, by_id: dict) -> int:
+    """XProf's normalisation of FLOPs to the device's rate (``XProfGpuCostAnalysis``): an
+    instruction whose widest operand is 8-bit runs 2x as fast as 16-bit, 4-bit 4x, so its
+    normalized FLOPs are model FLOPs / 2 or / 4. Library calls other than GEMMs keep theirs; a
+    GEMM call goes by its first operand."""
+    if ins.opcode == "custom-call":
+        if not ins.custom_call_target.startswith(_GEMM_TARGETS) or not ins.operand_ids:
+            return 1
+        ids = list(ins.operand_ids[:1])
+    else:
+        ids = list(ins.operand_ids)
+    bits = [_bits(by_id[o].shape.element_type) for o in ids if o in by_id]
+    widest = max((b for b in bits if b), default=0)
+    return {8: 2, 4: 4}.get(widest, 1)
+
+
+def _bits(element_type: int) -> int:
+    """Bit width of the 8- and 4-bit types (the only ones the normalisation changes; XLA
+    stores a pred in 8 bits), 16 for any other array type, 0 for tuples, tokens and opaque
+    values."""
+    name = _TYPE.get(element_type, "")
+    if name in ("tuple", "token", "opaque_type", "primitive_type_invalid", ""):
+        return 0
+    if name in ("s8", "u8", "pred") or name.startswith("f8"):
+        return 8
+    if name in ("s4", "u4") or name.startswith("f4"):
+        return 4
+    return 16
+
+
+def _bytes_read(ins, by_id: dict, comps: dict, size) -> float:
+    """Bytes an instruction reads: each operand's bytes; for a fusion, each operand's bytes
+    times the share of it the fused computation reads (its parameter's utilisation, at
+    most 1: XLA's ``FusionParameterReadBytes``)."""
+    if ins.opcode != "fusion" or not ins.called_computation_ids:
+        return float(sum(size(o) for o in ins.operand_ids))
+    comp = comps.get(ins.called_computation_ids[0])
+    if comp is None:
+        return float(sum(size(o) for o in ins.operand_ids))
+    use = _utilizations(comp, by_id, comps)[0]
+    params = {i.parameter_number: i.id for i in comp.instructions if i.opcode == "parameter"}
+    return float(
+        sum(
+            size(o) * min(use.get(params.get(k, -1), 1.0), 1.0)
+            for k, o in enumerate(ins.operand_ids)
+        )
+    )
+
+
+def _is_library_call(ins) -> bool:
+    return ins.opcode == "custom-call" and ins.custom_call_target.startswith(_LIBRARY_PREFIXES)
+
+
+def _written(ins, result_bytes: int) -> tuple[int, int]:
+    """(bytes the instruction writes, of which XLA counts as HBM writes), from its result's
+    bytes: a library call's tuple result less its last ``u8``/``s8`` element (the workspace,
+    one byte per element), none of it an HBM write."""
+    shape = ins.shape
+    if not _is_library_call(ins) or shape.element_type != xla_hlo_pb2.TUPLE:
+        return result_bytes, result_bytes
+    parts = list(shape.tuple_shapes)
+    if parts and parts[-1].element_type in (xla_hlo_pb2.U8, xla_hlo_pb2.S8):
+        result_bytes -= math.prod(parts[-1].dimensions)
+    return result_bytes, 0
+
+
+def _flops(ins, by_id: dict, comps: dict) -> tuple[float, bool]:
+    """(FLOPs of one execution, whether XProf's rule is reproduced in full): XLA's handler
+    for the opcode; a fusion adds its fused instructions' FLOPs, each times its utilisation
+    (:func:`_fusion_flops`)."""
+    op = ins.opcode
+    if op == "fusion":
+        total, modeled = 0.0, True
+        for cid in ins.called_computation_ids:
+            if cid in comps:
+                f, m = _fusion_flops(comps[cid], by_id, comps)
+                total, modeled = total + f, modeled and m
+        return total, modeled
+    operands = [by_id[o] for o in ins.operand_ids if o in by_id]
+    result = ins.shape
+    if op in _ELEMENTWISE:
+        per = _SM86_FLOPS_PER_ELEMENT.get(_TYPE.get(result.element_type, ""), {}).get(op, 3)
+        return float(per * _elements(result)), True
+    if result.element_type == xla_hlo_pb2.TUPLE and op in (
+        "custom-call",
+        "reduce",
+        "reduce-window",
+    ):
+        result = result.tuple_shapes[0] if result.tuple_shapes else result
+    if op == "convolution" or (
+        op == "custom-call" and ins.custom_call_target.startswith(_CONV_TARGETS)
+    ):
+        if len(operands) < 2:
+            return 0.0, False
+        return _conv_flops(ins, operands[0].shape, operands[1].shape, result), True
+    if op == "dot":
+        return (
+            (_dot_flops(ins.dot_dimension_numbers, operands[0].shape, result), True)
+            if operands
+            else (0.0, False)
+        )
+    if op == "custom-call" and ins.custom_call_target.startswith(_GEMM_TARGETS) and operands:
+        # XLA's rule, the dimension numbers from the call's backend config; xprof 2.24 shows
+        # 0 FLOPs and 0 bytes for these calls (on the MI300X captures): ours, not modeled.
+        return _dot_flops(_gemm_dimensions(ins), operands[0].shape, result), False
+    if op in ("reduce", "reduce-window", "scatter"):
+        return _reduction_flops(ins, operands, result, by_id, comps)
+    if op == "concatenate":
+        return float(_concat_flops_per_element(ins, operands) * _elements(result)), True
+    return 0.0, op in _NO_FLOPS
+
+
+def _reduction_flops(ins, operands, result, by_id: dict, comps: dict) -> tuple[float, bool]:
+    """XLA's reduce, reduce-window and scatter: the applied computation's FLOPs times the
+    number of times it is applied (input - output elements; (window elements - 1) × output
+    elements; the update elements)."""
+    sub, modeled = 0.0, True
+    for cid in ins.called_computation_ids[:1]:
+        for inner in comps[cid].instructions if cid in comps else ():
+            f, m = _flops(inner, by_id, comps)
+            sub, modeled = sub + f, modeled and m
+    if not operands:
+        return 0.0, False
+    if ins.opcode == "reduce":
+        count = _elements(operands[0].shape) - _elements(result)
+    elif ins.opcode == "reduce-window":
+        window = math.prod(w.size for w in ins.window.dimensions)
+        count = (window - 1) * _elements(result)
+    else:
+        count = _elements(operands[-1].shape)  # scatter(operand, indices, updates)
+    return sub * count, modeled
+
+
+def _concat_flops_per_element(ins, operands) -> int:
+    """XLA's GPU concatenate: 6 FLOPs per element (a compare and a branch), 400 where an
+    operand's size along a non-major concatenated dimension is no multiple of the warp
+    (divergent warps; XLA's deliberate penalty)."""
+    dim = ins.dimensions[0] if ins.dimensions else 0
+    if dim != 0:
+        for o in operands:
+            dims = list(o.shape.dimensions)
+            if dim < len(dims) and dims[dim] % _WARP:
+                return 400
+    return 6
+
+
+def _operand_utilization(ins, k: int, operands) -> float:
+    """The share of operand ``k`` an instruction reads (XLA's operand utilisation): a slice
+    or gather reads as many elements as it makes; everything else (a concatenate too, as
+    xprof's numbers show) reads its operands once."""
+    if ins.opcode in ("slice", "dynamic-slice", "gather") and k == 0:
+        n = _elements(operands[0].shape)
+        return _elements(ins.shape) / n if n else 0.0
+    return 1.0
+
+
+def _fusion_flops(comp, by_id: dict, comps: dict) -> tuple[float, bool]:
+    """XLA's GPU fusion FLOPs: the sum of each fused instruction's FLOPs times its
+    utilisation (:func:`_utilizations`)."""
+    return _utilizations(comp, by_id, comps)[1:]
+
+
+def _utilizations(comp, by_id: dict, comps: dict) -> tuple[dict, float, bool]:
+    """XLA's ``FusionCalculateUtilizations`` over a fused computation: from the root down,
+    an elementwise op (or tuple) is used as much as the roots it feeds; any other op starts
+    a new root whose utilisation its users give it (rounded up to whole elements).
+    Returns (utilisation by instruction id, the fusion's FLOPs, whether all are modeled)."""
+    order = list(comp.instructions)[::-1]  # XLA writes a computation in post order
+    roots: dict = {i.id: set() for i in order}
+    root_use = dict.fromkeys(roots, 0.0)
+    root_use[comp.root_id] = 1.0
+    roots.setdefault(comp.root_id, set()).add(comp.root_id)
+    uses: dict = {}
+    total, modeled = 0.0, True
+    for ins in order:
+        use = sum(root_use.get(r, 0.0) for r in roots.get(ins.id, ()))
+        uses[ins.id] = use
+        f, m = _flops(ins, by_id, comps)
+        total, modeled = total + use * f, modeled and m
+        operands = [by_id[o] for o in ins.operand_ids if o in by_id]
+        passes = ins.opcode in _ELEMENTWISE or ins.opcode in ("tuple", "get-tuple-element")
+        for k, o in enumerate(operands):
+            if passes:
+                roots.setdefault(o.id, set()).update(roots.get(ins.id, ()))
+                continue
+            roots.setdefault(o.id, set()).add(o.id)
+            n = _elements(o.shape)
+            share = math.ceil(use * _operand_utilization(ins, k, operands) * n) / n if n else 0.0
+            root_use[o.id] = root_use.get(o.id, 0.0) + share
+    return uses, total, modeled
+
+
+def _elements(shape) -> int:
+    """Elements of a shape, every element of a tuple counted (``ElementsInRecursive``)."""
+    if shape.element_type == xla_hlo_pb2.TUPLE:
+        return sum(_elements(s) for s in shape.tuple_shapes)
+    return math.prod(shape.dimensions)
+
+
+def _dot_flops(dnums, lhs, result) -> float:
+    """2 × result elements × contracting size (XLA's ``GetDotFlops``)."""
+    dims = list(lhs.dimensions)
+    contracting = [dims[d] for d in dnums.lhs_contracting_dimensions if d < len(dims)]
+    return 2.0 * math.prod(result.dimensions) * math.prod(contracting)
+
+
+def _gemm_dimensions(ins) -> xla_hlo_pb2.DotDimensionNumbers:
+    """A cuBLAS GEMM call's dot dimension numbers, from its JSON backend config (the last
+    dimension of the left operand where the config does not say)."""
+    out = xla_hlo_pb2.DotDimensionNumbers()
+    try:
+        config = json.loads(ins.backend_config or b"{}")
+        lhs = config["gemm_backend_config"]["dot_dimension_numbers"]["lhs_contracting_dimensions"]
+        out.lhs_contracting_dimensions.extend(int(d) for d in lhs)
+    except (ValueError, KeyError, TypeError):
+        pass
+    return out
+
+
+def _conv_flops(ins, lhs, rhs, result) -> float:
+    """XLA's ``GetConvolutionFlops``: 2 × (input features / feature groups) × output
+    features × (batch / batch groups) × the product over spatial dimensions of the
+    (output, kernel) position pairs that read an input element (padding excluded)."""
+    dn = ins.convolution_dimension_numbers
+    ld, rd, od = list(lhs.dimensions), list(rhs.dimensions), list(result.dimensions)
+    try:
+        in_feat = ld[dn.input_feature_dimension]
+        out_feat = od[dn.output_feature_dimension]
+        batch = ld[dn.input_batch_dimension]
+        valid = 1
+        for k, w in enumerate(ins.window.dimensions):
+            valid *= _valid_positions(
+                rd[dn.kernel_spatial_dimensions[k]],
+                od[dn.output_spatial_dimensions[k]],
+                ld[dn.input_spatial_dimensions[k]],
+                w,
+            )
+    except IndexError:
+        return 0.0
+    groups = max(ins.feature_group_count, 1)
+    batch_groups = max(ins.batch_group_count, 1)
+    return 2.0 * (in_feat // groups) * out_feat * (batch // batch_groups) * valid
+
+
+def _valid_positions(kernel: int, output: int, inp: int, w) -> int:
+    """How many (kernel index, output index) pairs of one spatial dimension read an input
+    element: the undilated input index ``out*stride - pad_low + k*window_dilation`` must be
+    a multiple of the base dilation and, divided by it, inside the input."""
+    stride = max(w.stride, 1)
+    wdil = max(w.window_dilation, 1)
+    bdil = max(w.base_dilation, 1)
+    if max(kernel, 0) > _MAX_POSITIONS or max(output, 0) > _MAX_POSITIONS:
+        raise ValueError("window too large")  # a damaged program, see instruction_costs
+    k = np.arange(kernel, dtype=np.int64)
+    if bdil == 1:
+        # outputs o with 0 <= o*stride - pad + k*wdil < inp, counted per kernel index
+        first = np.maximum(-((k * wdil - w.padding_low) // stride), 0)
+        last = np.minimum((inp - 1 - k * wdil + w.padding_low) // stride, output - 1)
+        return int(np.maximum(last - first + 1, 0).sum())
+    if kernel * output > _MAX_POSITIONS:
+        raise ValueError("window too large")
+    o = np.arange(output, dtype=np.int64)[None, :]
+    undilated = o * stride - w.padding_low + k[:, None] * wdil
+    ok = (undilated % bdil == 0) & (undilated // bdil >= 0) & (undilated // bdil < inp)
+    return int(ok.sum())
+
+
+__all__ = ["instruction_costs"]

@@ -1,0 +1,105 @@
+"""XProf's Op Profile tool as a table (``run.op_profile``): the tree program -> HLO category ->
+HLO op, IDLE excluded (XProf's ``byProgramExcludeIdle``), one row per node.
+
+A node's time, FLOPs and HBM bytes are the sums of its ops' (:func:`.roofline.roofline`:
+self time, XLA's cost model × occurrences). XProf 2.24's utilisations: FLOP utilisation is
+the node's FLOPs over the whole tree's time at the peak FLOP rate (so the children's add up
+to their parent's); HBM bandwidth utilisation is the node's HBM bytes over its own time at
+the peak HBM bandwidth, capped at 1. Programs are named ``<module>(<program id>)``. Rows are
+in tree order (depth first), each level by time, descending (ties by name).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .... import schema
+from .roofline import GIB, roofline, roofline_peaks
+
+
+def op_profile(run) -> pd.DataFrame:
+    """The op profile tree, one row per program, category and op: schema.OP_PROFILE."""
+    rl = roofline(run)
+    peaks = roofline_peaks(run)
+    if not len(rl) or not len(peaks):
+        return schema.empty(schema.OP_PROFILE)
+    hs = run.hlo_stats
+    modules = dict(zip(zip(hs["host"].astype(str), hs["program_id"]), hs["module"].astype(str)))
+    ops = rl.assign(
+        host=rl["host"].astype(str),
+        program=[
+            f"{modules.get((h, p), '')}({p})"
+            for h, p in zip(rl["host"].astype(str), rl["program_id"])
+        ],
+        category=rl["category"].astype(str),
+        name=rl["hlo_op_name"].astype(str),
+        time_us=rl["total_self_time_us"],
+    )
+    levels = [
+        _level(ops, ["host", "program"], "program"),
+        _level(ops, ["host", "program", "category"], "category"),
+        _level(ops, ["host", "program", "category", "name"], "op"),
+    ]
+    tree = pd.concat(levels, ignore_index=True)
+    per_host = peaks.groupby("host", observed=True).first()
+    total = tree[tree["level"] == "program"].groupby("host")["time_us"].sum()
+    t_all = tree["host"].map(total).to_numpy(float) / 1e6
+    peak = tree["host"].map(per_host["peak_gflops"]).to_numpy(float) * 1e9
+    bw = tree["host"].map(per_host["peak_hbm_gibps"]).to_numpy(float) * GIB
+    t = tree["time_us"].to_numpy(float) / 1e6
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tree["flop_utilization"] = np.where(t_all * peak > 0, tree["flops"] / (t_all * peak), 0.0)
+        bwu = np.where(t * bw > 0, tree["hbm_bytes"] / (t * bw), 0.0)
+        tree["hbm_bw_utilization"] = np.minimum(bwu, 1.0)
+        tree["time_percent"] = np.where(t_all > 0, 100 * t / t_all, 0.0)
+    return schema.conform(_tree_order(tree), schema.OP_PROFILE)
+
+
+def _level(ops: pd.DataFrame, keys: list[str], level: str) -> pd.DataFrame:
+    """The nodes of one level: sums over their ops, path and parent from the keys."""
+    g = (
+        ops.groupby(keys, sort=False, observed=True)
+        .agg(
+            program_id=("program_id", "first"),
+            time_us=("time_us", "sum"),
+            occurrences=("occurrences", "sum"),
+            flops=("flops", "sum"),
+            hbm_bytes=("hbm_bytes", "sum"),
+            tf_op_name=("tf_op_name", "first"),
+        )
+        .reset_index()
+    )
+    parts = g[keys[1:]].astype(str)
+    g["path"] = parts.agg("/".join, axis=1) if len(keys) > 2 else parts.iloc[:, 0]
+    g["parent"] = parts.iloc[:, :-1].agg("/".join, axis=1) if len(keys) > 2 else ""
+    g["name"] = parts.iloc[:, -1]
+    g["level"] = level
+    if level == "program":
+        g["occurrences"] = 0  # XProf shows no occurrences for a program
+    if level != "op":
+        g["tf_op_name"] = ""
+    return g
+
+
+def _tree_order(tree: pd.DataFrame) -> pd.DataFrame:
+    """Depth-first order: each node followed by its children, siblings by time descending."""
+    rank = (
+        tree.sort_values(["time_us", "name"], ascending=[False, True], kind="stable")
+        .groupby(["host", "parent"], sort=False)
+        .cumcount()
+    )
+    tree = tree.assign(_rank=rank.reindex(tree.index).to_numpy())
+    key = dict(zip(zip(tree["host"], tree["path"]), tree["_rank"]))
+
+    def sort_key(host: str, path: str) -> tuple:
+        parts = path.split("/")
+        return (host, *(key.get((host, "/".join(parts[: i + 1])), 0) for i in range(len(parts))))
+
+    order = sorted(
+        range(len(tree)), key=lambda i: sort_key(tree["host"].iat[i], tree["path"].iat[i])
+    )
+    return tree.iloc[order].drop(columns="_rank").reset_index(drop=True)
+
+
+__all__ = ["op_profile"]

@@ -1,0 +1,108 @@
+"""XProf's Op Profile for XLA runs: the tree program -> HLO category -> HLO op
+(``run.op_profile``) as a sortable table, expanded to the depth the chooser picks."""
+
+from __future__ import annotations
+
+from ._display import esc
+from .base import Choice, Html, TableBlock, View
+from .names import short_op_name
+from .tables import Column, Table
+
+__all__ = ["HloOpProfileView", "hlo_op_profile"]
+
+# Chooser value -> the tree levels shown (a deeper value shows its parents too).
+DEPTHS = {
+    "program": ("program",),
+    "category": ("program", "category"),
+    "op": ("program", "category", "op"),
+}
+
+
+class HloOpProfileView(View):
+    title = "HLO op profile"
+
+    def __init__(self, run) -> None:
+        self.run = run
+        self.tree = run.op_profile
+
+    def choices(self) -> list[Choice]:
+        return [
+            Choice(
+                "depth",
+                "expand to",
+                "category",
+                [("programs", "program"), ("categories", "category"), ("ops", "op")],
+            )
+        ]
+
+    def table(self) -> Table:
+        t = self.tree
+        indent = t["level"].astype(str).map({"program": "", "category": "  ", "op": "    "})
+        t = t.assign(node=indent + t["name"].astype(str))
+        cols = [
+            Column("time_us", "time (µs)", digits=1),
+            Column("time_percent", "time %", "pct", digits=1),
+            Column(
+                "flop_utilization",
+                "FLOP util.",
+                "pct",
+                digits=2,
+                title="FLOPs over the whole tree's time at the peak FLOP rate (XProf's rule)",
+            ),
+            Column(
+                "hbm_bw_utilization",
+                "HBM BW util.",
+                "pct",
+                digits=1,
+                title="HBM bytes over the node's time at the peak HBM bandwidth",
+            ),
+            Column("occurrences", "count", "int"),
+            Column("flops", "FLOPs", digits=0),
+            Column("hbm_bytes", "HBM bytes", "bytes"),
+            Column("level", "level"),
+            Column("tf_op_name", "framework op"),
+            Column("path", hidden=True),
+            Column("node", "node", full="path"),
+        ]
+        return Table(t, cols, csv="hlo_op_profile.csv")
+
+    def blocks(self, depth: str = "category", **_) -> list:
+        if not len(self.tree):
+            return [Html(f"<p class='tf-muted'>{esc(self.empty_text())}</p>")]
+        hidden = [lv for lv in ("program", "category", "op") if lv not in DEPTHS[depth]]
+        return [
+            TableBlock(
+                "op_profile",
+                self.table(),
+                "Program → category → op (IDLE excluded; sort by any column)",
+                preset={"exclude": {"level": hidden}} if hidden else None,
+            )
+        ]
+
+    def findings(self) -> list[str]:
+        t = self.tree
+        if not len(t):
+            return [self.empty_text()]
+        progs = t[t["level"] == "program"]
+        cats = t[t["level"] == "category"].sort_values("time_us", ascending=False)
+        ops = t[t["level"] == "op"].sort_values("time_us", ascending=False)
+        top = ops.iloc[0]
+        return [
+            f"{len(progs)} programs, {len(cats)} categories, {len(ops)} HLO ops, "
+            f"{progs['time_us'].sum():,.1f} µs of device time (IDLE excluded)",
+            f"Largest category: {cats.iloc[0]['name']} ({cats.iloc[0]['time_percent']:.1f} %); "
+            f"largest op: {top['name']} ({top['time_percent']:.1f} %, "
+            f"{short_op_name(str(top['tf_op_name']), 60) or 'no framework op'})",
+        ]
+
+    def empty_text(self) -> str:
+        return (
+            "No op profile: the capture has no XLA programs with device ops on a GPU or TPU "
+            "whose peaks the device plane gives."
+        )
+
+
+def hlo_op_profile(run) -> HloOpProfileView:
+    """XProf's op profile tree (program → category → op) with time and FLOP / HBM bandwidth
+    utilisation; ``run.op_profile`` holds the numbers."""
+    return HloOpProfileView(run)

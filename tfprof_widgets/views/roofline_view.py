@@ -1,0 +1,158 @@
+"""XProf's Roofline Model for XLA runs: the device's roofs and one point per HLO op on a
+log-log plot (``run.roofline`` and ``run.roofline_peaks``); a click on a point filters the
+op table to that op."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ._display import esc
+from .base import Html, Plot, Plots, TableBlock, View
+from .names import short_op_name
+from .tables import Column, Table
+
+__all__ = ["RooflineView", "roofline"]
+
+HEIGHT = 420
+COLORS = {"HBM": "#1f77b4", "Compute": "#d62728", "Unknown": "#9e9e9e"}
+
+
+class RooflineView(View):
+    title = "Roofline model"
+
+    def __init__(self, run) -> None:
+        self.run = run
+        self.ops = run.roofline
+        self.peaks = run.roofline_peaks
+
+    def figure(self) -> go.Figure:
+        """Roofs of the first device (HBM and shared memory slopes, the compute ceiling) and
+        the ops with FLOPs and HBM bytes, coloured by what bounds them."""
+        p = self.peaks.iloc[0]
+        ops = self.ops[(self.ops["flops"] > 0) & (self.ops["hbm_bytes"] > 0)]
+        oi = ops["hbm_operational_intensity"].to_numpy(float)
+        lo = min(oi.min() if len(oi) else 1.0, 1.0) / 10
+        hi = max(oi.max() if len(oi) else 1.0, p["hbm_ridge_point"]) * 10
+        fig = go.Figure()
+        x = np.geomspace(lo, hi, 64)
+        gb = 2.0**30 / 1e9
+        for uid, name, bw, dash in (
+            ("hbm", "HBM", p["peak_hbm_gibps"], "solid"),
+            ("shm", "shared memory / L1", p["peak_shm_gibps"], "dot"),
+        ):
+            if bw > 0:
+                fig.add_trace(
+                    go.Scatter(
+                        x=x,
+                        y=np.minimum(x * bw * gb, p["peak_gflops"]),
+                        mode="lines",
+                        name=f"{name} roof ({bw:,.0f} GiB/s)",
+                        line=dict(dash=dash, color="#555"),
+                        hoverinfo="skip",
+                        uid=f"roof-{uid}",
+                    )
+                )
+        for bound, g in ops.groupby("bound_by", observed=True, sort=True):
+            names = g["hlo_op_name"].astype(str).tolist()
+            fig.add_trace(
+                go.Scatter(
+                    x=g["hbm_operational_intensity"],
+                    y=g["model_gflops_per_s"],
+                    mode="markers",
+                    name=f"bound by {bound}",
+                    marker=dict(
+                        color=COLORS.get(str(bound), "#9e9e9e"),
+                        size=np.clip(np.sqrt(g["total_self_time_us"].to_numpy(float)), 5, 24),
+                    ),
+                    customdata=[
+                        [n, c, short_op_name(str(t), 60), s]
+                        for n, c, t, s in zip(
+                            names,
+                            g["category"].astype(str),
+                            g["tf_op_name"],
+                            g["total_self_time_us"],
+                        )
+                    ],
+                    hovertemplate="%{customdata[0]} (%{customdata[1]})<br>%{customdata[2]}<br>"
+                    "%{y:,.0f} GFLOP/s at %{x:,.2f} FLOP/B (HBM)<br>"
+                    "self time %{customdata[3]:,.1f} µs"
+                    "<extra></extra>",
+                    uid=f"ops-{str(bound).lower()}",
+                )
+            )
+        fig.update_layout(
+            title=f"{p['device_type']}: peak {p['peak_gflops']:,.0f} GFLOP/s, "
+            f"HBM ridge point {p['hbm_ridge_point']:,.1f} FLOP/B",
+            height=HEIGHT,
+            margin=dict(t=40, b=40, l=60, r=10),
+            xaxis=dict(type="log", title="operational intensity (FLOP/B of HBM traffic)"),
+            yaxis=dict(type="log", title="GFLOP/s"),
+        )
+        return fig
+
+    def table(self) -> Table:
+        cols = [
+            Column("total_self_time_us", "self (µs)", digits=1),
+            Column("occurrences", "count", "int"),
+            Column("model_gflops_per_s", "GFLOP/s", digits=1),
+            Column("hbm_bw_gibps", "HBM GiB/s", digits=1),
+            Column("hbm_operational_intensity", "FLOP/B (HBM)", digits=2),
+            Column("roofline_efficiency", "roofline eff.", "pct", digits=1),
+            Column("bound_by", "bound by"),
+            Column(
+                "flops_modeled",
+                "as XProf",
+                "bool",
+                title="FLOPs and bytes as XProf counts them (not: cuBLAS GEMM calls, 0 in XProf)",
+            ),
+            Column("category", "category"),
+            Column("tf_op_name", "framework op"),
+            Column("hlo_op_name", "HLO op"),
+        ]
+        return Table(self.ops, cols, csv="roofline.csv", sort=("total_self_time_us", "desc"))
+
+    def blocks(self, **_) -> list:
+        if not len(self.ops) or not len(self.peaks):
+            return [Html(f"<p class='tf-muted'>{esc(self.empty_text())}</p>")]
+        names = self.ops["hlo_op_name"].astype(str).unique().tolist()
+        plot = Plot(
+            "roofline",
+            self.figure(),
+            click={
+                "table": "roofline_ops",
+                "column": "hlo_op_name",
+                "prefix": "HLO op: ",
+                "others": names,
+                "other": None,
+            },
+        )
+        return [
+            Plots([plot]),
+            TableBlock("roofline_ops", self.table(), "HLO ops (click a point to filter)"),
+        ]
+
+    def findings(self) -> list[str]:
+        if not len(self.ops) or not len(self.peaks):
+            return [self.empty_text()]
+        p = self.peaks.iloc[0]
+        t = self.ops.groupby("bound_by", observed=True)["total_self_time_us"].sum()
+        total = t.sum()
+        shares = ", ".join(f"{k} {100 * v / total:.1f} %" for k, v in t.items() if total)
+        return [
+            f"{p['device_type']}: peak {p['peak_gflops']:,.0f} GFLOP/s, HBM "
+            f"{p['peak_hbm_gibps']:,.1f} GiB/s, ridge point {p['hbm_ridge_point']:,.1f} FLOP/B",
+            f"Self time by bottleneck: {shares}",
+        ]
+
+    def empty_text(self) -> str:
+        return (
+            "No roofline: the capture has no XLA ops on a device whose plane gives its peaks "
+            "(GPU core count, clock and memory bandwidth, or a TPU's peak stats)."
+        )
+
+
+def roofline(run) -> RooflineView:
+    """The roofline plot (device roofs, one point per HLO op) and the op table; a click on a
+    point filters the table. ``run.roofline`` and ``run.roofline_peaks`` hold the numbers."""
+    return RooflineView(run)
