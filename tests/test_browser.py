@@ -517,8 +517,9 @@ def test_quickstart_notebook_runs_in_jupyterlab(tmp_path, jupyterlab, shots_dir)
 # Views each committed notebook shows: 01 overview + op stats; 02 overview + compare; 03
 # memory + tf.data graph; 04 overview + pod viewer + kernel stats + timeline; 05 overview; 06
 # overview + input pipeline + the Kineto trace's timeline (the run of tool data only has no trace:
-# its timeline is a note); 07 overview + operators + op stats + kernel stats + memory + timeline.
-# its timeline is a note); 08 overview + op stats + kernel stats + timeline.
+# its timeline is a note); 07 overview + operators + op stats + kernel stats + memory + timeline;
+# 08 overview + op stats + HLO op profile + roofline + kernel stats +
+# timeline.
 NOTEBOOK_VIEWS = {
     "01_quickstart.ipynb": 2,
     "02_input_bound.ipynb": 2,
@@ -527,7 +528,7 @@ NOTEBOOK_VIEWS = {
     "05_tf1_tfprof.ipynb": 1,
     "06_old_logdirs_and_other_profilers.ipynb": 3,
     "07_pytorch_transformer.ipynb": 6,
-    "08_jax_gpu_capture.ipynb": 4,
+    "08_jax_gpu_capture.ipynb": 6,
 }
 
 
