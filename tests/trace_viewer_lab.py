@@ -32,7 +32,7 @@ LOCATE_JS = """([i, ev]) => { const v = window.__tfprofViewers[i];
   v.drawNow();
   v.canvas.scrollIntoView({block: 'center'});
   const r = v.canvas.getBoundingClientRect();
-  const a = Math.max(v.xOf(ev.start), 220), b = Math.min(v.xOf(ev.end), v.W - 9);
+  const a = Math.max(v.xOf(ev.start), v.labelW), b = Math.min(v.xOf(ev.end), v.W - 9);
   const [sy, h] = v.laneScreen(ev.lane, ev.depth);
   return {x: r.left + (a + b) / 2, y: r.top + sy + h / 2, w: b - a}; }"""
 
