@@ -404,6 +404,40 @@ def test_producer_consumer_links(bert, bert_model):
     ]
 
 
+KINETO = ROOT.parent / "shared" / "captures" / "kineto"
+
+
+@pytest.mark.parametrize(
+    "name", ["torch_transformer_h100.pt.trace.json.gz", "resnet50_v100_workers0.pt.trace.json.gz"]
+)
+def test_a_pytorch_kernel_links_to_its_launch_once(name):
+    """Kineto records each launch three ways (``args.correlation`` on both ends, the ``ac2g``
+    flow the reader turns into ``_p``/``_c``, and the ``correlation_id`` it adds): the details
+    list one link per launch/kernel pair, so the viewer draws one arrow (issue 29 item 9)."""
+    import tfprof_widgets as tw
+
+    path = KINETO / name
+    if not path.exists():
+        pytest.skip("shared Kineto capture absent")
+    run = tw.load(path)
+    idx = EventIndex(run)
+    ev = run.events
+    kernels = ev.index[(ev["plane"] == "/device:GPU:0") & ev["line"].str.startswith("Stream")]
+    corr = run.stat("correlation")
+    checked = 0
+    for k in kernels[:: max(1, len(kernels) // 150)]:
+        flows = idx.flows(int(k))
+        if pd.isna(corr.iat[int(k)]):
+            continue
+        assert [(f["kind"], f["dir"]) for f in flows] == [("launch", "in")], (k, flows)
+        launch = flows[0]["row"]
+        assert corr.iat[launch] == corr.iat[int(k)]
+        back = [(f["kind"], f["dir"], f["row"]) for f in idx.flows(launch)]
+        assert back == [("launch", "out", int(k))], back
+        checked += 1
+    assert checked >= 50
+
+
 def test_launch_arguments_are_named():
     assert launch_arguments("regs:38 shm:0 grid:160,1,1 block:1024,1,1") == [
         ("registers per thread", "38"),
@@ -480,6 +514,38 @@ def test_the_notebook_gets_the_live_widget_then_text_then_the_offline_viewer(ber
     assert "renderOffline(" in html and '<script type="module">' in html
     module = html.split('<script type="module">', 1)[1].rsplit("</script>", 1)[0]
     assert "</script" not in module.lower()
+
+
+def test_a_reports_trace_says_what_its_reader_can_do_past_its_detail(tmp_path):
+    """A report's reader has no notebook to run (issue 29 item 9): the note where the offline
+    trace's detail ends names the step kept in full and a command that writes a page of the
+    window shown, from the capture; run here on a window, it writes that page."""
+    import shlex
+    import subprocess
+
+    import tfprof_widgets as tw
+    from tfprof_widgets.report import report_views
+
+    path = KINETO / "torch_transformer_h100.pt.trace.json.gz"
+    if not path.exists():
+        pytest.skip("shared Kineto capture absent")
+    run = tw.load(path)
+    note = report_views(run)["timeline"].offline_payload(800_000)["meta"]["offline_note"]
+    assert "notebook" not in note.lower(), note
+    assert "Every event of the first view" in note and "{window}" in note, note
+    a = float(run.events["start_us"].min())
+    command = shlex.split(note[note.index("python -c") :].replace("{window}", f"({a}, {a + 2000})"))
+    out = subprocess.run(
+        [sys.executable, *command[1:]],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    page = (tmp_path / "trace.html").read_text()
+    assert "renderOffline" in page and f"[{a},{a + 2000}" in page.replace(" ", "")
 
 
 def test_offline_payload_fits_its_budget_and_keeps_the_busiest_step(bert):

@@ -961,8 +961,9 @@ class EventIndex:
         return [int(e) for e in evs[a:b][:64] if int(e) != row]
 
     def flows(self, row: int) -> list[dict]:
-        """Flow links of one event: kind ('launch' or 'producer/consumer'), direction ('in':
-        the other end comes first, 'out': it follows) and the other end's row."""
+        """Flow links of one event, one per other event: kind ('launch' or
+        'producer/consumer'), direction ('in': the other end comes first, 'out': it follows)
+        and the other end's row."""
         st = dict(self._flow_values(row))
         out = []
         ev = self.run.events
@@ -987,7 +988,17 @@ class EventIndex:
         if "_p" in st:
             for r in self._partners("_c", st["_p"], row):
                 out.append({"kind": "producer/consumer", "dir": "out", "row": r})
-        return out[:64]
+        # One link per pair of events: a Kineto launch is recorded three times (its
+        # ``correlation``, the ``correlation_id`` the reader adds to both ends, and the ``_p``/
+        # ``_c`` link made from them), an XPlane launch can be a correlation id and a flow;
+        # the first (the launch, as the loops above put launches first) names the pair.
+        seen: set[int] = set()
+        unique = []
+        for f in out:
+            if f["row"] not in seen:
+                seen.add(f["row"])
+                unique.append(f)
+        return unique[:64]
 
     def _flow_values(self, row: int) -> list[tuple[str, int]]:
         s = self.stats_of(row)
