@@ -73,7 +73,9 @@ def more_trace_detail(run) -> str:
         "import tfprof_widgets as tw; from tfprof_widgets.views.timeline_view import write_html; "
         f"write_html(tw.load({str(capture)!r}), 'trace.html', window_us={{window}})"
     )
-    return f'For every event of this window, write a page of it from the capture: python -c "{code}"'
+    return (
+        f'For every event of this window, write a page of it from the capture: python -c "{code}"'
+    )
 
 
 def report_views(run) -> dict[str, views.View]:

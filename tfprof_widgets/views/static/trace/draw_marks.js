@@ -125,6 +125,7 @@ export class MarkMethods {
     ctx.fillStyle = th.flow;
     ctx.lineWidth = 1.5;
     for (const f of flows) {
+      if (f.kind === "derived") continue;  // a derived XLA event's kernel: a link, not a flow
       const o = at(f);
       let from, to;
       if (f.dir === "in") {

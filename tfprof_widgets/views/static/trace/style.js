@@ -68,6 +68,8 @@ export const VIEWER_CSS = `
 .tfpv-details a{color:var(--tfpv-accent);cursor:pointer;text-decoration:underline}
 .tfpv-details .cols{display:flex;gap:24px;flex-wrap:wrap}
 .tfpv-details .cols>div{flex:1 1 360px;min-width:0}
+.tfpv-details pre.hlo{margin:2px 0 6px;font:11px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;
+ white-space:pre-wrap;overflow-wrap:anywhere}
 .tfpv-details .x{float:right;cursor:pointer;color:var(--tfpv-muted);padding:0 4px}
 .tfpv-help{color:var(--tfpv-muted);font-size:11px;padding:3px 8px;display:none;
  border-top:1px solid var(--tfpv-border);line-height:1.5}
