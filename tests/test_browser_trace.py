@@ -6,7 +6,10 @@ PyTorch H100 trace, at a wide (1400 px) and a narrow (700 px) window:
   names (issue 29 item 8: at 700 px a fixed 220 px label column left ~110 px of timeline);
 * a kernel's details name the launch that started it once, and one flow is drawn
   (issue 29 item 9: Kineto's ``correlation``, our ``correlation_id`` and the ``_p``/``_c``
-  link are three records of the same launch).
+  link are three records of the same launch);
+* on a JAX H100 capture the device lanes are XProf's ``XLA Modules - from #14`` and ``XLA Ops
+  - from #14`` before the streams, and a clicked kernel's details show its HLO op, framework
+  op and HLO text, fetched from the kernel on click (issue 27 item 5).
 
 One JupyterLab and one page for the module (about 30 s); skipped without Chromium.
 """
@@ -23,6 +26,7 @@ pytestmark = pytest.mark.skipif(
     reason="needs /usr/bin/chromium, playwright and jupyter",
 )
 
+JAX = ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_nographs.xplane.pb"
 TORCH = ROOT.parent / "shared" / "captures" / "kineto" / "torch_transformer_h100.pt.trace.json.gz"
 
 # Each toolbar control: is it the element at its own centre (nothing covers or clips it), and
@@ -58,13 +62,14 @@ def torch_page(tmp_path_factory):
             f"run = tw.load({str(TORCH)!r})\n"
             "kernel = run.events.index[run.events['plane'] == '/device:GPU:0'][0]",
             "viewer = tw.views.timeline(run)\nviewer",
+            f"jax = tw.load({str(JAX)!r})\ntw.views.timeline(jax)",
         ],
     )
     with lab_server(root) as port, sync_playwright() as p:
         browser, page = lab_page(p, port, "trace.ipynb")
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
-        lab.run_all_and_time(page)
+        lab.run_all_and_time(page, n_viewers=2)
         lab.wait_settled(page)
         yield page, errors
         browser.close()
@@ -110,4 +115,40 @@ def test_a_kernel_lists_and_draws_its_launch_once(torch_page):
     # One arrow: draw_marks.js draws one per flow of the details it holds.
     drawn = page.evaluate("() => window.__tfprofViewers[0].details.flows.length")
     assert drawn == 1
+    assert not errors, errors
+
+
+def test_a_jax_kernel_shows_its_hlo_instruction(torch_page):
+    page, errors = torch_page
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.wait_for_timeout(300)
+    labels = page.evaluate(
+        "() => { const v = window.__tfprofViewers[1];"
+        " return v.meta.groups[0].lanes.map(i => v.meta.lanes[i].label); }"
+    )
+    assert labels[:2] == ["XLA Modules - from #14", "XLA Ops - from #14"], labels
+    assert labels[2].startswith("Stream #14")
+    ev = page.evaluate(
+        "() => { const v = window.__tfprofViewers[1]; const m = v.marks;"
+        " const g = v.meta.lanes.findIndex(l => l.label.startsWith('Stream #14'));"
+        " for (let i = 0; i < m.n; i++) if (m.lane[i] === g && m.row[i] >= 0"
+        "   && /fusion/.test(v.nameOf(m.name[i])))"
+        "   return {row: m.row[i], lane: m.lane[i], depth: m.depth[i], start: m.start[i],"
+        "     end: m.end[i], name: v.nameOf(m.name[i])};"
+        " return null; }"
+    )
+    assert ev is not None
+    page.evaluate("(ev) => window.__tfprofViewers[1].jumpTo(ev)", ev)
+    page.wait_for_function(
+        "() => { const v = window.__tfprofViewers[1]; return v.details && v.details.hlo; }",
+        timeout=20_000,
+    )
+    st = lab.wait_settled(page, 1)
+    for words in ("XLA", "HLO op", "XLA module", "HLO category", "jit_step (program 9941)"):
+        assert words in st["details"], (words, st["details"])
+    assert "framework op" in st["details"] or "framework scope" in st["details"]
+    text = page.evaluate(
+        "() => window.__tfprofViewers[1].detailsEl.querySelector('pre.hlo').textContent"
+    )
+    assert text.startswith("%") and " fusion(...)" in text, text
     assert not errors, errors
