@@ -97,6 +97,27 @@ def test_toolbar_fits_and_the_timeline_keeps_most_of_the_width(torch_page, width
     assert not errors, errors
 
 
+def test_dragging_the_lane_names_edge_resizes_them(torch_page):
+    """The lane-name column starts at a fifth of the width (at most 220 px) and follows a
+    drag of its right edge; the timeline keeps the rest."""
+    page, errors = torch_page
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.wait_for_timeout(800)
+    v = "window.__tfprofViewers[0]"
+    before = page.evaluate(f"() => [{v}.labelW, {v}.W, {v}.trackW]")
+    assert before[0] == min(220, max(80, round(before[1] * 0.2)))
+    box = page.locator(".tfpv canvas").first.bounding_box()
+    x, y = box["x"] + before[0], box["y"] + 60
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 60, y, steps=4)
+    page.mouse.up()
+    after = page.evaluate(f"() => [{v}.labelW, {v}.W, {v}.trackW]")
+    assert after[0] == before[0] + 60 and after[2] == before[2] - 60
+    page.evaluate(f"() => {v}.setLabelWidth(null)")  # back to the default for the others
+    assert not errors, errors
+
+
 def test_a_kernel_lists_and_draws_its_launch_once(torch_page):
     page, errors = torch_page
     page.set_viewport_size({"width": 1400, "height": 900})
