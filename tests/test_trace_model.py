@@ -404,6 +404,40 @@ def test_producer_consumer_links(bert, bert_model):
     ]
 
 
+KINETO = ROOT.parent / "shared" / "captures" / "kineto"
+
+
+@pytest.mark.parametrize(
+    "name", ["torch_transformer_h100.pt.trace.json.gz", "resnet50_v100_workers0.pt.trace.json.gz"]
+)
+def test_a_pytorch_kernel_links_to_its_launch_once(name):
+    """Kineto records each launch three ways (``args.correlation`` on both ends, the ``ac2g``
+    flow the reader turns into ``_p``/``_c``, and the ``correlation_id`` it adds): the details
+    list one link per launch/kernel pair, so the viewer draws one arrow (issue 29 item 9)."""
+    import tfprof_widgets as tw
+
+    path = KINETO / name
+    if not path.exists():
+        pytest.skip("shared Kineto capture absent")
+    run = tw.load(path)
+    idx = EventIndex(run)
+    ev = run.events
+    kernels = ev.index[(ev["plane"] == "/device:GPU:0") & ev["line"].str.startswith("Stream")]
+    corr = run.stat("correlation")
+    checked = 0
+    for k in kernels[:: max(1, len(kernels) // 150)]:
+        flows = idx.flows(int(k))
+        if pd.isna(corr.iat[int(k)]):
+            continue
+        assert [(f["kind"], f["dir"]) for f in flows] == [("launch", "in")], (k, flows)
+        launch = flows[0]["row"]
+        assert corr.iat[launch] == corr.iat[int(k)]
+        back = [(f["kind"], f["dir"], f["row"]) for f in idx.flows(launch)]
+        assert back == [("launch", "out", int(k))], back
+        checked += 1
+    assert checked >= 50
+
+
 def test_launch_arguments_are_named():
     assert launch_arguments("regs:38 shm:0 grid:160,1,1 block:1024,1,1") == [
         ("registers per thread", "38"),
@@ -480,6 +514,38 @@ def test_the_notebook_gets_the_live_widget_then_text_then_the_offline_viewer(ber
     assert "renderOffline(" in html and '<script type="module">' in html
     module = html.split('<script type="module">', 1)[1].rsplit("</script>", 1)[0]
     assert "</script" not in module.lower()
+
+
+def test_a_reports_trace_says_what_its_reader_can_do_past_its_detail(tmp_path):
+    """A report's reader has no notebook to run (issue 29 item 9): the note where the offline
+    trace's detail ends names the step kept in full and a command that writes a page of the
+    window shown, from the capture; run here on a window, it writes that page."""
+    import shlex
+    import subprocess
+
+    import tfprof_widgets as tw
+    from tfprof_widgets.report import report_views
+
+    path = KINETO / "torch_transformer_h100.pt.trace.json.gz"
+    if not path.exists():
+        pytest.skip("shared Kineto capture absent")
+    run = tw.load(path)
+    note = report_views(run)["timeline"].offline_payload(800_000)["meta"]["offline_note"]
+    assert "notebook" not in note.lower(), note
+    assert "Every event of the first view" in note and "{window}" in note, note
+    a = float(run.events["start_us"].min())
+    command = shlex.split(note[note.index("python -c") :].replace("{window}", f"({a}, {a + 2000})"))
+    out = subprocess.run(
+        [sys.executable, *command[1:]],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    page = (tmp_path / "trace.html").read_text()
+    assert "renderOffline" in page and f"[{a},{a + 2000}" in page.replace(" ", "")
 
 
 def test_offline_payload_fits_its_budget_and_keeps_the_busiest_step(bert):
@@ -570,3 +636,135 @@ def test_offline_copy_keeps_the_asked_window_in_full(bert):
     assert exact and (exact[0]["x0"], exact[0]["x1"]) == (a, b)
     assert exact[0]["header"]["n_events"] == overlapping(bert.events, a, b)
     assert payload["meta"]["initial"] == [a, b]
+
+
+# -- XLA lines and HLO details (issue 27 item 5) ---------------------------------------------
+XLA_DATA = {
+    "jax_cnn_nographs": ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_nographs.xplane.pb",
+    "jax_cnn_graphs": ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_graphs.xplane.pb",
+    **{
+        f"jax08_{k}": ROOT / "tests" / "data" / "xplane_amd_jax" / f"jax08_{k}.xplane.pb"
+        for k in ("attention", "conv", "elementwise", "gemm")
+    },
+}
+_XLA_RUNS: dict = {}
+
+
+def xla_run(name):
+    import tfprof_widgets as tw
+
+    if name not in _XLA_RUNS:
+        _XLA_RUNS[name] = tw.load(XLA_DATA[name], progress=False)
+    return _XLA_RUNS[name]
+
+
+@pytest.mark.parametrize("name", list(XLA_DATA))
+def test_xla_lines_are_named_and_cut_as_xprofs_trace_viewer(name):
+    """Rule (XProf 2.24's DeriveEventsFromAnnotations, tests/golden/<name>/trace_lines.json
+    from scripts/make_trace_lines_golden.py): per stream with XLA kernels (copies aside), an
+    'XLA Modules - from #N' line of '<module>(<program_id>)' events and an 'XLA Ops - from #N'
+    line of HLO instruction events, consecutive kernels of one name and step being one event.
+    Every derived event equals XProf's: name, duration, and start (XProf's trace counts from
+    a start 42 µs away from ours on the H100 pair: compared after that one offset)."""
+    theirs = json.loads((ROOT / "tests" / "golden" / name / "trace_lines.json").read_text())
+    run = xla_run(name)
+    model = run.timeline_model
+    lanes = model.lanes
+    derived = model.derived
+    compared = 0
+    for plane, lines in theirs.items():
+        for line, events in lines.items():
+            if not line.startswith(("XLA Modules", "XLA Ops")):
+                continue
+            lane = lanes[(lanes["plane"] == plane) & (lanes["line"] == line)]
+            assert len(lane) == 1 and lane["label"].iat[0] == line, (plane, line)
+            ours = derived[(derived["plane"] == plane) & (derived["line"] == line)]
+            ours = ours.sort_values(["start_us", "name"], kind="stable")
+            assert list(ours["name"].astype(str)) == [e[0] for e in events], (plane, line)
+            dur = np.array([e[2] for e in events])
+            np.testing.assert_allclose(ours["dur_us"].to_numpy(), dur, atol=2e-3)
+            offset = np.array([e[1] for e in events]) - ours["start_us"].to_numpy()
+            assert np.ptp(offset) < 2e-3, (plane, line)
+            compared += len(events)
+    ours_lines = set(zip(derived["plane"].astype(str), derived["line"].astype(str)))
+    theirs_lines = {(p, ln) for p, lines in theirs.items() for ln in lines if ln.startswith("XLA ")}
+    assert ours_lines == theirs_lines and compared == len(derived)
+    # Device groups list them first, as XProf does: modules, ops, then the streams.
+    view_groups = __import__("tfprof_widgets").views.timeline(run).groups
+    first = view_groups[0]["lanes"]
+    assert str(lanes["line"].iat[first[0]]).startswith("XLA Modules")
+    assert str(lanes["line"].iat[first[1]]).startswith("XLA Ops")
+
+
+def test_a_xla_kernels_details_name_its_hlo_op_framework_op_source_and_text():
+    """A kernel's details (looked up on click) name its HLO instruction (its ``hlo_op``), its
+    program, the framework op (the instruction's metadata.op_name; the capture writes it, or
+    for a fusion the scope of its fused ops, as the kernel's own ``name`` stat on the H100),
+    the Python line and the HLO text."""
+    run = xla_run("jax_cnn_nographs")
+    model = run.timeline_model
+    idx = EventIndex(run)
+    op = run.stat("hlo_op")
+    framework = run.stat("name")
+    ev = run.events
+    kernels = ev.index[ev["line"].str.startswith("Stream #14") & framework.notna().to_numpy()]
+    assert len(kernels) > 100
+    with_source = same = scoped = 0
+    for k in kernels[::7]:
+        d = event_details(run, model, idx, int(k))
+        hlo = dict(d["hlo"])
+        assert hlo["HLO op"] == op.iat[k]
+        assert hlo["XLA module"] == "jit_step (program 9941)"
+        # The kernel's name stat is the op, or for a fusion the scope its fused ops share.
+        scope = framework.iat[k]
+        if "framework op" in hlo:
+            assert hlo["framework op"] == scope or hlo["framework op"].startswith(scope + "/")
+            same += hlo["framework op"] == scope
+            assert f'op_name="{hlo["framework op"]}"' in hlo["HLO text"]
+        else:  # a fusion with no op name: the path its fused ops share, inside the kernel's
+            assert hlo["framework scope"] == scope or hlo["framework scope"].startswith(scope + "/")
+            scoped += 1
+        assert hlo["HLO text"].startswith(f"%{op.iat[k]} = ")
+        if "source" in hlo:
+            assert re.fullmatch(r".+\.py:\d+", hlo["source"]), hlo["source"]
+            with_source += 1
+    assert with_source > 0 and scoped > 0 and same > len(kernels[::7]) // 2
+    # A fusion's text names its kind and fused computation.
+    h = run.hlo_instructions
+    fusion = h[(h["opcode"] == "fusion") & (h["module"] == "jit_step")].iloc[0]
+    from tfprof_widgets.analysis.frameworks.xla.trace_lines import hlo_text
+
+    text = hlo_text(fusion)
+    assert (
+        f"kind={fusion['fusion_kind']}" in text and f"calls={fusion['called_computations']}" in text
+    )
+    # Not stored per event in the page: the live widget's meta and the offline copy carry no
+    # HLO text.
+    from tfprof_widgets.views.timeline_view import timeline
+
+    view = timeline(run)
+    assert "HLO text" not in json.dumps(view.meta()) and "op_name=" not in json.dumps(
+        view.offline_payload()["meta"]
+    )
+
+
+def test_an_xla_ops_event_links_its_first_kernel_and_names_its_instruction():
+    """A derived 'XLA Ops' event (a row beyond run.events) has details too: its span, the
+    first kernel it covers (a link, not a flow) and that kernel's HLO instruction; it has no
+    flows of its own."""
+    run = xla_run("jax_cnn_graphs")
+    model = run.timeline_model
+    n = len(run.events)
+    ops = np.flatnonzero(model.derived["line"].astype(str).str.startswith("XLA Ops").to_numpy())
+    row = n + int(ops[3])
+    d = event_details(run, model, EventIndex(run), row)
+    json.dumps(d)
+    assert d["name"] == str(model.derived["name"].iat[ops[3]])
+    assert [f["kind"] for f in d["flows"]] == ["derived"]
+    kernel = d["flows"][0]["row"]
+    assert kernel < n and str(run.events["line"].iat[kernel]).startswith("Stream #14")
+    assert dict(d["hlo"])["HLO op"] in (d["name"], run.stat("hlo_op").iat[kernel])
+    assert EventIndex(run).flows(row) == []
+    assert model.locate(row)["lane"] == int(
+        np.flatnonzero(model.lanes["line"] == "XLA Ops - from #14")[0]
+    )

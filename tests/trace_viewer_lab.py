@@ -32,7 +32,7 @@ LOCATE_JS = """([i, ev]) => { const v = window.__tfprofViewers[i];
   v.drawNow();
   v.canvas.scrollIntoView({block: 'center'});
   const r = v.canvas.getBoundingClientRect();
-  const a = Math.max(v.xOf(ev.start), 220), b = Math.min(v.xOf(ev.end), v.W - 9);
+  const a = Math.max(v.xOf(ev.start), v.labelW), b = Math.min(v.xOf(ev.end), v.W - 9);
   const [sy, h] = v.laneScreen(ev.lane, ev.depth);
   return {x: r.left + (a + b) / 2, y: r.top + sy + h / 2, w: b - a}; }"""
 
@@ -130,3 +130,46 @@ def wait_settled(page, index: int = 0, timeout_ms: int = 30_000) -> dict:
     )
     page.wait_for_timeout(150)
     return page.evaluate(STATE_JS, index)
+
+
+def save_and_shut_down(page) -> None:
+    """Save the open notebook (its outputs, no widget state: JupyterLab's default) and shut
+    its kernel down, as a user closing it for the day does."""
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_function(
+        "() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000
+    )
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
+    page.wait_for_function(
+        "() => !window.jupyterapp.shell.currentWidget.sessionContext.session", timeout=30_000
+    )
+
+
+def reopen_collecting_console(p, port: int, notebook: str, n_viewers: int):
+    """Open a saved notebook in a fresh browser (a new kernel starts; the old widgets' models
+    are gone) and wait until ``n_viewers`` offline viewers drew and each live-widget output
+    gave up. Returns (browser, page, console messages [(type, text)]) with every message
+    logged since the page opened."""
+    browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    messages = []
+    page.on("console", lambda m: messages.append((m.type, m.text)))
+    page.on("pageerror", lambda e: messages.append(("pageerror", str(e))))
+    page.route(
+        "**/*",
+        lambda r: (
+            r.continue_()
+            if "127.0.0.1" in r.request.url or r.request.url.startswith(("data:", "blob:"))
+            else r.abort()
+        ),
+    )
+    page.goto(f"http://127.0.0.1:{port}/lab/tree/{notebook}?reset")
+    page.wait_for_function(
+        "(n) => (window.__tfprofViewers || []).filter(v => v.stats.firstDraw).length >= n"
+        " && [...document.querySelectorAll('.jp-OutputArea-output')].filter(e =>"
+        " /model not found/.test(e.textContent)).length >= n",
+        arg=n_viewers,
+        timeout=120_000,
+    )
+    page.wait_for_timeout(2000)  # any late rerender of the widget outputs logs by now
+    return browser, page, messages

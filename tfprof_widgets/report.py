@@ -64,13 +64,32 @@ def slowest_step_window(run, pad: float = 0.05) -> tuple[float, float] | None:
     return float(s["start_us"] - margin), float(s["start_us"] + s["step_time_us"] + margin)
 
 
+def more_trace_detail(run) -> str:
+    """What a report's reader can do where its trace's detail ends (the report keeps the
+    slowest step's events in full): write a page with every event of the window shown, from
+    the capture, with one command ("{window}": the page puts the window shown there)."""
+    capture = run.files[0] if len(run.files) == 1 else run.path
+    code = (
+        "import tfprof_widgets as tw; from tfprof_widgets.views.timeline_view import write_html; "
+        f"write_html(tw.load({str(capture)!r}), 'trace.html', window_us={{window}})"
+    )
+    return (
+        f'For every event of this window, write a page of it from the capture: python -c "{code}"'
+    )
+
+
 def report_views(run) -> dict[str, views.View]:
     """The views of the report, by section id."""
     out = {
         "overview": views.overview(run),
         "pod_viewer": views.pod_viewer(run),
         # The trace's offline copy within 0.8 MB: the report stays under 3 MB with plotly.js.
-        "timeline": views.timeline(run, window_us=slowest_step_window(run), offline_bytes=800_000),
+        "timeline": views.timeline(
+            run,
+            window_us=slowest_step_window(run),
+            offline_bytes=800_000,
+            more_detail=more_trace_detail(run),
+        ),
         "op_stats": views.op_stats(run),
         "input_pipeline": views.input_pipeline(run),
         "memory": views.memory_timeline(run),

@@ -31,7 +31,10 @@ import re
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import union_categoricals
 
+from ..analysis.frameworks.xla.trace_lines import event_hlo
+from ..analysis.frameworks.xla.trace_lines import trace_lines as xla_trace_lines
 from ..analysis.kernels import parse_kernel_details
 from ..schema import DEVICE_KINDS
 
@@ -196,6 +199,10 @@ class TraceModel:
             n_events, depth_rows, line_id, device; :meth:`arrange` orders them in groups.
         t_min, t_max: the span of the timed events (µs).
     """
+
+    # Events drawn beyond the run's own (rows from len(run.events) on, in this order): the
+    # lines timeline_model() derives, as XProf's trace viewer does; None when there are none.
+    derived: pd.DataFrame | None = None
 
     def __init__(
         self,
@@ -431,8 +438,9 @@ class TraceModel:
 
         def lane_rank(i: int) -> tuple:
             ln = lanes["line"].iat[i]
-            if ln in _DERIVED_ORDER:
-                return (0, _DERIVED_ORDER.index(ln), [])
+            kind = ln.split(" - from #", 1)[0]  # XLA lines derived per stream
+            if kind in _DERIVED_ORDER:
+                return (0, _DERIVED_ORDER.index(kind), _natural(ln))
             if ln.startswith("Stream #"):
                 return (1, 0, _natural(ln))
             return (2, 0, _natural(lanes["label"].iat[i]))
@@ -949,6 +957,8 @@ class EventIndex:
         return self.stats[self._ev == row]
 
     def _on_device(self, row: int) -> bool:
+        if row >= len(self.run.events):  # a derived event (timeline_model)
+            return False
         code = self.run.events["plane"].cat.codes.iat[row]
         return bool(self._plane_is_device[code]) if code >= 0 else False
 
@@ -961,8 +971,11 @@ class EventIndex:
         return [int(e) for e in evs[a:b][:64] if int(e) != row]
 
     def flows(self, row: int) -> list[dict]:
-        """Flow links of one event: kind ('launch' or 'producer/consumer'), direction ('in':
-        the other end comes first, 'out': it follows) and the other end's row."""
+        """Flow links of one event, one per other event: kind ('launch' or
+        'producer/consumer'), direction ('in': the other end comes first, 'out': it follows)
+        and the other end's row."""
+        if row >= len(self.run.events):  # a derived event has no flows of its own
+            return []
         st = dict(self._flow_values(row))
         out = []
         ev = self.run.events
@@ -987,7 +1000,17 @@ class EventIndex:
         if "_p" in st:
             for r in self._partners("_c", st["_p"], row):
                 out.append({"kind": "producer/consumer", "dir": "out", "row": r})
-        return out[:64]
+        # One link per pair of events: a Kineto launch is recorded three times (its
+        # ``correlation``, the ``correlation_id`` the reader adds to both ends, and the ``_p``/
+        # ``_c`` link made from them), an XPlane launch can be a correlation id and a flow;
+        # the first (the launch, as the loops above put launches first) names the pair.
+        seen: set[int] = set()
+        unique = []
+        for f in out:
+            if f["row"] not in seen:
+                seen.add(f["row"])
+                unique.append(f)
+        return unique[:64]
 
     def _flow_values(self, row: int) -> list[tuple[str, int]]:
         s = self.stats_of(row)
@@ -1012,6 +1035,8 @@ def event_details(run, model: TraceModel, index: EventIndex, row: int) -> dict:
     kernel launch arguments, the events enclosing it, and its flow links (with where their
     other end is drawn and, for a launch, the op that launched it)."""
     row = int(row)
+    if row >= len(run.events):
+        return _derived_details(run, model, row)
     ev = run.events.iloc[row]
     fields = [[str(k), _fmt(v)] for k, v in ev.items()]
     stats = _typed_stats(index.stats_of(row))
@@ -1042,6 +1067,47 @@ def event_details(run, model: TraceModel, index: EventIndex, row: int) -> dict:
         "lane_label": (str(model.lanes["label"].iat[here["lane"]]) if here else ""),
         "parents": model.parents(row),
         "flows": flows,
+        "hlo": [[k, v] for k, v in _hlo_of(run, row)],
+    }
+
+
+def _hlo_of(run, row: int) -> list[tuple[str, str]]:
+    """The HLO instruction a device event ran (XLA captures), or nothing."""
+    if getattr(run, "stat_store", None) is None or getattr(run, "lines", None) is None:
+        return []
+    return event_hlo(run, row)
+
+
+def _derived_details(run, model: TraceModel, row: int) -> dict:
+    """Details of a derived event (an XLA Modules/Ops event of timeline_model): its span,
+    the first kernel it covers (a link) and, for an op, that kernel's HLO instruction."""
+    d = model.derived.iloc[row - len(run.events)]
+    here = model.locate(row)
+    first = int(d["first_row"])
+    fields = [
+        ["line", str(d["line"])],
+        ["name", str(d["name"])],
+        ["start_us", _fmt(float(d["start_us"]))],
+        ["dur_us", _fmt(float(d["dur_us"]))],
+        ["derived", "from the stream's kernels, as XProf's trace viewer derives this line"],
+    ]
+    where = model.locate(first)
+    flows = []
+    if where is not None:
+        lane = str(model.lanes["label"].iat[where["lane"]])
+        flows.append({"kind": "derived", "dir": "out", **where, "lane_label": lane})
+    ops = str(d["line"]).startswith("XLA Ops")
+    return {
+        "row": row,
+        "name": str(d["name"]),
+        "fields": fields,
+        "stats": [],
+        "launch": [],
+        "where": here,
+        "lane_label": (str(model.lanes["label"].iat[here["lane"]]) if here else ""),
+        "parents": [],
+        "flows": flows,
+        "hlo": [[k, v] for k, v in _hlo_of(run, first)] if ops else [],
     }
 
 
@@ -1064,8 +1130,32 @@ def downsample_minmax(n: int, values: np.ndarray, max_points: int = MAX_POINTS) 
 
 
 def timeline_model(run) -> TraceModel:
-    """The timeline model of a run (``run.timeline_model`` caches it)."""
-    return TraceModel.from_run(run)
+    """The timeline model of a run (``run.timeline_model`` caches it): its events and, on an
+    XLA GPU capture, the XLA Modules/Ops lines XProf's trace viewer derives from its kernels
+    (:mod:`..analysis.frameworks.xla.trace_lines`), drawn as rows ``len(run.events)`` on."""
+    derived = _derived_lines(run)
+    if derived is None or not len(derived):
+        return TraceModel.from_run(run)
+    events = run.events
+    joined = {
+        c: union_categoricals([events[c], derived[c]], ignore_order=True)
+        for c in ("host", "plane", "line", "name")
+    }
+    for c in ("start_us", "end_us", "occurrences"):
+        joined[c] = np.concatenate([events[c].to_numpy(), derived[c].to_numpy()])
+    model = TraceModel(
+        pd.DataFrame(joined), getattr(run, "lines", None), getattr(run, "planes", None)
+    )
+    model.derived = derived.reset_index(drop=True)
+    return model
+
+
+def _derived_lines(run) -> pd.DataFrame | None:
+    """XProf's derived XLA lines of a run read from a capture (None for a run without stats or
+    lines, as the benchmark's synthetic runs)."""
+    if getattr(run, "stat_store", None) is None or getattr(run, "lines", None) is None:
+        return None
+    return xla_trace_lines(run)
 
 
 def __getattr__(name: str):

@@ -61,6 +61,8 @@ TILE_COLS = 1600
 TILE_BUDGET = 6000
 EXACT_MAX_EVENTS = 25_000  # the busiest step is embedded in full up to this many events
 ALL_NAMES_MAX_CHARS = 400_000
+# Where a notebook's offline copy ends (a notebook reopened without a kernel, an export).
+MORE_DETAIL = "Run the notebook with a kernel for every event."
 
 
 def _fmt_us(us: float) -> str:
@@ -121,8 +123,12 @@ class TraceViewer(View):
         budget: int = MAX_MARKS,
         model: TraceModel | None = None,
         offline_bytes: int = OFFLINE_BUDGET,
+        more_detail: str | None = None,
     ) -> None:
         self.run = run
+        # What the offline copy tells its reader to do for every event where its detail
+        # ends; "{window}" becomes the window shown, as (start_us, end_us).
+        self.more_detail = more_detail or MORE_DETAIL
         self.offline_bytes = int(offline_bytes)  # the offline copy's embedded payload, at most
         # A run of TensorBoard's tool data only has no trace to draw.
         self.note = no_trace_note(run)
@@ -295,7 +301,7 @@ class TraceViewer(View):
                 if not km.complete:
                     heapq.heappush(queue, (level + 1, -km.n_events, first + k))
         meta["names"] = self._names(np.flatnonzero(named))
-        meta["offline_note"] = _offline_note(tiles)
+        meta["offline_note"] = _offline_note(tiles, self.more_detail)
         return {
             "meta": meta,
             "tiles": tiles,
@@ -519,11 +525,13 @@ def _tile(model, x0: float, x1: float, level: int, exact: bool) -> tuple[dict, M
     return tile, marks
 
 
-def _offline_note(tiles: list[dict]) -> str:
-    """What the offline copy says where its detail ends."""
+def _offline_note(tiles: list[dict], more_detail: str = MORE_DETAIL) -> str:
+    """What the offline copy says where its detail ends: the span it keeps in full, and how
+    to see every event elsewhere (``more_detail``; the page puts the window shown for
+    "{window}")."""
     exact = [t for t in tiles if t["exact"]]
     where = f" Every event of {exact[0]['label']} is kept." if exact else ""
-    return f"Offline copy: detail ends here.{where} Run the notebook with a kernel for every event."
+    return f"Offline copy: detail ends here.{where} {more_detail}"
 
 
 def _first_marks(view: TraceViewer) -> tuple[Marks, Marks]:

@@ -1,7 +1,7 @@
 // Viewer methods for the selection: select an event, fetch its details
-// (views/timeline_lod.py event_details(): name, times, stats, launch arguments, parents and
-// flows [{kind, dir, row, ...}]) and show them under the canvas, with links that jump to the
-// other end of a flow.
+// (views/timeline_lod.py event_details(): name, times, stats, launch arguments, parents,
+// flows [{kind, dir, row, ...}] and, on XLA captures, hlo [[field, value]]) and show them
+// under the canvas, with links that jump to the other end of a flow.
 import { esc, fmtAt, fmtDur, shortName } from "./format.js";
 import { ROW_H, RULER_H } from "./style.js";
 
@@ -64,11 +64,18 @@ export class DetailsMethods {
       return;
     }
     let left = "", right = "";
+    if (d.hlo && d.hlo.length) {
+      // XLA: the event's HLO instruction (looked up on click), its HLO text on its own.
+      const text = d.hlo.find(([k]) => k === "HLO text");
+      left += `<div class="sec">XLA</div>${rows(d.hlo.filter(([k]) => k !== "HLO text"))}` +
+        (text ? `<pre class="hlo">${esc(text[1])}</pre>` : "");
+    }
     if (d.launch && d.launch.length) left += `<div class="sec">Launch arguments</div>${rows(d.launch)}`;
     if (d.flows && d.flows.length) {
-      right += `<div class="sec">Flows</div><table>${d.flows.map((f) => {
+      right += `<div class="sec">${d.flows.every((f) => f.kind === "derived") ? "Kernels" : "Flows"}</div><table>${d.flows.map((f) => {
         const dir = f.dir === "in" ? "from" : "to";
-        const what = f.kind === "launch" ? (f.dir === "in" ? "launched by" : "launches") : (f.dir === "in" ? "consumes output of" : "produces for");
+        const what = f.kind === "derived" ? "first kernel" : f.kind === "launch" ? (f.dir === "in" ? "launched by" : "launches")
+          : (f.dir === "in" ? "consumes output of" : "produces for");
         const op = f.launched_by && f.launched_by.length ? f.launched_by[0] : null;
         const by = op ? `<br>inside op: <span title="${esc(op)}">${esc(shortName(op))}</span>` : "";
         return `<tr><td>${esc(what)}</td><td>${link(f, f.name)} <span style="opacity:.75">(${esc(dir)} ${esc(f.lane_label)}, at ${esc(fmtAt(f.start - origin))})</span>${by}</td></tr>`;

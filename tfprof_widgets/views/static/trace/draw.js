@@ -4,7 +4,7 @@
 // groups and step bands of meta (views/timeline_view.py TraceViewer.meta(); steps from
 // _steps(): [step, start µs, duration µs] of the host with the most steps).
 import { fmtDur, fmtNum } from "./format.js";
-import { BOLD, FONT, GROUP_H, LABEL_W, ROW_H, RULER_H, SCROLL_W } from "./style.js";
+import { BOLD, FONT, GROUP_H, ROW_H, RULER_H, SCROLL_W } from "./style.js";
 
 export class DrawMethods {
   requestDraw() {
@@ -46,7 +46,7 @@ export class DrawMethods {
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     ctx.fillStyle = th.bg;
     ctx.fillRect(0, 0, this.W, this.H);
-    const x0 = LABEL_W, x1 = LABEL_W + this.trackW;
+    const x0 = this.labelW, x1 = this.labelW + this.trackW;
     // Tracks: bands, groups, marks, flows, overlays; clipped so nothing leaves the area.
     ctx.save();
     ctx.beginPath();
@@ -91,7 +91,7 @@ export class DrawMethods {
       const y = this.screenY(this.groupY[gi]);
       if (y > this.H || y + GROUP_H < RULER_H) return;
       ctx.globalAlpha = this.collapsed.has(gi) ? 0.6 : 0.9;
-      ctx.fillRect(LABEL_W, y, this.trackW, GROUP_H);
+      ctx.fillRect(this.labelW, y, this.trackW, GROUP_H);
     });
     ctx.globalAlpha = 1;
     // lane separators
@@ -101,7 +101,7 @@ export class DrawMethods {
       if (y < 0) continue;
       const sy = this.screenY(y + this.laneH[li]) - 1;
       if (sy < RULER_H || sy > this.H) continue;
-      ctx.fillRect(LABEL_W, sy, this.trackW, 1);
+      ctx.fillRect(this.labelW, sy, this.trackW, 1);
     }
   }
   ticks() {
@@ -136,7 +136,7 @@ export class DrawMethods {
         ctx.fillStyle = th.grid;
         ctx.fillRect(Math.round(a), RULER_H, 1, this.H);
       } else {
-        const la = Math.max(a, LABEL_W), lb = Math.min(b, LABEL_W + this.trackW);
+        const la = Math.max(a, this.labelW), lb = Math.min(b, this.labelW + this.trackW);
         if (lb - la < 8) continue;
         ctx.fillStyle = this.origin.step === step ? th.accent : th.band;
         ctx.fillRect(la, 2, lb - la - 1, 15);
@@ -152,23 +152,23 @@ export class DrawMethods {
   drawLabels(ctx) {
     const th = this.theme;
     ctx.fillStyle = th.panel;
-    ctx.fillRect(0, RULER_H, LABEL_W, this.H - RULER_H);
+    ctx.fillRect(0, RULER_H, this.labelW, this.H - RULER_H);
     ctx.save();
     ctx.beginPath();
-    ctx.rect(0, RULER_H, LABEL_W, this.H - RULER_H);
+    ctx.rect(0, RULER_H, this.labelW, this.H - RULER_H);
     ctx.clip();
     ctx.textBaseline = "middle";
     this.meta.groups.forEach((g, gi) => {
       const y = this.screenY(this.groupY[gi]);
       if (y > this.H || y + GROUP_H < RULER_H) return;
       ctx.fillStyle = th.bg;
-      ctx.fillRect(0, y, LABEL_W, GROUP_H);
+      ctx.fillRect(0, y, this.labelW, GROUP_H);
       ctx.fillStyle = th.grid;
       ctx.fillRect(0, y, this.W, 1);
       ctx.font = BOLD;
       ctx.fillStyle = th.fg;
       const arrow = this.collapsed.has(gi) ? "▸" : "▾";
-      ctx.fillText(`${arrow} ${g.label}`, 6, y + GROUP_H / 2, LABEL_W - 12);
+      ctx.fillText(`${arrow} ${g.label}`, 6, y + GROUP_H / 2, this.labelW - 12);
     });
     ctx.font = FONT;
     const lanes = this.meta.lanes;
@@ -178,14 +178,14 @@ export class DrawMethods {
       const sy = this.screenY(y);
       if (sy > this.H || sy + this.laneH[li] < RULER_H) continue;
       ctx.fillStyle = th.fg;
-      const text = this.fit(ctx, lanes[li].label, LABEL_W - 26);
+      const text = this.fit(ctx, lanes[li].label, this.labelW - 26);
       ctx.fillText(text, 16, sy + ROW_H / 2);
       ctx.fillStyle = th.grid;
-      ctx.fillRect(0, sy + this.laneH[li] - 1, LABEL_W, 1);
+      ctx.fillRect(0, sy + this.laneH[li] - 1, this.labelW, 1);
     }
     ctx.restore();
     ctx.fillStyle = th.border;
-    ctx.fillRect(LABEL_W - 1, RULER_H, 1, this.H - RULER_H);
+    ctx.fillRect(this.labelW - 1, RULER_H, 1, this.H - RULER_H);
   }
   drawRuler(ctx) {
     const th = this.theme;
@@ -195,7 +195,7 @@ export class DrawMethods {
     ctx.fillRect(0, RULER_H - 1, this.W, 1);
     ctx.save();
     ctx.beginPath();
-    ctx.rect(LABEL_W, 0, this.trackW, RULER_H);
+    ctx.rect(this.labelW, 0, this.trackW, RULER_H);
     ctx.clip();
     ctx.font = FONT;
     ctx.textBaseline = "alphabetic";
@@ -213,8 +213,8 @@ export class DrawMethods {
     // the corner: unit and origin, and the view's span
     ctx.font = FONT;
     ctx.fillStyle = th.muted;
-    ctx.fillText(`${unit[0]} from ${this.origin.label}`, 6, RULER_H - 6, LABEL_W - 12);
-    ctx.fillText(`view: ${fmtDur(this.vx1 - this.vx0)}`, 6, 14, LABEL_W - 12);
+    ctx.fillText(`${unit[0]} from ${this.origin.label}`, 6, RULER_H - 6, this.labelW - 12);
+    ctx.fillText(`view: ${fmtDur(this.vx1 - this.vx0)}`, 6, 14, this.labelW - 12);
   }
   drawScrollbar(ctx) {
     const max = this.maxScroll();

@@ -2,7 +2,7 @@
 // TraceModel.window(): raw events and "n events" blocks, at most 8,000), the names that fit
 // inside their bars, the selection with its flow arrows, and measured or box-zoom ranges.
 import { clamp, fmtDur, fmtNum, shortName } from "./format.js";
-import { BOLD, FONT, LABEL_W, PALETTE, RULER_H, TEXT_ON } from "./style.js";
+import { BOLD, FONT, PALETTE, RULER_H, TEXT_ON } from "./style.js";
 
 export class MarkMethods {
   drawMarks(ctx, m, labels) {
@@ -10,7 +10,7 @@ export class MarkMethods {
     const n = m.n;
     if (!n) return;
     const scale = this.trackW / (this.vx1 - this.vx0);
-    const vx0 = this.vx0, X0 = LABEL_W, X1 = LABEL_W + this.trackW;
+    const vx0 = this.vx0, X0 = this.labelW, X1 = this.labelW + this.trackW;
     const searching = !!this.search.regex;
     const hits = searching && m.searched === this.search.regex ? m.hits : null;
     // One pass per colour (few fillStyle changes): blocks faint, raw events solid.
@@ -125,6 +125,7 @@ export class MarkMethods {
     ctx.fillStyle = th.flow;
     ctx.lineWidth = 1.5;
     for (const f of flows) {
+      if (f.kind === "derived") continue;  // a derived XLA event's kernel: a link, not a flow
       const o = at(f);
       let from, to;
       if (f.dir === "in") {
@@ -164,7 +165,7 @@ export class MarkMethods {
       const text = `Δ ${fmtDur(Math.abs(range[1] - range[0]))}`;
       ctx.font = BOLD;
       const w = ctx.measureText(text).width + 10;
-      const x = clamp((a + b) / 2 - w / 2, LABEL_W, LABEL_W + this.trackW - w);
+      const x = clamp((a + b) / 2 - w / 2, this.labelW, this.labelW + this.trackW - w);
       ctx.fillStyle = this.theme.bg;
       ctx.fillRect(x, RULER_H + 3, w, 17);
       ctx.fillStyle = color;

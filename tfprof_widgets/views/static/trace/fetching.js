@@ -62,7 +62,11 @@ export class FetchMethods {
     if (!this.source.live) {
       this.note.style.display = m.short ? "block" : "none";
       const exact = this.source.tiles.find((t) => t.exact);
-      this.note.innerHTML = m.short ? esc(this.meta.offline_note || "Offline copy: detail ends here.") +
+      // "{window}" in the note (a report's) is the window shown, as the (start_us, end_us)
+      // that views/timeline_view.py write_html(..., window_us=) takes.
+      const win = `(${Math.max(this.meta.t_min, this.vx0).toFixed(1)}, ${Math.min(this.meta.t_max, this.vx1).toFixed(1)})`;
+      const note = (this.meta.offline_note || "Offline copy: detail ends here.").replace("{window}", win);
+      this.note.innerHTML = m.short ? esc(note) +
         (exact ? ' <a data-act="exact" style="cursor:pointer;text-decoration:underline">Show it</a>' : "") : "";
     }
   }

@@ -3,7 +3,7 @@
 // tooltips, and the keys (w/s zoom, a/d pan, f fit, Esc) held for smooth motion. No payload
 // of its own from Python: it moves the view, and fetching.js asks for what it then needs.
 import { clamp, fmtAt, fmtDur, fmtNum } from "./format.js";
-import { GROUP_H, LABEL_W, ROW_H, RULER_H, SCROLL_W } from "./style.js";
+import { GROUP_H, LABEL_GRIP, ROW_H, RULER_H, SCROLL_W } from "./style.js";
 
 export class InputMethods {
   local(e) {
@@ -22,7 +22,7 @@ export class InputMethods {
     }
     // A wheel notch (100 px) zooms 2x; a pinch (ctrl+wheel, small deltas) twice as fast.
     const factor = Math.exp(clamp(dy, -600, 600) * (e.ctrlKey ? 0.0139 : 0.00693));
-    this.zoomAt(factor, clamp(x, LABEL_W, LABEL_W + this.trackW));
+    this.zoomAt(factor, clamp(x, this.labelW, this.labelW + this.trackW));
   }
   onDown(e) {
     if (e.button !== 0) return;
@@ -33,7 +33,8 @@ export class InputMethods {
       this.drag = { mode: "scrollbar", y: p.y, scroll: this.scrollY };
       return;
     }
-    if (p.x < LABEL_W) { this.drag = { mode: "label", x: p.x, y: p.y }; return; }
+    if (this.onLabelEdge(p)) { this.drag = { mode: "labelEdge", x: p.x, y: p.y, w: this.labelW }; return; }
+    if (p.x < this.labelW) { this.drag = { mode: "label", x: p.x, y: p.y }; return; }
     if (p.y < RULER_H) { this.drag = { mode: "ruler", x: p.x, y: p.y }; return; }
     let mode = "pan";
     if (e.shiftKey) mode = "measure";
@@ -47,11 +48,14 @@ export class InputMethods {
     this.mouse = inside ? p : null;
     const d = this.drag;
     if (!d) {
+      this.canvas.style.cursor = inside && this.onLabelEdge(p) ? "col-resize" : "";
       if (inside) this.hover(p); else this.hideTip();
       return;
     }
     if (Math.abs(p.x - d.x) + Math.abs(p.y - d.y) > 3) d.moved = true;
-    if (d.mode === "scrollbar") {
+    if (d.mode === "labelEdge") {
+      this.setLabelWidth(d.w + p.x - d.x);
+    } else if (d.mode === "scrollbar") {
       const viewH = this.H - RULER_H;
       this.scrollY = clamp(d.scroll + (p.y - d.y) * this.contentH / viewH, 0, this.maxScroll());
       this.requestDraw();
@@ -61,12 +65,16 @@ export class InputMethods {
       this.scrollY = clamp(d.scroll - (p.y - d.y), 0, this.maxScroll());
       this.hideTip();
     } else if (d.mode === "measure" && d.moved) {
-      this.measure = [d.t, this.tOf(clamp(p.x, LABEL_W, LABEL_W + this.trackW))];
+      this.measure = [d.t, this.tOf(clamp(p.x, this.labelW, this.labelW + this.trackW))];
       this.requestDraw();
     } else if (d.mode === "box" && d.moved) {
-      this.box = [d.t, this.tOf(clamp(p.x, LABEL_W, LABEL_W + this.trackW))];
+      this.box = [d.t, this.tOf(clamp(p.x, this.labelW, this.labelW + this.trackW))];
       this.requestDraw();
     }
+  }
+  onLabelEdge(p) {
+    // The lane-name column's right edge, below the ruler: dragging it resizes the column.
+    return p.y >= RULER_H && Math.abs(p.x - this.labelW) <= LABEL_GRIP;
   }
   onUp(e) {
     const d = this.drag;
@@ -82,6 +90,7 @@ export class InputMethods {
       } else this.requestDraw();
       if (d.moved) return;
     }
+    if (d.mode === "labelEdge") { this.maybeFetch(); return; }
     if (d.moved) { this.requestDraw(); return; }
     if (d.mode === "label") this.clickLabel(p);
     else if (d.mode === "ruler") this.clickRuler(p);
@@ -108,7 +117,7 @@ export class InputMethods {
   }
   keyStep(k, seconds) {
     // w/s: zoom ×3 per second around the mouse (or the centre); a/d: pan 1 view per second.
-    const x = this.mouse && this.mouse.x > LABEL_W ? this.mouse.x : LABEL_W + this.trackW / 2;
+    const x = this.mouse && this.mouse.x > this.labelW ? this.mouse.x : this.labelW + this.trackW / 2;
     if (k === "w") this.zoomAt(Math.exp(-Math.log(3) * seconds), x);
     else if (k === "s") this.zoomAt(Math.exp(Math.log(3) * seconds), x);
     else if (k === "a") this.pan(-(this.vx1 - this.vx0) * seconds);
@@ -183,7 +192,7 @@ export class InputMethods {
     }
   }
   hover(p) {
-    if (p.x < LABEL_W && p.y >= RULER_H) {
+    if (p.x < this.labelW && p.y >= RULER_H) {
       const cy = p.y - RULER_H + this.scrollY;
       const lanes = this.meta.lanes;
       for (let li = 0; li < lanes.length; li++) {

@@ -6,8 +6,45 @@
 // it then waits (up to 8 s) for the live widget to draw and stands down if it does; where
 // none can (an exported page, a notebook reopened without a kernel: "model not found") it
 // draws the embedded payload itself. Output 2 stays hidden, even when a display update
-// replaces it.
+// replaces it. A saved notebook reopened with a new kernel: JupyterLab's widget manager
+// console.error()s "widget model not found" for output 1 (its model died with the old
+// kernel); that is the case output 3 is for, so that one error is kept out of the console
+// (see quietStaleWidget), and nothing else.
 import { renderOffline } from "./offline.js";
+
+const STALE = /model not found/i;
+
+function outputsBefore(out) {
+  const prev = [];
+  for (let p = out.previousElementSibling; p && prev.length < 2; p = p.previousElementSibling) prev.push(p);
+  return prev;
+}
+
+function staleWidgetOfOurs() {
+  // Is output 1 of a trace viewer on this page a live-widget output showing the widget
+  // manager's "model not found"?
+  for (const el of document.querySelectorAll(".tfpv-output")) {
+    const out = el.closest(".jp-OutputArea-child");
+    const widget = out && outputsBefore(out)[1];
+    // The manager's renderer adds .jupyter-widgets to the output it failed to fill.
+    if (widget && widget.querySelector(".jupyter-widgets") && STALE.test(widget.textContent || "")) return true;
+  }
+  return false;
+}
+
+function quietStaleWidget() {
+  // Once per page: drop the widget manager's console.error(Error("widget model not found"))
+  // while it concerns a trace viewer's output 1 (the manager writes that text into the
+  // output just before it logs); every other error is logged as before.
+  if (window.__tfpvQuietStale) return;
+  window.__tfpvQuietStale = true;
+  const log = console.error;
+  console.error = function (...args) {
+    const e = args[0];
+    if (args.length === 1 && e instanceof Error && e.message === "widget model not found" && staleWidgetOfOurs()) return;
+    log.apply(this, args);
+  };
+}
 
 function whenConnected(node, fn) {
   if (node.isConnected) { fn(); return; }
@@ -19,13 +56,11 @@ function whenConnected(node, fn) {
 }
 
 export function mountOutput(element, payload) {
+  element.classList.add("tfpv-output");
+  quietStaleWidget();
   whenConnected(element, () => {
     const out = element.closest(".jp-OutputArea-child, .output_area") || element;
-    const before = () => {
-      const prev = [];
-      for (let p = out.previousElementSibling; p && prev.length < 2; p = p.previousElementSibling) prev.push(p);
-      return prev;
-    };
+    const before = () => outputsBefore(out);
     let offline = false;
     const hide = () => {
       const prev = before();
@@ -36,7 +71,7 @@ export function mountOutput(element, payload) {
     if (out.parentElement) new MutationObserver(hide).observe(out.parentElement, { childList: true });
     const widget = () => before()[1];
     const live = () => widget() && widget().querySelector(".tfpv canvas");
-    const failed = () => widget() && /model not found|Error displaying widget/i.test(widget().textContent || "");
+    const failed = () => widget() && (STALE.test(widget().textContent || "") || /Error displaying widget/i.test(widget().textContent || ""));
     // No notebook app on the page (an exported page): no live widget can come.
     const app = window.jupyterapp || window.Jupyter || typeof acquireVsCodeApi !== "undefined";
     let tries = 0;

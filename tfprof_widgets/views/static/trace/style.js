@@ -3,7 +3,14 @@
 // Python; views/timeline_static.py draws the static image with the same palette.
 import { luminance } from "./colors.js";
 
-export const LABEL_W = 220;   // lane-name column, CSS px
+// The lane-name column: a fifth of the viewer's width, within these bounds (CSS px), so that a
+// narrow output (a 700 px window) keeps most of its width for the timeline; dragging the
+// column's edge sets it (within LABEL_MIN and LABEL_MAX_SHARE of the width).
+export const LABEL_SHARE = 0.2;
+export const LABEL_MIN = 80;
+export const LABEL_MAX = 220;
+export const LABEL_MAX_SHARE = 0.4;
+export const LABEL_GRIP = 4;  // px either side of the column's edge that start a resize
 export const RULER_H = 38;    // ruler: step labels above, time ticks below
 export const ROW_H = 18;      // one nesting depth
 export const GROUP_H = 22;    // a host/plane group header
@@ -28,7 +35,7 @@ export const DARK = { bg: "#1e1e1e", panel: "#262626", fg: "#e6e6e6", muted: "#a
 export const VIEWER_CSS = `
 .tfpv{font:12px/1.35 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--tfpv-fg);
  background:var(--tfpv-bg);border:1px solid var(--tfpv-border);border-radius:4px;
- box-sizing:border-box;width:100%;min-width:360px;position:relative}
+ box-sizing:border-box;width:100%;min-width:0;max-width:100%;position:relative}
 .tfpv *{box-sizing:border-box}
 .tfpv-bar{display:flex;flex-wrap:wrap;align-items:center;gap:5px;padding:4px 6px;
  border-bottom:1px solid var(--tfpv-border);background:var(--tfpv-panel)}
@@ -36,11 +43,12 @@ export const VIEWER_CSS = `
  var(--tfpv-border);border-radius:3px;padding:0 7px;cursor:pointer;line-height:20px}
 .tfpv-bar button.on{background:var(--tfpv-accent);color:#fff;border-color:var(--tfpv-accent)}
 .tfpv-bar input{font:inherit;color:inherit;background:var(--tfpv-bg);border:1px solid
- var(--tfpv-border);border-radius:3px;padding:0 6px;width:210px;line-height:20px}
+ var(--tfpv-border);border-radius:3px;padding:0 6px;line-height:20px;
+ flex:1 1 120px;min-width:90px;max-width:210px}
 .tfpv-bar input.bad{border-color:#d62728}
-.tfpv-count{color:var(--tfpv-muted);min-width:64px}
+.tfpv-count{color:var(--tfpv-muted);min-width:40px}
 .tfpv-status{margin-left:auto;color:var(--tfpv-muted);white-space:nowrap;overflow:hidden;
- text-overflow:ellipsis;max-width:50%}
+ text-overflow:ellipsis;max-width:100%;min-width:0}
 .tfpv-main{position:relative;line-height:0}
 .tfpv-main canvas{display:block;outline:none}
 .tfpv-tip{position:absolute;pointer-events:none;z-index:5;max-width:560px;padding:5px 7px;
@@ -60,6 +68,8 @@ export const VIEWER_CSS = `
 .tfpv-details a{color:var(--tfpv-accent);cursor:pointer;text-decoration:underline}
 .tfpv-details .cols{display:flex;gap:24px;flex-wrap:wrap}
 .tfpv-details .cols>div{flex:1 1 360px;min-width:0}
+.tfpv-details pre.hlo{margin:2px 0 6px;font:11px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;
+ white-space:pre-wrap;overflow-wrap:anywhere}
 .tfpv-details .x{float:right;cursor:pointer;color:var(--tfpv-muted);padding:0 4px}
 .tfpv-help{color:var(--tfpv-muted);font-size:11px;padding:3px 8px;display:none;
  border-top:1px solid var(--tfpv-border);line-height:1.5}

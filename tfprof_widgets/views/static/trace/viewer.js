@@ -14,7 +14,7 @@ import { clamp, hash } from "./format.js";
 import { InputMethods } from "./input.js";
 import { emptyMarks } from "./marks.js";
 import { SearchMethods } from "./search.js";
-import { DARK, GROUP_H, LABEL_W, LANE_PAD, LIGHT, PALETTE, ROW_H, RULER_H, SCROLL_W, VIEWER_CSS } from "./style.js";
+import { DARK, GROUP_H, LABEL_MAX, LABEL_MAX_SHARE, LABEL_MIN, LABEL_SHARE, LANE_PAD, LIGHT, PALETTE, ROW_H, RULER_H, SCROLL_W, VIEWER_CSS } from "./style.js";
 
 export class Viewer {
   constructor(host, source, meta, first) {
@@ -27,6 +27,8 @@ export class Viewer {
     const [a, b] = meta.initial;
     this.vx0 = a; this.vx1 = b;
     this.scrollY = 0;
+    this.labelW = LABEL_MAX;    // the lane-name column (CSS px), set by resize()
+    this.userLabelW = null;     // the width the user dragged it to, if any
     this.marks = first.marks || emptyMarks(a, b);
     this.overview = first.overview || null;
     this.selected = null;       // {row, lane, depth, start, end, name}
@@ -89,7 +91,7 @@ export class Viewer {
         w/s: zoom · a/d: pan · alt/ctrl-drag or Box zoom: zoom to a range · shift-drag: measure ·
         click: select (details below; arrows are flows) · click a block: zoom into it ·
         double-click or f: fit the selection · click a group name: collapse it · click a step
-        label: time from that step · Esc: clear</div>
+        label: time from that step · drag the lane names' edge: resize them · Esc: clear</div>
       <div class="tfpv-main"><canvas tabindex="0"></canvas><div class="tfpv-tip"></div>
         <div class="tfpv-note"></div></div>
       <div class="tfpv-details"></div>`;
@@ -223,13 +225,26 @@ export class Viewer {
     this.meta.groups.forEach((g, gi) => { for (const li of g.lanes) this.laneGroup[li] = gi; });
   }
 
+  labelWidth(w) {
+    // A fifth of the width within [LABEL_MIN, LABEL_MAX], or where the user dragged it (at
+    // most LABEL_MAX_SHARE of the width): a narrow output keeps most of it for the timeline.
+    const auto = clamp(Math.round(w * LABEL_SHARE), LABEL_MIN, LABEL_MAX);
+    if (this.userLabelW === null) return auto;
+    return Math.round(clamp(this.userLabelW, Math.min(LABEL_MIN, auto), Math.max(auto, w * LABEL_MAX_SHARE)));
+  }
+  setLabelWidth(px) {
+    this.userLabelW = px;
+    this.labelW = this.labelWidth(this.W);
+    this.requestDraw();
+  }
   resize() {
-    const w = Math.max(360, this.root.clientWidth - 2);
+    const w = Math.max(200, this.root.clientWidth - 2);
     const maxH = this.meta.height || 620;
     const h = Math.round(Math.min(maxH, RULER_H + this.contentH + 2));
     const dpr = window.devicePixelRatio || 1;
     if (w === this.W && h === this.H && dpr === this.dpr) return;
     this.W = w; this.H = h; this.dpr = dpr;
+    this.labelW = this.labelWidth(w);
     this.canvas.style.width = `${w}px`;
     this.canvas.style.height = `${h}px`;
     this.canvas.width = Math.round(w * dpr);
@@ -245,10 +260,10 @@ export class Viewer {
       this.dprWatch.addEventListener("change", this.dprFn);
     }
   }
-  get trackW() { return this.W - LABEL_W - SCROLL_W; }
+  get trackW() { return this.W - this.labelW - SCROLL_W; }
   maxScroll() { return Math.max(0, this.contentH - (this.H - RULER_H)); }
-  xOf(t) { return LABEL_W + (t - this.vx0) * this.trackW / (this.vx1 - this.vx0); }
-  tOf(x) { return this.vx0 + (x - LABEL_W) * (this.vx1 - this.vx0) / this.trackW; }
+  xOf(t) { return this.labelW + (t - this.vx0) * this.trackW / (this.vx1 - this.vx0); }
+  tOf(x) { return this.vx0 + (x - this.labelW) * (this.vx1 - this.vx0) / this.trackW; }
   screenY(contentY) { return RULER_H + contentY - this.scrollY; }
 
   setView(a, b, { fetch = true } = {}) {
