@@ -240,7 +240,7 @@ def tpu_verdicts(run, no_input_pipeline_next_step: str) -> dict | None:
         return None
     kept = _kept(steps)
     total = float(kept["step_time_us"].sum())
-    share = (lambda c: 100.0 * float(kept[c].sum()) / total if total > 0 else 0.0)  # noqa: E731
+    share = lambda c: 100.0 * float(kept[c].sum()) / total if total > 0 else 0.0  # noqa: E731
     input_cls, input_statement = _bound(share("input_us"), "input", "waiting for input")
     _, output_statement = _bound(share("output_us"), "output", "spent on output")
     next_step = (
