@@ -73,7 +73,7 @@ def run_tools(xplane: pathlib.Path, out_dir: pathlib.Path, tools=TOOLS) -> None:
 def _builders():
     sys.path.insert(0, str(ROOT / "tests"))
     from tpu_builder import tpu_capture
-    from tpu_steps_builder import tpu_feeds_capture
+    from tpu_steps_builder import tpu_feeds_capture, tpu_unmarked_capture
     from xspace_builder import SYNTHETIC_GPU_ARGS, cpu_steps_capture, gpu_capture
 
     return {
@@ -81,6 +81,7 @@ def _builders():
         "synthetic_tpu": tpu_capture,
         # TPU steps with infeed, outfeed and host-send ops and a split step (issue 27).
         "synthetic_tpu_feeds": tpu_feeds_capture,
+        "synthetic_tpu_unmarked": tpu_unmarked_capture,  # no host step markers
         "steps_5": lambda: cpu_steps_capture(5),
         "steps_6": lambda: cpu_steps_capture(6),
     }
@@ -102,7 +103,7 @@ def goldens() -> dict:
         tools = ("overview_page",) if name.startswith("steps_") else TOOLS
         if name == "synthetic_tpu":  # XLA ops: HLO Stats too
             tools = (*TOOLS, "hlo_stats")
-        if name == "synthetic_tpu_feeds":  # the TPU step table and verdicts
+        if name in ("synthetic_tpu_feeds", "synthetic_tpu_unmarked"):  # TPU steps, verdicts
             tools = ("overview_page", "input_pipeline_analyzer")
         out[name] = (lambda tmp, b=build, n=name: b().write(tmp / f"{n}.xplane.pb"), tools)
     return out

@@ -24,9 +24,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 INVENTORY = ROOT.parent / "shared" / "reference" / "xla-capture-inventory.txt"
 sys.path.insert(0, str(ROOT / "tests"))
 from tpu_builder import tpu_capture  # noqa: E402
-from tpu_steps_builder import tpu_feeds_capture  # noqa: E402
+from tpu_steps_builder import tpu_feeds_capture, tpu_unmarked_capture  # noqa: E402
 
-CAPTURES = {"synthetic_tpu": tpu_capture, "synthetic_tpu_feeds": tpu_feeds_capture}
+CAPTURES = {
+    "synthetic_tpu": tpu_capture,
+    "synthetic_tpu_feeds": tpu_feeds_capture,
+    "synthetic_tpu_unmarked": tpu_unmarked_capture,
+}
 # xprof's TPU step table (ms) -> ours (µs).
 TPU_COLUMNS = {
     "tcComputeTimeMs": "device_compute_us",
@@ -79,10 +83,11 @@ def test_every_step_and_category_is_xprofs(runs, name):
 @pytest.mark.parametrize("name", CAPTURES)
 def test_steps_are_numbered_after_the_host_groups(runs, name):
     """Rule: XProf numbers a device step by its group id, after the host's own step groups
-    (the capture's three ``train`` markers): 3, 4, 5... in time order."""
+    in time order: 3, 4, 5... after the capture's three ``train`` markers, 0, 1, 2 when the
+    host marks no step."""
     steps = runs[name].steps
     assert [str(s) for s in steps["step"]] == _xprof_steps(name)["stepnum"].tolist()
-    assert steps["step"].tolist()[0] == 3
+    assert steps["step"].tolist()[0] == (0 if name == "synthetic_tpu_unmarked" else 3)
     assert steps["group_id"].tolist() == steps["step"].tolist()
 
 

@@ -3,8 +3,9 @@ the same layout and ops, but some ops are of the categories a TensorCore waits f
 in (``infeed``, ``outfeed``, ``host send``), differently on each core, and one ``Steps``
 event is split in two (so one program run spans two steps).
 
-``scripts/make_golden.py`` runs xprof on it (tests/golden/synthetic_tpu_feeds); the tests
-rebuild it with :func:`tpu_feeds_capture` and compare.
+``scripts/make_golden.py`` runs xprof on it (tests/golden/synthetic_tpu_feeds) and on the
+capture without host step markers (:func:`tpu_unmarked_capture`,
+tests/golden/synthetic_tpu_unmarked); the tests rebuild them and compare.
 """
 
 from __future__ import annotations
@@ -60,4 +61,22 @@ def tpu_feeds_capture() -> XSpaceBuilder:
                     stat.str_value = categories[md.display_name]
         (steps,) = [line for line in plane.lines if line.name == "Steps"]
         _split(steps, SPLIT_STEP)
+    return b
+
+
+def tpu_unmarked_capture() -> XSpaceBuilder:
+    """The synthetic TPU capture without the host's ``train`` step markers (the program
+    runs unannotated): the device steps are then the only step groups."""
+    b = tpu_capture()
+    for plane in b.space.planes:
+        names = {i: m.name for i, m in plane.event_metadata.items()}
+        for line in plane.lines:
+            keep = [e for e in line.events if names.get(e.metadata_id) != "train"]
+            if len(keep) == len(line.events):
+                continue
+            copies = [xplane_pb2.XEvent() for _ in keep]
+            for copy, event in zip(copies, keep):
+                copy.CopyFrom(event)
+            del line.events[:]
+            line.events.extend(copies)
     return b
