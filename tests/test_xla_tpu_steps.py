@@ -63,8 +63,8 @@ def test_every_step_and_category_is_xprofs(runs, name):
     ops' self time (device clock) and waiting for the host = infeed + outfeed + host
     send/recv + idle; across cores, TensorCore compute = the least (step − waiting), input
     = the most infeed, output = the mean outfeed, idle = the least step time − the rest.
-    Every step and column equal to xprof's to 1e-9 (both its tools print the same table),
-    and the step time is their sum."""
+    Every step and column equal to xprof's to 1e-9 (both its tools print the same table);
+    the step time (the step's time on its slowest core) is their sum here."""
     steps = runs[name].steps
     assert schema.mismatches(steps, schema.STEPS) == []
     theirs = _xprof_steps(name)
@@ -76,6 +76,12 @@ def test_every_step_and_category_is_xprofs(runs, name):
         )
     parts = theirs[list(TPU_COLUMNS)].astype(float).sum(axis=1)
     np.testing.assert_allclose(steps["step_time_us"] / 1e3, parts, rtol=1e-9)
+    # xprof's tooltips round the step time and the input time to the µs.
+    tips = [
+        f"step {s}:\nTime waiting for input data = {i / 1e3:.3f} ms, Step time = {t / 1e3:.3f} ms"
+        for s, i, t in zip(steps["step"], steps["input_us"], steps["step_time_us"])
+    ]
+    assert tips == theirs["tooltip"].tolist()
     # No SparseCore here: xprof's SparseCore columns are 0.
     assert (theirs[["scv0ComputeTimeMs", "scv0InfeedTimeMs"]].astype(float) == 0).all().all()
 

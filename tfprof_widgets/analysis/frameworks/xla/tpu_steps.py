@@ -23,9 +23,11 @@ tests/tpu_builder.py and variants of it:
   outfeed; idle = the least step time − compute − input − output (not below 0). In
   ``schema.STEPS``: ``device_compute_us`` (its 16/32-bit parts stay 0: XProf's TPU steps do
   not split compute by precision), ``input_us``, ``output_us`` and ``all_others_us``
-  (TensorCore idle); the step time is their sum (XProf's StepTimeMs). Not built (XProf's
-  columns with no such ops here): SparseCore, the all-reduce compute/sync split and host
-  transfer time.
+  (TensorCore idle); ``step_time_us`` is the step's time on its slowest core (XProf's step
+  time statistics), their sum unless the ops' self time overran it. Not built (XProf's
+  columns with no such ops here): SparseCore, the all-reduce compute/sync split, host
+  transfer time, and MayFixTpuStepAnalysis (host input events of the same step number
+  moved out of TensorCore idle, for captures without infeed ops).
 * Verdict (ComputeTpuBottleneckAnalysis): XProf's input analysis on the share of infeed,
   with no 'All Others' share (a TPU's idle time is not read as input), and its output
   analysis on outfeed; no kernel-launch, all-others or collectives statement.
@@ -176,7 +178,7 @@ def tpu_steps(run) -> pd.DataFrame:
             "step": pd.array(number, dtype="Int64"),
             "group_id": pd.array(number.astype(np.int32), dtype="Int32"),
             "start_us": per["start_us"].to_numpy(np.float64),
-            "step_time_us": us["compute"] + us["infeed"] + us["outfeed"] + us["idle"],
+            "step_time_us": per["step"].to_numpy(np.float64) / 1e6,
             "device_compute_us": us["compute"],
             "device_to_device_us": zero,
             "device_collectives_us": zero,
@@ -239,7 +241,10 @@ def tpu_verdicts(run, no_input_pipeline_next_step: str) -> dict | None:
     if not len(steps):
         return None
     kept = _kept(steps)
-    total = float(kept["step_time_us"].sum())
+    # XProf's StepTimeMs: the step's compute, input, output and idle (its step time unless
+    # the ops' self time overran it and idle was held at 0).
+    parts = ["device_compute_us", "input_us", "output_us", "all_others_us"]
+    total = float(kept[parts].to_numpy().sum())
     share = lambda c: 100.0 * float(kept[c].sum()) / total if total > 0 else 0.0  # noqa: E731
     input_cls, input_statement = _bound(share("input_us"), "input", "waiting for input")
     _, output_statement = _bound(share("output_us"), "output", "spent on output")
