@@ -6,7 +6,9 @@ events overlap, on any thread or device, the instant counts once, for the highes
 type active then (XProf's priorities: device waiting for host beats compute beats host work).
 Time inside the step that no event covers is "all others". Everything is clipped to the
 step's time, which is its longest host step marker (or its device step, for GPU runs whose
-host marker does not contain the device step).
+host marker does not contain the device step). A framework may build a host's steps from its
+devices by rules of its own (``Framework.device_steps``: XProf's TPU step database); those
+replace the host's.
 
 ``step_breakdown(run)`` keeps every step; XProf's overview and input-pipeline pages drop the
 first and the last step of a capture that has more than five (they are usually cut by the
