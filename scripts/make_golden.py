@@ -4,8 +4,9 @@
 
 For every bundled sample, the real 8-GPU capture in tests/data, the XLA captures in tests/data
 (JAX on an H100 and on AMD MI300X: also hlo_stats, roofline_model and op_profile), and the
-synthetic GPU and TPU captures of tests/xspace_builder.py and tests/tpu_builder.py, this runs
-xprof's converters (the engine behind TensorBoard's Profile tab) and writes each tool's JSON to
+synthetic GPU and TPU captures of tests/xspace_builder.py, tests/tpu_builder.py and
+tests/tpu_steps_builder.py, this runs xprof's converters (the engine behind TensorBoard's Profile
+tab) and writes each tool's JSON to
 tests/golden/<name>/<tool>.json (.json.gz above 1 MB). xprof writes cache files next to
 the capture it reads, so every call sees its own copy in a temporary directory, and
 ``use_saved_result`` is off so nothing cached is reused. Needs the dev extra (xprof).
@@ -80,11 +81,15 @@ def run_tools(xplane: pathlib.Path, out_dir: pathlib.Path, tools=TOOLS) -> None:
 def _builders():
     sys.path.insert(0, str(ROOT / "tests"))
     from tpu_builder import tpu_capture
+    from tpu_steps_builder import tpu_feeds_capture, tpu_unmarked_capture
     from xspace_builder import SYNTHETIC_GPU_ARGS, cpu_steps_capture, gpu_capture
 
     return {
         "synthetic_gpu": lambda: gpu_capture(**SYNTHETIC_GPU_ARGS),
         "synthetic_tpu": tpu_capture,
+        # TPU steps with infeed, outfeed and host-send ops and a split step (issue 27).
+        "synthetic_tpu_feeds": tpu_feeds_capture,
+        "synthetic_tpu_unmarked": tpu_unmarked_capture,  # no host step markers
         "steps_5": lambda: cpu_steps_capture(5),
         "steps_6": lambda: cpu_steps_capture(6),
     }
@@ -106,6 +111,8 @@ def goldens() -> dict:
         tools = ("overview_page",) if name.startswith("steps_") else TOOLS
         if name == "synthetic_tpu":  # XLA ops: HLO Stats too
             tools = (*TOOLS, "hlo_stats")
+        if name in ("synthetic_tpu_feeds", "synthetic_tpu_unmarked"):  # TPU steps, verdicts
+            tools = ("overview_page", "input_pipeline_analyzer")
         out[name] = (lambda tmp, b=build, n=name: b().write(tmp / f"{n}.xplane.pb"), tools)
     return out
 

@@ -6,7 +6,9 @@ events overlap, on any thread or device, the instant counts once, for the highes
 type active then (XProf's priorities: device waiting for host beats compute beats host work).
 Time inside the step that no event covers is "all others". Everything is clipped to the
 step's time, which is its longest host step marker (or its device step, for GPU runs whose
-host marker does not contain the device step).
+host marker does not contain the device step). A framework may build a host's steps from its
+devices by rules of its own (``Framework.device_steps``: XProf's TPU step database); those
+replace the host's.
 
 ``step_breakdown(run)`` keeps every step; XProf's overview and input-pipeline pages drop the
 first and the last step of a capture that has more than five (they are usually cut by the
@@ -481,9 +483,23 @@ def step_db(run) -> StepDb:
         np.where(np.isnan(step[has]), (sorted_keys[has] & 0xFFFFFFFF), step[has]),
     )
     return StepDb(
-        _breakdown(se.hosts, ev, ev_key, spans),
+        _with_framework_steps(run, _breakdown(se.hosts, ev, ev_key, spans)),
         schema.conform(precision, schema.DEVICE_PRECISION),
     )
+
+
+def _with_framework_steps(run, steps: pd.DataFrame) -> pd.DataFrame:
+    """``steps`` with the steps a framework builds from its devices by rules of its own
+    (``Framework.device_steps``) in place of those of the hosts they name."""
+    own = [s for s in (f.device_steps(run) for f in framework_of(run).rules) if s is not None]
+    own = [s for s in own if len(s)]
+    if not own:
+        return steps
+    hosts = set().union(*(s["host"].astype(str) for s in own))
+    keep = steps[~steps["host"].astype(str).isin(hosts)]
+    both = pd.concat([keep.astype({"host": str}), *(s.astype({"host": str}) for s in own)])
+    both = both.sort_values(["host", "start_us"], kind="stable", ignore_index=True)
+    return schema.conform(both.astype({"host": "category"}), schema.STEPS)
 
 
 def _sums(group: np.ndarray, values: np.ndarray, order: np.ndarray) -> np.ndarray:

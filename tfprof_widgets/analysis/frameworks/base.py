@@ -264,3 +264,11 @@ class Framework:
         """The framework's own allocator events as rows of schema.MEMORY (``run.memory``
         adds them to the allocator events XProf reads); None where it has none."""
         return None
+
+    # -- hooks added for TPU steps ------------------------------------------------------------
+    def device_steps(self, run) -> pd.DataFrame | None:
+        """Steps the framework builds from its device cores by rules of its own, as
+        schema.STEPS rows (TPU: XProf's TPU step database from each core's 'Steps' and op
+        lines); they replace the steps of the step events for the hosts they name. None
+        (the default) or an empty frame: the step events' steps alone."""
+        return None

@@ -5,7 +5,9 @@ apart and how their device ops are named.
   ``program_id``), when it has the ``/host:metadata`` plane XLA writes its programs to, TPU
   cores, or TPU op lines.
 * Steps: XProf's rule (``jax.profiler.StepTraceAnnotation('train', step_num=s)`` writes a
-  ``train`` event with ``step_num`` and ``_r=1``), the defaults of :class:`~..base.Framework`.
+  ``train`` event with ``step_num`` and ``_r=1``), the defaults of :class:`~..base.Framework`;
+  on TPU, XProf's TPU step database from each core's ``Steps`` and ``XLA Ops`` lines and
+  its TPU verdicts (:mod:`.tpu_steps`).
 * Op names: XProf's ``ParseTfOpFullname`` knows JAX's lower-case op types too.
 * Device ops: on TPU, the events of the op lines named by their metadata (:mod:`.tpu`); on
   GPU, a kernel's ``tf_op`` stat (``XlaModule:`` for JAX), as XProf does without the HLO
@@ -20,7 +22,7 @@ import pandas as pd
 from ..base import Advice, DeviceOps, Framework, RunNames
 from ..tensorflow.op_names import name_table
 from ..tensorflow.rules import ops_of_tf_op_stat
-from . import gpu, tpu
+from . import gpu, tpu, tpu_steps
 
 _XLA_STATS = frozenset({"hlo_op", "hlo_module", "program_id", "hlo_category"})
 _XLA_PLANES = ("/host:metadata", "/device:TPU:")
@@ -88,3 +90,9 @@ class XLA(Framework):
 
     def hlo_16bit_percent(self, run) -> float | None:
         return tpu.hlo_16bit_percent(run)
+
+    def device_steps(self, run) -> pd.DataFrame | None:
+        return tpu_steps.tpu_steps(run)
+
+    def overview_verdicts(self, run) -> dict | None:
+        return tpu_steps.tpu_verdicts(run, self.advice.no_input_pipeline_next_step)
