@@ -66,11 +66,16 @@ def _tpu_rows(run) -> pd.DataFrame:
     )
     occ = g["occurrences"].to_numpy(np.int64)
     total_us, self_us = g["total"].to_numpy() / 1e6, g["self_"].to_numpy() / 1e6
+    # The module of each program, from its HLO on /host:metadata ('' without one).
+    h = run.hlo_instructions
+    first = h.drop_duplicates(["host", "program_id"])
+    modules = dict(zip(zip(first["host"].astype(str), first["program_id"]), first["module"]))
+    module = [str(modules.get((str(a), int(b)), "")) for a, b in zip(g["host"], g["program_id"])]
     return pd.DataFrame(
         {
             "host": g["host"].astype(str),
             "program_id": g["program_id"].to_numpy(np.int64),
-            "module": "",
+            "module": module,
             "category": g["category"].astype(str),
             "hlo_op_name": g["op_name"].astype(str),
             "tf_op_name": g["tf_op_name"].astype(str),

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .... import schema
-from .roofline import GIB, roofline, roofline_peaks
+from .roofline import GIB, roofline, roofline_peaks, tpu_costs
 
 
 def op_profile(run) -> pd.DataFrame:
@@ -36,6 +36,15 @@ def op_profile(run) -> pd.DataFrame:
         name=rl["hlo_op_name"].astype(str),
         time_us=rl["total_self_time_us"],
     )
+    # A TPU op's HBM bytes in the op profile are its breakdown's HBM entries only (XProf's
+    # BytesAccessedPerCore), not all its bytes where it has no breakdown as in the roofline.
+    tpu = tpu_costs(run)
+    if len(tpu):
+        keys = ["host", "program_id", "hlo_op_name"]
+        k = ops[keys].assign(program_id=ops["program_id"].to_numpy().astype(np.int64))
+        own = k.merge(tpu[[*keys, "breakdown_hbm_bytes"]], on=keys, how="left")
+        b = own["breakdown_hbm_bytes"].to_numpy(float)
+        ops["hbm_bytes"] = np.where(np.isnan(b), ops["hbm_bytes"].to_numpy(float), b)
     levels = [
         _level(ops, ["host", "program"], "program"),
         _level(ops, ["host", "program", "category"], "category"),
