@@ -10,7 +10,9 @@ device time (the GPUs' spans, IDLE included, as the op table's device side total
 ``tf_op_name`` is XProf's ``TfOpFullname``: ``<op_name>:<op_type>``, '' where the
 instruction has no op name. Kernels we attribute inside CUDA graphs make their rows
 ``beyond_xprof``. The FLOP rates, bandwidths, operational intensity and 'bound by' are the
-roofline's (:func:`.roofline.op_rates`: XLA's GPU cost analysis as XProf runs it).
+roofline's (:func:`.roofline.op_rates`: XLA's GPU cost analysis as XProf runs it; on TPU
+the costs libtpu writes on each op's metadata). Program ids are shown unsigned (uint64), as
+XProf prints them; a TPU row's module is its program's, from the HLO on /host:metadata.
 """
 
 from __future__ import annotations

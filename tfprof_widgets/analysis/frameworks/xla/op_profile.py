@@ -5,8 +5,15 @@ A node's time, FLOPs and HBM bytes are the sums of its ops' (:func:`.roofline.ro
 self time, XLA's cost model × occurrences). XProf 2.24's utilisations: FLOP utilisation is
 the node's FLOPs over the whole tree's time at the peak FLOP rate (so the children's add up
 to their parent's); HBM bandwidth utilisation is the node's HBM bytes over its own time at
-the peak HBM bandwidth, capped at 1. Programs are named ``<module>(<program id>)``. Rows are
-in tree order (depth first), each level by time, descending (ties by name).
+the peak HBM bandwidth, capped at 1 (a TPU op's HBM bytes: the HBM entries of its
+memory_access_breakdown only, XProf's BytesAccessedPerCore). Programs are named
+``<module>(<program id>)``, the id unsigned. Rows are in tree order (depth first), each
+level by time, descending (ties by name).
+
+Apart from XProf 2.24 on TPU (tests/test_xla_tpu_rates.py): it leaves an op that another op
+nests in on the device clock out of its tree (keeping its time in the program's), groups
+ops sharing a ``deduplicated_name`` under '<name> and its duplicate(s)' and lists each
+fusion's fused instructions with no time; we keep every op, one level.
 """
 
 from __future__ import annotations

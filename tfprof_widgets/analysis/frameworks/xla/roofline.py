@@ -13,14 +13,20 @@ Peaks, XProf 2.24's rules (``hardware_type_utils``), from the device plane's sta
 
 A ridge point is peak FLOP/s over that memory's bandwidth in bytes/s (FLOP/B).
 
-Per instruction: :func:`.cost.instruction_costs` gives one execution's FLOPs and bytes;
-XProf adds them for every device event of the instruction (a cuDNN call's memsets count as
-executions), so the rates are ``costs × occurrences / self time``. 'Bound by' is HBM where
-the instruction's HBM operational intensity is below the HBM ridge point, else Compute
-('Unknown' with no bytes); the optimal FLOP rate is the roof above the bottleneck
-intensity, and the roofline efficiency the FLOP rate over it (HBM-bound: HBM bandwidth over
-its peak). Where our FLOPs are not XProf's (cuBLAS GEMM calls, which xprof leaves at 0),
-``flops_modeled`` is False.
+Per instruction on a GPU: :func:`.cost.instruction_costs` gives one execution's FLOPs and
+bytes; XProf adds them for every device event of the instruction (a cuDNN call's memsets
+count as executions). On a TPU (:func:`tpu_costs`) libtpu puts XLA's costs on each op's
+metadata (``flops``, ``model_flops``, ``bytes_accessed`` and ``memory_access_breakdown``,
+which splits the bytes by memory: HBM, CMEM, VMEM reads and writes), per run; XProf
+multiplies them by the occurrences. Rates are ``costs / time``, the time being the op's
+total time (a TPU op's costs include those of the ops nested in it; a GPU op's total time is
+its self time). 'Bound by' is the resource the op uses closest to its peak (XProf's
+SetRooflineMetrics): Compute (FLOP rate / peak), HBM (HBM bandwidth / peak) and, on TPU,
+CMEM and VMEM reads and writes; 'Unknown' where it uses none. The roofline efficiency is
+the largest of those utilisations (VMEM only on a chip without CMEM whose VMEM is merged, as
+XProf's roofline model keeps one of them), the optimal FLOP rate the FLOP rate over it.
+Where our FLOPs are not XProf's (cuBLAS GEMM calls, which xprof leaves at 0),
+``flops_modeled`` is False. Program ids are uint64 (TPU fingerprints pass 2**63).
 """
 
 from __future__ import annotations
