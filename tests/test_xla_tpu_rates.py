@@ -85,8 +85,9 @@ def test_tpu_roofline_rows_are_xprofs(name):
     """Rule (XProf's roofline model): per op the rates above plus HBM operational intensity,
     the bottleneck's intensity, compute efficiency = FLOP rate / peak, memory utilisation =
     the largest of HBM's, CMEM's (where the chip has CMEM) and VMEM's (where its VMEM is
-    merged, on a chip without CMEM) bandwidth over its peak, roofline efficiency = the larger of the two, optimal
-    FLOP rate = FLOP rate / roofline efficiency (0 where nothing is used)."""
+    merged, on a chip without CMEM) bandwidth over its peak, roofline efficiency = the
+    larger of the two, optimal FLOP rate = FLOP rate / roofline efficiency (0 where nothing
+    is used)."""
     rl = load(name).roofline
     assert schema.mismatches(rl, schema.ROOFLINE) == []
     t = data_table(golden(name, "roofline_model")[0])
