@@ -171,3 +171,22 @@ def test_program_ids_are_unsigned_everywhere():
         assert (df["program_id"].to_numpy() > 0).all()
     assert run.op_profile["path"].str.contains(str(big)).any()
     assert not run.op_profile["path"].str.contains("(-", regex=False).any()
+
+
+def test_a_damaged_breakdown_counts_as_none(tmp_path):
+    """Rule (XProf: a breakdown that does not parse is left out): an op whose
+    memory_access_breakdown is not a valid message has no breakdown, so all its bytes are
+    HBM bytes; loading never fails on it."""
+    from tpu_rates_builder import tpu_memory_capture
+
+    b = tpu_memory_capture()
+    for plane in b.space.planes:
+        names = {m.id: m.name for m in plane.stat_metadata.values()}
+        for md in plane.event_metadata.values():
+            if md.display_name == "dot_general.4":
+                for stat in md.stats:
+                    if names[stat.metadata_id] == "memory_access_breakdown":
+                        stat.bytes_value = b"\x0a\xff\xff\xff"  # a length past the end
+    hs = tw.load(b.write(tmp_path / "bad.xplane.pb"), progress=False).hlo_stats
+    (row,) = hs[hs["hlo_op_name"] == "dot_general.4"].itertuples()
+    assert row.hbm_bw_gibps > 0 and np.isclose(row.hbm_bw_gibps, row.memory_bw_gibps)
