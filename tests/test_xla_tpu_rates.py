@@ -124,39 +124,47 @@ def _walk(node: dict, path: str, out: dict) -> None:
 
 
 @pytest.mark.parametrize("name", CAPTURES)
-def test_tpu_op_profile_ops_are_xprofs(name):
+def test_tpu_op_profile_is_xprofs(name):
     """Rule (XProf's op profile on TPU): programs named '<module>(<unsigned program id>)',
-    the module from the program's HLO; an op's time is its self time, its FLOPs and HBM bytes
-    the totals above; FLOP utilisation = FLOPs over the whole tree's time at peak; HBM
-    utilisation = HBM bytes over the op's time at peak, at most 1.
+    the module from the program's HLO; an op that other ops ran nested in (here
+    conv_general_dilated.2, which a copy nests in once on the core's clock) is no node and
+    adds only its time to its program; a node's time is its ops' self time, its FLOPs and HBM
+    bytes their totals above; FLOP utilisation = FLOPs over the whole tree's time at peak;
+    HBM utilisation = HBM bytes over the node's time at peak, at most 1.
 
-    Apart on purpose: xprof 2.24 leaves the op that another op nests in on the device clock
-    (conv_general_dilated.2, parent of transpose_copy_fusion.1 in one run) out of its tree
-    while keeping its time in the program's; it groups ops that share a
-    ``deduplicated_name`` under '<name> and its duplicate(s)' and lists the fused
-    instructions of each fusion with no time. We keep every op, one level, so the shares
-    here are of the same whole as xprof's and only the op nodes both show are compared."""
+    Apart on purpose: xprof 2.24 groups ops sharing a ``deduplicated_name`` under '<name>
+    and its duplicate(s)' and lists each fusion's fused instructions (no time) under it; we
+    keep one level of ops, so ops are matched by name; its programs' FLOP utilisation
+    follows a rule we have not found (not compared)."""
     tree = load(name).op_profile
     assert schema.mismatches(tree, schema.OP_PROFILE) == []
     theirs: dict = {}
     _walk(golden(name, "op_profile")["byProgramExcludeIdle"], "", theirs)
-    programs = tree.loc[tree["level"] == "program", "name"].tolist()
-    assert sorted(programs) == sorted(p for p in theirs if "/" not in p)
-    assert "jit_train_step(12190760917235803885)" in programs
-    by_name = {p.rsplit("/", 1)[-1]: m for p, m in theirs.items() if p.count("/") >= 2}
+    heads = {p: m for p, m in theirs.items() if p.count("/") <= 1}  # programs, categories
+    ours = tree[tree["level"] != "op"].set_index("path")
+    assert sorted(ours.index) == sorted(heads)
+    assert "jit_train_step(12190760917235803885)" in ours.index
+    for path, m in heads.items():
+        row = ours.loc[path]
+        assert abs(row["time_us"] * 1e6 - m["rawTime"]) <= 1, path
+        if path.count("/"):  # categories
+            assert np.isclose(row["flops"], m.get("rawFlops", 0), rtol=1e-6), path
+            assert abs(row["flop_utilization"] - m.get("flops", 0)) <= 1e-9, path
+            assert np.isclose(row["hbm_bytes"], m["rawBytesAccessedArray"][0], rtol=1e-6), path
+    leaves = {
+        p.rsplit("/", 1)[-1]: m
+        for p, m in theirs.items()
+        if p.count("/") >= 2 and m.get("rawTime", 0) and not p.endswith("duplicate(s)")
+    }
     ops = tree[tree["level"] == "op"]
-    compared = 0
+    assert sorted(ops["name"]) == sorted(leaves) and len(leaves) >= 10
     for row in ops.itertuples():
-        m = by_name.get(row.name)
-        if m is None or m.get("rawTime", 0) == 0:
-            continue
-        compared += 1
+        m = leaves[row.name]
         assert abs(row.time_us * 1e6 - m["rawTime"]) <= 1, row.path
         assert np.isclose(row.flops, m.get("rawFlops", 0), rtol=1e-6), row.path
         assert np.isclose(row.hbm_bytes, m["rawBytesAccessedArray"][0], rtol=1e-6), row.path
         assert abs(row.flop_utilization - m.get("flops", 0)) <= 1e-9, row.path
         assert abs(row.hbm_bw_utilization - m["bandwidthUtils"][0]) <= 5e-4, row.path
-    assert compared >= 9
 
 
 def test_program_ids_are_unsigned_everywhere():

@@ -10,10 +10,11 @@ memory_access_breakdown only, XProf's BytesAccessedPerCore). Programs are named
 ``<module>(<program id>)``, the id unsigned. Rows are in tree order (depth first), each
 level by time, descending (ties by name).
 
-Apart from XProf 2.24 on TPU (tests/test_xla_tpu_rates.py): it leaves an op that another op
-nests in on the device clock out of its tree (keeping its time in the program's), groups
-ops sharing a ``deduplicated_name`` under '<name> and its duplicate(s)' and lists each
-fusion's fused instructions with no time; we keep every op, one level.
+As XProf, an op that other ops ran nested in (on a TPU core's clock) is no node of its own
+and adds only its self time to its program. Apart from XProf 2.24 on TPU
+(tests/test_xla_tpu_rates.py): it groups ops sharing a ``deduplicated_name`` under '<name>
+and its duplicate(s)' and lists each fusion's fused instructions with no time, and its
+programs' FLOP utilisation follows another rule; we keep one level of ops.
 """
 
 from __future__ import annotations
@@ -52,10 +53,22 @@ def op_profile(run) -> pd.DataFrame:
         own = k.merge(tpu[[*keys, "breakdown_hbm_bytes"]], on=keys, how="left")
         b = own["breakdown_hbm_bytes"].to_numpy(float)
         ops["hbm_bytes"] = np.where(np.isnan(b), ops["hbm_bytes"].to_numpy(float), b)
+    # XProf leaves an op that other ops nest in (its time beyond its self time: on a TPU
+    # core's clock) out of the categories and ops, and its FLOPs and bytes out of the
+    # program's, which double-count its children's; its self time stays in the program's.
+    nested = _has_nested_ops(hs, ops)
+    flat = ops[~nested]
     levels = [
-        _level(ops, ["host", "program"], "program"),
-        _level(ops, ["host", "program", "category"], "category"),
-        _level(ops, ["host", "program", "category", "name"], "op"),
+        _level(
+            ops.assign(
+                flops=ops["flops"].where(~nested, 0.0),
+                hbm_bytes=ops["hbm_bytes"].where(~nested, 0.0),
+            ),
+            ["host", "program"],
+            "program",
+        ),  # fmt: skip
+        _level(flat, ["host", "program", "category"], "category"),
+        _level(flat, ["host", "program", "category", "name"], "op"),
     ]
     tree = pd.concat(levels, ignore_index=True)
     per_host = peaks.groupby("host", observed=True).first()
@@ -70,6 +83,16 @@ def op_profile(run) -> pd.DataFrame:
         tree["hbm_bw_utilization"] = np.minimum(bwu, 1.0)
         tree["time_percent"] = np.where(t_all > 0, 100 * t / t_all, 0.0)
     return schema.conform(_tree_order(tree), schema.OP_PROFILE)
+
+
+def _has_nested_ops(hs: pd.DataFrame, ops: pd.DataFrame) -> np.ndarray:
+    """Per op row: whether other ops ran nested in it (hlo_stats' total time above its self
+    time: XProf's ChildrenTimePs > 0)."""
+    keys = ["host", "program_id", "hlo_op_name"]
+    children = hs["total_time_us"].to_numpy(float) - hs["total_self_time_us"].to_numpy(float)
+    table = hs[keys].astype(str).assign(children=children).drop_duplicates(keys)
+    got = ops[keys].astype(str).merge(table, on=keys, how="left")["children"]
+    return got.fillna(0).to_numpy(float) > 1e-9
 
 
 def _level(ops: pd.DataFrame, keys: list[str], level: str) -> pd.DataFrame:
