@@ -128,14 +128,15 @@ def test_tpu_op_profile_is_xprofs(name):
     """Rule (XProf's op profile on TPU): programs named '<module>(<unsigned program id>)',
     the module from the program's HLO; an op that other ops ran nested in (here
     conv_general_dilated.2, which a copy nests in once on the core's clock) is no node and
-    adds only its time to its program; a node's time is its ops' self time, its FLOPs and HBM
-    bytes their totals above; FLOP utilisation = FLOPs over the whole tree's time at peak;
-    HBM utilisation = HBM bytes over the node's time at peak, at most 1.
+    adds only its self time to its program (its FLOPs and bytes none); a node's time is its
+    ops' self time, its FLOPs and HBM bytes their totals above; FLOP utilisation = FLOPs over
+    the whole tree's time at peak, × the node's time over its ops' summed total times (XProf's
+    rate over 'normalized' time: below 1 only for a program holding a nested op); HBM
+    utilisation = HBM bytes over the node's time at peak, at most 1.
 
     Apart on purpose: xprof 2.24 groups ops sharing a ``deduplicated_name`` under '<name>
     and its duplicate(s)' and lists each fusion's fused instructions (no time) under it; we
-    keep one level of ops, so ops are matched by name; its programs' FLOP utilisation
-    follows a rule we have not found (not compared)."""
+    keep one level of ops, so ops are matched by name."""
     tree = load(name).op_profile
     assert schema.mismatches(tree, schema.OP_PROFILE) == []
     theirs: dict = {}
@@ -147,10 +148,9 @@ def test_tpu_op_profile_is_xprofs(name):
     for path, m in heads.items():
         row = ours.loc[path]
         assert abs(row["time_us"] * 1e6 - m["rawTime"]) <= 1, path
-        if path.count("/"):  # categories
-            assert np.isclose(row["flops"], m.get("rawFlops", 0), rtol=1e-6), path
-            assert abs(row["flop_utilization"] - m.get("flops", 0)) <= 1e-9, path
-            assert np.isclose(row["hbm_bytes"], m["rawBytesAccessedArray"][0], rtol=1e-6), path
+        assert np.isclose(row["flops"], m.get("rawFlops", 0), rtol=1e-6), path
+        assert abs(row["flop_utilization"] - m.get("flops", 0)) <= 1e-9, path
+        assert np.isclose(row["hbm_bytes"], m["rawBytesAccessedArray"][0], rtol=1e-6), path
     leaves = {
         p.rsplit("/", 1)[-1]: m
         for p, m in theirs.items()

@@ -13,8 +13,8 @@ level by time, descending (ties by name).
 As XProf, an op that other ops ran nested in (on a TPU core's clock) is no node of its own
 and adds only its self time to its program. Apart from XProf 2.24 on TPU
 (tests/test_xla_tpu_rates.py): it groups ops sharing a ``deduplicated_name`` under '<name>
-and its duplicate(s)' and lists each fusion's fused instructions with no time, and its
-programs' FLOP utilisation follows another rule; we keep one level of ops.
+and its duplicate(s)' and lists each fusion's fused instructions with no time; we keep one
+level of ops.
 """
 
 from __future__ import annotations
@@ -56,7 +56,12 @@ def op_profile(run) -> pd.DataFrame:
     # XProf leaves an op that other ops nest in (its time beyond its self time: on a TPU
     # core's clock) out of the categories and ops, and its FLOPs and bytes out of the
     # program's, which double-count its children's; its self time stays in the program's.
-    nested = _has_nested_ops(hs, ops)
+    children = _children_us(hs, ops)
+    nested = children > 1e-9
+    # XProf's rate of a node is over its ops' summed total times (their 'normalized' time,
+    # nested ops' time included), its share over its self time: a program holding a nested
+    # op has a FLOP utilisation below FLOPs / (tree time × peak); elsewhere they are equal.
+    ops = ops.assign(norm_us=ops["time_us"].to_numpy(float) + children)
     flat = ops[~nested]
     levels = [
         _level(
@@ -78,21 +83,23 @@ def op_profile(run) -> pd.DataFrame:
     bw = tree["host"].map(per_host["peak_hbm_gibps"]).to_numpy(float) * GIB
     t = tree["time_us"].to_numpy(float) / 1e6
     with np.errstate(divide="ignore", invalid="ignore"):
-        tree["flop_utilization"] = np.where(t_all * peak > 0, tree["flops"] / (t_all * peak), 0.0)
+        util = np.where(t_all * peak > 0, tree["flops"] / (t_all * peak), 0.0)
+        norm = tree["norm_us"].to_numpy(float) / 1e6
+        tree["flop_utilization"] = util * np.where(norm > 0, t / norm, 1.0)
         bwu = np.where(t * bw > 0, tree["hbm_bytes"] / (t * bw), 0.0)
         tree["hbm_bw_utilization"] = np.minimum(bwu, 1.0)
         tree["time_percent"] = np.where(t_all > 0, 100 * t / t_all, 0.0)
     return schema.conform(_tree_order(tree), schema.OP_PROFILE)
 
 
-def _has_nested_ops(hs: pd.DataFrame, ops: pd.DataFrame) -> np.ndarray:
-    """Per op row: whether other ops ran nested in it (hlo_stats' total time above its self
-    time: XProf's ChildrenTimePs > 0)."""
+def _children_us(hs: pd.DataFrame, ops: pd.DataFrame) -> np.ndarray:
+    """Per op row: the time of the ops that ran nested in it, µs (hlo_stats' total time less
+    its self time; above 0: XProf's ChildrenTimePs > 0)."""
     keys = ["host", "program_id", "hlo_op_name"]
     children = hs["total_time_us"].to_numpy(float) - hs["total_self_time_us"].to_numpy(float)
     table = hs[keys].astype(str).assign(children=children).drop_duplicates(keys)
     got = ops[keys].astype(str).merge(table, on=keys, how="left")["children"]
-    return got.fillna(0).to_numpy(float) > 1e-9
+    return got.fillna(0).to_numpy(float)
 
 
 def _level(ops: pd.DataFrame, keys: list[str], level: str) -> pd.DataFrame:
@@ -105,6 +112,7 @@ def _level(ops: pd.DataFrame, keys: list[str], level: str) -> pd.DataFrame:
             occurrences=("occurrences", "sum"),
             flops=("flops", "sum"),
             hbm_bytes=("hbm_bytes", "sum"),
+            norm_us=("norm_us", "sum"),
             tf_op_name=("tf_op_name", "first"),
         )
         .reset_index()
