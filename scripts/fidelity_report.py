@@ -10,8 +10,9 @@ prints one row per (capture, tool, figure): ours, xprof's, and the relative diff
 (text figures: "same" or "differs"). The figures and their keys are those of
 ``tests/fidelity_figures.py``, which the tests compare on the goldens; on XLA captures (those
 carrying HLO programs) also ``xla_device_ops_matching``: XProf's device op rows we have with
-its name, type, occurrences and self time. Needs the dev extra
-(xprof).
+its name, type, occurrences and self time, and (roofline_model, op_profile) the device's
+peaks and ridge point, the roofline's op rows and the op profile's nodes that equal xprof's
+(:func:`xla_roofline_figures`). Needs the dev extra (xprof).
 """
 
 from __future__ import annotations
@@ -81,6 +82,73 @@ def xla_device_ops_matching(run, framework_op_stats) -> tuple[int, int]:
     return int(same.sum()), len(gold)
 
 
+XLA_TOOLS = ("roofline_model", "op_profile")
+
+
+def _close(a, b, rel: float = 5e-3) -> bool:
+    return abs(float(a) - float(b)) <= rel * max(abs(float(b)), 1e-9)
+
+
+def xla_roofline_figures(run, roofline_model, op_profile) -> tuple[dict, dict]:
+    """(ours, xprof's) on an XLA capture: the first device's peaks and HBM ridge point
+    (roofline_model), the roofline's per-op rows with xprof's bound by, model FLOP rate,
+    HBM bandwidth and roofline efficiency within 0.5 % (roofline_ops_matching), and the op
+    profile's nodes (IDLE excluded) with xprof's time within 0.5 % and FLOP utilisation
+    within its 4 decimals (op_profile_nodes_matching)."""
+    from fidelity_figures import rows
+
+    p = roofline_model[0].get("p", {})
+    theirs = {
+        "peak_gflops": float(p.get("peak_flop_rate", 0)),
+        "peak_hbm_gibps": float(p.get("peak_hbm_bw", 0)),
+        "hbm_ridge_point": float(p.get("hbm_ridge_point", 0)),
+    }
+    peaks = run.roofline_peaks
+    # no device plane with peaks (a CPU capture): 0, as xprof shows
+    ours = {k: float(peaks[k].iloc[0]) if len(peaks) else 0.0 for k in theirs}
+    t = rows(roofline_model[0])
+    t = t[(t["step"] == "Total") & (t["rank"] > 0) & t["include_infeed_outfeed"].astype(bool)]
+    rl = run.roofline
+    mine = {
+        (str(a), str(b)): r for a, b, r in zip(rl["program_id"], rl["hlo_op_name"], rl.itertuples())
+    }
+    same = 0
+    for r in t.itertuples():
+        o = mine.get((str(r.hlo_module_id), str(r.operation)))
+        same += (
+            o is not None
+            and str(o.bound_by) == r.bound_by
+            and all(
+                _close(getattr(o, a), getattr(r, b))
+                for a, b in (
+                    ("model_gflops_per_s", "model_flop_rate"),
+                    ("hbm_bw_gibps", "hbm_bw"),
+                    ("roofline_efficiency", "roofline_efficiency"),
+                )
+            )
+        )
+    ours["roofline_ops_matching"], theirs["roofline_ops_matching"] = same, len(t)
+    nodes: dict = {}
+    _walk(op_profile.get("byProgramExcludeIdle", {}), "", nodes)
+    tree = run.op_profile
+    got = dict(zip(tree["path"], zip(tree["time_us"], tree["flop_utilization"])))
+    ok = sum(
+        path in got
+        and _close(got[path][0] * 1e6, m.get("rawTime", 0))
+        and abs(got[path][1] - m.get("flops", 0)) <= 6e-5
+        for path, m in nodes.items()
+    )
+    ours["op_profile_nodes_matching"], theirs["op_profile_nodes_matching"] = ok, len(nodes)
+    return ours, theirs
+
+
+def _walk(node: dict, path: str, out: dict) -> None:
+    for child in node.get("children", []):
+        here = f"{path}/{child['name']}" if path else child["name"]
+        out[here] = child.get("metrics", {})
+        _walk(child, here, out)
+
+
 def report(paths: list[pathlib.Path]) -> list[tuple]:
     from make_golden import xprof_tool
 
@@ -89,6 +157,7 @@ def report(paths: list[pathlib.Path]) -> list[tuple]:
     rows = []
     for path in paths:
         name = path.relative_to(path.parents[1]).as_posix()
+        tools = {"xla_device_ops_matching": "framework_op_stats"}
         out = {t: xprof_tool(path, t) for t in TOOLS}
         theirs = xprof_figures(out)
         with warnings.catch_warnings():
@@ -98,9 +167,16 @@ def report(paths: list[pathlib.Path]) -> list[tuple]:
         if len(run.hlo_instructions):  # XLA: XProf's device op rows one by one
             got, want = xla_device_ops_matching(run, out["framework_op_stats"])
             ours["xla_device_ops_matching"], theirs["xla_device_ops_matching"] = got, want
+            ours_rl, theirs_rl = xla_roofline_figures(
+                run, *(xprof_tool(path, t) for t in XLA_TOOLS)
+            )
+            ours.update(ours_rl)
+            theirs.update(theirs_rl)
+            tools.update(dict.fromkeys(theirs_rl, "roofline_model"))
+            tools["op_profile_nodes_matching"] = "op_profile"
         for key, want in theirs.items():
             got = ours.get(key)
-            tool = "framework_op_stats" if key == "xla_device_ops_matching" else tool_of(key)
+            tool = tools.get(key) or tool_of(key)
             rows.append((name, tool, key, _show(got), _show(want), _difference(key, got, want)))
     return rows
 

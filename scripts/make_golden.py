@@ -1,6 +1,7 @@
 """Make the golden reference files the analyses are tested against, with xprof.
 
-    python scripts/make_golden.py [--step-counts | --xla | --xla-roofline | --only NAME ...]
+    python scripts/make_golden.py [--step-counts | --xla | --xla-roofline | --tpu-rates |
+                                   --only NAME ...]
 
 For every bundled sample, the real 8-GPU capture in tests/data, the XLA captures in tests/data
 (JAX on an H100 and on AMD MI300X: also hlo_stats, roofline_model and op_profile), and the
@@ -134,6 +135,14 @@ if __name__ == "__main__":
     elif args == ["--xla-roofline"]:  # only the XLA captures' roofline and op profile
         for name, xplane in XLA_CAPTURES.items():
             run_tools(xplane, GOLDEN / name, ("roofline_model", "op_profile"))
+    elif args == ["--tpu-rates"]:  # the TPU builder's HLO stats, roofline and op profile
+        _builders()  # puts tests/ on the path
+        from tpu_rates_builder import BUILDERS
+
+        for name, build in BUILDERS.items():
+            with tempfile.TemporaryDirectory() as tmp:
+                tpu = build().write(pathlib.Path(tmp) / f"{name}.xplane.pb")
+                run_tools(tpu, GOLDEN / name, ("hlo_stats", "roofline_model", "op_profile"))
     elif args[:1] == ["--only"]:
         main(args[1:])
     else:

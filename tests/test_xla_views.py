@@ -183,3 +183,59 @@ def test_report_draws_both_views_and_a_point_click_leaves_its_op(tmp_path):
     assert profile_rows == int(tree["level"].isin(["program", "category"]).sum())
     assert traces >= 3 and len(points) >= 10
     assert len(clicks) == 3 and all(rows == 1 and seen for _, rows, seen in clicks), clicks
+
+
+def _tree_rows_js(label: str, clicks: int) -> str:
+    """JS: click the op profile table's header `label` `clicks` times, then each drawn row's
+    node path (the node cell's title), in the order shown."""
+    return f"""(root) => {{
+  const t = root.querySelector('.tft');
+  const h = [...t.querySelectorAll('*')].find((e) => e.children.length === 0 &&
+    (e.textContent || '').trim().replace(/ [▲▼]$/, '') === {json.dumps(label)});
+  for (let k = 0; k < {clicks}; k++) h.click();
+  return [...t.querySelectorAll('.tft-row')].sort((a, b) => parseFloat(a.style.top) -
+    parseFloat(b.style.top)).map((r) => r.lastElementChild.title); }}"""
+
+
+def test_sorting_the_op_profile_sorts_within_each_parent(tmp_path):
+    """A header click on the HLO op profile table sorts each node's children, not the rows:
+    every program stays followed by its own categories (and they by their ops), in the order
+    clicked. Sorted by time % ascending, a flat sort would put the smallest category above
+    its program; the tree keeps the program first."""
+    test_browser = pytest.importorskip("test_browser")
+    if not test_browser._AVAILABLE:
+        pytest.skip("needs /usr/bin/chromium and playwright")
+    if not NOGRAPHS.exists():
+        pytest.skip(f"{NOGRAPHS} is absent")
+    from playwright.sync_api import sync_playwright
+
+    from tfprof_widgets import cli
+
+    out = tmp_path / "report.html"
+    assert cli.main(["report", str(NOGRAPHS), "-o", str(out), "--quiet"]) == 0
+    tree = tw.load(NOGRAPHS, progress=False).op_profile
+    shown = tree[tree["level"].isin(["program", "category"])]
+    time = dict(zip(shown["path"], shown["time_us"]))
+    parent = dict(zip(shown["path"], shown["parent"]))
+    # the check means something: a flat ascending sort puts some category above its program
+    flat = sorted(time, key=time.get)
+    assert any(parent[q] and flat.index(parent[q]) > k for k, q in enumerate(flat))
+    with sync_playwright() as p:
+        browser, page = test_browser.offline_page(p)
+        page.goto(out.as_uri())
+        test_browser.draw_everything(page)
+        root = page.locator("section#hlo_op_profile .tfprof-view").first
+        rows = root.evaluate(f"r => ({_tree_rows_js('time %', 2)})(r)")  # desc, then asc
+        browser.close()
+    assert sorted(rows) == sorted(shown["path"]), rows
+    for k, path in enumerate(rows):
+        up = parent[path]
+        if up:  # its parent is above it, with only the parent's other descendants between
+            start = rows.index(up)
+            assert start < k and all(r.startswith(up + "/") for r in rows[start + 1 : k]), path
+    siblings: dict = {}
+    for path in rows:
+        siblings.setdefault(parent[path], []).append(time[path])
+    for group in siblings.values():  # ascending (ties within the shown rounding)
+        assert all(b >= a - 0.05 * max(a, 1e-9) for a, b in zip(group, group[1:])), group
+    assert parent[rows[0]] == ""

@@ -821,7 +821,7 @@ HLO_INSTRUCTIONS: dict[str, tuple[str, str]] = {
 
 HLO_STATS: dict[str, tuple[str, str]] = {
     "host": ("category", "Host."),
-    "program_id": ("int64", "XLA program id."),
+    "program_id": ("uint64", "XLA program id (a uint64 fingerprint on TPU, as XProf shows it)."),
     "module": ("category", "HLO module name."),
     "category": ("category", "XProf's HLO category ('loop fusion', 'custom-call', ...)."),
     "hlo_op_name": ("category", "HLO instruction name."),
@@ -838,19 +838,23 @@ HLO_STATS: dict[str, tuple[str, str]] = {
     "beyond_xprof": ("bool", "Includes kernels XProf leaves out (inside CUDA graphs)."),
     "model_gflops_per_s": (
         "float64",
-        "Model FLOPs (XLA's cost model × occurrences) / self time, GFLOP/s.",
+        "Model FLOPs (GPU: XLA's cost model × occurrences; TPU: the ops' model_flops) / time "
+        "(total time: a TPU op's costs include its nested ops'), GFLOP/s.",
     ),
     "normalized_gflops_per_s": (
         "float64",
         "The same with 8-bit (4-bit) work counted as 1/2 (1/4) of its FLOPs (XProf's normalized).",
     ),
-    "memory_bw_gibps": ("float64", "Bytes read and written / self time, GiB/s."),
-    "hbm_bw_gibps": ("float64", "HBM bytes / self time, GiB/s."),
+    "memory_bw_gibps": ("float64", "Bytes read and written / total time, GiB/s."),
+    "hbm_bw_gibps": ("float64", "HBM bytes / total time, GiB/s."),
     "operational_intensity": ("float64", "FLOPs / bytes accessed, FLOP/B."),
     "bound_by": (
         "category",
-        "'HBM' below the HBM ridge point, else 'Compute'; 'Unknown' without costs.",
+        "The resource used closest to its peak: 'Compute', 'HBM' (TPU also 'CMEM Read/Write', "
+        "'VMEM Read/Write'); 'Unknown' where none is used.",
     ),
+    "cmem_read_bw_gibps": ("float64", "TPU: CMEM bytes read / time, GiB/s (0 elsewhere)."),
+    "cmem_write_bw_gibps": ("float64", "TPU: CMEM bytes written / time, GiB/s (0 elsewhere)."),
 }
 
 
@@ -1008,7 +1012,7 @@ ROOFLINE_PEAKS: dict[str, tuple[str, str]] = {
 
 ROOFLINE: dict[str, tuple[str, str]] = {
     "host": ("category", "Host."),
-    "program_id": ("int64", "XLA program id."),
+    "program_id": ("uint64", "XLA program id (a uint64 fingerprint on TPU, as XProf shows it)."),
     "category": ("category", "XProf's HLO category."),
     "hlo_op_name": ("category", "HLO instruction name."),
     "tf_op_name": ("category", "Framework op as XProf writes it ('<op_name>:<op_type>'), or ''."),
@@ -1033,7 +1037,11 @@ ROOFLINE: dict[str, tuple[str, str]] = {
         "float64",
         "The intensity that bounds the op: HBM's below the HBM ridge point, else the overall one.",
     ),
-    "bound_by": ("category", "'HBM', 'Compute', or 'Unknown' (no bytes and no FLOPs)."),
+    "bound_by": (
+        "category",
+        "The resource used closest to its peak: 'Compute', 'HBM' (TPU also 'CMEM Read/Write', "
+        "'VMEM Read/Write'), or 'Unknown' (none used).",
+    ),
     "optimal_gflops_per_s": ("float64", "The roof above the bottleneck intensity, GFLOP/s."),
     "roofline_efficiency": (
         "float64",
@@ -1050,6 +1058,10 @@ ROOFLINE: dict[str, tuple[str, str]] = {
         "Includes kernels XProf leaves out (inside CUDA graphs), as in hlo_stats.",
     ),
     "source_info": ("category", "'file:line' of the op, or ''."),
+    "cmem_read_bw_gibps": ("float64", "TPU: CMEM bytes read / time, GiB/s (0 elsewhere)."),
+    "cmem_write_bw_gibps": ("float64", "TPU: CMEM bytes written / time, GiB/s (0 elsewhere)."),
+    "vmem_read_bw_gibps": ("float64", "TPU: VMEM bytes read / time, GiB/s (0 elsewhere)."),
+    "vmem_write_bw_gibps": ("float64", "TPU: VMEM bytes written / time, GiB/s (0 elsewhere)."),
 }
 
 OP_PROFILE: dict[str, tuple[str, str]] = {
@@ -1061,7 +1073,7 @@ OP_PROFILE: dict[str, tuple[str, str]] = {
     "level": ("category", "'program', 'category' or 'op'."),
     "name": ("str", "Program ('jit_step(9941)'), HLO category, or HLO instruction name."),
     "host": ("category", "Host."),
-    "program_id": ("int64", "XLA program id."),
+    "program_id": ("uint64", "XLA program id (a uint64 fingerprint on TPU, as XProf shows it)."),
     "time_us": ("float64", "Self time of the node's ops, µs (XProf's rawTime)."),
     "time_percent": ("float64", "Share of the whole tree's time (IDLE excluded), %."),
     "occurrences": ("int64", "Device events (programs: 0, as XProf shows)."),

@@ -62,9 +62,11 @@ class HloOpProfileView(View):
             Column("level", "level"),
             Column("tf_op_name", "framework op"),
             Column("path", hidden=True),
+            Column("parent", hidden=True),
             Column("node", "node", full="path"),
         ]
-        return Table(t, cols, csv="hlo_op_profile.csv")
+        # A header click sorts each node's children, not the rows: the tree stays a tree.
+        return Table(t, cols, csv="hlo_op_profile.csv", tree=("path", "parent"))
 
     def blocks(self, depth: str = "category", **_) -> list:
         if not len(self.tree):

@@ -15,7 +15,16 @@ from .tables import Column, Table
 __all__ = ["RooflineView", "roofline"]
 
 HEIGHT = 420
-COLORS = {"HBM": "#1f77b4", "Compute": "#d62728", "Unknown": "#9e9e9e"}
+# Point colour by what bounds the op (TPU ops can also be bound by CMEM or VMEM traffic).
+COLORS = {
+    "HBM": "#1f77b4",
+    "Compute": "#d62728",
+    "CMEM Read": "#2ca02c",
+    "CMEM Write": "#98df8a",
+    "VMEM Read": "#9467bd",
+    "VMEM Write": "#c5b0d5",
+    "Unknown": "#9e9e9e",
+}
 
 
 class RooflineView(View):

@@ -124,7 +124,9 @@ class Table:
 
     ``columns``: :class:`Column` or plain names, in display order (put numbers first and the
     name last). Columns of ``df`` not listed still go to the CSV, as hidden columns, when
-    ``all_in_csv``. ``sort``: the initial order (column, "asc"/"desc").
+    ``all_in_csv``. ``sort``: the initial order (column, "asc"/"desc"). ``tree``: (node
+    column, parent column) of a tree table, whose rows come in tree order: a header click
+    then sorts siblings only, each row staying under its parent.
     """
 
     def __init__(
@@ -136,6 +138,7 @@ class Table:
         sort: tuple[str, str] | None = None,
         empty: str = "No rows.",
         all_in_csv: bool = False,
+        tree: tuple[str, str] | None = None,
     ) -> None:
         self.df = df.reset_index(drop=True)
         self.columns = [c if isinstance(c, Column) else Column(c) for c in columns]
@@ -150,6 +153,7 @@ class Table:
                 if name not in named:
                     self.columns.append(Column(name, kind=_kind(self.df[name]), hidden=True))
         self.csv, self.sort, self.empty = csv, sort, empty
+        self.tree = tree
 
     def __len__(self) -> int:
         return len(self.df)
@@ -170,6 +174,7 @@ class Table:
             "sort": list(self.sort) if self.sort else None,
             "csv": self.csv,
             "empty": self.empty,
+            **({"tree": list(self.tree)} if self.tree else {}),
         }
 
     # -- where no script runs ---------------------------------------------------------------

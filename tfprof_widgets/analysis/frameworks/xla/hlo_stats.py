@@ -10,7 +10,9 @@ device time (the GPUs' spans, IDLE included, as the op table's device side total
 ``tf_op_name`` is XProf's ``TfOpFullname``: ``<op_name>:<op_type>``, '' where the
 instruction has no op name. Kernels we attribute inside CUDA graphs make their rows
 ``beyond_xprof``. The FLOP rates, bandwidths, operational intensity and 'bound by' are the
-roofline's (:func:`.roofline.op_rates`: XLA's GPU cost analysis as XProf runs it).
+roofline's (:func:`.roofline.op_rates`: XLA's GPU cost analysis as XProf runs it; on TPU
+the costs libtpu writes on each op's metadata). Program ids are shown unsigned (uint64), as
+XProf prints them; a TPU row's module is its program's, from the HLO on /host:metadata.
 """
 
 from __future__ import annotations
@@ -66,11 +68,16 @@ def _tpu_rows(run) -> pd.DataFrame:
     )
     occ = g["occurrences"].to_numpy(np.int64)
     total_us, self_us = g["total"].to_numpy() / 1e6, g["self_"].to_numpy() / 1e6
+    # The module of each program, from its HLO on /host:metadata ('' without one).
+    h = run.hlo_instructions
+    first = h.drop_duplicates(["host", "program_id"])
+    modules = dict(zip(zip(first["host"].astype(str), first["program_id"]), first["module"]))
+    module = [str(modules.get((str(a), int(b)), "")) for a, b in zip(g["host"], g["program_id"])]
     return pd.DataFrame(
         {
             "host": g["host"].astype(str),
             "program_id": g["program_id"].to_numpy(np.int64),
-            "module": "",
+            "module": module,
             "category": g["category"].astype(str),
             "hlo_op_name": g["op_name"].astype(str),
             "tf_op_name": g["tf_op_name"].astype(str),

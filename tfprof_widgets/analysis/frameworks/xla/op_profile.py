@@ -5,8 +5,16 @@ A node's time, FLOPs and HBM bytes are the sums of its ops' (:func:`.roofline.ro
 self time, XLA's cost model × occurrences). XProf 2.24's utilisations: FLOP utilisation is
 the node's FLOPs over the whole tree's time at the peak FLOP rate (so the children's add up
 to their parent's); HBM bandwidth utilisation is the node's HBM bytes over its own time at
-the peak HBM bandwidth, capped at 1. Programs are named ``<module>(<program id>)``. Rows are
-in tree order (depth first), each level by time, descending (ties by name).
+the peak HBM bandwidth, capped at 1 (a TPU op's HBM bytes: the HBM entries of its
+memory_access_breakdown only, XProf's BytesAccessedPerCore). Programs are named
+``<module>(<program id>)``, the id unsigned. Rows are in tree order (depth first), each
+level by time, descending (ties by name).
+
+As XProf, an op that other ops ran nested in (on a TPU core's clock) is no node of its own
+and adds only its self time to its program. Apart from XProf 2.24 on TPU
+(tests/test_xla_tpu_rates.py): it groups ops sharing a ``deduplicated_name`` under '<name>
+and its duplicate(s)' and lists each fusion's fused instructions with no time; we keep one
+level of ops.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .... import schema
-from .roofline import GIB, roofline, roofline_peaks
+from .roofline import GIB, roofline, roofline_peaks, tpu_costs
 
 
 def op_profile(run) -> pd.DataFrame:
@@ -36,10 +44,36 @@ def op_profile(run) -> pd.DataFrame:
         name=rl["hlo_op_name"].astype(str),
         time_us=rl["total_self_time_us"],
     )
+    # A TPU op's HBM bytes in the op profile are its breakdown's HBM entries only (XProf's
+    # BytesAccessedPerCore), not all its bytes where it has no breakdown as in the roofline.
+    tpu = tpu_costs(run)
+    if len(tpu):
+        keys = ["host", "program_id", "hlo_op_name"]
+        k = ops[keys].assign(program_id=ops["program_id"].to_numpy().astype(np.int64))
+        own = k.merge(tpu[[*keys, "breakdown_hbm_bytes"]], on=keys, how="left")
+        b = own["breakdown_hbm_bytes"].to_numpy(float)
+        ops["hbm_bytes"] = np.where(np.isnan(b), ops["hbm_bytes"].to_numpy(float), b)
+    # XProf leaves an op that other ops nest in (its time beyond its self time: on a TPU
+    # core's clock) out of the categories and ops, and its FLOPs and bytes out of the
+    # program's, which double-count its children's; its self time stays in the program's.
+    children = _children_us(hs, ops)
+    nested = children > 1e-9
+    # XProf's rate of a node is over its ops' summed total times (their 'normalized' time,
+    # nested ops' time included), its share over its self time: a program holding a nested
+    # op has a FLOP utilisation below FLOPs / (tree time × peak); elsewhere they are equal.
+    ops = ops.assign(norm_us=ops["time_us"].to_numpy(float) + children)
+    flat = ops[~nested]
     levels = [
-        _level(ops, ["host", "program"], "program"),
-        _level(ops, ["host", "program", "category"], "category"),
-        _level(ops, ["host", "program", "category", "name"], "op"),
+        _level(
+            ops.assign(
+                flops=ops["flops"].where(~nested, 0.0),
+                hbm_bytes=ops["hbm_bytes"].where(~nested, 0.0),
+            ),
+            ["host", "program"],
+            "program",
+        ),  # fmt: skip
+        _level(flat, ["host", "program", "category"], "category"),
+        _level(flat, ["host", "program", "category", "name"], "op"),
     ]
     tree = pd.concat(levels, ignore_index=True)
     per_host = peaks.groupby("host", observed=True).first()
@@ -49,11 +83,23 @@ def op_profile(run) -> pd.DataFrame:
     bw = tree["host"].map(per_host["peak_hbm_gibps"]).to_numpy(float) * GIB
     t = tree["time_us"].to_numpy(float) / 1e6
     with np.errstate(divide="ignore", invalid="ignore"):
-        tree["flop_utilization"] = np.where(t_all * peak > 0, tree["flops"] / (t_all * peak), 0.0)
+        util = np.where(t_all * peak > 0, tree["flops"] / (t_all * peak), 0.0)
+        norm = tree["norm_us"].to_numpy(float) / 1e6
+        tree["flop_utilization"] = util * np.where(norm > 0, t / norm, 1.0)
         bwu = np.where(t * bw > 0, tree["hbm_bytes"] / (t * bw), 0.0)
         tree["hbm_bw_utilization"] = np.minimum(bwu, 1.0)
         tree["time_percent"] = np.where(t_all > 0, 100 * t / t_all, 0.0)
     return schema.conform(_tree_order(tree), schema.OP_PROFILE)
+
+
+def _children_us(hs: pd.DataFrame, ops: pd.DataFrame) -> np.ndarray:
+    """Per op row: the time of the ops that ran nested in it, µs (hlo_stats' total time less
+    its self time; above 0: XProf's ChildrenTimePs > 0)."""
+    keys = ["host", "program_id", "hlo_op_name"]
+    children = hs["total_time_us"].to_numpy(float) - hs["total_self_time_us"].to_numpy(float)
+    table = hs[keys].astype(str).assign(children=children).drop_duplicates(keys)
+    got = ops[keys].astype(str).merge(table, on=keys, how="left")["children"]
+    return got.fillna(0).to_numpy(float)
 
 
 def _level(ops: pd.DataFrame, keys: list[str], level: str) -> pd.DataFrame:
@@ -66,6 +112,7 @@ def _level(ops: pd.DataFrame, keys: list[str], level: str) -> pd.DataFrame:
             occurrences=("occurrences", "sum"),
             flops=("flops", "sum"),
             hbm_bytes=("hbm_bytes", "sum"),
+            norm_us=("norm_us", "sum"),
             tf_op_name=("tf_op_name", "first"),
         )
         .reset_index()

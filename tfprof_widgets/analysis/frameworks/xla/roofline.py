@@ -13,14 +13,20 @@ Peaks, XProf 2.24's rules (``hardware_type_utils``), from the device plane's sta
 
 A ridge point is peak FLOP/s over that memory's bandwidth in bytes/s (FLOP/B).
 
-Per instruction: :func:`.cost.instruction_costs` gives one execution's FLOPs and bytes;
-XProf adds them for every device event of the instruction (a cuDNN call's memsets count as
-executions), so the rates are ``costs × occurrences / self time``. 'Bound by' is HBM where
-the instruction's HBM operational intensity is below the HBM ridge point, else Compute
-('Unknown' with no bytes); the optimal FLOP rate is the roof above the bottleneck
-intensity, and the roofline efficiency the FLOP rate over it (HBM-bound: HBM bandwidth over
-its peak). Where our FLOPs are not XProf's (cuBLAS GEMM calls, which xprof leaves at 0),
-``flops_modeled`` is False.
+Per instruction on a GPU: :func:`.cost.instruction_costs` gives one execution's FLOPs and
+bytes; XProf adds them for every device event of the instruction (a cuDNN call's memsets
+count as executions). On a TPU (:func:`tpu_costs`) libtpu puts XLA's costs on each op's
+metadata (``flops``, ``model_flops``, ``bytes_accessed`` and ``memory_access_breakdown``,
+which splits the bytes by memory: HBM, CMEM, VMEM reads and writes), per run; XProf
+multiplies them by the occurrences. Rates are ``costs / time``, the time being the op's
+total time (a TPU op's costs include those of the ops nested in it; a GPU op's total time is
+its self time). 'Bound by' is the resource the op uses closest to its peak (XProf's
+SetRooflineMetrics): Compute (FLOP rate / peak), HBM (HBM bandwidth / peak) and, on TPU,
+CMEM and VMEM reads and writes; 'Unknown' where it uses none. The roofline efficiency is
+the largest of those utilisations (VMEM only on a chip without CMEM whose VMEM is merged, as
+XProf's roofline model keeps one of them), the optimal FLOP rate the FLOP rate over it.
+Where our FLOPs are not XProf's (cuBLAS GEMM calls, which xprof leaves at 0),
+``flops_modeled`` is False. Program ids are uint64 (TPU fingerprints pass 2**63).
 """
 
 from __future__ import annotations
@@ -29,7 +35,9 @@ import numpy as np
 import pandas as pd
 
 from .... import schema
+from ...inputs import per_run
 from .cost import instruction_costs
+from .tpu import COST_STATS, tpu_device_ops
 
 GIB = float(1 << 30)
 # FLOPs per SM per cycle (NVIDIA; max of fp32/fp16 vector and matrix rates) by compute cap.
@@ -160,78 +168,250 @@ def roofline(run) -> pd.DataFrame:
 
 def op_rates(run, ops: pd.DataFrame) -> pd.DataFrame:
     """The roofline figures of HLO ops (rows with host, program_id, hlo_op_name,
-    occurrences, total_self_time_us: run.hlo_stats' rows) from XLA's costs
-    (:func:`.cost.instruction_costs`) and the device peaks; the ops' own columns kept."""
+    occurrences, total_time_us, total_self_time_us: run.hlo_stats' rows) and the device
+    peaks; the ops' own columns kept. GPU ops' costs are XLA's cost model
+    (:func:`.cost.instruction_costs`, per execution × occurrences), TPU ops' the costs
+    libtpu put on each op's metadata (:func:`tpu_costs`, summed over the op's events)."""
     costs = instruction_costs(run).rename(columns={"instruction": "hlo_op_name"})
-    # XLA's GPU cost model is for GPU programs: a TPU host's ops get no costs from it.
-    planes = run.planes
-    tpu = planes.loc[planes["plane"].astype(str).str.startswith("/device:TPU:"), "host"]
-    costs = costs[~costs["host"].astype(str).isin(set(tpu.astype(str)))]
-    peaks = roofline_peaks(run)
-    per_host = peaks.groupby("host", observed=True).first()  # one device kind per host
-    out = ops.assign(hlo_op_name=ops["hlo_op_name"].astype(str), host=ops["host"].astype(str))
-    out = out.merge(costs, on=["host", "program_id", "hlo_op_name"], how="left")
-    occ = out["occurrences"].to_numpy(float)
-    flops = out["flops"].fillna(0).to_numpy(float) * occ
-    nbytes = out["bytes_accessed"].fillna(0).to_numpy(float) * occ
-    hbm = out["hbm_bytes"].fillna(0).to_numpy(float) * occ
-    secs = out["total_self_time_us"].to_numpy(float) / 1e6
-
-    def peak_of(col: str) -> np.ndarray:
-        if col not in per_host:
-            return np.zeros(len(out))
-        return out["host"].map(per_host[col]).fillna(0).to_numpy(float)
-
-    res = _rates(
-        flops,
-        nbytes,
-        hbm,
-        secs,
-        peak_of("peak_gflops"),
-        peak_of("peak_hbm_gibps"),
-        peak_of("hbm_ridge_point"),
+    tpu = tpu_costs(run)
+    # XLA's GPU cost model is for GPU programs: a TPU host's ops take libtpu's costs.
+    costs = costs[~costs["host"].astype(str).isin(set(tpu["host"]))]
+    keys = ["host", "program_id", "hlo_op_name"]
+    out = ops.assign(
+        hlo_op_name=ops["hlo_op_name"].astype(str),
+        host=ops["host"].astype(str),
+        # The costs key programs by the id's int64 bit pattern; hlo_stats shows it unsigned.
+        program_id=ops["program_id"].to_numpy().astype(np.int64),
     )
-    device = out["device_flops"].fillna(0).to_numpy(float) * occ
+    out = out.merge(costs, on=keys, how="left")
+    t = out[keys].merge(tpu, on=keys, how="left")
+    on_tpu = t["flops"].notna().to_numpy()
+    occ = out["occurrences"].to_numpy(float)
+
+    def total(gpu_col: str, tpu_col: str) -> np.ndarray:
+        gpu = out[gpu_col].fillna(0).to_numpy(float) * occ if gpu_col else np.zeros(len(out))
+        return np.where(on_tpu, t[tpu_col].fillna(0).to_numpy(float), gpu)
+
+    flops = total("flops", "model_flops")
+    device = total("device_flops", "flops")
+    # The FLOPs the intensity and the bottleneck use: XProf's flops_v2 (TPU: the measured
+    # 'flops' stat; GPU: the cost model's, as flops above).
+    measured = np.where(on_tpu, device, flops)
+    nbytes = total("bytes_accessed", "bytes_accessed")
+    hbm = total("hbm_bytes", "hbm_bytes")
+    onchip = {c: total("", c) for c in ON_CHIP}
+    # XProf's rates divide by the op's time including the ops nested in it (its costs
+    # include theirs): total_time_us (a GPU op's equals its self time).
+    secs = out["total_time_us"].to_numpy(float) / 1e6
+    peaks = _host_peaks(run, out["host"])
+    res = _rates(flops, measured, nbytes, hbm, onchip, secs, peaks)
     with np.errstate(divide="ignore", invalid="ignore"):
         res["normalized_gflops_per_s"] = np.where(secs > 0, device / secs / 1e9, 0.0)
+    modeled = out["flops_modeled"].astype(object).where(~on_tpu, True)
     return out.drop(columns=["flops", "device_flops", "bytes_accessed", "hbm_bytes"]).assign(
         flops=flops,
         bytes_accessed=nbytes,
         hbm_bytes=hbm,
         **res,
-        flops_modeled=out["flops_modeled"].fillna(False).astype(bool),
+        flops_modeled=modeled.fillna(False).astype(bool),
     )
 
 
-def _rates(flops, nbytes, hbm, secs, peak, peak_bw, ridge) -> dict:
-    """XProf's per-op roofline figures from totals (FLOPs, bytes, seconds) and peaks."""
+# TPU on-chip memories of libtpu's memory_access_breakdown: (column, memory space, operation
+# type, the plane stat of its peak). XProf's PerformanceInfo.MemoryAccessed.MemorySpace:
+# 1 HBM, 2 CMEM, 3 VMEM; OpMetrics.MemoryAccessed.OperationType: 1 READ, 2 WRITE.
+ON_CHIP = {
+    "cmem_read_bytes": (2, 1, "peak_cmem_rd_bw_gigabytes_per_second"),
+    "cmem_write_bytes": (2, 2, "peak_cmem_wr_bw_gigabytes_per_second"),
+    "vmem_read_bytes": (3, 1, "peak_vmem_rd_bw_gigabytes_per_second"),
+    "vmem_write_bytes": (3, 2, "peak_vmem_wr_bw_gigabytes_per_second"),
+}
+_HBM_SPACE = 1
+_BOUND = ("Compute", "HBM", "CMEM Read", "CMEM Write", "VMEM Read", "VMEM Write")
+
+
+def _host_peaks(run, hosts: pd.Series) -> dict[str, np.ndarray]:
+    """Per op row: its host's peak GFLOP/s, HBM and on-chip bandwidths (GiB/s; the on-chip
+    ones 0 off TPU) and whether the chip has merged VMEM."""
+    peaks = roofline_peaks(run).groupby("host", observed=True).first()
+    out = {}
+    for col in ("peak_gflops", "peak_hbm_gibps"):
+        m = peaks[col] if col in peaks else pd.Series(dtype=float)
+        out[col] = hosts.map(m).fillna(0).to_numpy(float)
+    ps = run.plane_stats
+    tpu = ps[ps["plane"].astype(str).str.startswith("/device:TPU:").to_numpy()]
+    for col, (_, _, stat) in (*ON_CHIP.items(), ("merged_vmem", (0, 0, "has_merged_vmem"))):
+        s = tpu[tpu["stat"].astype(str) == stat]
+        v = s["float_value"].where(s["float_value"].notna(), s["int_value"]).astype(float)
+        per = v.groupby(s["host"].astype(str).to_numpy()).first()
+        scale = 1.0 if col == "merged_vmem" else 1e9 / GIB
+        out[col] = hosts.map(per).fillna(0).to_numpy(float) * scale
+    return out
+
+
+@per_run
+def tpu_costs(run) -> pd.DataFrame:
+    """XProf's costs of each TPU HLO op (host, program_id, hlo_op_name), summed over its
+    events on every core: flops, model_flops (the flops where the op has none), bytes_accessed,
+    hbm_bytes (the HBM entries of the op's memory_access_breakdown; all its bytes where it
+    has no breakdown; breakdown_hbm_bytes: its HBM entries only, as the op profile counts
+    them) and the on-chip reads and writes (:data:`ON_CHIP`). libtpu writes them
+    per run on the op's metadata; XProf multiplies them by the occurrences (custom-calls
+    apart, whose costs ride on the events: not read here)."""
+    ops = tpu_device_ops(run)
+    cols = ["host", "program_id", "hlo_op_name", "flops", "model_flops", "bytes_accessed"]
+    if not len(ops):
+        more = ("hbm_bytes", "breakdown_hbm_bytes", *ON_CHIP)
+        empty = {c: pd.Series(dtype=float) for c in (*cols, *more)}
+        return pd.DataFrame(empty).astype({"host": str, "program_id": np.int64, "hlo_op_name": str})
+    br = _breakdowns(run)
+    ev = ops[["host", "plane", "name", "program_id", "op_name", *COST_STATS]].merge(
+        br, on=["host", "plane", "name"], how="left"
+    )
+    has = ev["entries"].fillna(0).to_numpy() > 0
+    ev["breakdown_hbm_bytes"] = ev["hbm_bytes"].fillna(0)
+    ev["hbm_bytes"] = np.where(has, ev["breakdown_hbm_bytes"], ev["bytes_accessed"])
+    for c in ON_CHIP:
+        ev[c] = ev[c].fillna(0)
+    ev["model_flops"] = np.where(ev["model_flops"] > 0, ev["model_flops"], ev["flops"])
+    g = ev.groupby(["host", "program_id", "op_name"], sort=False)[
+        ["flops", "model_flops", "bytes_accessed", "hbm_bytes", "breakdown_hbm_bytes", *ON_CHIP]
+    ].sum()
+    return g.astype(float).reset_index().rename(columns={"op_name": "hlo_op_name"})
+
+
+def _breakdowns(run) -> pd.DataFrame:
+    """Per TPU op metadata (host, plane, name): the entries of its memory_access_breakdown
+    (a serialized MemoryAccessBreakdown: repeated MemoryAccessed{operation_type = 1,
+    memory_space = 2, bytes_accessed = 3}) summed as hbm_bytes and :data:`ON_CHIP`."""
+    ms = run.metadata_stats
+    ms = ms[(ms["stat"].astype(str) == "memory_access_breakdown").to_numpy()]
+    md = run.event_metadata
+    key = ["host", "plane", "metadata_id"]
+    ms = ms[[*key, "str_value"]].astype({"host": str, "plane": str})
+    names = md[[*key, "name"]].astype({"host": str, "plane": str, "name": str})
+    ms = ms.merge(names, on=key, how="inner")
+    rows = []
+    for blob in ms["str_value"].tolist():  # one per distinct op: a few hundred at most
+        rows.append(_breakdown_sums(blob if isinstance(blob, bytes) else b""))
+    sums = pd.DataFrame(rows, columns=["entries", "hbm_bytes", *ON_CHIP], dtype=float)
+    out = pd.concat([ms[["host", "plane", "name"]].reset_index(drop=True), sums], axis=1)
+    return out.drop_duplicates(["host", "plane", "name"], ignore_index=True)
+
+
+def _breakdown_sums(blob: bytes) -> tuple:
+    """(entries, HBM bytes, CMEM read, CMEM write, VMEM read, VMEM write) of one
+    MemoryAccessBreakdown; a damaged one counts as no breakdown."""
+    try:
+        entries = [_fields(e) for e in _fields(blob).get(1, []) if isinstance(e, bytes)]
+    except ValueError:
+        return (0, 0, 0, 0, 0, 0)
+    sums = dict.fromkeys(["hbm", *ON_CHIP], 0)
+    for e in entries:
+        op, space, nbytes = (e.get(k, [0])[-1] for k in (1, 2, 3))
+        if not isinstance(nbytes, int):
+            continue
+        if space == _HBM_SPACE:
+            sums["hbm"] += nbytes
+        for col, (sp, kind, _) in ON_CHIP.items():
+            if space == sp and op == kind:
+                sums[col] += nbytes
+    return (len(entries), *sums.values())
+
+
+def _fields(buf: bytes) -> dict[int, list]:
+    """A protobuf message's fields: number -> values (varints as int, length-delimited as
+    bytes); ValueError on anything else or a truncated message."""
+    out: dict[int, list] = {}
+    i = 0
+    while i < len(buf):
+        key, i = _varint(buf, i)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = _varint(buf, i)
+        elif wire == 2:
+            n, i = _varint(buf, i)
+            if i + n > len(buf):
+                raise ValueError("truncated")
+            value, i = buf[i : i + n], i + n
+        else:
+            raise ValueError(f"wire type {wire}")
+        out.setdefault(field, []).append(value)
+    return out
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if i >= len(buf) or shift > 63:
+            raise ValueError("truncated varint")
+        b = buf[i]
+        value |= (b & 0x7F) << shift
+        i, shift = i + 1, shift + 7
+        if not b & 0x80:
+            return value, i
+
+
+def _rates(flops, measured, nbytes, hbm, onchip, secs, peaks) -> dict:
+    """XProf's per-op roofline figures (SetRooflineMetrics and the roofline model's
+    efficiencies) from totals (FLOPs, bytes, seconds) and the host's peaks. The bottleneck
+    is the resource used closest to its peak (Compute, HBM, then the TPU's CMEM/VMEM reads
+    and writes, the first of equals), 'Unknown' where none is used."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        gflops = np.where(secs > 0, flops / secs / 1e9, 0.0)
-        bw = np.where(secs > 0, nbytes / secs / GIB, 0.0)
-        hbm_bw = np.where(secs > 0, hbm / secs / GIB, 0.0)
-        oi = np.where(nbytes > 0, flops / nbytes, 0.0)
-        hbm_oi = np.where(hbm > 0, flops / hbm, 0.0)
-        hbm_bound = (hbm > 0) & (hbm_oi < ridge)
-        bound = np.where(hbm_bound, "HBM", np.where(flops > 0, "Compute", "Unknown"))
-        bound = np.where((flops == 0) & (hbm > 0), "HBM", bound)
-        bottleneck = np.where(hbm_bound, hbm_oi, oi)
-        optimal = np.where(hbm_bound, bottleneck * peak_bw * GIB / 1e9, peak)
-        bw_util = np.where(peak_bw > 0, hbm_bw / peak_bw, 0.0)
-        compute = np.where(peak > 0, gflops / peak, 0.0)
-        eff = np.where(hbm_bound | ((flops == 0) & (hbm > 0)), bw_util, compute)
+
+        def rate(x, unit):
+            return np.where(secs > 0, x / secs / unit, 0.0)
+
+        def share(x, peak):
+            return np.where(peak > 0, x / np.where(peak > 0, peak, 1), 0.0)
+
+        def per_byte(x):
+            return np.where(x > 0, measured / np.where(x > 0, x, 1), 0.0)
+
+        gflops, measured_gflops = rate(flops, 1e9), rate(measured, 1e9)
+        hbm_bw, chip_bw = rate(hbm, GIB), {c: rate(v, GIB) for c, v in onchip.items()}
+        compute = share(measured_gflops, peaks["peak_gflops"])
+        hbm_util = share(hbm_bw, peaks["peak_hbm_gibps"])
+        chip_util = {c: share(chip_bw[c], peaks[c]) for c in ON_CHIP}
+        utils = np.stack([compute, hbm_util, *chip_util.values()], axis=1)
+        intensity = np.stack(
+            [per_byte(nbytes), per_byte(hbm), *(per_byte(v) for v in onchip.values())], axis=1
+        )
+        top = utils.argmax(axis=1)
+        used = utils.max(axis=1) > 0
+        bound = np.where(used, np.asarray(_BOUND, object)[top], "Unknown")
+        bottleneck = np.where(used, intensity[np.arange(len(top)), top], 0.0)
+        # The roofline model's memory utilisation: CMEM where the chip has it, else VMEM
+        # where its VMEM is merged (XProf's RooflineModelDatabase keeps one of the two).
+        has_cmem = (peaks["cmem_read_bytes"] > 0) | (peaks["cmem_write_bytes"] > 0)
+        vmem = (peaks["merged_vmem"] > 0) & ~has_cmem
+        mem = np.maximum.reduce(
+            [
+                hbm_util,
+                chip_util["cmem_read_bytes"],
+                chip_util["cmem_write_bytes"],
+                np.where(vmem, chip_util["vmem_read_bytes"], 0.0),
+                np.where(vmem, chip_util["vmem_write_bytes"], 0.0),
+            ]
+        )
+        eff = np.maximum(mem, compute)
     return {
         "model_gflops_per_s": gflops,
-        "memory_bw_gibps": bw,
+        "memory_bw_gibps": rate(nbytes, GIB),
         "hbm_bw_gibps": hbm_bw,
-        "operational_intensity": oi,
-        "hbm_operational_intensity": hbm_oi,
+        "cmem_read_bw_gibps": chip_bw["cmem_read_bytes"],
+        "cmem_write_bw_gibps": chip_bw["cmem_write_bytes"],
+        "vmem_read_bw_gibps": chip_bw["vmem_read_bytes"],
+        "vmem_write_bw_gibps": chip_bw["vmem_write_bytes"],
+        "operational_intensity": per_byte(nbytes),
+        "hbm_operational_intensity": per_byte(hbm),
         "bottleneck_operational_intensity": bottleneck,
         "bound_by": bound,
-        "optimal_gflops_per_s": optimal,
+        "optimal_gflops_per_s": np.where(eff > 0, measured_gflops / np.where(eff > 0, eff, 1), 0.0),
         "roofline_efficiency": eff,
         "compute_efficiency": compute,
-        "max_mem_bw_utilization": bw_util,
+        "max_mem_bw_utilization": mem,
     }
 
 
-__all__ = ["roofline", "roofline_peaks"]
+__all__ = ["roofline", "roofline_peaks", "tpu_costs"]

@@ -160,14 +160,38 @@ export class Table {
     if (this.sortCol) {
       const col = this.data[this.sortCol], d = this.sortDir;
       const key = (v) => (v === null || v === undefined || (typeof v === "number" && isNaN(v)) ? null : v);
-      view.sort((a, b) => {
+      const cmp = (a, b) => {
         const x = key(col[a]), y = key(col[b]);
         if (x === null || y === null) return x === y ? a - b : x === null ? 1 : -1;  // missing last
         const r = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
         return r ? r * d : a - b;
-      });
+      };
+      this.view = this.spec.tree ? this.treeOrder(view, cmp) : view.sort(cmp);
+    } else this.view = view;
+    this.showCount(view);
+  }
+  // A tree table (spec.tree = [node column, parent column]) sorts siblings only: each row
+  // stays under its parent, depth first; a row whose parent is filtered out is a root.
+  treeOrder(view, cmp) {
+    const node = this.data[this.spec.tree[0]], parent = this.data[this.spec.tree[1]];
+    const shown = new Set(view.map((i) => node[i]));
+    const kids = new Map();
+    for (const i of view) {
+      const p = shown.has(parent[i]) && parent[i] !== node[i] ? parent[i] : "";
+      if (!kids.has(p)) kids.set(p, []);
+      kids.get(p).push(i);
     }
-    this.view = view;
+    const out = [], seen = new Set();
+    const walk = (p) => {
+      if (seen.has(p)) return;  // a node named twice (e.g. two hosts): its children once
+      seen.add(p);
+      for (const i of (kids.get(p) || []).sort(cmp)) { out.push(i); walk(node[i]); }
+    };
+    walk("");
+    return out;
+  }
+  showCount(view) {
+    const chip = this.chip;
     this.count.textContent = view.length === this.n
       ? numberFormat(0).format(this.n) + " rows"
       : numberFormat(0).format(view.length) + " of " + numberFormat(0).format(this.n) + " rows";
