@@ -288,7 +288,8 @@ def test_overview_speaks_of_views_not_xprof_pages(ib, gpu):
 
 def test_one_step_reads_right(gpu):
     view = tw.views.overview(gpu)
-    assert "one step" in view.text() and "1 steps" not in view.text() and "σ" not in view.text()
+    text = view.text()
+    assert "1 step (" in text and "1 steps" not in text and "σ" not in text
     assert "one step" in tw.views.input_pipeline(gpu).text()
 
 

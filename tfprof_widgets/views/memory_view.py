@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..analysis.memory import memory_breakdown
+from ..analysis.results import plural
 from ..analysis.tool_data import no_trace_note
 from ._display import esc
 from .base import Choice, Html, Plot, Plots, TableBlock, View
@@ -184,7 +185,7 @@ class MemoryTimelineView(View):
             return [self.empty_text()]
         s = self._summary_row(self.allocator, self.host)
         return [
-            f"{len(self.summary)} allocator(s); showing {self.allocator} on {self.host}: peak "
+            f"{plural(len(self.summary), 'allocator')}; showing {self.allocator} on {self.host}: peak "
             f"in use {s['peak_in_use_bytes'] / MIB:,.2f} MiB at {s['peak_time_us'] / 1e3:,.3f}"
             f" ms (heap {s['peak_heap_bytes'] / MIB:,.2f} MiB, stack "
             f"{s['peak_stack_bytes'] / MIB:,.2f} MiB), capacity "

@@ -7,6 +7,7 @@ import re
 import pandas as pd
 
 from ..analysis.frameworks import rules_of
+from ..analysis.results import plural
 from ._pies import PIE_SLICES, pie_plot, top_slices
 from .base import Choice, Plots, TableBlock, View
 from .names import short_op_name
@@ -188,14 +189,14 @@ class OpStatsView(View):
         ops = self.ops
         real = ops[ops["type"] != "IDLE"]
         lines = [
-            f"{len(ops):,} rows ({(ops['host_or_device'] == 'Host').sum():,} host, "
+            f"{plural(len(ops), 'row')} ({(ops['host_or_device'] == 'Host').sum():,} host, "
             f"{(ops['host_or_device'] == 'Device').sum():,} device), IDLE "
             + ("included" if self.include_idle else "excluded")
         ]
         ours = real[real["beyond_xprof"]]
         if len(ours):
             lines.append(
-                f"{len(ours):,} device op rows are ours only: attributed from the kernels' "
+                f"{plural(len(ours), 'device op row')} {'is' if len(ours) == 1 else 'are'} ours only: attributed from the kernels' "
                 "TF op annotations ('level 0'), which TensorBoard (XProf 2.24) does not "
                 "read; its device IDLE includes their time"
             )
