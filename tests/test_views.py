@@ -311,7 +311,6 @@ def test_compare_uses_run_names_and_colours_changes(ib):
     assert list(bar.x) == ["slow", "fast"]
     assert "fast is" in view.headline() and "faster" in view.headline()
     table = payload(view)["tables"]["diff"]
-    cols = {c["name"]: c for c in table["columns"]}
     # Both runs have steps: the table leads with the change per step, coloured by sign.
     first = table["columns"][0]
     assert first["name"] == "delta_per_step_us" and first["color"] == "sign"

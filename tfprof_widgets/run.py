@@ -271,7 +271,11 @@ class Run:
                 f"framework: {self.framework.title}",
                 "no trace: TensorBoard's tool data only (" + ", ".join(td.tools) + ")",
                 steps
-                + (" (from TensorBoard's overview page)" if len(self.steps) else " in the tool data"),
+                + (
+                    " (from TensorBoard's overview page)"
+                    if len(self.steps)
+                    else " in the tool data"
+                ),
             ]
         if not len(self.steps):
             steps += " (no step markers found)"

@@ -45,9 +45,13 @@ def op_diff(run_a, run_b) -> pd.DataFrame:
     m["self_time_a_per_step_us"] = m["self_time_a_us"] / na if per_step else np.nan
     m["self_time_b_per_step_us"] = m["self_time_b_us"] / nb if per_step else np.nan
     m["delta_per_step_us"] = m["self_time_b_per_step_us"] - m["self_time_a_per_step_us"]
-    a, b = ("self_time_a_per_step_us", "self_time_b_per_step_us") if per_step else (
-        "self_time_a_us",
-        "self_time_b_us",
+    a, b = (
+        ("self_time_a_per_step_us", "self_time_b_per_step_us")
+        if per_step
+        else (
+            "self_time_a_us",
+            "self_time_b_us",
+        )
     )
     m["ratio"] = m[b] / m[a].where(m[a] > 0)
     m = m.reset_index()

@@ -73,7 +73,10 @@ class CompareView(View):
         ops = "the ops below are compared by their total self time over each capture"
         with_steps = [n for n, c in zip(self.names, self.counts) if c.steps]
         if not with_steps:
-            return f"Neither run has steps (no step markers), so there is no step time to compare: {ops}."
+            return (
+                "Neither run has steps (no step markers), so there is no step time to "
+                f"compare: {ops}."
+            )
         other = b if with_steps[0] == a else a
         return (
             f"Only {with_steps[0]} has steps; {other} has none, so there is no step time "
@@ -174,7 +177,12 @@ class CompareView(View):
             d,
             [
                 *((per + totals) if self.per_step else totals),
-                Column("ratio", f"{b} / {a}" + (" per step" if self.per_step else ""), digits=3, missing="—"),
+                Column(
+                    "ratio",
+                    f"{b} / {a}" + (" per step" if self.per_step else ""),
+                    digits=3,
+                    missing="—",
+                ),
                 Column("change", "change", colors=None),
                 Column("occurrences_a", f"count {a}", "int"),
                 Column("occurrences_b", f"count {b}", "int"),

@@ -258,3 +258,9 @@ class Framework:
         """The framework's own allocator events as rows of schema.MEMORY (``run.memory``
         adds them to the allocator events XProf reads); None where it has none."""
         return None
+
+    def memory_data_type_names(self) -> dict[int, str] | None:
+        """The names of the allocator events' ``data_type`` numbers, in the enum this
+        framework's allocators write; an empty name is "not recorded" (shown blank). None:
+        TensorFlow's DataType, named as XProf names it (DataTypeString, 0 = "INVALID")."""
+        return None
