@@ -194,6 +194,8 @@ def _data_types(numbers: np.ndarray, names: dict[int, str] | None = None) -> pd.
 def _unrecorded_type(run) -> str:
     """What a row with no tensor (the stack, unused preallocated memory) shows as its
     dtype: the framework's name for 0, XProf's "INVALID" for TensorFlow's DataType."""
+    if not hasattr(run, "events"):  # a pod's slice of one allocator (scale.pod): no trace
+        return DATA_TYPES[0]
     names = framework_of(run).primary.memory_data_type_names()
     return DATA_TYPES[0] if names is None else names.get(0, DATA_TYPES[0])
 
