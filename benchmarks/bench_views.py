@@ -216,9 +216,13 @@ def bench_capture(p, port: int, name: str, views: list[str]) -> list[dict]:
         imp = run_cell(page, 0, drawn=False)
         load = run_cell(page, 1, drawn=False)
         page.wait_for_timeout(300)  # a person reads the load's output before the next cell
-        cold = run_cell(page, 2 + k, drawn=True)
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-cell-output')")
-        warm = run_cell(page, 2 + k, drawn=True)
+        try:
+            cold = run_cell(page, 2 + k, drawn=True)
+            page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-cell-output')")
+            warm = run_cell(page, 2 + k, drawn=True)
+        except RuntimeError as exc:  # the view failed in the kernel: say so, go on
+            print(f"{name:11} {view:16} failed: {str(exc).strip().splitlines()[-1][:200]}")
+            continue
         rows.append(
             {
                 "capture": name,
