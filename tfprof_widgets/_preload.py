@@ -31,6 +31,11 @@ def _warm() -> None:
 
         # The first figure validates through plotly's validators, imported on first use.
         go.Figure(go.Bar(x=[0], y=[0]), layout=dict(title="warm-up")).to_plotly_json()
+        go.Figure(go.Pie(labels=["a"], values=[1])).to_plotly_json()
+        # The views' static image combines their figures in subplots.
+        from plotly.subplots import make_subplots
+
+        make_subplots(rows=1, cols=2, specs=[[{"type": "domain"}, {"type": "xy"}]])
         from .views import _display  # the viewer script is read and joined once
 
         _display.viewer_lib()
