@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
 
 LAZY = ("plotly", "anywidget", "ipywidgets", "duckdb", "tfprof_widgets.views.op_stats_view")
@@ -57,3 +58,33 @@ def test_views_listed_without_importing_them():
 
     assert {"op_stats", "timeline", "compare", "View"} <= set(dir(views))
     assert views.op_stats.__module__ == "tfprof_widgets.views.op_stats_view"
+
+
+def test_kernel_warms_plotly_behind_the_import():
+    """In an IPython kernel the import starts the warm-up thread; plotly is in the kernel
+    by the time a view is asked for (here: once the thread is joined), with no view made."""
+    manager = pytest.importorskip("jupyter_client.manager")
+    pytest.importorskip("ipykernel")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("TFPROF_WIDGETS_PRELOAD", None)
+    km, kc = manager.start_new_kernel(kernel_name="python3", env=env, cwd=str(ROOT))
+    try:
+        out: list[str] = []
+
+        def keep(msg):
+            if msg["msg_type"] == "stream":
+                out.append(msg["content"]["text"])
+
+        code = (
+            "import sys, tfprof_widgets\n"
+            "from tfprof_widgets import _preload\n"
+            "started = _preload._thread is not None\n"
+            "_preload.wait()\n"
+            "print(started, 'plotly.graph_objects' in sys.modules,"
+            " 'tfprof_widgets.views.op_stats_view' in sys.modules)"
+        )
+        kc.execute_interactive(code, timeout=120, output_hook=keep)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert "".join(out).split() == ["True", "True", "False"]
