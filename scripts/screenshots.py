@@ -1,6 +1,11 @@
 """Render every widget's static HTML in headless Chromium, offline, and screenshot it.
 
     python scripts/screenshots.py [OUT_DIR]
+    python scripts/screenshots.py --docs      # docs/screenshots/jax_*_{light,dark}.png
+
+``--docs`` writes the overview, op stats and trace viewer of the JAX H100 capture
+(tests/data/xplane_h100_jax/jax_cnn_nographs.xplane.pb), each in the light and the dark
+scheme, as a report's page shows them (the page follows the system's scheme).
 
 Uses Debian's Chromium (apt-get install chromium) through Playwright, with every request
 that is not a local file aborted: what shows up is what an offline reader of an exported
@@ -88,5 +93,73 @@ def shoot(out_dir: pathlib.Path) -> dict[str, int]:
     return counts
 
 
+JAX = ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_nographs.xplane.pb"
+DOCS_VIEWS = ("overview", "op_stats", "trace_viewer")
+
+
+def docs_pages() -> dict[str, str]:
+    """The JAX capture's overview, op stats and trace viewer, each a page like a report's."""
+    import tfprof_widgets as tw
+    from tfprof_widgets.report import PAGE_CSS
+    from tfprof_widgets.views._display import lib_script, reset_lib
+
+    run = tw.load(JAX)
+    views = {
+        "overview": tw.views.overview(run),
+        "op_stats": tw.views.op_stats(run),
+        "trace_viewer": tw.views.timeline(run, offline_bytes=800_000),
+    }
+    out = {}
+    for name, view in views.items():
+        reset_lib()
+        out[name] = (
+            "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+            f"<style>{PAGE_CSS}</style></head><body data-tfprof-page=''><main>"
+            f"<section id='{name}'>{view.html()}</section></main>{lib_script()}"
+            "<script>window.__tfprof.mountAll(document);</script></body></html>"
+        )
+    return out
+
+
+def shoot_docs(out_dir: pathlib.Path = ROOT / "docs" / "screenshots") -> list[pathlib.Path]:
+    """docs/screenshots/jax_<view>_<scheme>.png; waits until every view says it drew."""
+    from playwright.sync_api import sync_playwright
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for scheme in ("light", "dark"):
+            page = browser.new_page(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+            page.route(
+                "**/*",
+                lambda route: (
+                    route.continue_()
+                    if route.request.url.startswith(("file:", "data:", "blob:"))
+                    else route.abort()
+                ),
+            )
+            for name, html in docs_pages().items():
+                f = pathlib.Path(tmp) / f"{name}.html"
+                f.write_text(html, encoding="utf-8")
+                page.goto(f.as_uri())
+                page.wait_for_function(
+                    "() => document.querySelectorAll('.tfprof-root[data-drawn-ms],"
+                    " .tfpv[data-window]').length > 0",
+                    timeout=60_000,
+                )
+                page.wait_for_timeout(500)
+                png = out_dir / f"jax_{name}_{scheme}.png"
+                page.screenshot(path=str(png), full_page=True)
+                written.append(png)
+                print(png)
+            page.close()
+        browser.close()
+    return written
+
+
 if __name__ == "__main__":
-    shoot(pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "screenshots"))
+    if sys.argv[1:] == ["--docs"]:
+        shoot_docs()
+    else:
+        shoot(pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "screenshots"))

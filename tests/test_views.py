@@ -288,7 +288,8 @@ def test_overview_speaks_of_views_not_xprof_pages(ib, gpu):
 
 def test_one_step_reads_right(gpu):
     view = tw.views.overview(gpu)
-    assert "one step" in view.text() and "1 steps" not in view.text() and "σ" not in view.text()
+    text = view.text()
+    assert "1 step (" in text and "1 steps" not in text and "σ" not in text
     assert "one step" in tw.views.input_pipeline(gpu).text()
 
 
@@ -310,12 +311,13 @@ def test_compare_uses_run_names_and_colours_changes(ib):
     assert list(bar.x) == ["slow", "fast"]
     assert "fast is" in view.headline() and "faster" in view.headline()
     table = payload(view)["tables"]["diff"]
-    cols = {c["name"]: c for c in table["columns"]}
-    assert cols["delta_us"]["color"] == "sign" and cols["delta_us"] is table["columns"][0]
+    # Both runs have steps: the table leads with the change per step, coloured by sign.
+    first = table["columns"][0]
+    assert first["name"] == "delta_per_step_us" and first["color"] == "sign"
     ratio = decode(table["data"]["ratio"])
     change = decode(table["data"]["change"])
-    a = decode(table["data"]["self_time_a_us"])
-    b = decode(table["data"]["self_time_b_us"])
+    a = decode(table["data"]["self_time_a_per_step_us"])
+    b = decode(table["data"]["self_time_b_per_step_us"])
     for r, c, x, y in zip(ratio, change, a, b):
         if x == 0 or y == 0:
             assert r is None and c.startswith("only in")  # never a ratio of 0.000

@@ -22,7 +22,7 @@ import warnings as _warnings
 
 import pandas as _pd
 
-from . import _deprecated, views
+from . import _deprecated, _preload
 from .analysis.compare import op_diff as _op_diff
 from .analysis.frameworks.tensorflow.tf_data import TfDataSummary
 from .analysis.frameworks.tensorflow.tfprof_tables import tfprof_table
@@ -57,6 +57,7 @@ from .run import Run
 __version__ = "0.1.0"
 
 _deprecated.install()
+_preload.start()  # in a notebook's kernel: plotly warms up while the next cells run
 
 
 # -- analyses: thin wrappers over what a Run caches -----------------------------------------
@@ -231,8 +232,13 @@ def load_ipython_extension(ipython) -> None:
 
 
 def __getattr__(name: str):
-    """The names of the previous release (``tw.overview``, ``tw.tfprof_view``...), with a
+    """``tw.views``, imported when first used (``import tfprof_widgets`` imports no plotly);
+    and the names of the previous release (``tw.overview``, ``tw.tfprof_view``...), with a
     DeprecationWarning naming the new spelling."""
+    if name == "views":
+        import importlib
+
+        return importlib.import_module(".views", __name__)  # binds tfprof_widgets.views
     return _deprecated.attribute(name)
 
 

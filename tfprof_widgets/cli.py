@@ -13,6 +13,7 @@ from typing import NoReturn
 import pandas as pd
 
 from .analysis.overview import TOP_OPS_COLUMNS
+from .analysis.steps import overview_steps
 from .errors import ProfileError
 from .loading import list_runs, load
 from .run import Run
@@ -27,15 +28,15 @@ def summary_text(run: Run, top: int = 10) -> str:
         parts += ["Planes", planes.to_string(index=False), ""]
         lines = run.line_summary()[["host", "plane", "line", "events", "total_dur_us"]]
         parts += ["Lines", lines.to_string(index=False, float_format="{:,.1f}".format), ""]
-    stepped = ev[ev["step"].notna()]
-    if len(stepped):
-        steps = stepped.groupby(["host", "step"], observed=True).agg(
-            events=("name", "size"), start_us=("start_us", "min"), end_us=("end_us", "max")
+    count = run.step_count
+    if count.steps:  # run.steps: the steps every text counts (see StepCount)
+        table = run.steps[["host", "step"]].assign(
+            step_time_ms=run.steps["step_time_us"] / 1e3,
+            averaged=run.steps.index.isin(overview_steps(run.steps).index),
         )
-        steps["span_ms"] = (steps["end_us"] - steps["start_us"]) / 1e3
         parts += [
-            "Steps (span of the events grouped into each step)",
-            steps[["events", "span_ms"]].to_string(float_format="{:,.3f}".format),
+            f"Steps: {count} (step time per host; averaged: in the overview's averages)",
+            table.to_string(index=False, float_format="{:,.3f}".format),
             "",
         ]
     timed = ev[ev["occurrences"] == 1]
@@ -53,7 +54,8 @@ def summary_text(run: Run, top: int = 10) -> str:
         ]
     o = run.overview_summary
     parts += [
-        "Overview (the steps XProf averages: past five, all but the first and last)",
+        f"Overview (averaged over {count.averaged_text()}"
+        + (f"; {count.DROPPED})" if count.dropped else ")"),
         *o._repr_lines(run.framework.advice.in_our_words),
     ]
     if o.n_steps:

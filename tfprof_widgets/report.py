@@ -140,7 +140,8 @@ def report_html(run) -> str:
     title = html.escape(f"{whose}: {name}")
     meta = (
         f"{html.escape(run.path)} · run {html.escape(run.name)} · hosts: "
-        f"{html.escape(', '.join(run.hosts))} · {len(run.events):,} events · made {when} by "
+        f"{html.escape(', '.join(run.hosts))} · {len(run.events):,} events · "
+        f"{html.escape(str(run.step_count))} · made {when} by "
         "tfprof_widgets"
     )
     return (

@@ -23,6 +23,8 @@ from .analysis.event_index import on_device
 from .analysis.frameworks import RunFrameworks, framework_of, frameworks_in
 from .analysis.grouping import assign_groups
 from .analysis.inputs import CACHE_ATTRIBUTE
+from .analysis.results import StepCount
+from .analysis.steps import overview_steps
 from .analysis.tool_data import FROM_TOOL_DATA, ToolData
 from .readers.assemble import MetadataTables, RunTables, assemble
 from .readers.columnar import HostTables
@@ -252,6 +254,13 @@ class Run:
         self.__dict__.pop(CACHE_ATTRIBUTE, None)  # what the analyses shared
 
     @property
+    def step_count(self) -> StepCount:
+        """How many steps this run has (step numbers of ``run.steps``, once across hosts)
+        and how many of them the overview averages over: the count every text names."""
+        steps = self.steps
+        return StepCount.of(steps, overview_steps(steps))
+
+    @property
     def view(self):
         """The widgets of this run: ``run.view.overview()``, ``run.view.op_stats()``...
         (the same as ``tfprof_widgets.views.<name>(run)``)."""
@@ -261,20 +270,24 @@ class Run:
 
     def _summary_lines(self) -> list[str]:
         ev = self.events
-        steps = ev["step"].dropna().unique()
         devices = self.planes[self.planes["device_kind"].isin(schema.DEVICE_KINDS)]
         td = self.tool_data
+        steps = self.step_count.summary_line()
         if td is not None and td.is_source:
-            n = len(self.steps)
             return [
                 f"run {self.name!r} at {self.path}",
                 f"hosts: {', '.join(self.hosts)}",
                 f"framework: {self.framework.title}",
                 "no trace: TensorBoard's tool data only (" + ", ".join(td.tools) + ")",
-                f"steps: {n} (from TensorBoard's overview page)"
-                if n
-                else "steps: 0 (no step in the tool data)",
+                steps
+                + (
+                    " (from TensorBoard's overview page)"
+                    if len(self.steps)
+                    else " in the tool data"
+                ),
             ]
+        if not len(self.steps):
+            steps += " (no step markers found)"
         return [
             f"run {self.name!r} at {self.path}",
             f"hosts: {', '.join(self.hosts)}",
@@ -282,12 +295,7 @@ class Run:
             f"planes: {len(self.planes)} ({len(devices)} device planes), lines: {len(self.lines)}",
             f"events: {len(ev):,} over {self.duration_us / 1e3:,.1f} ms; stats: "
             f"{len(self.stat_store):,}",
-            f"steps: {len(steps)}"
-            + (
-                f" ({int(min(steps))}..{int(max(steps))})"
-                if len(steps)
-                else " (no step markers found)"
-            ),
+            steps,
         ]
 
     def __repr__(self) -> str:

@@ -610,7 +610,17 @@ OP_DIFF: dict[str, tuple[str, str]] = {
     "self_time_a_us": ("float64", "Self time in run A (hosts combined), µs."),
     "self_time_b_us": ("float64", "Self time in run B, µs."),
     "delta_us": ("float64", "B − A, µs."),
-    "ratio": ("float64", "B / A; NaN when A is 0."),
+    "self_time_a_per_step_us": (
+        "float64",
+        "Self time in A divided by A's steps (run.step_count), µs; NaN unless both runs "
+        "have steps.",
+    ),
+    "self_time_b_per_step_us": ("float64", "The same for B, µs."),
+    "delta_per_step_us": ("float64", "B − A per step, µs; NaN unless both runs have steps."),
+    "ratio": (
+        "float64",
+        "B / A per step when both runs have steps, else of the totals; NaN when A is 0.",
+    ),
     "occurrences_a": ("int64", "Executions in A."),
     "occurrences_b": ("int64", "Executions in B."),
 }

@@ -1,9 +1,15 @@
-"""Two runs compared: their TF ops side by side, by how much each one's self time changed."""
+"""Two runs compared: their TF ops side by side, by how much each one's self time changed.
+
+Runs that differ in length differ in every total, so when both runs have steps the ops are
+compared per step (self time over the capture divided by the run's steps,
+``run.step_count``): a run captured over more steps is not "slower" for it.
+"""
 
 from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pandas as pd
 
 from .. import schema
@@ -34,10 +40,31 @@ def op_diff(run_a, run_b) -> pd.DataFrame:
     m[["occurrences_a", "occurrences_b"]] = m[["occurrences_a", "occurrences_b"]].astype("int64")
     m = m.rename(columns={"self_time_us_a": "self_time_a_us", "self_time_us_b": "self_time_b_us"})
     m["delta_us"] = m["self_time_b_us"] - m["self_time_a_us"]
-    m["ratio"] = m["self_time_b_us"] / m["self_time_a_us"].where(m["self_time_a_us"] > 0)
+    na, nb = _steps(run_a), _steps(run_b)
+    per_step = na > 0 and nb > 0
+    m["self_time_a_per_step_us"] = m["self_time_a_us"] / na if per_step else np.nan
+    m["self_time_b_per_step_us"] = m["self_time_b_us"] / nb if per_step else np.nan
+    m["delta_per_step_us"] = m["self_time_b_per_step_us"] - m["self_time_a_per_step_us"]
+    a, b = (
+        ("self_time_a_per_step_us", "self_time_b_per_step_us")
+        if per_step
+        else (
+            "self_time_a_us",
+            "self_time_b_us",
+        )
+    )
+    m["ratio"] = m[b] / m[a].where(m[a] > 0)
     m = m.reset_index()
-    m = m.reindex(m["delta_us"].abs().sort_values(ascending=False).index)
-    return schema.conform(m.reset_index(drop=True), schema.OP_DIFF)
+    change = m["delta_per_step_us"] if per_step else m["delta_us"]
+    m = m.reindex(change.abs().sort_values(ascending=False, kind="stable").index)
+    out = schema.conform(m.reset_index(drop=True), schema.OP_DIFF)
+    out.attrs["steps"] = (na, nb)  # each run's steps; per-step columns only when both > 0
+    return out
+
+
+def _steps(run) -> int:
+    """The run's steps (``run.step_count``), 0 without any (or for a bare op table)."""
+    return 0 if isinstance(run, pd.DataFrame) else run.step_count.steps
 
 
 def _ops_of(run, name: str) -> pd.DataFrame:

@@ -135,7 +135,7 @@ def _xprof_memory_events(run) -> pd.DataFrame:
         "tf_op": _sorted_categorical(tf_op, tf_ops),
         "group_id": _steps_outside_filled(group_id[order].astype(np.int64), starts),
         "region_type": _sorted_categorical(region, regions),
-        "data_type": _data_types(dtype_num),
+        "data_type": _data_types(dtype_num, framework_of(run).primary.memory_data_type_names()),
         "tensor_shape": _sorted_categorical(shape, shapes),
         "event": rows[order],
     }
@@ -177,16 +177,27 @@ def _sorted_categorical(codes: np.ndarray, values: np.ndarray) -> pd.Categorical
     return pd.Categorical.from_codes(remap[codes], categories=pd.Index(list(cats[order])))
 
 
-def _data_types(numbers: np.ndarray) -> pd.Categorical:
-    """TensorFlow DataType numbers as XProf names them (the number itself when unknown), a
-    categorical of the names present (sorted)."""
+def _data_types(numbers: np.ndarray, names: dict[int, str] | None = None) -> pd.Categorical:
+    """The allocator events' ``data_type`` numbers by name, a categorical of the names
+    present (sorted): ``names`` is the run's primary framework's enum (its
+    ``memory_data_type_names`` rule: the allocators are its own; an empty name is
+    missing), else TensorFlow's DataType as XProf names it. A number the enum lacks stays
+    a number."""
+    if names is None:
+        names = dict(enumerate(DATA_TYPES))
     used, inverse = np.unique(numbers, return_inverse=True)
-    known = (used >= 0) & (used < len(DATA_TYPES))
-    names = np.array(
-        [DATA_TYPES[u] if k else str(u) for u, k in zip(used.tolist(), known.tolist())],
-        dtype=object,
-    )
-    return _sorted_categorical(inverse, names)
+    labels = np.array([names.get(u, str(u)) for u in used.tolist()], dtype=object)
+    inverse = np.where(labels[inverse] == "", -1, inverse)  # not recorded: missing
+    return _sorted_categorical(inverse, labels)
+
+
+def _unrecorded_type(run) -> str:
+    """What a row with no tensor (the stack, unused preallocated memory) shows as its
+    dtype: the framework's name for 0, XProf's "INVALID" for TensorFlow's DataType."""
+    if not hasattr(run, "events"):  # a pod's slice of one allocator (scale.pod): no trace
+        return DATA_TYPES[0]
+    names = framework_of(run).primary.memory_data_type_names()
+    return DATA_TYPES[0] if names is None else names.get(0, DATA_TYPES[0])
 
 
 def _steps_outside_filled(steps: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -361,7 +372,7 @@ def memory_breakdown(run, allocator: str | None = None, host: str | None = None)
                     "requested_bytes": nbytes,
                     "tf_op": name,
                     "region_type": region,
-                    "data_type": "INVALID",
+                    "data_type": _unrecorded_type(run),
                     "tensor_shape": "unknown",
                 }
             )

@@ -178,7 +178,7 @@ class OverviewSummary(Summary):
         if not self.n_steps:
             return [self.input_statement]
         return [
-            f"{self.n_steps} steps, step time {self.step_time_ms_avg:.2f} ± "
+            f"Step time {self.step_time_ms_avg:.2f} ± "
             f"{self.step_time_ms_std:.2f} ms (min {self.step_time_ms_min:.2f}, max "
             f"{self.step_time_ms_max:.2f})",
             self.input_statement,

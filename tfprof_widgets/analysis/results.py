@@ -5,6 +5,9 @@
 ``to_frame()`` gives a summary's figures as a two-column (name, value) table
 (schema.SUMMARY_FRAME), leaving out its tables, dicts and the lists of sentences it names in
 ``_not_in_frame``, which are fields of their own.
+
+:class:`StepCount` is the one way every text (the run's summary, the overview, the command
+line, the report, compare) counts and names a run's steps.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-__all__ = ["Analysis", "Summary"]
+__all__ = ["Analysis", "StepCount", "Summary", "plural"]
 
 
 class Summary:
@@ -55,3 +58,88 @@ class Analysis:
     def resolve(self) -> Callable:
         module, _, func = self.function.partition(":")
         return getattr(importlib.import_module(module, __package__), func)
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``"1 step"``, ``"2 steps"``, ``"0 steps"``: a count and its noun, in English."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+@dataclasses.dataclass(frozen=True)
+class StepCount:
+    """How many steps a run has, counted one way everywhere.
+
+    A *step* is a step number in ``run.steps`` (XProf's step database: the steps whose
+    time it can break down), counted once however many hosts ran it. The overview
+    *averages* over the steps :func:`.steps.overview_steps` keeps: XProf leaves out each
+    host's first and last step when the host has more than five (the capture window
+    usually cuts them), so ``averaged`` can be two fewer than ``steps``.
+    """
+
+    steps: int  # distinct step numbers in run.steps
+    first: int | None  # the lowest and highest step number (None without steps)
+    last: int | None
+    hosts: int  # hosts with at least one step
+    averaged: int  # distinct step numbers the overview averages over
+    averaged_first: int | None
+    averaged_last: int | None
+
+    @classmethod
+    def of(cls, steps: pd.DataFrame, kept: pd.DataFrame) -> StepCount:
+        """From a steps table (``run.steps``) and the rows of it the overview keeps."""
+
+        def numbers(t: pd.DataFrame) -> tuple[int, int | None, int | None]:
+            if not len(t):
+                return 0, None, None
+            s = pd.unique(t["step"].to_numpy())
+            return len(s), int(s.min()), int(s.max())
+
+        n, first, last = numbers(steps)
+        k, kfirst, klast = numbers(kept)
+        hosts = int(steps["host"].nunique()) if len(steps) else 0
+        return cls(n, first, last, hosts, k, kfirst, klast)
+
+    @staticmethod
+    def _span(first: int | None, last: int | None) -> str:
+        return str(first) if first == last else f"{first}..{last}"
+
+    def _on(self) -> str:
+        return f" on {self.hosts} hosts" if self.hosts > 1 else ""
+
+    def numbers(self) -> str:
+        """The count without its noun: ``"8 (0..7) on 2 hosts"``, ``"1 (0)"``, ``"0"``."""
+        if not self.steps:
+            return "0"
+        return f"{self.steps:,} ({self._span(self.first, self.last)}){self._on()}"
+
+    def __str__(self) -> str:
+        """``"8 steps (0..7) on 2 hosts"``, ``"1 step (0)"``, ``"0 steps"``."""
+        if not self.steps:
+            return plural(0, "step")
+        return f"{plural(self.steps, 'step')} ({self._span(self.first, self.last)}){self._on()}"
+
+    DROPPED = "XProf leaves out each host's first and last step"
+
+    def averaged_text(self) -> str:
+        """Which steps the overview's averages cover: ``"all 4 steps"``, ``"the one
+        step"``, ``"steps 1..6"`` (then :attr:`dropped` says why)."""
+        if not self.averaged:
+            return "no step"
+        if self.averaged == self.steps:
+            return "the one step" if self.steps == 1 else f"all {self.steps:,} steps"
+        if self.averaged == 1:
+            return f"step {self.averaged_first}"
+        return f"{self.averaged:,} steps ({self._span(self.averaged_first, self.averaged_last)})"
+
+    @property
+    def dropped(self) -> bool:
+        """Whether the overview leaves steps out (XProf's first and last per host)."""
+        return 0 < self.averaged < self.steps
+
+    def summary_line(self) -> str:
+        """The run summary's line: ``"steps: 10 (0..9); the overview averages 8 steps
+        (1..8): XProf leaves out each host's first and last step"``."""
+        line = f"steps: {self.numbers()}"
+        if self.dropped:
+            line += f"; the overview averages {self.averaged_text()}: {self.DROPPED}"
+        return line

@@ -28,19 +28,45 @@ short kernel and op names, ``_pies`` the pies, ``_png`` the static images (optio
 extra), ``_display`` the viewer script, ``timeline_lod`` the timeline's level of detail.
 """
 
-from .base import View
-from .compare_view import compare
-from .hlo_op_profile_view import hlo_op_profile
-from .input_pipeline_view import input_pipeline
-from .kernels_view import kernel_stats
-from .memory_view import memory_timeline
-from .op_stats_view import op_stats
-from .operator_view import operators
-from .overview_view import overview
-from .pod_view import pod_viewer
-from .roofline_view import roofline
-from .tf_data_view import tf_data_graph
-from .timeline_view import timeline
+from __future__ import annotations
+
+import importlib
+
+# Each view's module, imported when the view is first asked for: ``import tfprof_widgets``
+# and ``tfprof_widgets.views`` import no plotly (the first view does, and the kernel's
+# preload may have done it already: see :mod:`tfprof_widgets._preload`).
+_MODULES = {
+    "View": "base",
+    "compare": "compare_view",
+    "hlo_op_profile": "hlo_op_profile_view",
+    "input_pipeline": "input_pipeline_view",
+    "kernel_stats": "kernels_view",
+    "memory_timeline": "memory_view",
+    "op_stats": "op_stats_view",
+    "operators": "operator_view",
+    "overview": "overview_view",
+    "pod_viewer": "pod_view",
+    "roofline": "roofline_view",
+    "tf_data_graph": "tf_data_view",
+    "timeline": "timeline_view",
+}
+
+
+def __getattr__(name: str):
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .. import _preload
+
+    _preload.wait()  # one thread imports plotly at a time (no import-lock races)
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # found directly from now on
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULES))
+
 
 __all__ = [
     "View",

@@ -12,7 +12,37 @@ import plotly.graph_objects as go
 from ..analysis.steps import CATEGORIES, CATEGORY_LABELS
 from ._display import CATEGORY_COLORS, esc
 
-__all__ = ["TOOL_CALLS", "run_label", "step_bars", "swatches"]
+__all__ = ["TOOL_CALLS", "legend_under_title", "run_label", "step_bars", "swatches"]
+
+# The title on top of the figure, then the legend's rows, then the plot (see
+# legend_under_title). Pixel sizes of plotly's default 12-17 px fonts.
+TITLE_PX = 32
+LEGEND_ROW_PX = 22
+# The plot area (where a horizontal legend wraps) of a view 700 px wide.
+PLOT_AREA_700_PX = 560
+
+
+def legend_under_title(
+    fig: go.Figure, labels: list[str], narrowest: int = PLOT_AREA_700_PX
+) -> None:
+    """Title at the top of the figure and a horizontal legend in rows of its own under it,
+    above the plot: the top margin holds as many legend rows as ``labels`` take in a plot
+    area ``narrowest`` px wide, so the legend never runs into the title (in a 70 px margin a
+    legend that wrapped to two rows covered it). Wider, a row may stay empty.
+
+    Plotly wraps a horizontal legend in columns as wide as its widest entry."""
+    if labels:
+        entry = 40 + 7.5 * max(len(s) for s in labels)  # swatch and gap, then the text
+        per_row = max(1, int(narrowest // entry))
+        rows = -(-len(labels) // per_row)
+    else:
+        rows = 0
+    fig.update_layout(
+        title=dict(y=1, yref="container", yanchor="top", pad=dict(t=8)),
+        margin=dict(t=TITLE_PX + rows * LEGEND_ROW_PX + 8),
+        legend=dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom"),
+    )
+
 
 _TIMESTAMP = re.compile(r"^\d{4}_\d\d_\d\d_\d\d_\d\d_\d\d(_\d+)?$")
 
@@ -110,6 +140,7 @@ def step_bars(
         xaxis=value_axis if horizontal else cat_axis,
         yaxis=cat_axis if horizontal else value_axis,
     )
+    legend_under_title(fig, [t.name for t in fig.data])
     if horizontal:
         fig.update_yaxes(autorange="reversed")
     return fig

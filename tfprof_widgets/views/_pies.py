@@ -8,16 +8,31 @@ from collections.abc import Callable
 import pandas as pd
 import plotly.graph_objects as go
 
-from .base import Plot
+from .base import Plot, Plots
 from .names import unique_labels
 
-__all__ = ["OTHER", "PIE_SLICES", "pie_plot", "top_slices"]
+__all__ = [
+    "NO_PIE_NOTE",
+    "OTHER",
+    "PIE_SLICES",
+    "pie_plot",
+    "pie_row",
+    "top_slices",
+    "worth_a_pie",
+]
 
 PIE_SLICES = 10  # the largest slices; the rest is one "Other" slice
 OTHER = "Other"
 LABEL_MIN_SHARE = 0.04  # slices under 4 % carry no text (it would stack); hover says all
 HEIGHT = 300
 LEGEND_ROW_PX = 21
+MIN_SLICES = 2  # a pie of one 100 % slice says nothing its table does not, in 300+ px
+NO_PIE_NOTE = "No pie: one slice would be the whole (the table says it)."
+
+
+def worth_a_pie(values: pd.Series) -> bool:
+    """Whether ``values`` (a pie's slices) make a pie worth its space: two slices or more."""
+    return int((values > 0).sum()) >= MIN_SLICES
 
 
 def top_slices(values: pd.Series, top: int = PIE_SLICES) -> pd.Series:
@@ -82,19 +97,32 @@ def pie_plot(
     _lay_out_pie(fig, title)
     if click is not None:
         click = {**click, "others": [k for k in named], "other": None}
-    return Plot(name, fig, click=click, legend_side=_LEGEND_SIDE)
+    return Plot(name, fig, click=click, legend_side=_legend_side(len(keys)))
 
 
-# The legend beside the pie where the plot is wide, under it (this much taller) where narrow.
-_LEGEND_PX = LEGEND_ROW_PX * (PIE_SLICES + 1) + 10
-_LEGEND_SIDE = {
-    "min_width": 700,
-    "right_share": 0.55,
-    "height": HEIGHT,
-    "margin_b": 10,
-    "narrow_height": HEIGHT + _LEGEND_PX,
-    "narrow_margin_b": _LEGEND_PX,
-}
+def pie_row(plots: list[Plot]) -> Plots:
+    """The pies of a view side by side, laid out alike: each with the legend room of the
+    one with the most slices, so their pies keep one size in the grid's rows."""
+    side = max((p.legend_side for p in plots), key=lambda s: s["narrow_height"])
+    for p in plots:
+        p.legend_side = side
+    return Plots(plots, row=True)
+
+
+def _legend_side(slices: int) -> dict:
+    """The legend beside the pie where the plot is wide; under it where narrow, the plot
+    then taller by one legend row per slice (not by the most a pie can have: a pie of 2
+    slices under 11 rows of blank legend was 240 px too tall). The pie's own area is
+    ``HEIGHT`` either way, so the pies of a view keep one size."""
+    legend_px = LEGEND_ROW_PX * max(slices, 1) + 10
+    return {
+        "min_width": 700,
+        "right_share": 0.55,
+        "height": HEIGHT,
+        "margin_b": 10,
+        "narrow_height": HEIGHT + legend_px,
+        "narrow_margin_b": legend_px,
+    }
 
 
 def _lay_out_pie(fig: go.Figure, title: str) -> None:

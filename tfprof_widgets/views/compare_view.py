@@ -1,4 +1,5 @@
-"""Compare two runs: step time side by side and which ops got slower or faster."""
+"""Compare two runs: step time side by side and which ops got slower or faster, per step
+when both runs have steps (their totals differ with the capture's length alone)."""
 
 from __future__ import annotations
 
@@ -45,12 +46,23 @@ class CompareView(View):
         self.names = tuple(str(n) for n in names)
         self.sa, self.sb = run_a.overview_summary, run_b.overview_summary
         self.diff = op_diff(run_a, run_b)
+        self.counts = (run_a.step_count, run_b.step_count)
+        # Per step only when both runs have steps and step time (see op_diff).
+        self.per_step = all(c.steps for c in self.counts) and (
+            self.sa.step_time_ms_avg > 0 and self.sb.step_time_ms_avg > 0
+        )
         self.title = f"Compare runs: {self.names[0]} → {self.names[1]}"
+
+    def _columns(self) -> tuple[str, str, str]:
+        """The diff's columns the view reads: per step, or the totals without steps."""
+        if self.per_step:
+            return "self_time_a_per_step_us", "self_time_b_per_step_us", "delta_per_step_us"
+        return "self_time_a_us", "self_time_b_us", "delta_us"
 
     def headline(self) -> str:
         ta, tb = self.sa.step_time_ms_avg, self.sb.step_time_ms_avg
         a, b = self.names
-        if ta > 0 and tb > 0:
+        if self.per_step:
             if abs(tb / ta - 1) < 0.005:
                 change = f"{b} takes the same time per step as {a}"
             elif tb < ta:
@@ -58,7 +70,18 @@ class CompareView(View):
             else:
                 change = f"{b} is {tb / ta:.2f}x slower per step than {a}"
             return f"{change} ({ta:,.2f} ms → {tb:,.2f} ms on average)."
-        return "Step time is unknown for at least one run (no step markers)."
+        ops = "the ops below are compared by their total self time over each capture"
+        with_steps = [n for n, c in zip(self.names, self.counts) if c.steps]
+        if not with_steps:
+            return (
+                "Neither run has steps (no step markers), so there is no step time to "
+                f"compare: {ops}."
+            )
+        other = b if with_steps[0] == a else a
+        return (
+            f"Only {with_steps[0]} has steps; {other} has none, so there is no step time "
+            f"to compare: {ops}."
+        )
 
     def step_figure(self) -> go.Figure:
         frame = pd.DataFrame(
@@ -77,9 +100,11 @@ class CompareView(View):
         )
 
     def delta_figure(self) -> go.Figure | None:
-        d = self.diff[self.diff["delta_us"] != 0].head(TOP_CHANGED)
+        col_a, col_b, col_d = self._columns()
+        d = self.diff[self.diff[col_d] != 0].head(TOP_CHANGED)
         if not len(d):
             return None
+        per = " per step" if self.per_step else ""
         ops = d["operation"].astype(str).tolist()
         labels = [f"{short_op_name(o, 40)}" for o in ops]
         seen: dict[str, int] = {}
@@ -87,36 +112,32 @@ class CompareView(View):
             seen[lab] = seen.get(lab, 0) + 1
             if seen[lab] > 1:
                 labels[i] = f"{lab} ({d['host_or_device'].iloc[i]})"
-        delta_ms = d["delta_us"].to_numpy() / 1e3
-        change = [
-            _change(a, b, self.names) for a, b in zip(d["self_time_a_us"], d["self_time_b_us"])
-        ]
+        delta_ms = d[col_d].to_numpy() / 1e3
+        change = [_change(a, b, self.names) for a, b in zip(d[col_a], d[col_b])]
         fig = go.Figure(
             go.Bar(
                 x=delta_ms,
                 y=labels,
                 orientation="h",
                 marker_color=np.where(delta_ms > 0, SLOWER, FASTER),
-                customdata=np.column_stack(
-                    [ops, d["self_time_a_us"] / 1e3, d["self_time_b_us"] / 1e3, change]
-                ).tolist(),
+                customdata=np.column_stack([ops, d[col_a] / 1e3, d[col_b] / 1e3, change]).tolist(),
                 hovertemplate=(
                     "%{customdata[0]}<br>"
                     + esc(self.names[0])
                     + " %{customdata[1]:,.3f} ms → "
                     + esc(self.names[1])
-                    + " %{customdata[2]:,.3f} ms<br>%{x:+,.3f} ms, "
+                    + f" %{{customdata[2]:,.3f}} ms{per}<br>%{{x:+,.3f}} ms, "
                     "%{customdata[3]}<extra></extra>"
                 ),
                 uid="cmp-delta",
             )
         )
         fig.update_layout(
-            title=f"Ops whose self time changed most ({self.names[1]} − {self.names[0]}; "
-            f"red: slower, green: faster)",
+            title=f"Ops whose self time{per} changed most ({self.names[1]} − "
+            f"{self.names[0]}; red: slower, green: faster)",
             height=140 + 24 * len(d),
             margin=dict(t=50, b=40, l=10, r=10),
-            xaxis=dict(title="change in self time (ms)", zeroline=True),
+            xaxis=dict(title=f"change in self time{per} (ms)", zeroline=True),
             yaxis=dict(autorange="reversed", automargin=True),
             showlegend=False,
         )
@@ -124,24 +145,44 @@ class CompareView(View):
 
     def table(self) -> Table:
         a, b = self.names
+        col_a, col_b, col_d = self._columns()
         d = self.diff.copy()
-        d["ratio"] = d["ratio"].where((d["self_time_a_us"] > 0) & (d["self_time_b_us"] > 0))
-        d["change"] = [
-            _change(x, y, self.names) for x, y in zip(d["self_time_a_us"], d["self_time_b_us"])
+        d["ratio"] = d["ratio"].where((d[col_a] > 0) & (d[col_b] > 0))
+        d["change"] = [_change(x, y, self.names) for x, y in zip(d[col_a], d[col_b])]
+        per = [
+            Column(
+                "delta_per_step_us",
+                "change per step (µs)",
+                digits=1,
+                color="sign",
+                title=f"{b} − {a}, each run's self time divided by its steps: red is "
+                "slower, green faster",
+            ),
+            Column("self_time_a_per_step_us", f"{a} per step (µs)", digits=1),
+            Column("self_time_b_per_step_us", f"{b} per step (µs)", digits=1),
+        ]
+        totals = [
+            Column(
+                "delta_us",
+                "change (µs)",
+                digits=1,
+                color=None if self.per_step else "sign",
+                title=f"{b} − {a} over each whole capture"
+                + ("" if self.per_step else ": red is slower, green faster"),
+            ),
+            Column("self_time_a_us", f"{a} (µs)", digits=1),
+            Column("self_time_b_us", f"{b} (µs)", digits=1),
         ]
         return Table(
             d,
             [
+                *((per + totals) if self.per_step else totals),
                 Column(
-                    "delta_us",
-                    "change (µs)",
-                    digits=1,
-                    color="sign",
-                    title=f"{b} − {a}: red is slower, green faster",
+                    "ratio",
+                    f"{b} / {a}" + (" per step" if self.per_step else ""),
+                    digits=3,
+                    missing="—",
                 ),
-                Column("self_time_a_us", f"{a} (µs)", digits=1),
-                Column("self_time_b_us", f"{b} (µs)", digits=1),
-                Column("ratio", f"{b} / {a}", digits=3, missing="—"),
                 Column("change", "change", colors=None),
                 Column("occurrences_a", f"count {a}", "int"),
                 Column("occurrences_b", f"count {b}", "int"),
@@ -156,27 +197,31 @@ class CompareView(View):
         verdict = self.headline()
         cls = ""
         ta, tb = self.sa.step_time_ms_avg, self.sb.step_time_ms_avg
-        if ta > 0 and tb > 0 and abs(tb / ta - 1) >= 0.005:
+        if self.per_step and abs(tb / ta - 1) >= 0.005:
             cls = "tf-good" if tb < ta else "tf-bad"
-        plots = [Plot("step_time", self.step_figure())]
+        # No step chart unless both runs have steps: a chart of zeros says nothing.
+        plots = [Plot("step_time", self.step_figure())] if self.per_step else []
         delta = self.delta_figure()
         if delta is not None:
             plots.append(Plot("delta", delta))
+        per = ", per step" if self.per_step else ""
         return [
             Html(f"<p><b class='{cls}'>{esc(verdict)}</b></p>"),
-            Plots(plots),
-            TableBlock("diff", self.table(), "Ops side by side, largest change first"),
+            *([Plots(plots)] if plots else []),
+            TableBlock("diff", self.table(), f"Ops side by side{per}, largest change first"),
         ]
 
     def findings(self) -> list[str]:
+        col_a, col_b, col_d = self._columns()
+        per = " per step" if self.per_step else ""
         lines = [self.headline()]
-        d = self.diff[self.diff["delta_us"] != 0]
-        for label, rows in (("slower", d[d["delta_us"] > 0]), ("faster", d[d["delta_us"] < 0])):
+        d = self.diff[self.diff[col_d] != 0]
+        for label, rows in (("slower", d[d[col_d] > 0]), ("faster", d[d[col_d] < 0])):
             if len(rows):
                 r = rows.iloc[0]
                 lines.append(
-                    f"Most {label}: {r['operation']} ({r['delta_us']:+,.1f} µs, "
-                    f"{_change(r['self_time_a_us'], r['self_time_b_us'], self.names)})"
+                    f"Most {label}: {r['operation']} ({r[col_d]:+,.1f} µs{per}, "
+                    f"{_change(r[col_a], r[col_b], self.names)})"
                 )
         return lines
 

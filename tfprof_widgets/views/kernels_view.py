@@ -6,8 +6,8 @@ import pandas as pd
 
 from ..analysis.tool_data import no_trace_note
 from ._display import esc
-from ._pies import pie_plot, top_slices
-from .base import Html, Plots, TableBlock, View
+from ._pies import NO_PIE_NOTE, pie_plot, pie_row, top_slices, worth_a_pie
+from .base import Html, TableBlock, View
 from .names import short_kernel_name, short_op_name
 from .tables import Column, Table
 
@@ -63,22 +63,26 @@ class KernelStatsView(View):
         k = self.kernels
         if not len(k):
             return [Html(f"<p class='tf-muted'>{esc(self.empty_text())}</p>")]
-        plots = [
-            pie_plot(
-                "top_kernels",
-                top_slices(k.groupby("kernel_name")["total_time_us"].sum(), TOP),
-                f"Kernel time by kernel (top {TOP})",
-                short_kernel_name,
-                click={"table": "kernels", "column": "kernel_name", "prefix": "kernel: "},
-                fallbacks=({"verbose": True},),
+        plots = []
+        by_kernel = top_slices(k.groupby("kernel_name")["total_time_us"].sum(), TOP)
+        if worth_a_pie(by_kernel):
+            plots.append(
+                pie_plot(
+                    "top_kernels",
+                    by_kernel,
+                    f"Kernel time by kernel (top {TOP})",
+                    short_kernel_name,
+                    click={"table": "kernels", "column": "kernel_name", "prefix": "kernel: "},
+                    fallbacks=({"verbose": True},),
+                )
             )
-        ]
         ops = k[k["operation"].astype(str).str.len() > 0]
-        if len(ops):
+        by_op = top_slices(ops.groupby("operation")["total_time_us"].sum(), TOP)
+        if len(ops) and worth_a_pie(by_op):
             plots.append(
                 pie_plot(
                     "top_ops",
-                    top_slices(ops.groupby("operation")["total_time_us"].sum(), TOP),
+                    by_op,
                     "Kernel time by TF op",
                     lambda s, **kw: short_op_name(s, kw.get("max_chars", 44)),
                     click={"table": "kernels", "column": "operation", "prefix": "TF op: "},
@@ -86,7 +90,7 @@ class KernelStatsView(View):
                 )
             )
         return [
-            Plots(plots, row=True),
+            pie_row(plots) if plots else Html(f"<p class='tf-muted'>{NO_PIE_NOTE}</p>"),
             TableBlock("kernels", self.table(), "Kernels (click a slice to filter)"),
         ]
 

@@ -8,13 +8,15 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..analysis.memory import memory_breakdown
+from ..analysis.results import plural
 from ..analysis.tool_data import no_trace_note
+from ._common import legend_under_title
 from ._display import esc
 from .base import Choice, Html, Plot, Plots, TableBlock, View
 from .tables import Column, Table
 from .timeline_lod import downsample_minmax
 
-__all__ = ["MemoryTimelineView", "activity_window", "memory_timeline"]
+__all__ = ["MemoryTimelineView", "activity_window", "fragmentation_text", "memory_timeline"]
 
 MIB = 2**20
 POINTS = 2000  # per allocator, after keeping each bucket's min and max
@@ -123,6 +125,7 @@ class MemoryTimelineView(View):
         act = [a / 1e3, b / 1e3]
         zoom = (act[1] - act[0]) < 0.6 * (full[1] - full[0])
         _add_peak(fig, px, py, act if zoom else full)
+        _add_fragmentation_at_peak(fig, px, float(peak["peak_fragmentation"]))
         top = max(float((heap + stack).max()) if len(heap) else 0.0, py) * 1.12 or 1.0
         _lay_out(fig, f"{esc(allocator)} on {esc(host)}", act if zoom else None, top)
         ranges = [("Zoom to activity", act), ("Whole capture", full)] if zoom else None
@@ -137,8 +140,9 @@ class MemoryTimelineView(View):
                 Column("requested_bytes", "requested (MiB)", "bytes", digits=3),
                 Column("occurrences", "count", "int"),
                 Column("region_type", "region"),
-                Column("data_type", "dtype"),
-                Column("tensor_shape", "shape"),
+                # Left out where no allocation names one (XLA's allocators record none).
+                Column("data_type", "dtype", hidden=_blank(b["data_type"])),
+                Column("tensor_shape", "shape", hidden=_blank(b["tensor_shape"])),
                 Column("tf_op", "TF op"),
                 Column("group_id", hidden=True),
             ],
@@ -154,10 +158,24 @@ class MemoryTimelineView(View):
             f"<b>{s['peak_in_use_bytes'] / MIB:,.2f} MiB</b> at "
             f"{s['peak_time_us'] / 1e3:,.3f} ms (step {s['peak_group_id']}; heap "
             f"{s['peak_heap_bytes'] / MIB:,.2f} MiB, stack {s['peak_stack_bytes'] / MIB:,.2f}"
-            f" MiB, fragmentation {100 * s['peak_fragmentation']:.1f} %); capacity "
+            f" MiB, fragmentation {fragmentation_text(s['peak_fragmentation'])}"
+            f"{self._range(allocator, host)}); capacity "
             f"{s['memory_capacity_bytes'] / MIB:,.1f} MiB; the allocator's lifetime peak "
             f"{s['peak_bytes_lifetime'] / MIB:,.2f} MiB. {s['num_allocations']:,} "
             f"allocations, {s['num_deallocations']:,} deallocations in the capture.</div>"
+        )
+
+    def _range(self, allocator: str, host: str) -> str:
+        """How far the fragmentation line goes over the capture, beside the peak's value
+        (the marker on that line): where the line rises away from the peak it is not the
+        same number."""
+        f = self.series(allocator, host)["fragmentation"].to_numpy()
+        f = f[np.isfinite(f)]
+        if not len(f) or f.max() - f.min() < 0.001:
+            return ""
+        return (
+            f"; over the capture {fragmentation_text(f.min())} to "
+            f"{fragmentation_text(f.max())}, the dotted line"
         )
 
     def blocks(self, allocator: str | None = None, **_) -> list:
@@ -184,7 +202,8 @@ class MemoryTimelineView(View):
             return [self.empty_text()]
         s = self._summary_row(self.allocator, self.host)
         return [
-            f"{len(self.summary)} allocator(s); showing {self.allocator} on {self.host}: peak "
+            f"{plural(len(self.summary), 'allocator')}; showing {self.allocator} on "
+            f"{self.host}: peak "
             f"in use {s['peak_in_use_bytes'] / MIB:,.2f} MiB at {s['peak_time_us'] / 1e3:,.3f}"
             f" ms (heap {s['peak_heap_bytes'] / MIB:,.2f} MiB, stack "
             f"{s['peak_stack_bytes'] / MIB:,.2f} MiB), capacity "
@@ -243,7 +262,7 @@ def _add_curves(fig: go.Figure, d: pd.DataFrame, x, heap, stack) -> None:
     fig.add_scatter(
         **common,
         y=heap + stack,
-        name="in use = heap + stack",
+        name="in use",  # heap + stack (the hover says both)
         line=dict(shape="hv", width=1.5, color="#ff7f0e"),
         fill="tonexty",
         fillcolor="rgba(255,127,14,0.35)",
@@ -270,6 +289,36 @@ def _add_curves(fig: go.Figure, d: pd.DataFrame, x, heap, stack) -> None:
     )
 
 
+def _blank(col: pd.Series) -> bool:
+    """Whether a text column says nothing in any row ("unknown" is XProf's blank shape)."""
+    return not (~col.astype(str).isin(["", "unknown", "INVALID"])).any()
+
+
+def fragmentation_text(x: float) -> str:
+    """The allocator's fragmentation (a fraction) as the header and the plot both say it:
+    ``"12.5 %"``, ``"< 0.1 %"`` for a little above nothing, ``"0 %"`` for none."""
+    if not x > 0:
+        return "0 %"
+    return "< 0.1 %" if x < 0.001 else f"{100 * x:.1f} %"
+
+
+def _add_fragmentation_at_peak(fig: go.Figure, px: float, frag: float) -> None:
+    """The fragmentation at the peak, on the fragmentation line: the number the header
+    gives."""
+    fig.add_scatter(
+        x=[px],
+        y=[frag],
+        yaxis="y2",
+        mode="markers+text",
+        marker=dict(symbol="diamond", size=9, color="#9467bd"),
+        text=[f"fragmentation at the peak {fragmentation_text(frag)}"],
+        textposition="bottom center" if frag > 0.5 else "top center",
+        hovertemplate="fragmentation at the peak " + fragmentation_text(frag) + "<extra></extra>",
+        uid="mem-frag-peak",
+        showlegend=False,
+    )
+
+
 def _add_peak(fig: go.Figure, px: float, py: float, view: list) -> None:
     """The peak's marker, labelled on the side of the view with room."""
     fig.add_scatter(
@@ -287,15 +336,14 @@ def _add_peak(fig: go.Figure, px: float, py: float, view: list) -> None:
 
 
 def _lay_out(fig: go.Figure, title: str, x_range: list | None, top: float) -> None:
-    """Titles, the legend above the plot, MiB on the left and fragmentation on the right."""
+    """Titles, the legend above the plot under the title, MiB on the left and
+    fragmentation on the right."""
     fig.update_layout(
         title=title,
-        height=400,
-        margin=dict(t=70, b=40, l=10, r=10),
+        height=420,
+        margin=dict(b=40, l=10, r=10),
         hovermode="closest",
-        legend=dict(
-            orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom", traceorder="normal"
-        ),
+        legend=dict(traceorder="normal"),
         xaxis=dict(title="time since the capture began (ms)", range=x_range, ticksuffix=""),
         yaxis=dict(title="MiB", range=[0, top], rangemode="tozero"),
         yaxis2=dict(
@@ -309,3 +357,5 @@ def _lay_out(fig: go.Figure, title: str, x_range: list | None, top: float) -> No
             zeroline=False,
         ),
     )
+    # Four short entries: rows for a view 480 px wide (JupyterLab beside a side panel).
+    legend_under_title(fig, [t.name for t in fig.data if t.showlegend is not False], 320)

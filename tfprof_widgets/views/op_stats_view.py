@@ -7,8 +7,9 @@ import re
 import pandas as pd
 
 from ..analysis.frameworks import rules_of
-from ._pies import PIE_SLICES, pie_plot, top_slices
-from .base import Choice, Plots, TableBlock, View
+from ..analysis.results import plural
+from ._pies import NO_PIE_NOTE, PIE_SLICES, pie_plot, pie_row, top_slices, worth_a_pie
+from .base import Choice, Html, TableBlock, View
 from .names import short_op_name
 from .tables import Column, Table
 
@@ -152,10 +153,13 @@ class OpStatsView(View):
                 ("operation", "op", _short_op),
                 ("type", "op type", _short_type),
             ):
+                values = pie_values(sub, by)
+                if not worth_a_pie(values):
+                    continue
                 plots.append(
                     pie_plot(
                         f"{side.lower()}_{by}",
-                        pie_values(sub, by),
+                        values,
                         f"{side} self time by {label}" + (" (ours only)" if ours_only else ""),
                         shorten,
                         click={
@@ -169,7 +173,9 @@ class OpStatsView(View):
                 )
         out: list = []
         if plots:
-            out.append(Plots(plots, row=True))
+            out.append(pie_row(plots))
+        elif (ops["total_self_time_us"] > 0).any():
+            out.append(Html(f"<p class='tf-muted'>{NO_PIE_NOTE}</p>"))
         pct_hide = [f"{c}_with_idle" for c in PCT] if not idle else list(PCT)
         preset = {"hide": pct_hide}
         if not idle:
@@ -188,14 +194,15 @@ class OpStatsView(View):
         ops = self.ops
         real = ops[ops["type"] != "IDLE"]
         lines = [
-            f"{len(ops):,} rows ({(ops['host_or_device'] == 'Host').sum():,} host, "
+            f"{plural(len(ops), 'row')} ({(ops['host_or_device'] == 'Host').sum():,} host, "
             f"{(ops['host_or_device'] == 'Device').sum():,} device), IDLE "
             + ("included" if self.include_idle else "excluded")
         ]
         ours = real[real["beyond_xprof"]]
         if len(ours):
             lines.append(
-                f"{len(ours):,} device op rows are ours only: attributed from the kernels' "
+                f"{plural(len(ours), 'device op row')} {'is' if len(ours) == 1 else 'are'} "
+                "ours only: attributed from the kernels' "
                 "TF op annotations ('level 0'), which TensorBoard (XProf 2.24) does not "
                 "read; its device IDLE includes their time"
             )

@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 
 from ..analysis.frameworks import rules_of
 from ..analysis.overview import OverviewSummary
+from ..analysis.results import plural
 from ..analysis.steps import overview_steps
 from ._common import TOOL_CALLS, step_bars, swatches
 from ._display import esc
@@ -64,15 +65,18 @@ class OverviewView(View):
         self.steps = overview_steps(run.steps)
 
     def step_line(self) -> str:
-        o = self.summary
-        if not o.n_steps:
-            return "No steps found (no step markers in this capture)."
-        if o.n_steps == 1:
-            return f"Step time {o.step_time_ms_avg:,.2f} ms (one step)"
+        """The run's steps, counted as everywhere else (:class:`.results.StepCount`), and
+        the step time averaged over the ones XProf keeps."""
+        o, count = self.summary, self.run.step_count
+        if not count.steps:
+            return "No steps: this capture marks none, so there is no step time."
+        if count.averaged == 1:
+            return f"{count}: step time {o.step_time_ms_avg:,.2f} ms"
         return (
-            f"Average step time {o.step_time_ms_avg:,.2f} ms over {o.n_steps} steps "
-            f"(σ {o.step_time_ms_std:,.2f}, min {o.step_time_ms_min:,.2f}, max "
-            f"{o.step_time_ms_max:,.2f})"
+            f"{count}: average step time {o.step_time_ms_avg:,.2f} ms over "
+            f"{count.averaged_text()} (σ {o.step_time_ms_std:,.2f}, min "
+            f"{o.step_time_ms_min:,.2f}, max {o.step_time_ms_max:,.2f})"
+            + (f"; {count.DROPPED}" if count.dropped else "")
         )
 
     def advice(self) -> list[str]:
@@ -158,9 +162,9 @@ class OverviewView(View):
             )
         rows += [esc(line) for line in self.placement_lines()]
         rows.append(
-            f"Run environment: {len(o.hosts)} host{'s' if len(o.hosts) != 1 else ''} "
+            f"Run environment: {plural(len(o.hosts), 'host')} "
             f"({esc(', '.join(o.hosts))}); device type {esc(o.device_type)}"
-            + (f", {o.device_core_count} devices" if o.device_core_count else "")
+            + (f", {plural(o.device_core_count, 'device')}" if o.device_core_count else "")
         )
         advice = "".join(f"<li>{esc(r)}</li>" for r in self.advice())
         tools = ", ".join(f"<code>{esc(t)}</code>" for t in self.tools())

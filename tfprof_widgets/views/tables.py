@@ -21,6 +21,7 @@ import html
 import numpy as np
 import pandas as pd
 
+from ..analysis.results import plural
 from ._display import esc
 
 __all__ = ["Column", "Table", "html_table"]
@@ -294,7 +295,7 @@ def html_table(df: pd.DataFrame, max_rows: int = 50, title: str | None = None) -
             for v, n in zip(rec, numeric)
         )
         rows.append(f"<tr>{cells}</tr>")
-    more = f"<div>{len(df) - max_rows:,} more rows</div>" if len(df) > max_rows else ""
+    more = f"<div>{plural(len(df) - max_rows, 'more row')}</div>" if len(df) > max_rows else ""
     cap = f"<b>{esc(title)}</b>" if title else ""
     return (
         f'{cap}<table style="{TABLE_STYLE}"><thead><tr>{head}</tr></thead>'

@@ -272,3 +272,9 @@ class Framework:
         lines); they replace the steps of the step events for the hosts they name. None
         (the default) or an empty frame: the step events' steps alone."""
         return None
+
+    def memory_data_type_names(self) -> dict[int, str] | None:
+        """The names of the allocator events' ``data_type`` numbers, in the enum this
+        framework's allocators write; an empty name is "not recorded" (shown blank). None:
+        TensorFlow's DataType, named as XProf names it (DataTypeString, 0 = "INVALID")."""
+        return None

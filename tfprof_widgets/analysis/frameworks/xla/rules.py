@@ -96,3 +96,12 @@ class XLA(Framework):
 
     def overview_verdicts(self, run) -> dict | None:
         return tpu_steps.tpu_verdicts(run, self.advice.no_input_pipeline_next_step)
+
+    def memory_data_type_names(self) -> dict[int, str]:
+        """XLA's PrimitiveType (xla_data.proto), as HLO text prints it (``bf16``, ``f32``);
+        0 (PRIMITIVE_TYPE_INVALID) is what PJRT's allocations carry when nobody annotated
+        them, so "not recorded" rather than XProf's "INVALID"."""
+        from ....proto import xla_hlo_pb2  # protobuf only where an XLA run has memory events
+
+        enum = xla_hlo_pb2.DESCRIPTOR.enum_types_by_name["PrimitiveType"]
+        return {v.number: v.name.lower() for v in enum.values} | {0: ""}

@@ -1,0 +1,298 @@
+"""Cell run -> view drawn, for every view, in JupyterLab in headless Chromium (issue 29 item 11).
+
+For each capture and each view: restart the kernel, run ``import tfprof_widgets as tw`` and
+``run = tw.load(...)`` (their times are printed too), then the view's cell (the first view of
+a fresh kernel: "cold") and the same cell again ("warm"). A time is from the moment the cell
+is sent to run to the moment its output is drawn (the view's ``data-drawn-ms`` is set, or the
+trace viewer drew its first window), read in the page with ``performance.now()``.
+
+    PYTHONPATH=$PWD python benchmarks/bench_views.py                 # the three captures
+    PYTHONPATH=$PWD python benchmarks/bench_views.py --views op_stats overview
+    PYTHONPATH=$PWD python benchmarks/bench_views.py --no-preload     # without the warm-up
+
+Captures: the shared JAX H100 capture (jax_cnn_nographs), the PyTorch transformer trace (H100)
+and the 8-GPU TF BERT capture, from ``../shared/captures``. Needs /usr/bin/chromium,
+playwright and jupyterlab. JupyterLab listens on 127.0.0.1 only, every other request is
+blocked, and the server and its temporary folder are removed at the end. On a loaded 2-core
+machine the figures vary by 2-3x from run to run: ``--repeat`` takes the best of several.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CAPTURES = ROOT.parent / "shared" / "captures"
+RUNS = {
+    "jax_h100": CAPTURES / "xplane_gpu_jax_h100" / "jax_cnn_nographs.xplane.pb",
+    "torch_h100": CAPTURES / "kineto" / "torch_transformer_h100.pt.trace.json.gz",
+    "bert_8gpu": CAPTURES / "xplane_gpu_tf" / "bert_8gpu_multi_worker.xplane.pb",
+}
+VIEWS = {
+    "overview": "tw.views.overview(run)",
+    "op_stats": "tw.views.op_stats(run)",
+    "kernel_stats": "tw.views.kernel_stats(run)",
+    "memory_timeline": "tw.views.memory_timeline(run)",
+    "input_pipeline": "tw.views.input_pipeline(run)",
+    "tf_data_graph": "tw.views.tf_data_graph(run)",
+    "pod_viewer": "tw.views.pod_viewer(run)",
+    "compare": "tw.views.compare(run, run)",
+    "operators": "tw.views.operators(run)",
+    "timeline": "tw.views.timeline(run)",
+}
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+
+# Run cell i (not awaited: awaiting run-all can hang) and note when it was sent; a
+# MutationObserver notes when the cell's output is drawn (a view's root gets data-drawn-ms,
+# the trace viewer data-window), whether or not the kernel is still busy (it waits for the
+# view's PNG at the end of the cell).
+RUN_CELL = """(i) => { const nb = window.jupyterapp.shell.currentWidget;
+  nb.content.activeCellIndex = i; nb.content.deselectAll();
+  if (nb.content.widgets.filter((c) => nb.content.isSelectedOrActive(c)).length !== 1)
+    throw new Error('more than one cell selected');
+  const node = nb.content.widgets[i].node;
+  window.__drawn = null; window.__idleAt = null; window.__seenBusy = false;
+  const drawn = () => node.querySelector('.jp-OutputArea .tfprof-root[data-drawn-ms],'
+                                        + ' .jp-OutputArea .tfpv[data-window]');
+  if (window.__obs) window.__obs.disconnect();
+  window.__obs = new MutationObserver(() => {
+    if (window.__drawn === null && drawn()) { window.__drawn = performance.now();
+      window.__obs.disconnect(); } });
+  window.__obs.observe(node, {subtree: true, childList: true, attributes: true,
+                              attributeFilter: ['data-drawn-ms', 'data-window']});
+  window.__sent = performance.now();
+  window.jupyterapp.commands.execute('notebook:run-cell'); }"""
+# The cell's error, if its output shows one.
+ERROR = """(i) => { const c = window.jupyterapp.shell.currentWidget.content.widgets[i];
+  const err = c.node.querySelector('[data-mime-type="application/vnd.jupyter.stderr"]');
+  return err && /Error|Traceback/.test(err.textContent) ? err.textContent.slice(0, 400) : null; }"""
+KERNEL = "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+WATCH_IDLE = f"""() => {{ const k = {KERNEL};
+  if (window.__watching === k) return; window.__watching = k;
+  k.statusChanged.connect((_, s) => {{ if (s === 'busy') window.__seenBusy = true;
+    if (s === 'idle' && window.__seenBusy && window.__idleAt === null)
+      window.__idleAt = performance.now(); }}); }}"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def lab(root: pathlib.Path, preload: bool):
+    """JupyterLab on 127.0.0.1 with a private config (no windowing: every cell's output is
+    in the page), serving ``root``; stopped on exit."""
+    port = free_port()
+    cfg = root / ".jupyter_config"
+    (cfg / "labconfig").mkdir(parents=True)
+    (cfg / "labconfig" / "page_config.json").write_text(
+        json.dumps({"buildCheck": False, "buildAvailable": False})
+    )
+    settings = root / ".jupyter_data" / "lab" / "settings"
+    settings.mkdir(parents=True)
+    (settings / "overrides.json").write_text(
+        json.dumps({"@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"}})
+    )
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(cfg),
+        "JUPYTER_DATA_DIR": str(root / ".jupyter_data"),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "TFPROF_WIDGETS_PRELOAD": "1" if preload else "0",
+    }
+    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip", "127.0.0.1",
+           "--port", str(port), "--ServerApp.token=", "--ServerApp.password=",
+           "--ServerApp.port_retries=0", "--LabApp.expose_app_in_browser=True", "--allow-root",
+           f"--ServerApp.root_dir={root}",
+           f"--LabServerApp.app_settings_dir={settings}"]  # fmt: skip
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 120
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.time() > deadline:
+                    raise RuntimeError("JupyterLab did not start") from None
+                time.sleep(0.5)
+        yield port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def write_notebook(path: pathlib.Path, cells: list[str]) -> None:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(nb, path)
+
+
+def kernel_idle(page, timeout_ms: int = 300_000) -> None:
+    page.wait_for_function(f"() => {KERNEL} && {KERNEL}.status === 'idle'", timeout=timeout_ms)
+
+
+def run_cell(page, i: int, drawn: bool, timeout_ms: int = 300_000) -> dict:
+    """Run cell ``i``; wait until the kernel is idle again (and its output drawn when
+    ``drawn``). Times in seconds from the moment it was sent: to idle and to drawn."""
+    page.evaluate(WATCH_IDLE)
+    page.evaluate(RUN_CELL, i)
+    page.wait_for_function("() => window.__idleAt !== null", timeout=timeout_ms)
+    error = page.evaluate(ERROR, i)
+    if error:
+        raise RuntimeError(error)
+    if drawn:
+        page.wait_for_function("() => window.__drawn !== null", timeout=timeout_ms)
+    t = page.evaluate("() => [window.__sent, window.__idleAt, window.__drawn]")
+    # The viewer's own split: mount -> drawn, and the render (plots and tables) in it.
+    split = page.evaluate(
+        "(i) => { const r = window.jupyterapp.shell.currentWidget.content.widgets[i].node"
+        ".querySelector('.tfprof-root[data-drawn-ms]');"
+        " return r ? [+r.dataset.drawnMs / 1e3, +r.dataset.renderMs / 1e3] : [null, null]; }",
+        i,
+    )
+    return {
+        "idle": (t[1] - t[0]) / 1e3,
+        "drawn": (t[2] - t[0]) / 1e3 if drawn else None,
+        "mount_to_drawn": split[0],
+        "render": split[1],
+    }
+
+
+def restart(page) -> None:
+    page.evaluate(f"() => {{ window.__watching = null; {KERNEL}.restart(); }}")
+    page.wait_for_timeout(500)
+    kernel_idle(page)
+    page.evaluate(  # clear the outputs so that "drawn" is this run's
+        "() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')"
+    )
+
+
+def bench_capture(p, port: int, name: str, views: list[str]) -> list[dict]:
+    browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.route(
+        "**/*",
+        lambda r: (
+            r.continue_()
+            if "127.0.0.1" in r.request.url or r.request.url.startswith(("data:", "blob:"))
+            else r.abort()
+        ),
+    )
+    page.goto(f"http://127.0.0.1:{port}/lab/tree/{name}.ipynb?reset")
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+        " && window.jupyterapp.shell.currentWidget.sessionContext.session"
+        f" && {KERNEL} && {KERNEL}.status === 'idle'",
+        timeout=180_000,
+    )
+    rows = []
+    for k, view in enumerate(views):
+        restart(page)
+        imp = run_cell(page, 0, drawn=False)
+        load = run_cell(page, 1, drawn=False)
+        page.wait_for_timeout(300)  # a person reads the load's output before the next cell
+        try:
+            cold = run_cell(page, 2 + k, drawn=True)
+            page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-cell-output')")
+            warm = run_cell(page, 2 + k, drawn=True)
+        except RuntimeError as exc:  # the view failed in the kernel: say so, go on
+            print(f"{name:11} {view:16} failed: {str(exc).strip().splitlines()[-1][:200]}")
+            continue
+        rows.append(
+            {
+                "capture": name,
+                "view": view,
+                "import_s": imp["idle"],
+                "load_s": load["idle"],
+                "cold_idle_s": cold["idle"],
+                "cold_drawn_s": cold["drawn"],
+                "warm_idle_s": warm["idle"],
+                "warm_drawn_s": warm["drawn"],
+            }  # fmt: skip
+        )
+        print(
+            f"{name:11} {view:16} import {imp['idle']:5.2f}  load {load['idle']:5.2f}  "
+            f"cold: kernel {cold['idle']:5.2f} drawn {cold['drawn']:5.2f}  "
+            f"warm: kernel {warm['idle']:5.2f} drawn {warm['drawn']:5.2f}  "
+            f"(render cold {cold['render']}, warm {warm['render']})",
+            flush=True,
+        )
+    browser.close()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--captures", nargs="*", default=list(RUNS), choices=list(RUNS))
+    ap.add_argument("--views", nargs="*", default=None, choices=list(VIEWS))
+    ap.add_argument("--no-preload", action="store_true", help="TFPROF_WIDGETS_PRELOAD=0")
+    ap.add_argument("--repeat", type=int, default=1, help="best of N per (capture, view)")
+    ap.add_argument("--json", help="also write the rows to this file")
+    args = ap.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    root = pathlib.Path(tempfile.mkdtemp(prefix="tfprof_bench_views_"))
+    rows: list[dict] = []
+    try:
+        plans = {}
+        for name in args.captures:
+            if not RUNS[name].exists():
+                print(f"{name}: {RUNS[name]} is missing, skipped")
+                continue
+            views = args.views or [v for v in VIEWS if v != "operators" or name.startswith("torch")]
+            write_notebook(
+                root / f"{name}.ipynb",
+                ["import tfprof_widgets as tw", f"run = tw.load({str(RUNS[name])!r})"]
+                + [VIEWS[v] for v in views],
+            )
+            plans[name] = views
+        with lab(root, preload=not args.no_preload) as port, sync_playwright() as p:
+            for _ in range(args.repeat):
+                for name, views in plans.items():
+                    rows += bench_capture(p, port, name, views)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    best: dict[tuple, dict] = {}
+    for r in rows:
+        key = (r["capture"], r["view"])
+        if key not in best or r["cold_drawn_s"] < best[key]["cold_drawn_s"]:
+            best[key] = r
+    print("\ncell run -> drawn (s), best of", args.repeat, "| preload", not args.no_preload)
+    print(f"{'capture':11} {'view':16} {'cold':>6} {'warm':>6}   (import, load of the cold run)")
+    for r in best.values():
+        print(
+            f"{r['capture']:11} {r['view']:16} {r['cold_drawn_s']:6.2f} {r['warm_drawn_s']:6.2f}"
+            f"   ({r['import_s']:.2f}, {r['load_s']:.2f})"
+        )
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,140 @@
+"""Issue 29 item 8, in a real browser (Chromium, network off) at 700 and 1400 px (and 480,
+JupyterLab beside a side panel, where main's memory title and legend overlapped): no plot of
+the overview, op stats, kernel stats, memory and compare views is wider than its view, no
+plot's title and legend overlap, and the pies of a view with few ops take little room (no
+single-slice 100 % donut; the legend under a narrow pie has one row per slice, not eleven).
+
+The views are put in one page as a report puts them (their HTML and the viewer script once).
+Needs Debian's Chromium (/usr/bin/chromium) and playwright; skipped where missing, except in
+CI.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from conftest import ROOT, SAMPLES
+
+import tfprof_widgets as tw
+from tfprof_widgets.report import PAGE_CSS
+from tfprof_widgets.views._display import lib_script
+from tfprof_widgets.views._pies import HEIGHT, LEGEND_ROW_PX
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+_AVAILABLE = (
+    os.path.exists(CHROMIUM) and __import__("importlib").util.find_spec("playwright") is not None
+)
+pytestmark = pytest.mark.skipif(
+    not _AVAILABLE and os.environ.get("CI") != "true", reason="needs /usr/bin/chromium, playwright"
+)
+JAX = ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_nographs.xplane.pb"
+BERT = ROOT / "tests" / "data" / "bert_8gpu_multi_worker.xplane.pb"
+
+
+@pytest.fixture(scope="module")
+def page_file(tmp_path_factory):
+    jax, two, bert = tw.load(JAX), tw.load(SAMPLES / "gpu_shaped"), tw.load(BERT)
+    views = {
+        "overview_two_hosts": tw.views.overview(two),  # 7 categories: a legend that wraps
+        "op_stats_two_hosts": tw.views.op_stats(two),  # 3 ops, 2 op types per side
+        "kernels_two_hosts": tw.views.kernel_stats(two),
+        "op_stats_jax": tw.views.op_stats(jax),
+        "kernels_jax": tw.views.kernel_stats(jax),
+        "memory_jax": tw.views.memory_timeline(jax),
+        "memory_bert": tw.views.memory_timeline(bert),
+        "compare": tw.views.compare(two, jax),
+    }
+    body = "".join(f'<section id="{k}">{v.html()}</section>' for k, v in views.items())
+    html = (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        f"<style>{PAGE_CSS}</style></head><body data-tfprof-page=''><main>{body}</main>"
+        f"{lib_script()}<script>window.__tfprof.mountAll(document);</script></body></html>"
+    )
+    out = tmp_path_factory.mktemp("layout") / "views.html"
+    out.write_text(html, encoding="utf-8")
+    yield out
+    shutil.rmtree(out.parent, ignore_errors=True)
+
+
+# Per plot: its view, the plot's box, its view's box, title and legend boxes (null where the
+# plot has none), and whether it is a pie of a row of pies (and that row's height).
+LAYOUT = """() => {
+  const box = (e) => { if (!e) return null; const r = e.getBoundingClientRect();
+    return r.width && r.height ? {l: r.left, t: r.top, r: r.right, b: r.bottom} : null; };
+  return [...document.querySelectorAll('.js-plotly-plot')].map((gd) => {
+    const view = gd.closest('.tfprof-view'), row = gd.closest('.tfprof-figs.tf-row');
+    return {
+      section: gd.closest('section').id,
+      plot: box(gd.querySelector('.main-svg')), view: box(view),
+      view_overflows: view.scrollWidth > view.clientWidth + 1,
+      title: box(gd.querySelector('.g-gtitle .gtitle')),
+      legend: box(gd.querySelector('.legend')),
+      pie: !!gd.querySelector('.pielayer .slice'),
+      slices: gd.querySelectorAll('.pielayer .slice').length,
+      row_height: row ? row.getBoundingClientRect().height : 0,
+      row_pies: row ? row.querySelectorAll('.js-plotly-plot').length : 0,
+    };
+  });
+}"""
+
+
+def _overlap(a, b) -> bool:
+    return (
+        bool(a and b)
+        and a["l"] < b["r"]
+        and b["l"] < a["r"]
+        and a["t"] < b["b"]
+        and b["t"] < a["b"]
+    )
+
+
+@pytest.mark.parametrize("width", [480, 700, 1400])
+def test_nothing_clipped_or_overlapping(page_file, width):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.route(
+            "**/*",
+            lambda r: r.continue_() if r.request.url.startswith(("file:", "data:")) else r.abort(),
+        )
+        page.goto(page_file.as_uri())
+        page.wait_for_function("() => window.__tfprof !== undefined", timeout=60_000)
+        page.evaluate(  # views out of sight draw when scrolled to
+            "async () => { const h = document.documentElement.scrollHeight;"
+            " for (let y = 0; y < h; y += 600) { window.scrollTo(0, y);"
+            " await new Promise(r => setTimeout(r, 30)); } window.scrollTo(0, 0); }"
+        )
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.tfprof-root')].every(r => r.dataset.drawnMs)",
+            timeout=60_000,
+        )
+        plots = page.evaluate(LAYOUT)
+        browser.close()
+    sections = {p["section"] for p in plots}
+    assert sections >= {"overview_two_hosts", "op_stats_two_hosts", "kernels_jax", "memory_jax"}
+    for p in plots:
+        where = (p["section"], width)
+        assert not p["view_overflows"], where
+        assert p["plot"]["l"] >= p["view"]["l"] - 1 and p["plot"]["r"] <= p["view"]["r"] + 1, where
+        assert not _overlap(p["title"], p["legend"]), (where, p["title"], p["legend"])
+        if p["pie"]:
+            assert p["slices"] >= 2, where  # no single-slice 100 % donut
+            # The row of pies: at most two rows of them (two pies a row from 1400 px), each
+            # as tall as the pie and one legend row per slice of the fullest pie (11 at most).
+            per_row = 1 if width < 900 else 2
+            rows = -(-p["row_pies"] // per_row)
+            fullest = max(q["slices"] for q in plots if q["section"] == p["section"] and q["pie"])
+            bound = rows * (HEIGHT + LEGEND_ROW_PX * fullest + 10 + 4)
+            assert p["row_height"] <= bound + 2, (where, p["row_height"], bound)
+    # The two-host sample has 3 ops: its four pies (host and device, by op and by type) of
+    # 2-3 slices each fit in 1,510 px at 700 px and in 760 px at 1400 (2,164 / 1,082 before).
+    ops = [p for p in plots if p["section"] == "op_stats_two_hosts"]
+    assert len(ops) == 4
+    if width >= 700:
+        assert ops[0]["row_height"] <= (1510 if width == 700 else 760)

@@ -1,0 +1,61 @@
+"""Warm-up of what the first view needs, in a kernel only: plotly's figure classes take
+0.5-1.5 s to import and validate a first figure, which would otherwise land on the first
+view's cell. ``import tfprof_widgets`` in an IPython kernel starts a daemon thread that
+imports them while the user's next cells load a run; scripts, the command line and tests
+(no kernel) import plotly only when a view is made. ``TFPROF_WIDGETS_PRELOAD=0`` turns it
+off. The views wait for the thread (:func:`wait`) before importing anything of plotly's, so
+only one thread imports it at a time.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+__all__ = ["start", "wait"]
+
+_thread: threading.Thread | None = None
+
+
+def _in_kernel() -> bool:
+    """Whether this is an IPython kernel (a notebook's), not a script or a terminal."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return shell is not None and "ipykernel" in sys.modules
+
+
+def _warm() -> None:
+    try:
+        import plotly.graph_objects as go
+
+        # The first figure validates through plotly's validators, imported on first use.
+        go.Figure(go.Bar(x=[0], y=[0]), layout=dict(title="warm-up")).to_plotly_json()
+        go.Figure(go.Pie(labels=["a"], values=[1])).to_plotly_json()
+        # The views' static image combines their figures in subplots.
+        from plotly.subplots import make_subplots
+
+        make_subplots(rows=1, cols=2, specs=[[{"type": "domain"}, {"type": "xy"}]])
+        from .views import _display  # the viewer script is read and joined once
+
+        _display.viewer_lib()
+    except Exception:  # noqa: BLE001 - a warm-up only: the view itself reports any error
+        pass
+
+
+def start() -> None:
+    """Start the warm-up once, in a kernel, unless TFPROF_WIDGETS_PRELOAD=0."""
+    global _thread
+    if _thread is not None or os.environ.get("TFPROF_WIDGETS_PRELOAD") == "0":
+        return
+    if not _in_kernel():
+        return
+    _thread = threading.Thread(target=_warm, name="tfprof_widgets-preload", daemon=True)
+    _thread.start()
+
+
+def wait() -> None:
+    """Let the warm-up finish (if one runs) before this thread imports plotly itself."""
+    t = _thread
+    if t is not None and t.is_alive() and t is not threading.current_thread():
+        t.join()
