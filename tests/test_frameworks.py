@@ -7,6 +7,8 @@ both and asks them in order, and a run of none takes XProf's rules.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -174,6 +176,15 @@ def test_a_tf_overview_keeps_tfs_words():
 def test_titles_name_the_captures_framework(path, title):
     from tfprof_widgets.report import report_html
 
+    from tfprof_widgets.cli import summary_text
+
     run = tw.load(path, progress=False)
     assert tw.views.op_stats(run).title == f"{title} op stats"
     assert f"<title>{title} profile: " in report_html(run)
+    # The op column of the kernel stats and the CLI's top ops name the framework's ops too.
+    label = {"TensorFlow": "TF op", "XLA": "op", "PyTorch": "operator"}[title]
+    if len(run.kernels):
+        columns = {c.name: c.label for c in tw.views.kernel_stats(run).table().columns}
+        assert columns["operation"] == label
+    top = re.search(r"Top \d+ (.+) by self time", summary_text(run))
+    assert top is None or top.group(1) == f"{label}s", top

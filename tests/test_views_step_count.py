@@ -26,6 +26,7 @@ def _texts(run) -> dict[str, str]:
         "overview": overview.text(),
         "overview_html": overview.html(),
         "cli": summary_text(run),
+        "input_pipeline": tw.views.input_pipeline(run).text(),
     }
 
 

@@ -12,6 +12,7 @@ from typing import NoReturn
 
 import pandas as pd
 
+from .analysis.frameworks import rules_of
 from .analysis.overview import TOP_OPS_COLUMNS
 from .analysis.steps import overview_steps
 from .errors import ProfileError
@@ -68,7 +69,7 @@ def summary_text(run: Run, top: int = 10) -> str:
     if len(ops):
         parts += [
             "",
-            f"Top {len(ops)} TF ops by self time",
+            f"Top {len(ops)} {rules_of(run).op_label}s by self time",
             ops.to_string(index=False, float_format="{:,.1f}".format),
         ]
     bottleneck = run.tf_data_bottleneck

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from ..analysis.results import plural
 from ._display import esc
 from .base import Html, Plot, Plots, TableBlock, View
 from .tables import Column, Table
@@ -106,14 +107,18 @@ class InputPipelineView(View):
 
     def input_line(self) -> str:
         a = self.analysis
-        n = len(a.steps)
-        if not n:
+        if not len(a.steps):
             return "No steps, so no input time per step."
-        if n == 1:
-            return f"Input takes {a.input_percent_avg:.1f} % of the step's time (one step)."
+        # Counted as the run's summary and the overview count steps (results.StepCount): step
+        # numbers once, however many hosts ran them.
+        n = a.steps["step"].nunique()
+        hosts = a.steps["host"].nunique()
+        on = f" on {plural(hosts, 'host')}" if hosts > 1 else ""
+        if len(a.steps) == 1:
+            return f"Input takes {a.input_percent_avg:.1f} % of the step's time (1 step)."
         return (
             f"Input takes {a.input_percent_avg:.1f} % (σ {a.input_percent_std:.1f}) of step "
-            f"time on average over {n} steps."
+            f"time on average over {plural(n, 'step')}{on}."
         )
 
     def blocks(self, **_) -> list:

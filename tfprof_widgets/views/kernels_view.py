@@ -1,9 +1,11 @@
-"""GPU kernel stats: where kernel time goes (by kernel, by TF op) and the kernel table."""
+"""GPU kernel stats: where kernel time goes (by kernel, by the framework op that launched it)
+and the kernel table."""
 
 from __future__ import annotations
 
 import pandas as pd
 
+from ..analysis.frameworks import rules_of
 from ..analysis.tool_data import no_trace_note
 from ._display import esc
 from ._pies import NO_PIE_NOTE, pie_plot, pie_row, top_slices, worth_a_pie
@@ -54,7 +56,7 @@ class KernelStatsView(View):
                 title="the kernel uses Tensor Cores",
             ),
             *([Column("host", "host")] if multi else [Column("host", hidden=True)]),
-            Column("operation", "TF op"),
+            Column("operation", rules_of(self.run).op_label),
             Column("kernel", "kernel", full="kernel_name"),
         ]
         return Table(k, cols, csv="kernel_stats.csv", sort=("total_time_us", "desc"))
@@ -77,15 +79,16 @@ class KernelStatsView(View):
                 )
             )
         ops = k[k["operation"].astype(str).str.len() > 0]
+        label = rules_of(self.run).op_label  # "TF op", "operator" (PyTorch), "op" (XLA)
         by_op = top_slices(ops.groupby("operation")["total_time_us"].sum(), TOP)
         if len(ops) and worth_a_pie(by_op):
             plots.append(
                 pie_plot(
                     "top_ops",
                     by_op,
-                    "Kernel time by TF op",
+                    f"Kernel time by {label}",
                     lambda s, **kw: short_op_name(s, kw.get("max_chars", 44)),
-                    click={"table": "kernels", "column": "operation", "prefix": "TF op: "},
+                    click={"table": "kernels", "column": "operation", "prefix": f"{label}: "},
                     fallbacks=({"max_chars": 80},),
                 )
             )
