@@ -2,9 +2,11 @@
 HolisticTraceAnalysis (HTA)'s temporal and GPU kernel breakdowns (as HTA reads a trace by
 default, and with its rounding of fractional µs off: ``hta_ns``), and torch-tb-profiler's
 step-time breakdown, operator and kernel views and peak memory, written to
-``tests/golden/kineto/<trace>.json`` for ``tests/test_pytorch.py``.
+``tests/golden/kineto/<trace>.json`` for ``tests/test_pytorch.py``; with ``--steps``, HTA's
+temporal breakdown of each ``ProfilerStep#N`` window instead (:func:`hta_step_figures`), to
+``tests/golden/kineto_steps/<trace>.json`` for ``tests/test_pytorch_steps_breakdown.py``.
 
-    python scripts/make_hta_golden.py [--tb-plugin DIR] [TRACE ...]
+    python scripts/make_hta_golden.py [--tb-plugin DIR] [--steps] [TRACE ...]
 
 Default traces: every file in ``../shared/captures/kineto/``. HTA reads a trace directory
 (and may write beside what it reads), so each trace is copied into a fresh temporary
@@ -34,6 +36,7 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CAPTURES = ROOT.parent / "shared" / "captures" / "kineto"
 OUT = ROOT / "tests" / "golden" / "kineto"
+OUT_STEPS = ROOT / "tests" / "golden" / "kineto_steps"
 _ROLES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec")
 
 
@@ -77,6 +80,62 @@ def hta_figures(path: pathlib.Path, ns_rounding: bool = True) -> dict:
             for r in kinds.itertuples()
         },
     }
+
+
+def _cut(trace_df, start: float, end: float):
+    """The device rows (HTA: ``stream != -1``) of HTA's trace DataFrame clipped to
+    [start, end): each interval cut to the window, those left empty dropped; what
+    ``tfprof_widgets.analysis.gpu_time.temporal_breakdown_steps`` does to our events."""
+    dev = trace_df[trace_df["stream"].ne(-1)].copy()
+    ts = dev["ts"].clip(lower=start)
+    te = (dev["ts"] + dev["dur"]).clip(upper=end)
+    dev["ts"], dev["dur"] = ts, te - ts
+    return dev[dev["dur"] > 0]
+
+
+def hta_step_figures(path: pathlib.Path, ns_rounding: bool = True) -> dict:
+    """HTA's own temporal breakdown (``BreakdownAnalysis.get_temporal_breakdown``, run as it is
+    on a Trace whose rank-0 DataFrame is cut to the window) of each host ``ProfilerStep#N``
+    window [ts, ts + dur] of one trace (on a copy of it). HTA is told to keep the last step's
+    kernels (``include_last_profiler_step=True``): each step is judged on its own window."""
+    import types
+
+    from hta.analyzers.breakdown_analysis import BreakdownAnalysis
+    from hta.trace_analysis import TraceAnalysis
+
+    os.environ["HTA_DISABLE_NS_ROUNDING"] = "0" if ns_rounding else "1"
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = pathlib.Path(tmp) / ("rank0." + path.name)
+        shutil.copyfile(path, copy)
+        analysis = TraceAnalysis(
+            trace_files={0: str(copy)}, trace_dir=tmp, include_last_profiler_step=True
+        )
+    t = analysis.t
+    df = t.get_trace(0)
+    names = t.symbol_table.get_sym_table()
+    name = df["name"].map(lambda i: names[i])
+    markers = df[name.str.match(r"^ProfilerStep#\d+$") & df["stream"].eq(-1)]
+    # A step's window is its longest host marker (some traces repeat it on another thread).
+    markers = markers.sort_values("dur", ascending=False).drop_duplicates("name")
+    steps = []
+    for row in markers.sort_values("ts").itertuples():
+        start, end = float(row.ts), float(row.ts + row.dur)
+        cut = _cut(df, start, end)
+        step = {"step": int(names[row.name].split("#")[1]), "ts": start, "dur": float(row.dur)}
+        if len(cut):
+            one = types.SimpleNamespace(traces={0: cut}, symbol_table=t.symbol_table)
+            r = BreakdownAnalysis.get_temporal_breakdown(one, visualize=False).iloc[0]
+            step |= {
+                "idle_time_us": float(r["idle_time(us)"]),
+                "compute_time_us": float(r["compute_time(us)"]),
+                "non_compute_time_us": float(r["non_compute_time(us)"]),
+                "kernel_time_us": float(r["kernel_time(us)"]),
+                "idle_time_pctg": float(r["idle_time_pctg"]),
+                "compute_time_pctg": float(r["compute_time_pctg"]),
+                "non_compute_time_pctg": float(r["non_compute_time_pctg"]),
+            }
+        steps.append(step)
+    return {"steps": steps}
 
 
 def tb_plugin_figures(path: pathlib.Path) -> dict | None:
@@ -174,11 +233,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("traces", nargs="*", type=pathlib.Path)
     parser.add_argument("--tb-plugin", type=pathlib.Path, help="unpacked torch-tb-profiler")
+    parser.add_argument("--steps", action="store_true", help="HTA per step window only")
     args = parser.parse_args(argv)
     if args.tb_plugin:
         sys.path.insert(0, str(args.tb_plugin))
     logging.disable(logging.WARNING)
     traces = args.traces or sorted(p for p in CAPTURES.iterdir() if p.is_file())
+    if args.steps:
+        return _write_steps(traces)
     OUT.mkdir(parents=True, exist_ok=True)
     for path in traces:
         import hta
@@ -190,6 +252,20 @@ def main(argv: list[str] | None = None) -> int:
         if tb is not None:
             figures["tb_plugin"] = tb
         out = OUT / f"{stem(path)}.json"
+        out.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
+        print(out.relative_to(ROOT))
+    return 0
+
+
+def _write_steps(traces: list[pathlib.Path]) -> int:
+    import hta
+
+    OUT_STEPS.mkdir(parents=True, exist_ok=True)
+    for path in traces:
+        figures = {"trace": path.name, "hta_version": getattr(hta, "__version__", "0.5.0")}
+        figures["hta_ns"] = hta_step_figures(path, ns_rounding=False)
+        figures["hta_default"] = hta_step_figures(path)
+        out = OUT_STEPS / f"{stem(path)}.json"
         out.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
         print(out.relative_to(ROOT))
     return 0
