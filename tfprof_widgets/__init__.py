@@ -151,6 +151,12 @@ def temporal_breakdown(run: Run) -> _pd.DataFrame:
     return run.temporal_breakdown
 
 
+def temporal_breakdown_steps(run: Run) -> _pd.DataFrame:
+    """HTA's temporal breakdown inside each step's window: each GPU's idle, compute and
+    non-compute time per step of ``run.steps`` (``run.temporal_breakdown_steps``)."""
+    return run.temporal_breakdown_steps
+
+
 def kernel_breakdown(run: Run) -> _pd.DataFrame:
     """HTA's GPU kernel breakdown: computation, communication and memory kernel time and
     their overlaps, per GPU (``run.kernel_breakdown``)."""
@@ -282,6 +288,7 @@ __all__ = [
     "step_breakdown",
     "stop_capture",
     "temporal_breakdown",
+    "temporal_breakdown_steps",
     "tf_data",
     "tf_data_bottleneck",
     "tfprof_advice",

@@ -915,6 +915,34 @@ TEMPORAL_BREAKDOWN: dict[str, tuple[str, str]] = {
     "non_compute_percent": ("float64", "non_compute_us / span_us, %."),
 }
 
+# One row per (host, device, step), not columns of STEPS: STEPS is also the shape of xprof's
+# tool-data steps and of XLA's TPU steps, and a host with several GPUs has one breakdown each.
+TEMPORAL_BREAKDOWN_STEPS: dict[str, tuple[str, str]] = {
+    "host": ("category", "Host (a rank of a distributed job)."),
+    "device": ("category", "Device plane ('/device:GPU:0'); only devices with stream activity."),
+    "step": ("Int64", "Step number, as in run.steps."),
+    "start_us": ("float64", "Start of the step's window (run.steps' start_us), µs."),
+    "window_us": ("float64", "The step's window: run.steps' step_time_us, µs."),
+    "active_us": (
+        "float64",
+        "From the first to the last device activity inside the window (HTA's span on the "
+        "trace cut to the window), µs; 0 when none.",
+    ),
+    "idle_us": ("float64", "Time in the window with no activity on the device, µs."),
+    "compute_us": ("float64", "Time in the window some computation kernel runs, µs."),
+    "non_compute_us": (
+        "float64",
+        "Time in the window only copies, memsets, collectives or other kernels run, µs.",
+    ),
+    "idle_percent": (
+        "float64",
+        "HTA's idle share: (active_us - compute_us - non_compute_us) / active_us, % "
+        "(NaN without activity in the window).",
+    ),
+    "compute_percent": ("float64", "HTA's compute share: compute_us / active_us, %."),
+    "non_compute_percent": ("float64", "HTA's non-compute share: non_compute_us / active_us, %."),
+}
+
 KERNEL_BREAKDOWN: dict[str, tuple[str, str]] = {
     "host": ("category", "Host (a rank of a distributed job)."),
     "device": ("category", "Device plane."),

@@ -38,6 +38,8 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("overview_summary", ".overview:overview_summary", "OverviewSummary"),
     Analysis("input_pipeline", ".input_pipeline:input_pipeline", "InputPipelineSummary"),
     Analysis("temporal_breakdown", ".gpu_time:temporal_breakdown", "TEMPORAL_BREAKDOWN"),
+    Analysis("temporal_breakdown_steps", ".gpu_time:temporal_breakdown_steps",
+             "TEMPORAL_BREAKDOWN_STEPS"),
     Analysis("kernel_breakdown", ".gpu_time:kernel_breakdown", "KERNEL_BREAKDOWN"),
     Analysis("timeline_model", "..views.timeline_lod:timeline_model", "TraceModel"),
     Analysis("profile_options", "..readers.xspace.profile_options:profile_options",

@@ -10,6 +10,12 @@ last, usually cut, step), only that.
   span), ``idle`` is the time no activity runs, ``compute`` the time some computation kernel
   runs, ``non_compute`` the rest (copies, memsets, collectives alone), as HTA's
   ``get_temporal_breakdown``.
+* :func:`temporal_breakdown_steps`: the same inside each step's window of ``run.steps``
+  ([start_us, start_us + step_time_us]), as HTA's ``get_temporal_breakdown`` on the trace cut
+  to that window (each activity clipped to it). ``idle_us`` is the whole window less the time
+  some activity runs; the shares are HTA's, over its span on the cut trace (``active_us``).
+  Every stream activity counts here, the last step's too: each step is judged on its own
+  window.
 * :func:`kernel_breakdown`: the time each kind of kernel runs (computation, communication,
   memory), overlaps counted once under the kinds running then ('COMPUTATION overlapping
   COMMUNICATION'), as HTA's ``get_gpu_kernel_breakdown`` with memory kernels.
@@ -27,7 +33,7 @@ import pandas as pd
 from .. import schema
 from .event_index import event_plane_rows, is_derived_line, on_device, timed, times_ps
 from .frameworks import framework_of
-from .nesting import interval_union
+from .nesting import interval_union, to_ps
 
 _COMMUNICATION = r"^nccl.*Kernel"
 _MEMORY = r"^(?:Memcpy|Memset|dma)"
@@ -37,12 +43,16 @@ KINDS = ("COMPUTATION", "COMMUNICATION", "MEMORY")
 _OTHER = len(KINDS)
 
 
-def device_activity(run) -> np.ndarray:
-    """Rows of run.events that are device activity of the profiled iterations."""
+def stream_activity(run) -> np.ndarray:
+    """Rows of run.events that are activity on a device's stream lines."""
     line_ids = run.lines["line_id"].to_numpy()
     stream = ~is_derived_line(line_ids)[run.event_line_rows]
-    rows = np.flatnonzero(on_device(run) & stream & timed(run))
-    return framework_of(run).device_rows_in_steps(run, rows)
+    return np.flatnonzero(on_device(run) & stream & timed(run))
+
+
+def device_activity(run) -> np.ndarray:
+    """Rows of run.events that are device activity of the profiled iterations."""
+    return framework_of(run).device_rows_in_steps(run, stream_activity(run))
 
 
 def kernel_kinds(names: pd.Series) -> np.ndarray:
@@ -55,9 +65,10 @@ def kernel_kinds(names: pd.Series) -> np.ndarray:
     return kind
 
 
-def _groups(run):
-    """Per (host, device plane) with activity: (host, device, start ps, end ps, kind)."""
-    rows = device_activity(run)
+def _groups(run, rows: np.ndarray | None = None):
+    """Per (host, device plane) with activity among ``rows`` (default: the profiled
+    iterations' device activity): (host, device, start ps, end ps, kind)."""
+    rows = device_activity(run) if rows is None else rows
     ev = run.events
     start, end = times_ps(run)
     names = ev["name"]
@@ -102,6 +113,76 @@ def temporal_breakdown(run) -> pd.DataFrame:
     return schema.conform(df, schema.TEMPORAL_BREAKDOWN)
 
 
+def _covered_before(s: np.ndarray, e: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Per time in ``t``: how long the sorted, disjoint intervals [s, e) cover before it."""
+    if not len(s):
+        return np.zeros(len(t), np.int64)
+    length = e - s
+    done = np.r_[0, np.cumsum(length)]  # done[k]: covered by the first k intervals
+    k = np.searchsorted(s, t, side="right")  # how many start at or before t
+    last = np.maximum(k - 1, 0)
+    part = np.clip(t - s[last], 0, length[last])
+    return np.where(k > 0, done[last] + part, 0)
+
+
+def _window_breakdown(start, end, kind, ws: np.ndarray, we: np.ndarray) -> tuple:
+    """Per window [ws, we): the time some activity runs, some computation runs, and HTA's
+    span on the window's cut trace (first clipped start to last clipped end; 0 if none)."""
+    s, e = interval_union(start, end)
+    busy = _covered_before(s, e, we) - _covered_before(s, e, ws)
+    cs, ce = interval_union(start[kind == 0], end[kind == 0])
+    compute = _covered_before(cs, ce, we) - _covered_before(cs, ce, ws)
+    # The first union interval ending after ws and the last one starting before we.
+    i = np.minimum(np.searchsorted(e, ws, side="right"), len(s) - 1)
+    j = np.maximum(np.searchsorted(s, we, side="left") - 1, 0)
+    first, last = np.maximum(s[i], ws), np.minimum(e[j], we)
+    active = np.where(busy > 0, last - first, 0)
+    return busy, compute, active
+
+
+def temporal_breakdown_steps(run) -> pd.DataFrame:
+    """Idle, compute and non-compute time of each device in each step of ``run.steps``
+    (schema.TEMPORAL_BREAKDOWN_STEPS): one row per host, device with activity and step."""
+    steps = run.steps
+    out = []
+    for host, device, start, end, kind in _groups(run, stream_activity(run)):
+        mine = steps[steps["host"].astype(str) == host]
+        if not len(mine):
+            continue
+        ws = to_ps(mine["start_us"].to_numpy())
+        we = to_ps((mine["start_us"] + mine["step_time_us"]).to_numpy())
+        busy, compute, active = _window_breakdown(start, end, kind, ws, we)
+        window = we - ws
+        frame = pd.DataFrame(
+            {
+                "host": host,
+                "device": device,
+                "step": mine["step"].to_numpy(),
+                "start_us": mine["start_us"].to_numpy(),
+                "window_us": window / 1e6,
+                "active_us": active / 1e6,
+                "idle_us": (window - busy) / 1e6,
+                "compute_us": compute / 1e6,
+                "non_compute_us": (busy - compute) / 1e6,
+            }
+        )
+        out.append(frame)
+    if not out:
+        return schema.empty(schema.TEMPORAL_BREAKDOWN_STEPS)
+    df = pd.concat(out, ignore_index=True)
+    # HTA's shares: over its span on the cut trace (active_us), whose idle part is the
+    # active span less the busy time; steps whose GPU starts late differ by tens of points
+    # from shares over the whole window.
+    active = df["active_us"].where(df["active_us"] > 0)
+    idle_in_active = df["active_us"] - df["compute_us"] - df["non_compute_us"]
+    df["idle_percent"] = 100 * idle_in_active / active
+    df["compute_percent"] = 100 * df["compute_us"] / active
+    df["non_compute_percent"] = 100 * df["non_compute_us"] / active
+    df["host"] = pd.Categorical(df["host"])
+    df["device"] = pd.Categorical(df["device"])
+    return schema.conform(df, schema.TEMPORAL_BREAKDOWN_STEPS)
+
+
 def _overlaps(start: np.ndarray, end: np.ndarray, kind: np.ndarray) -> np.ndarray:
     """Time per set of kinds running at once (index: the set's bit mask), ps."""
     masks = np.zeros(1 << len(KINDS), np.int64)
@@ -137,4 +218,12 @@ def kernel_breakdown(run) -> pd.DataFrame:
     return schema.conform(df.reset_index(drop=True), schema.KERNEL_BREAKDOWN)
 
 
-__all__ = ["KINDS", "device_activity", "kernel_breakdown", "kernel_kinds", "temporal_breakdown"]
+__all__ = [
+    "KINDS",
+    "device_activity",
+    "kernel_breakdown",
+    "kernel_kinds",
+    "stream_activity",
+    "temporal_breakdown",
+    "temporal_breakdown_steps",
+]
