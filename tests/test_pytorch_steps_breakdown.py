@@ -141,3 +141,18 @@ def test_clipping_by_hand():
     assert (compute // 10**6).tolist() == [12, 20, 0]
     assert (active // 10**6).tolist() == [42, 60, 0]
     assert isinstance(pd.Series(busy).sum(), (int, np.integer))
+
+
+def test_operator_views_step_bars_tell_the_gpu_shares():
+    """The operator view's step chart: hovering a step's bar tells its GPU's idle, compute
+    and non-compute shares (run.temporal_breakdown_steps)."""
+    run = _load(KINETO / "torch_transformer_h100.pt.trace.json.gz")
+    bars = tw.views.operators(run).figures()["steps"].data
+    row = run.temporal_breakdown_steps.iloc[0]
+    expected = (
+        f"GPU (HTA): idle {row.idle_percent:.1f}%, compute {row.compute_percent:.1f}%,"
+        f" non-compute {row.non_compute_percent:.1f}%"
+    )
+    assert all(b.customdata[0] == expected for b in bars)
+    assert len(bars[0].customdata) == len(run.torch_steps)
+    assert "%{customdata}" in bars[0].hovertemplate

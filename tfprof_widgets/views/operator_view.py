@@ -39,6 +39,24 @@ def _short(name: str, **kw) -> str:
     return short_op_name(name, kw.get("max_chars", 44))
 
 
+def _gpu_shares(per_step: pd.DataFrame, steps: pd.Series) -> list[str]:
+    """Per step: HTA's temporal breakdown of its window (``run.temporal_breakdown_steps``,
+    the GPUs' times summed) as hover text."""
+    sums = per_step.groupby("step")[["active_us", "compute_us", "non_compute_us"]].sum()
+    sums = sums.reindex(steps.to_numpy())
+    out = []
+    for active, compute, non_compute in sums.itertuples(index=False):
+        if not active > 0:
+            out.append("GPU: no activity")
+            continue
+        idle = active - compute - non_compute
+        out.append(
+            f"GPU (HTA): idle {100 * idle / active:.1f}%, compute {100 * compute / active:.1f}%,"
+            f" non-compute {100 * non_compute / active:.1f}%"
+        )
+    return out
+
+
 class OperatorView(View):
     title = "Operators"
 
@@ -78,8 +96,17 @@ class OperatorView(View):
             return None
         fig = go.Figure()
         x = [f"{s}{'' if c else ' (incomplete)'}" for s, c in zip(steps["step"], steps["complete"])]
+        gpu = _gpu_shares(self.run.temporal_breakdown_steps, steps["step"])
         for col, (label, colour) in ROLES.items():
-            fig.add_bar(x=x, y=steps[col] / 1e3, name=label, marker_color=colour)
+            fig.add_bar(
+                x=x,
+                y=steps[col] / 1e3,
+                name=label,
+                marker_color=colour,
+                customdata=gpu,
+                hovertemplate="step %{x}<br>" + label + ": %{y:.3f} ms<br>%{customdata}"
+                "<extra></extra>",
+            )
         fig.update_layout(
             barmode="stack",
             title="Step time breakdown",
