@@ -4,6 +4,7 @@ JSON), a TF 2.3-2.10 run (xplane with tool data beside it), a TF 2.0/2.1 .trace 
 PyTorch Kineto trace. Each view draws offline (plotly and the canvas trace viewer); the views
 that need a trace say plainly that a run of tool data has none. Reuses test_browser's helpers."""
 
+import os
 import subprocess
 import sys
 
@@ -78,6 +79,9 @@ def test_every_view_of_every_kind_renders_offline(tmp_path, shots_dir):
             check=True,
             capture_output=True,
             timeout=900,
+            # The page's plots are what this test reads; the views' static PNGs (a browser
+            # rendering 42 images, half of the test's time) are test_browser.py's.
+            env={**os.environ, "TFPROF_WIDGETS_PNG": "0"},
         )
     executed = nbformat.read(path, as_version=4)
     errors = [o for c in executed.cells for o in c.get("outputs", []) if o.output_type == "error"]
