@@ -21,6 +21,7 @@ import pandas as pd
 
 from ... import schema
 from ...proto import xla_hlo_pb2
+from ...proto.xla_opcodes import ELEMENTWISE
 
 METADATA_PLANE = "/host:metadata"
 HLO_PROTO_STAT = "Hlo Proto"
@@ -39,15 +40,6 @@ _BITS = {
     "f8e5m2": 8, "f8e4m3": 8, "f8e4m3fn": 8, "f8e4m3b11fnuz": 8, "f8e3m4": 8,
     "f8e5m2fnuz": 8, "f8e4m3fnuz": 8, "f4e2m1fn": 4, "f8e8m0fnu": 8,
 }  # fmt: skip
-# Opcodes XLA calls elementwise (HloInstruction::IsElementwise for these opcodes).
-ELEMENTWISE = frozenset(
-    "abs add and atan2 bitcast-convert cbrt ceil clamp clz compare complex convert cosine "
-    "divide erf exponential exponential-minus-one floor imag is-finite log log-plus-one "
-    "logistic maximum minimum multiply negate not or popcnt power real reduce-precision "
-    "remainder round-nearest-afz round-nearest-even rsqrt select shift-left "
-    "shift-right-arithmetic shift-right-logical sign sine sqrt stochastic-convert subtract "
-    "tan tanh xor".split()
-)
 _MAX_BYTES = (1 << 63) - 1
 _FUSION_CATEGORY = {
     "kLoop": "loop fusion",

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ....proto import xla_hlo_pb2
+from ....proto.xla_opcodes import ELEMENTWISE
 from ...inputs import per_run
 
 # cuDNN / cuBLAS / hipBLASLt calls: a tuple result whose last element is the workspace.
@@ -45,16 +46,6 @@ _GEMM_TARGETS = ("__cublas$gemm", "__cublas$lt$matmul")
 _NO_FLOPS = frozenset(
     "parameter constant bitcast broadcast copy transpose reshape slice dynamic-slice "
     "dynamic-update-slice pad tuple get-tuple-element iota gather reverse".split()
-)
-# Opcodes XLA calls elementwise (HloInstruction::IsElementwise); their FLOPs are a per-element
-# cost times the result's elements.
-_ELEMENTWISE = frozenset(
-    "abs add and atan2 bitcast-convert cbrt ceil clamp clz compare complex convert cosine "
-    "divide erf exponential exponential-minus-one floor imag is-finite log log-plus-one "
-    "logistic maximum minimum multiply negate not or popcnt power real reduce-precision "
-    "remainder round-nearest-afz round-nearest-even rsqrt select shift-left "
-    "shift-right-arithmetic shift-right-logical sign sine sqrt stochastic-convert subtract "
-    "tan tanh xor".split()
 )
 _WARP = 32
 _MAX_POSITIONS = 50_000_000  # window positions counted per spatial dimension, at most
@@ -303,7 +294,7 @@ def _flops(ins, by_id: dict, comps: dict) -> tuple[float, bool]:
         return total, modeled
     operands = [by_id[o] for o in ins.operand_ids if o in by_id]
     result = ins.shape
-    if op in _ELEMENTWISE:
+    if op in ELEMENTWISE:  # a per-element cost times the result's elements
         per = _SM86_FLOPS_PER_ELEMENT.get(_TYPE.get(result.element_type, ""), {}).get(op, 3)
         return float(per * _elements(result)), True
     if result.element_type == xla_hlo_pb2.TUPLE and op in (
@@ -403,7 +394,7 @@ def _utilizations(comp, by_id: dict, comps: dict) -> tuple[dict, float, bool]:
         f, m = _flops(ins, by_id, comps)
         total, modeled = total + use * f, modeled and m
         operands = [by_id[o] for o in ins.operand_ids if o in by_id]
-        passes = ins.opcode in _ELEMENTWISE or ins.opcode in ("tuple", "get-tuple-element")
+        passes = ins.opcode in ELEMENTWISE or ins.opcode in ("tuple", "get-tuple-element")
         for k, o in enumerate(operands):
             if passes:
                 roots.setdefault(o.id, set()).update(roots.get(ins.id, ()))
