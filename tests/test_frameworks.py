@@ -174,9 +174,8 @@ def test_a_tf_overview_keeps_tfs_words():
     ids=["tf", "jax", "torch"],
 )
 def test_titles_name_the_captures_framework(path, title):
-    from tfprof_widgets.report import report_html
-
     from tfprof_widgets.cli import summary_text
+    from tfprof_widgets.report import report_html
 
     run = tw.load(path, progress=False)
     assert tw.views.op_stats(run).title == f"{title} op stats"

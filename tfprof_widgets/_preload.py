@@ -22,7 +22,10 @@ def _in_kernel() -> bool:
     """Whether this is an IPython kernel (a notebook's), not a script or a terminal."""
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
-    return shell is not None and "ipykernel" in sys.modules
+    # A notebook's kernel runs ipykernel's shell; a script or a test that made an IPython
+    # shell (the magics' tests do) and imported ipykernel for something else is no kernel.
+    zmq = sys.modules.get("ipykernel.zmqshell")
+    return shell is not None and zmq is not None and isinstance(shell, zmq.ZMQInteractiveShell)
 
 
 def _warm() -> None:
