@@ -239,3 +239,18 @@ def test_sorting_the_op_profile_sorts_within_each_parent(tmp_path):
     for group in siblings.values():  # ascending (ties within the shown rounding)
         assert all(b >= a - 0.05 * max(a, 1e-9) for a, b in zip(group, group[1:])), group
     assert parent[rows[0]] == ""
+
+
+def test_the_overview_gives_no_16bit_advice_its_own_16bit_line_contradicts():
+    """XProf reads op names only and advises "Only 0.0% of device computation is 16 bit"
+    on this bf16 program; the overview's 16-bit line says 79.8 % from the programs' output
+    types, so the advice says that instead of XProf's (issue 29 item 4: only what the
+    capture supports)."""
+    run = tw.load(NOGRAPHS, progress=False)
+    summary = tw.overview_summary(run)
+    assert any(
+        r.startswith("Only 0.0% of device computation is 16 bit") for r in summary.recommendations
+    )
+    text = tw.views.overview(run).text()
+    assert "Only 0.0% of device computation" not in text
+    assert f"{summary.program_16bit_percent:.1f} % of device op time is already 16-bit" in text
