@@ -20,18 +20,17 @@ machine the figures vary by 2-3x from run to run: ``--repeat`` takes the best of
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import pathlib
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
-import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+# The browser tests' JupyterLab harness: a server on 127.0.0.1, a loopback-only page.
+sys.path.insert(0, str(ROOT / "tests"))
+import trace_viewer_lab as lab  # noqa: E402
+
 CAPTURES = ROOT.parent / "shared" / "captures"
 RUNS = {
     "jax_h100": CAPTURES / "xplane_gpu_jax_h100" / "jax_cnn_nographs.xplane.pb",
@@ -50,9 +49,6 @@ VIEWS = {
     "operators": "tw.views.operators(run)",
     "timeline": "tw.views.timeline(run)",
 }
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 
 # Run cell i (not awaited: awaiting run-all can hang) and note when it was sent; a
 # MutationObserver notes when the cell's output is drawn (a view's root gets data-drawn-ms,
@@ -84,72 +80,6 @@ WATCH_IDLE = f"""() => {{ const k = {KERNEL};
   k.statusChanged.connect((_, s) => {{ if (s === 'busy') window.__seenBusy = true;
     if (s === 'idle' && window.__seenBusy && window.__idleAt === null)
       window.__idleAt = performance.now(); }}); }}"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def lab(root: pathlib.Path, preload: bool):
-    """JupyterLab on 127.0.0.1 with a private config (no windowing: every cell's output is
-    in the page), serving ``root``; stopped on exit."""
-    port = free_port()
-    cfg = root / ".jupyter_config"
-    (cfg / "labconfig").mkdir(parents=True)
-    (cfg / "labconfig" / "page_config.json").write_text(
-        json.dumps({"buildCheck": False, "buildAvailable": False})
-    )
-    settings = root / ".jupyter_data" / "lab" / "settings"
-    settings.mkdir(parents=True)
-    (settings / "overrides.json").write_text(
-        json.dumps({"@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"}})
-    )
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": str(cfg),
-        "JUPYTER_DATA_DIR": str(root / ".jupyter_data"),
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-        "TFPROF_WIDGETS_PRELOAD": "1" if preload else "0",
-    }
-    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip", "127.0.0.1",
-           "--port", str(port), "--ServerApp.token=", "--ServerApp.password=",
-           "--ServerApp.port_retries=0", "--LabApp.expose_app_in_browser=True", "--allow-root",
-           f"--ServerApp.root_dir={root}",
-           f"--LabServerApp.app_settings_dir={settings}"]  # fmt: skip
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise RuntimeError("JupyterLab did not start") from None
-                time.sleep(0.5)
-        yield port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-def write_notebook(path: pathlib.Path, cells: list[str]) -> None:
-    import nbformat
-
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nbformat.write(nb, path)
 
 
 def kernel_idle(page, timeout_ms: int = 300_000) -> None:
@@ -193,23 +123,7 @@ def restart(page) -> None:
 
 
 def bench_capture(p, port: int, name: str, views: list[str]) -> list[dict]:
-    browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.route(
-        "**/*",
-        lambda r: (
-            r.continue_()
-            if "127.0.0.1" in r.request.url or r.request.url.startswith(("data:", "blob:"))
-            else r.abort()
-        ),
-    )
-    page.goto(f"http://127.0.0.1:{port}/lab/tree/{name}.ipynb?reset")
-    page.wait_for_function(
-        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-        " && window.jupyterapp.shell.currentWidget.sessionContext.session"
-        f" && {KERNEL} && {KERNEL}.status === 'idle'",
-        timeout=180_000,
-    )
+    browser, page = lab.lab_page(p, port, f"{name}.ipynb", timeout_ms=180_000)
     rows = []
     for k, view in enumerate(views):
         restart(page)
@@ -265,13 +179,19 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name}: {RUNS[name]} is missing, skipped")
                 continue
             views = args.views or [v for v in VIEWS if v != "operators" or name.startswith("torch")]
-            write_notebook(
+            lab.write_notebook(
                 root / f"{name}.ipynb",
                 ["import tfprof_widgets as tw", f"run = tw.load({str(RUNS[name])!r})"]
                 + [VIEWS[v] for v in views],
             )
             plans[name] = views
-        with lab(root, preload=not args.no_preload) as port, sync_playwright() as p:
+        env = {"TFPROF_WIDGETS_PRELOAD": "0" if args.no_preload else "1"}
+        # No windowing: every cell's output is in the page, so "drawn" can be watched.
+        no_windowing = {"@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"}}
+        with (
+            lab.lab_server(root, env=env, settings=no_windowing) as port,
+            sync_playwright() as p,
+        ):
             for _ in range(args.repeat):
                 for name, views in plans.items():
                     rows += bench_capture(p, port, name, views)

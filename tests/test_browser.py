@@ -276,9 +276,10 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def lab_server(root: pathlib.Path):
+def lab_server(root: pathlib.Path, env: dict | None = None, settings: dict | None = None):
     """JupyterLab on 127.0.0.1 with a private config and data dir (so no notebook is trusted
-    from before); stopped on exit. Yields the port."""
+    from before); stopped on exit. Yields the port. ``env``: more environment for the server
+    and its kernels; ``settings``: JupyterLab setting overrides (plugin id -> settings)."""
     port = free_port()
     cfg = root / ".jupyter_config"
     (cfg / "labconfig").mkdir(parents=True, exist_ok=True)
@@ -287,12 +288,16 @@ def lab_server(root: pathlib.Path):
     )
     data = root / ".jupyter_data"
     data.mkdir(exist_ok=True)
+    if settings:
+        (data / "lab" / "settings").mkdir(parents=True, exist_ok=True)
+        (data / "lab" / "settings" / "overrides.json").write_text(json.dumps(settings))
     env = {
         **os.environ,
         "JUPYTER_CONFIG_DIR": str(cfg),
         "JUPYTER_DATA_DIR": str(data),
         # The kernel imports this checkout, installed or not.
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        **(env or {}),
     }
     proc = subprocess.Popen(
         [
@@ -311,6 +316,7 @@ def lab_server(root: pathlib.Path):
             "--LabApp.expose_app_in_browser=True",
             "--allow-root",
             f"--ServerApp.root_dir={root}",
+            *([f"--LabServerApp.app_settings_dir={data / 'lab' / 'settings'}"] if settings else []),
         ],
         env=env,
         stdout=subprocess.DEVNULL,
@@ -342,10 +348,13 @@ def jupyterlab(tmp_path):
         yield port
 
 
-def lab_page(p, port: int, notebook: str, kernel: bool = True):
-    """A Chromium page on a JupyterLab notebook (its kernel idle), non-loopback traffic off."""
+def open_lab_page(p, port: int, notebook: str, listen=None):
+    """A Chromium page opening a JupyterLab notebook, non-loopback traffic off; ``listen``
+    (a function of the page) attaches listeners before the page loads."""
     browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    if listen is not None:
+        listen(page)
     page.route(
         "**/*",
         lambda r: (
@@ -355,6 +364,12 @@ def lab_page(p, port: int, notebook: str, kernel: bool = True):
         ),
     )
     page.goto(f"http://127.0.0.1:{port}/lab/tree/{notebook}?reset")
+    return browser, page
+
+
+def lab_page(p, port: int, notebook: str, timeout_ms: int = 120_000):
+    """A Chromium page on a JupyterLab notebook (its kernel idle), non-loopback traffic off."""
+    browser, page = open_lab_page(p, port, notebook)
     page.wait_for_function(
         "() => window.jupyterapp && window.jupyterapp.shell.currentWidget && "
         "window.jupyterapp.shell.currentWidget.sessionContext && "
@@ -362,7 +377,7 @@ def lab_page(p, port: int, notebook: str, kernel: bool = True):
         "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel && "
         "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status"
         " === 'idle'",
-        timeout=120_000,
+        timeout=timeout_ms,
     )
     return browser, page
 

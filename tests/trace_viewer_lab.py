@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pathlib
 
-from test_browser import ARGS, CHROMIUM, free_port, lab_page, lab_server  # noqa: F401
+from test_browser import ARGS, CHROMIUM, free_port, lab_page, lab_server, open_lab_page  # noqa: F401
 
 # Viewer state as the tests read it (index: the n-th viewer on the page).
 STATE_JS = """(i) => { const v = (window.__tfprofViewers || [])[i]; if (!v) return null;
@@ -150,20 +150,13 @@ def reopen_collecting_console(p, port: int, notebook: str, n_viewers: int):
     are gone) and wait until ``n_viewers`` offline viewers drew and each live-widget output
     gave up. Returns (browser, page, console messages [(type, text)]) with every message
     logged since the page opened."""
-    browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
     messages = []
-    page.on("console", lambda m: messages.append((m.type, m.text)))
-    page.on("pageerror", lambda e: messages.append(("pageerror", str(e))))
-    page.route(
-        "**/*",
-        lambda r: (
-            r.continue_()
-            if "127.0.0.1" in r.request.url or r.request.url.startswith(("data:", "blob:"))
-            else r.abort()
-        ),
-    )
-    page.goto(f"http://127.0.0.1:{port}/lab/tree/{notebook}?reset")
+
+    def listen(page) -> None:
+        page.on("console", lambda m: messages.append((m.type, m.text)))
+        page.on("pageerror", lambda e: messages.append(("pageerror", str(e))))
+
+    browser, page = open_lab_page(p, port, notebook, listen)
     page.wait_for_function(
         "(n) => (window.__tfprofViewers || []).filter(v => v.stats.firstDraw).length >= n"
         " && [...document.querySelectorAll('.jp-OutputArea-output')].filter(e =>"
