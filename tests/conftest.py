@@ -9,6 +9,19 @@ SAMPLES = ROOT / "sample_profiles"
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 SAMPLE_NAMES = ("keras_fit", "custom_loop", "input_bound")
+_KINETO_RUNS: dict = {}
+
+
+def kineto_run(path: pathlib.Path):
+    """The run of a shared or bundled Kineto trace, loaded once for all the PyTorch test
+    modules (they only read it); skips where the trace is not here."""
+    if not path.exists():
+        pytest.skip(f"{path} is not here")
+    if path not in _KINETO_RUNS:
+        import tfprof_widgets as tw
+
+        _KINETO_RUNS[path] = tw.load(path)
+    return _KINETO_RUNS[path]
 
 
 def sample_files(name: str) -> list[pathlib.Path]:

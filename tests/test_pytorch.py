@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import ROOT
+from conftest import ROOT, kineto_run
 
 import tfprof_widgets as tw
 from tfprof_widgets import schema
@@ -24,7 +24,6 @@ TRACES = {
     "timesformer_h100.json.gz": [6],
     "eager_b200.json.gz": [],
 }
-_RUNS: dict = {}
 
 
 def golden(name: str) -> dict:
@@ -34,12 +33,7 @@ def golden(name: str) -> dict:
 
 @pytest.fixture(params=sorted(TRACES), ids=lambda n: n.split(".")[0])
 def loaded(request):
-    path = KINETO / request.param
-    if not path.exists():
-        pytest.skip(f"{path} is not here")
-    if request.param not in _RUNS:
-        _RUNS[request.param] = tw.load(path)
-    return request.param, _RUNS[request.param]
+    return request.param, kineto_run(KINETO / request.param)
 
 
 def test_steps_are_the_profiler_steps(loaded):
@@ -90,7 +84,7 @@ def test_overview_verdict_is_in_pytorch_terms():
     path = KINETO / "resnet50_v100_workers0.pt.trace.json.gz"
     if not path.exists():
         pytest.skip("no shared captures")
-    run = _RUNS.get(path.name) or tw.load(path)
+    run = kineto_run(path)
     summary = run.overview_summary
     assert summary.input_classification == "host"  # 0 workers: a third of each step
     assert "DataLoader" in summary.input_statement and "num_workers" in summary.input_statement
@@ -267,7 +261,7 @@ def test_operator_view_shows_the_tables_and_the_step_roles():
     path = KINETO / "torch_transformer_h100.pt.trace.json.gz"
     if not path.exists():
         pytest.skip("no shared captures")
-    run = _RUNS.get(path.name) or tw.load(path)
+    run = kineto_run(path)
     view = tw.views.operators(run)
     assert list(view.figures()) == [
         "steps",

@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import ROOT
+from conftest import ROOT, kineto_run
 
 import tfprof_widgets as tw
 from tfprof_widgets import schema
@@ -19,17 +19,11 @@ from tfprof_widgets.analysis.frameworks.pytorch import op_table
 KINETO = ROOT.parent / "shared" / "captures" / "kineto"
 GOLDEN = ROOT / "tests" / "golden" / "kineto"
 TRACES = sorted(p.name for p in KINETO.glob("*.json.gz")) if KINETO.exists() else []
-_RUNS: dict = {}
 
 
 @pytest.fixture(params=TRACES or ["absent"], ids=lambda n: n.split(".")[0])
 def loaded(request):
-    path = KINETO / request.param
-    if not path.exists():
-        pytest.skip(f"{path} is not here")
-    if request.param not in _RUNS:
-        _RUNS[request.param] = tw.load(path)
-    return request.param, _RUNS[request.param]
+    return request.param, kineto_run(KINETO / request.param)
 
 
 def _golden(name: str) -> dict:
@@ -133,7 +127,7 @@ def test_op_stats_view_shows_the_operators():
     path = KINETO / "resnet50_v100_workers0.pt.trace.json.gz"
     if not path.exists():
         pytest.skip("no shared captures")
-    run = _RUNS.get(path.name) or tw.load(path)
+    run = kineto_run(path)
     view = tw.views.op_stats(run)
     text = view.text()
     assert "aten::cudnn_convolution" in text

@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import ROOT
+from conftest import ROOT, kineto_run
 
 import tfprof_widgets as tw
 from tfprof_widgets import schema
@@ -25,7 +25,6 @@ TRACES = (
     "timesformer_h100.json.gz",
     "eager_b200.json.gz",
 )
-_RUNS: dict = {}
 
 
 def _golden(name: str) -> dict:
@@ -33,20 +32,12 @@ def _golden(name: str) -> dict:
     return json.loads((GOLDEN / f"{stem}.json").read_text())
 
 
-def _load(path):
-    if not path.exists():
-        pytest.skip(f"{path} is not here")
-    if path not in _RUNS:
-        _RUNS[path] = tw.load(path)
-    return _RUNS[path]
-
-
 @pytest.fixture(
     params=[KINETO / t for t in TRACES] + [CHROME / t for t in TRACES],
     ids=lambda p: f"{p.parent.name}/{p.name.split('.')[0]}",
 )
 def loaded(request):
-    return request.param.name, _load(request.param)
+    return request.param.name, kineto_run(request.param)
 
 
 def test_one_row_per_device_and_step_of_run_steps(loaded):
@@ -113,7 +104,7 @@ GAP = 1.6
 def test_every_gpu_of_a_multi_gpu_host_has_its_rows():
     """A TensorFlow trace of 8 GPUs on one host: one row per GPU per step, each GPU's time
     inside the same window, and the windows are run.steps'."""
-    run = _load(CHROME / "tf2_bert_8gpu.trace.json.gz")
+    run = kineto_run(CHROME / "tf2_bert_8gpu.trace.json.gz")
     table = run.temporal_breakdown_steps
     assert schema.mismatches(table, schema.TEMPORAL_BREAKDOWN_STEPS) == []
     if not len(run.steps):
@@ -146,7 +137,7 @@ def test_clipping_by_hand():
 def test_operator_views_step_bars_tell_the_gpu_shares():
     """The operator view's step chart: hovering a step's bar tells its GPU's idle, compute
     and non-compute shares (run.temporal_breakdown_steps)."""
-    run = _load(KINETO / "torch_transformer_h100.pt.trace.json.gz")
+    run = kineto_run(KINETO / "torch_transformer_h100.pt.trace.json.gz")
     bars = tw.views.operators(run).figures()["steps"].data
     row = run.temporal_breakdown_steps.iloc[0]
     expected = (
