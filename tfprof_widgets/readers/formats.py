@@ -30,6 +30,7 @@ import os
 import re
 
 from ..errors import WrongFormatError
+from ..proto.wire import varint as _varint
 from .text import name_as_text
 
 __all__ = [
@@ -213,20 +214,6 @@ def _hostnames(path: str, size: int, mtime_ns: int) -> tuple[str, ...]:
 
 _MAX_TOP_LEVEL_FIELDS = 1_000_000
 _MAX_HOSTNAME = 1024
-
-
-def _varint(buf: bytes, i: int) -> tuple[int, int]:
-    """A protobuf varint at ``buf[i:]``: (value, position after it)."""
-    value = shift = 0
-    while True:
-        if i >= len(buf) or shift > 63:
-            raise ValueError("truncated varint")
-        b = buf[i]
-        value |= (b & 0x7F) << shift
-        i += 1
-        if not b & 0x80:
-            return value, i
-        shift += 7
 
 
 def capture_hosts(files: list[str] | tuple[str, ...]) -> list[str]:

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from .... import schema
+from ....proto.wire import varint as _varint
 from ...inputs import per_run
 from .cost import instruction_costs
 from .tpu import COST_STATS, tpu_device_ops
@@ -338,18 +339,6 @@ def _fields(buf: bytes) -> dict[int, list]:
             raise ValueError(f"wire type {wire}")
         out.setdefault(field, []).append(value)
     return out
-
-
-def _varint(buf: bytes, i: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        if i >= len(buf) or shift > 63:
-            raise ValueError("truncated varint")
-        b = buf[i]
-        value |= (b & 0x7F) << shift
-        i, shift = i + 1, shift + 7
-        if not b & 0x80:
-            return value, i
 
 
 def _rates(flops, measured, nbytes, hbm, onchip, secs, peaks) -> dict:
