@@ -33,6 +33,8 @@ TOOLS = (
     "kernel_stats",
 )
 BERT = ROOT / "tests" / "data" / "bert_8gpu_multi_worker.xplane.pb"
+# TensorFlow with XLA (Keras 3 fit, jit_compile=True) on CPU: scripts/make_tf_xla_capture.py.
+TF_XLA = ROOT / "tests" / "data" / "tf_xla_cpu" / "keras_fit_jit.xplane.pb"
 # XLA captures (JAX on an H100 with and without CUDA graphs, JAX 0.8 on AMD MI300X) and the
 # tools that read their HLO programs.
 XLA_CAPTURES = {
@@ -106,6 +108,7 @@ def goldens() -> dict:
     (jax_cpu,) = sorted((ROOT / "sample_profiles" / "jax_cnn_cpu").rglob("*.xplane.pb"))
     out["jax_cnn_cpu"] = (lambda _tmp: jax_cpu, ("overview_page", "input_pipeline_analyzer"))
     out["bert_8gpu"] = (lambda _tmp: BERT, TOOLS)
+    out["tf_xla_cpu"] = (lambda _tmp: TF_XLA, ("overview_page", "framework_op_stats", "hlo_stats"))
     for name, xplane in XLA_CAPTURES.items():
         out[name] = (lambda _tmp, x=xplane: x, XLA_TOOLS)
     for name, build in _builders().items():
