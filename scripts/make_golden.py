@@ -4,7 +4,8 @@
                                    --only NAME ...]
 
 For every bundled sample, the real 8-GPU capture in tests/data, the XLA captures in tests/data
-(JAX on an H100 and on AMD MI300X: also hlo_stats, roofline_model and op_profile), and the
+(JAX on an H100 and on AMD MI300X: also hlo_stats, roofline_model and op_profile), the
+TensorFlow-with-XLA CPU capture in tests/data/tf_xla_cpu, and the
 synthetic GPU and TPU captures of tests/xspace_builder.py, tests/tpu_builder.py and
 tests/tpu_steps_builder.py, this runs xprof's converters (the engine behind TensorBoard's Profile
 tab) and writes each tool's JSON to
