@@ -167,6 +167,35 @@ def test_a_worker_that_dies_leaves_the_hosts_to_this_process(run_dir, monkeypatc
         assert_same(load_with(monkeypatch, run_dir, "2"), serial)
 
 
+def _die_starting(channel):
+    os._exit(3)  # a worker killed while it starts, before it has said so
+
+
+def test_a_pool_that_cannot_start_leaves_the_run_to_this_process_and_nothing_behind(
+    run_dir, monkeypatch
+):
+    """The loading process waits for every worker to say it started before it removes the
+    pool's names: a worker that dies first breaks the pool, the run is read here, and the
+    fork server's private directory goes all the same."""
+    import multiprocessing
+    import tempfile
+
+    serial = load_with(monkeypatch, run_dir, "1")
+    host_pool.shutdown()
+    tmp = tempfile.mkdtemp(prefix="tw-start-")  # short: a socket's path fits 107 bytes
+    monkeypatch.setattr(tempfile, "tempdir", tmp)
+    monkeypatch.setattr(host_pool, "_worker_started", _die_starting)
+    try:
+        with pytest.warns(RuntimeWarning, match="a worker reading the run's hosts died"):
+            parallel = load_with(monkeypatch, run_dir, "2")
+        assert os.listdir(tmp) == []
+    finally:
+        os.rmdir(tmp)
+    assert_same(parallel, serial)
+    assert host_pool._pool is None
+    assert not [p for p in multiprocessing.active_children() if p.is_alive()]
+
+
 def test_an_interrupt_stops_the_workers(run_dir, monkeypatch):
     import multiprocessing
 

@@ -308,7 +308,8 @@ class _Inbox:
                 try:
                     msg, fds, _flags, _addr = socket.recv_fds(self.sock, 64, 1)
                 except OSError as exc:  # a timeout too
-                    raise cf.process.BrokenProcessPool(f"a result did not come back: {exc}")
+                    lost = cf.process.BrokenProcessPool(f"a result did not come back: {exc}")
+                    raise lost from exc
                 if not msg:
                     raise cf.process.BrokenProcessPool("the workers are gone")
                 if fds:
