@@ -288,7 +288,7 @@ class _Pool:
                 for p in processes:
                     p.join(5)
         self.inbox.close()
-        _stop_server(self.server)
+        _stop_server(self.server, workers_gone=wait or terminate)
 
 
 class _Inbox:
@@ -375,23 +375,31 @@ def _forget_listener(server, listener_dir: str) -> None:
             pass
 
 
-def _stop_server(server) -> None:
-    """Let ``server`` exit: it does once no worker is left holding its pipe either."""
+def _stop_server(server, workers_gone: bool) -> None:
+    """Let ``server`` exit (it does once no worker is left holding its pipe either) and
+    reap it: here where its workers are gone, else by a thread when they are."""
     pid, alive = server._forkserver_pid, server._forkserver_alive_fd
     server._forkserver_pid = server._forkserver_alive_fd = server._forkserver_address = None
     if pid is None:
         return
     os.close(alive)
-    # Reaped when it exits (it is this process's child) without waiting here for workers
-    # that may still be finishing a host.
-    threading.Thread(target=_reap, args=(pid,), name="tfprof_widgets-reap", daemon=True).start()
-
-
-def _reap(pid: int) -> None:
+    if workers_gone:
+        deadline = time.monotonic() + 5.0
+        while not _reap(pid, os.WNOHANG) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return
     try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
+        threading.Thread(target=_reap, args=(pid,), name="tfprof_widgets-reap", daemon=True).start()
+    except RuntimeError:  # at interpreter shutdown: the system reaps it after this process
         pass
+
+
+def _reap(pid: int, flags: int = 0) -> bool:
+    """Whether the child ``pid`` has exited (and is reaped)."""
+    try:
+        return os.waitpid(pid, flags)[0] != 0
+    except ChildProcessError:
+        return True
 
 
 def _start_workers(executor: cf.ProcessPoolExecutor, server, workers: int) -> None:
