@@ -1153,17 +1153,44 @@ def parallel(d):
 
 
 def parallel_load(d):
-    import glob
+    """A load by 2 processes, from a pool it starts, and what of it is left as a name once
+    it returns: in the temporary directory (this process's ``pymp-*``, the pool's private
+    ``tfprof_widgets-*``) and in /dev/shm (the semaphores this process made, the segments
+    of its workers). Only this process's own: other processes here make theirs."""
+    from multiprocessing import active_children, process, synchronize
 
-    before = set(glob.glob("/tmp/pymp-*")) | set(glob.glob("/dev/shm/*"))
+    from tfprof_widgets.readers.xspace import host_pool
+
+    tmp = tempfile.gettempdir()
+
+    def private_dirs() -> set[str]:
+        return {os.path.join(tmp, n) for n in os.listdir(tmp) if n.startswith("tfprof_widgets-")}
+
+    made, make_name = [], synchronize.SemLock._make_name
+
+    def recorded() -> str:
+        made.append(make_name())
+        return made[-1]
+
+    host_pool.shutdown()  # a pool an earlier case started would hide what starting one names
+    had_pymp, before = process.current_process()._config.get("tempdir"), private_dirs()
+    synchronize.SemLock._make_name = staticmethod(recorded)
     os.environ["TFPROF_WIDGETS_LOAD_WORKERS"] = "2"
     try:
         run = tw.load(d, progress=False)
     finally:
         os.environ.pop("TFPROF_WIDGETS_LOAD_WORKERS")
-    after = set(glob.glob("/tmp/pymp-*")) | set(glob.glob("/dev/shm/*"))
-    new = sorted(after - before)
-    return f"{len(run.hosts)} hosts; left behind: {new[:2] or 'nothing'}"
+        synchronize.SemLock._make_name = staticmethod(make_name)
+    workers = [p.pid for p in active_children()]
+    pymp = process.current_process()._config.get("tempdir")
+    left = sorted(private_dirs() - before) + ([pymp] if pymp and not had_pymp else [])
+    left += [f"/dev/shm/sem.{n[1:]}" for n in made if os.path.exists(f"/dev/shm/sem.{n[1:]}")]
+    prefixes = tuple(f"tfprof_widgets-{pid}-" for pid in workers)
+    left += [f"/dev/shm/{n}" for n in os.listdir("/dev/shm") if prefixes and n.startswith(prefixes)]
+    return (
+        f"{len(run.hosts)} hosts, {len(workers)} worker, {len(made)} semaphores made; "
+        f"left behind: {left[:2] or 'nothing'}"
+    )
 
 
 def round_two_table() -> None:

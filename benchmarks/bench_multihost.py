@@ -8,7 +8,10 @@ worker (``TFPROF_WIDGETS_LOAD_WORKERS=1``: the serial load) and with one worker 
 (the pool warmed by a first load, as it stays warm in a session; the loading process reads
 hosts too), and prints the medians: seconds, events/s and the speed-up, the first load's
 time, and the ratio the machine itself gives perfectly parallel work at that moment (other
-processes sharing these cores bound the speed-up; ideally 1/cores).
+processes sharing these cores bound the speed-up; ideally 1/cores). It also prints the CPU
+seconds the loading process spends, parallel against serial: where other processes keep the
+cores busy, that ratio still says what the seconds' ratio is on free cores (the workers
+read beside the loading process, which merges what they send back).
 """
 
 from __future__ import annotations
@@ -30,11 +33,14 @@ import tfprof_widgets as tw  # noqa: E402
 from tfprof_widgets.readers.xspace import host_pool  # noqa: E402
 
 
-def timed_load(path: str, workers: int) -> tuple[float, tw.Run]:
+def timed_load(path: str, workers: int) -> tuple[float, tw.Run, float]:
+    """Seconds a load takes, its Run, and the CPU seconds this process spent on it (the
+    load's critical path: what the seconds come to where no other process needs the cores;
+    the workers' share runs beside it)."""
     os.environ[host_pool.ENV_WORKERS] = str(workers)
-    t = time.perf_counter()
+    cpu, t = time.process_time(), time.perf_counter()
     run = tw.load(path, progress=False)
-    return time.perf_counter() - t, run
+    return time.perf_counter() - t, run, time.process_time() - cpu
 
 
 def _burn(n: int) -> int:
@@ -71,16 +77,18 @@ def speed_rows(hosts: int = 8, events: int = 250_000, repeat: int = 3) -> list[d
     cores = len(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = make_pod(tmp, hosts=hosts, events=events, jobs=cores)
-        cold, _ = timed_load(run_dir, cores)  # starts the fork server and the pool's workers
-        serial, parallel = [], []
+        cold, _, _ = timed_load(run_dir, cores)  # starts the fork server and the pool's workers
+        serial, parallel, serial_cpu, parallel_cpu = [], [], [], []
         for i in range(repeat):
-            order = [(1, serial), (cores, parallel)]
-            for workers, times in order if i % 2 == 0 else order[::-1]:
-                t, run = timed_load(run_dir, workers)
+            order = [(1, serial, serial_cpu), (cores, parallel, parallel_cpu)]
+            for workers, times, cpus in order if i % 2 == 0 else order[::-1]:
+                t, run, cpu = timed_load(run_dir, workers)
                 times.append(t)
+                cpus.append(cpu)
                 n = len(run.events)
         os.environ.pop(host_pool.ENV_WORKERS, None)
     s, p = statistics.median(serial), statistics.median(parallel)
+    s_cpu, p_cpu = statistics.median(serial_cpu), statistics.median(parallel_cpu)
     ceiling = machine_ceiling(cores)
     return [
         {
@@ -93,7 +101,9 @@ def speed_rows(hosts: int = 8, events: int = 250_000, repeat: int = 3) -> list[d
             "extra": f"{n / p / 1e6:.2f} M events/s on {cores} cores, {n / s / 1e6:.2f} on one; "
             f"first load {cold:.2f} s (starting the workers); the machine's own ratio for "
             f"perfectly parallel work just after: {ceiling:.2f} (load average "
-            f"{os.getloadavg()[0]:.1f}: other processes share these cores)",
+            f"{os.getloadavg()[0]:.1f}: other processes share these cores); the loading "
+            f"process's CPU {p_cpu:.2f} s vs {s_cpu:.2f} s serial, ratio {p_cpu / s_cpu:.2f} "
+            "(about the seconds' ratio where the cores are free)",
         }
     ]
 

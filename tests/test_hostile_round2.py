@@ -339,3 +339,78 @@ def test_a_tf20_trace_read_in_runs_of_events_equals_the_whole(tmp_path, monkeypa
     pd.testing.assert_frame_equal(whole.event_stats, runs.event_stats)
     assert "/device:GPU:0" in whole.planes["plane"].tolist()
     assert "wrong" not in whole.planes["plane"].tolist()
+
+
+# -- row 19: a parallel load leaves nothing in /tmp or /dev/shm ---------------------------------
+PARALLEL_LOAD_SCRIPT = """
+import json, multiprocessing, os, sys
+from multiprocessing import synchronize
+
+made = []  # every named semaphore this process makes: others on the machine make theirs
+_make_name = synchronize.SemLock._make_name
+def recorded():
+    made.append(_make_name())
+    return made[-1]
+synchronize.SemLock._make_name = staticmethod(recorded)
+
+import tfprof_widgets as tw
+from test_walkers_agree import assert_same
+
+os.environ["TFPROF_WIDGETS_LOAD_WORKERS"] = "1"
+serial = tw.load(sys.argv[1], progress=False)
+os.environ["TFPROF_WIDGETS_LOAD_WORKERS"] = "2"
+parallel = tw.load(sys.argv[1], progress=False)
+assert_same(parallel, serial)
+assert parallel.hosts == serial.hosts and len(parallel.hosts) == 8
+workers = [p.pid for p in multiprocessing.active_children()]
+print(json.dumps({
+    "workers": len(workers),
+    "semaphores": len(made),
+    "semaphores_left": [n for n in made if os.path.exists("/dev/shm/sem." + n.lstrip("/"))],
+    "tmp_left": os.listdir(os.environ["TMPDIR"]),
+    "segments_left": [n for n in os.listdir("/dev/shm")
+                      if n.startswith(tuple(f"tfprof_widgets-{p}-" for p in workers))],
+}))
+"""
+
+
+def test_a_parallel_load_leaves_nothing_in_tmp_or_dev_shm(tmp_path):
+    """A load by worker processes once left the fork server's listener in ``/tmp/pymp-*``
+    and the pool's named semaphores ``/dev/shm/sem.mp-*`` until exit (and sent each host's
+    columns through a named ``/dev/shm`` segment): once it returns, nothing of it may
+    remain as a name, and it is the serial load. In a process of its own, with a temporary
+    directory of its own, so that only its own names are counted."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    from conftest import ROOT
+
+    sample = ROOT / "sample_profiles" / "keras_fit"
+    src = next(sample.rglob("*.xplane.pb"), None)
+    if src is None:
+        pytest.skip("sample_profiles/keras_fit is absent")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    for i in range(8):
+        shutil.copy(src, run_dir / f"h{i}.xplane.pb")
+    path = os.pathsep.join([str(ROOT), str(ROOT / "tests")])
+    # (short: a socket's path must fit in 107 bytes, which pytest's tmp_path may not leave)
+    tmp = tempfile.mkdtemp(prefix="tw-row19-")
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", PARALLEL_LOAD_SCRIPT, str(run_dir)],
+            env={**os.environ, "PYTHONPATH": path, "TMPDIR": tmp},
+            capture_output=True, text=True, timeout=180, cwd=tmp_path,
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["workers"] == 1 and got["semaphores"] > 0, proc.stderr  # the pool was used
+    assert got["semaphores_left"] == []
+    assert got["tmp_left"] == []
+    assert got["segments_left"] == []
+    assert "Traceback" not in proc.stderr and "leaked" not in proc.stderr

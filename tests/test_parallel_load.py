@@ -1,5 +1,6 @@
 """A run of several hosts read by a process pool gives exactly the serial load's Run."""
 
+import gc
 import os
 import subprocess
 import sys
@@ -73,8 +74,17 @@ def test_profile_errors_cross_processes_intact():
 REAL_RUN = ROOT / "tests" / "data" / "xplane_amd_jax"  # 4 real JAX captures, one directory
 
 
-def our_segments() -> set[str]:
-    return {n for n in os.listdir("/dev/shm") if n.startswith(host_pool.SHM_PREFIX)}
+def our_shared_files() -> list[str]:
+    """The workers' shared-memory files this process holds open (each mapping of one, which
+    the arrays of a loaded run keep, holds a descriptor of its own)."""
+    fds = (os.path.join("/proc/self/fd", n) for n in os.listdir("/proc/self/fd"))
+    links = []
+    for fd in fds:
+        try:
+            links.append(os.readlink(fd))
+        except OSError:
+            continue  # the listing's own descriptor, closed by now
+    return [t for t in links if t.startswith("/memfd:" + host_pool.NAME_PREFIX)]
 
 
 def test_parallel_equals_serial_on_real_captures(monkeypatch):
@@ -86,43 +96,57 @@ def test_parallel_equals_serial_on_real_captures(monkeypatch):
 
 
 def test_columns_come_back_through_shared_memory_writable_and_freed(run_dir, monkeypatch):
-    """The workers' buffers travel in shared-memory segments, unlinked as soon as mapped;
-    the arrays are writable, like the serial load's."""
-    before = our_segments()
+    """The workers' buffers travel in anonymous shared-memory files whose descriptors come
+    over a socket pair, closed as soon as mapped; the arrays are writable, like the serial
+    load's."""
     used = []
     real_unpack = host_pool._unpack
 
-    def unpack(packed):
+    def unpack(packed, take):
         used.append(packed.segment)
-        return real_unpack(packed)
+        return real_unpack(packed, take)
 
     monkeypatch.setattr(host_pool, "_unpack", unpack)
     run = load_with(monkeypatch, run_dir, "2")
     # w0 went to the worker (workers take the front, this process the back)
-    assert used and all(s and s.startswith(host_pool.SHM_PREFIX) for s in used)
-    assert our_segments() == before
+    assert used and all(used)
+    assert not host_pool._pool.inbox.received  # every file sent was taken
+    assert our_shared_files(), "mmap keeps a descriptor of the file it maps"
+    with open("/proc/self/maps") as maps:  # the columns are mapped from those files
+        assert f"/memfd:{host_pool.NAME_PREFIX}{used[0]} (deleted)" in maps.read()
     run.events.loc[run.events.index[0], "dur_ns"] = 0
+    del run
+    gc.collect()
+    assert not our_shared_files()  # freed with the arrays
 
 
 @pytest.mark.parametrize("shm", [True, False], ids=["shared-memory", "pipe"])
-def test_a_host_travels_back_intact(run_dir, monkeypatch, tmp_path, shm):
-    """Packed in the worker, unpacked here: the same tables, through a shared-memory
-    segment or, where there is none, inline through the pipe."""
+def test_a_host_travels_back_intact(run_dir, monkeypatch, shm):
+    """Packed in the worker, unpacked here: the same tables, through a shared-memory file
+    sent over the socket pair or, where there is none, inline through the pipe."""
     import numpy as np
 
     from tfprof_widgets.loading import _read_cut
 
+    mine, worker_end = host_pool._socket_pair()
+    inbox = host_pool._Inbox(mine)
+    monkeypatch.setattr(host_pool, "_channel", worker_end)
     if not shm:
-        monkeypatch.setattr(host_pool, "_SHM_DIR", str(tmp_path / "no-shm-here"))
+        monkeypatch.delattr(host_pool.os, "memfd_create")
     job = ("w1", [str(run_dir / "w1.xplane.pb")], None, None, None)
     packed = host_pool._packed_call(_read_cut, *job)
     assert (packed.segment is not None) == shm and bool(packed.inline) != shm
-    back, direct = host_pool._unpack(packed), _read_cut(*job)
+    back, direct = host_pool._unpack(packed, inbox.take), _read_cut(*job)
     for col in ("ev_line", "ev_name", "ev_offset_ps", "ev_dur_ps", "ev_occ"):
         assert np.array_equal(getattr(back, col), getattr(direct, col))
     assert back.names == direct.names and back.host == "w1"
     assert np.array_equal(back.event_stats.int_value, direct.event_stats.int_value)
-    assert not our_segments() - {packed.segment}  # unlinked once mapped
+    assert not inbox.received
+    del back
+    gc.collect()
+    assert not our_shared_files()  # freed with the arrays
+    worker_end.close()
+    inbox.close()
 
 
 def _die(*args):
@@ -143,19 +167,46 @@ def test_a_worker_that_dies_leaves_the_hosts_to_this_process(run_dir, monkeypatc
         assert_same(load_with(monkeypatch, run_dir, "2"), serial)
 
 
+def _die_starting(channel):
+    os._exit(3)  # a worker killed while it starts, before it has said so
+
+
+def test_a_pool_that_cannot_start_leaves_the_run_to_this_process_and_nothing_behind(
+    run_dir, monkeypatch
+):
+    """The loading process waits for every worker to say it started before it removes the
+    pool's names: a worker that dies first breaks the pool, the run is read here, and the
+    fork server's private directory goes all the same."""
+    import multiprocessing
+    import tempfile
+
+    serial = load_with(monkeypatch, run_dir, "1")
+    host_pool.shutdown()
+    tmp = tempfile.mkdtemp(prefix="tw-start-")  # short: a socket's path fits 107 bytes
+    monkeypatch.setattr(tempfile, "tempdir", tmp)
+    monkeypatch.setattr(host_pool, "_worker_started", _die_starting)
+    try:
+        with pytest.warns(RuntimeWarning, match="a worker reading the run's hosts died"):
+            parallel = load_with(monkeypatch, run_dir, "2")
+        assert os.listdir(tmp) == []
+    finally:
+        os.rmdir(tmp)
+    assert_same(parallel, serial)
+    assert host_pool._pool is None
+    assert not [p for p in multiprocessing.active_children() if p.is_alive()]
+
+
 def test_an_interrupt_stops_the_workers(run_dir, monkeypatch):
     import multiprocessing
 
-    before = our_segments()
-
-    def interrupted(packed):
+    def interrupted(packed, take):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(host_pool, "_unpack", interrupted)
     with pytest.raises(KeyboardInterrupt):
         load_with(monkeypatch, run_dir, "2")
     assert not [p for p in multiprocessing.active_children() if p.is_alive()]
-    assert our_segments() == before  # results nobody took were freed
+    assert not our_shared_files()  # results nobody took were freed
 
 
 def test_workers_do_not_rerun_an_unguarded_script(tmp_path, run_dir):
