@@ -214,10 +214,11 @@ class Run:
     def hlo_instructions(self) -> pd.DataFrame:
         """Every HLO instruction of the XLA programs the capture carries
         (schema.HLO_INSTRUCTIONS): decoded from the ``/host:metadata`` plane's ``Hlo Proto``
-        stats the first time it is read, then kept; empty for a capture without them."""
+        stats the first time it is read (from :attr:`hlo_modules`: each program is decoded
+        once per run), then kept; empty for a capture without them."""
         from .readers.xspace.hlo import hlo_instructions
 
-        return hlo_instructions(self.metadata_stats)
+        return hlo_instructions(self.metadata_stats, self.hlo_modules)
 
     @functools.cached_property
     def hlo_modules(self) -> list:
