@@ -69,10 +69,16 @@ _AMD_FAMILY = {
 
 def roofline_peaks(run) -> pd.DataFrame:
     """One row per device plane with known peaks: schema.ROOFLINE_PEAKS."""
+    return _peaks(run).copy()
+
+
+@per_run
+def _peaks(run) -> pd.DataFrame:
+    """:func:`roofline_peaks`, once per run (the per-op rates read it too)."""
     ps = run.plane_stats
     if not len(ps):
         return schema.empty(schema.ROOFLINE_PEAKS)
-    dev = ps[ps["plane"].astype(str).str.startswith(("/device:GPU:", "/device:TPU:")).to_numpy()]
+    dev = ps[_plane_starts(ps, ("/device:GPU:", "/device:TPU:"))]
     rows = []
     for (host, plane), g in dev.groupby(["host", "plane"], observed=True, sort=True):
         st = {
@@ -91,6 +97,17 @@ def roofline_peaks(run) -> pd.DataFrame:
         out["hbm_ridge_point"] = _ridge(out["peak_gflops"], out["peak_hbm_gibps"])
         out["shm_ridge_point"] = _ridge(out["peak_gflops"], out["peak_shm_gibps"])
     return schema.conform(out, schema.ROOFLINE_PEAKS)
+
+
+def _plane_starts(ps: pd.DataFrame, prefixes: tuple[str, ...]) -> np.ndarray:
+    """Rows of plane_stats whose plane name starts with one of ``prefixes``: each distinct
+    plane tested once (the column is a categorical of a few planes)."""
+    plane = ps["plane"]
+    if not isinstance(plane.dtype, pd.CategoricalDtype):
+        return plane.astype(str).str.startswith(prefixes).to_numpy(bool)
+    names = plane.cat.categories.astype(str)
+    hit = np.append(np.asarray(names.str.startswith(prefixes), bool), False)  # code -1: none
+    return hit[np.asarray(plane.cat.codes, np.int64)]
 
 
 def _ridge(gflops: pd.Series, gibps: pd.Series) -> np.ndarray:
@@ -173,25 +190,20 @@ def op_rates(run, ops: pd.DataFrame) -> pd.DataFrame:
     peaks; the ops' own columns kept. GPU ops' costs are XLA's cost model
     (:func:`.cost.instruction_costs`, per execution × occurrences), TPU ops' the costs
     libtpu put on each op's metadata (:func:`tpu_costs`, summed over the op's events)."""
-    costs = instruction_costs(run).rename(columns={"instruction": "hlo_op_name"})
-    tpu = tpu_costs(run)
-    # XLA's GPU cost model is for GPU programs: a TPU host's ops take libtpu's costs.
-    costs = costs[~costs["host"].astype(str).isin(set(tpu["host"]))]
-    keys = ["host", "program_id", "hlo_op_name"]
-    out = ops.assign(
-        hlo_op_name=ops["hlo_op_name"].astype(str),
-        host=ops["host"].astype(str),
-        # The costs key programs by the id's int64 bit pattern; hlo_stats shows it unsigned.
-        program_id=ops["program_id"].to_numpy().astype(np.int64),
-    )
-    out = out.merge(costs, on=keys, how="left")
-    t = out[keys].merge(tpu, on=keys, how="left")
-    on_tpu = t["flops"].notna().to_numpy()
-    occ = out["occurrences"].to_numpy(float)
+    host = ops["host"].astype(str).to_numpy(object)
+    name = ops["hlo_op_name"].astype(str).to_numpy(object)
+    # The costs key programs by the id's int64 bit pattern; hlo_stats shows it unsigned.
+    program = ops["program_id"].to_numpy().astype(np.int64)
+    gpu, gpu_at = _costs_of(run, host, program, name, gpu=True)
+    tpu, tpu_at = _costs_of(run, host, program, name, gpu=False)
+    on_tpu = tpu_at >= 0
+    occ = ops["occurrences"].to_numpy(float)
 
     def total(gpu_col: str, tpu_col: str) -> np.ndarray:
-        gpu = out[gpu_col].fillna(0).to_numpy(float) * occ if gpu_col else np.zeros(len(out))
-        return np.where(on_tpu, t[tpu_col].fillna(0).to_numpy(float), gpu)
+        """The ops' total of a cost: libtpu's (summed over events) on TPU, else the cost
+        model's per execution × occurrences; 0 where the op has none."""
+        per = _at(gpu[gpu_col], gpu_at) * occ if gpu_col else np.zeros(len(ops))
+        return np.where(on_tpu, _at(tpu[tpu_col], tpu_at), per) if len(tpu) else per
 
     flops = total("flops", "model_flops")
     device = total("device_flops", "flops")
@@ -203,19 +215,58 @@ def op_rates(run, ops: pd.DataFrame) -> pd.DataFrame:
     onchip = {c: total("", c) for c in ON_CHIP}
     # XProf's rates divide by the op's time including the ops nested in it (its costs
     # include theirs): total_time_us (a GPU op's equals its self time).
-    secs = out["total_time_us"].to_numpy(float) / 1e6
-    peaks = _host_peaks(run, out["host"])
+    secs = ops["total_time_us"].to_numpy(float) / 1e6
+    peaks = _host_peaks(run, pd.Series(host, dtype=object))
     res = _rates(flops, measured, nbytes, hbm, onchip, secs, peaks)
     with np.errstate(divide="ignore", invalid="ignore"):
         res["normalized_gflops_per_s"] = np.where(secs > 0, device / secs / 1e9, 0.0)
-    modeled = out["flops_modeled"].astype(object).where(~on_tpu, True)
-    return out.drop(columns=["flops", "device_flops", "bytes_accessed", "hbm_bytes"]).assign(
-        flops=flops,
-        bytes_accessed=nbytes,
-        hbm_bytes=hbm,
-        **res,
-        flops_modeled=modeled.fillna(False).astype(bool),
+    modeled = np.zeros(len(ops), bool)
+    hit = gpu_at >= 0
+    modeled[hit] = gpu["flops_modeled"].to_numpy(bool)[gpu_at[hit]]
+    out = ops.reset_index(drop=True).assign(
+        hlo_op_name=name, host=host, program_id=program, flops_modeled=modeled | on_tpu
     )
+    return out.assign(flops=flops, bytes_accessed=nbytes, hbm_bytes=hbm, **res)
+
+
+def _at(column: pd.Series, at: np.ndarray) -> np.ndarray:
+    """``column``'s values (float) at rows ``at``, 0 where ``at`` is -1 or the value NaN."""
+    values = np.append(column.to_numpy(float), 0.0)
+    out = values[np.where(at >= 0, at, len(values) - 1)]
+    return np.where(np.isnan(out), 0.0, out)
+
+
+def _costs_of(run, host, program, name, gpu: bool) -> tuple[pd.DataFrame, np.ndarray]:
+    """The cost table (the GPU cost model's, or libtpu's per TPU op) and, per op (host,
+    program, HLO op name), its row there (-1 where it has none). XLA's GPU cost model is
+    for GPU programs: a TPU host's ops take libtpu's costs."""
+    costs, index = _cost_index(run)[0 if gpu else 1]
+    if not len(costs) or not len(name):
+        return costs, np.full(len(name), -1, np.int64)
+    keys = pd.MultiIndex.from_arrays([host, program, name])
+    return costs, index.get_indexer(keys)
+
+
+@per_run
+def _cost_index(run) -> tuple[tuple[pd.DataFrame, pd.Index], tuple[pd.DataFrame, pd.Index]]:
+    """((GPU costs, their keys), (TPU costs, their keys)), the keys (host, program id, op
+    name) unique: the first row of a key, as a left merge of unique keys finds it."""
+    tpu = tpu_costs(run)
+    costs = instruction_costs(run)
+    costs = costs[~costs["host"].astype(str).isin(set(tpu["host"]))]
+    out = []
+    for table, column in ((costs, "instruction"), (tpu, "hlo_op_name")):
+        table = table.reset_index(drop=True)
+        keys = pd.MultiIndex.from_arrays(
+            [
+                table["host"].astype(str).to_numpy(object),
+                table["program_id"].to_numpy().astype(np.int64),
+                table[column].astype(str).to_numpy(object),
+            ]
+        )
+        first = ~keys.duplicated()
+        out.append((table[first].reset_index(drop=True), keys[first]))
+    return out[0], out[1]
 
 
 # TPU on-chip memories of libtpu's memory_access_breakdown: (column, memory space, operation
@@ -234,14 +285,21 @@ _BOUND = ("Compute", "HBM", "CMEM Read", "CMEM Write", "VMEM Read", "VMEM Write"
 def _host_peaks(run, hosts: pd.Series) -> dict[str, np.ndarray]:
     """Per op row: its host's peak GFLOP/s, HBM and on-chip bandwidths (GiB/s; the on-chip
     ones 0 off TPU) and whether the chip has merged VMEM."""
-    peaks = roofline_peaks(run).groupby("host", observed=True).first()
+    # Per distinct host (a few), then spread over the rows.
+    codes, uniq = pd.factorize(hosts.astype(str).to_numpy(object))
+    peaks = _peaks(run)
+    first = ~peaks["host"].astype(str).duplicated().to_numpy()  # a host's first device
+    by_host = peaks[first].assign(host=peaks["host"].astype(str)[first]).set_index("host")
     out = {}
     for col in ("peak_gflops", "peak_hbm_gibps"):
-        m = peaks[col] if col in peaks else pd.Series(dtype=float)
-        out[col] = hosts.map(m).fillna(0).to_numpy(float)
+        per = by_host[col].reindex(uniq).fillna(0).to_numpy(float)
+        out[col] = per[codes] if len(codes) else np.zeros(0)
     ps = run.plane_stats
-    tpu = ps[ps["plane"].astype(str).str.startswith("/device:TPU:").to_numpy()]
+    tpu = ps[_plane_starts(ps, ("/device:TPU:",))] if len(ps) else ps
     for col, (_, _, stat) in (*ON_CHIP.items(), ("merged_vmem", (0, 0, "has_merged_vmem"))):
+        if not len(tpu):  # no TPU: no on-chip memories, no merged VMEM
+            out[col] = np.zeros(len(hosts))
+            continue
         s = tpu[tpu["stat"].astype(str) == stat]
         v = s["float_value"].where(s["float_value"].notna(), s["int_value"]).astype(float)
         per = v.groupby(s["host"].astype(str).to_numpy()).first()
