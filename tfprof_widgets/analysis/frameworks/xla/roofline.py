@@ -37,6 +37,7 @@ import pandas as pd
 from .... import schema
 from ....proto.wire import varint as _varint
 from ...inputs import per_run
+from .columns import categorical, text
 from .cost import instruction_costs
 from .tpu import COST_STATS, tpu_device_ops
 
@@ -105,8 +106,8 @@ def _plane_starts(ps: pd.DataFrame, prefixes: tuple[str, ...]) -> np.ndarray:
     plane = ps["plane"]
     if not isinstance(plane.dtype, pd.CategoricalDtype):
         return plane.astype(str).str.startswith(prefixes).to_numpy(bool)
-    names = plane.cat.categories.astype(str)
-    hit = np.append(np.asarray(names.str.startswith(prefixes), bool), False)  # code -1: none
+    names = plane.cat.categories
+    hit = np.array([str(n).startswith(prefixes) for n in names] + [False], bool)  # -1: none
     return hit[np.asarray(plane.cat.codes, np.int64)]
 
 
@@ -187,11 +188,10 @@ def roofline(run) -> pd.DataFrame:
 def op_rates(run, ops: pd.DataFrame) -> pd.DataFrame:
     """The roofline figures of HLO ops (rows with host, program_id, hlo_op_name,
     occurrences, total_time_us, total_self_time_us: run.hlo_stats' rows) and the device
-    peaks; the ops' own columns kept. GPU ops' costs are XLA's cost model
+    peaks; the ops' own columns kept as they are. GPU ops' costs are XLA's cost model
     (:func:`.cost.instruction_costs`, per execution × occurrences), TPU ops' the costs
     libtpu put on each op's metadata (:func:`tpu_costs`, summed over the op's events)."""
-    host = ops["host"].astype(str).to_numpy(object)
-    name = ops["hlo_op_name"].astype(str).to_numpy(object)
+    host, name = text(ops["host"]), text(ops["hlo_op_name"])
     # The costs key programs by the id's int64 bit pattern; hlo_stats shows it unsigned.
     program = ops["program_id"].to_numpy().astype(np.int64)
     gpu, gpu_at = _costs_of(run, host, program, name, gpu=True)
@@ -216,16 +216,15 @@ def op_rates(run, ops: pd.DataFrame) -> pd.DataFrame:
     # XProf's rates divide by the op's time including the ops nested in it (its costs
     # include theirs): total_time_us (a GPU op's equals its self time).
     secs = ops["total_time_us"].to_numpy(float) / 1e6
-    peaks = _host_peaks(run, pd.Series(host, dtype=object))
+    peaks = _host_peaks(run, host)
     res = _rates(flops, measured, nbytes, hbm, onchip, secs, peaks)
     with np.errstate(divide="ignore", invalid="ignore"):
         res["normalized_gflops_per_s"] = np.where(secs > 0, device / secs / 1e9, 0.0)
+    res["bound_by"] = categorical(res["bound_by"])
     modeled = np.zeros(len(ops), bool)
     hit = gpu_at >= 0
     modeled[hit] = gpu["flops_modeled"].to_numpy(bool)[gpu_at[hit]]
-    out = ops.reset_index(drop=True).assign(
-        hlo_op_name=name, host=host, program_id=program, flops_modeled=modeled | on_tpu
-    )
+    out = ops.reset_index(drop=True).assign(flops_modeled=modeled | on_tpu)
     return out.assign(flops=flops, bytes_accessed=nbytes, hbm_bytes=hbm, **res)
 
 
@@ -282,11 +281,11 @@ _HBM_SPACE = 1
 _BOUND = ("Compute", "HBM", "CMEM Read", "CMEM Write", "VMEM Read", "VMEM Write")
 
 
-def _host_peaks(run, hosts: pd.Series) -> dict[str, np.ndarray]:
+def _host_peaks(run, hosts: np.ndarray) -> dict[str, np.ndarray]:
     """Per op row: its host's peak GFLOP/s, HBM and on-chip bandwidths (GiB/s; the on-chip
     ones 0 off TPU) and whether the chip has merged VMEM."""
     # Per distinct host (a few), then spread over the rows.
-    codes, uniq = pd.factorize(hosts.astype(str).to_numpy(object))
+    codes, uniq = pd.factorize(hosts)
     peaks = _peaks(run)
     first = ~peaks["host"].astype(str).duplicated().to_numpy()  # a host's first device
     by_host = peaks[first].assign(host=peaks["host"].astype(str)[first]).set_index("host")
@@ -304,7 +303,7 @@ def _host_peaks(run, hosts: pd.Series) -> dict[str, np.ndarray]:
         v = s["float_value"].where(s["float_value"].notna(), s["int_value"]).astype(float)
         per = v.groupby(s["host"].astype(str).to_numpy()).first()
         scale = 1.0 if col == "merged_vmem" else 1e9 / GIB
-        out[col] = hosts.map(per).fillna(0).to_numpy(float) * scale
+        out[col] = per.reindex(uniq).fillna(0).to_numpy(float)[codes] * scale
     return out
 
 
