@@ -43,4 +43,13 @@ def ranks(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return inverse.astype(np.int64), uniq
 
 
-__all__ = ["categorical", "ranks", "text", "text_at"]
+def with_columns(df: pd.DataFrame, new: dict) -> pd.DataFrame:
+    """``df.assign(**new)`` (a column of ``new`` replaces the one of that name in place, the
+    others come after ``df``'s), made as one frame: adding columns one at a time re-makes
+    the columns' index each time, the most of a small table's cost."""
+    cols = {c: (new[c] if c in new else df[c].array) for c in df.columns}
+    cols.update((c, v) for c, v in new.items() if c not in cols)
+    return pd.DataFrame(cols, index=df.index)
+
+
+__all__ = ["categorical", "ranks", "text", "text_at", "with_columns"]

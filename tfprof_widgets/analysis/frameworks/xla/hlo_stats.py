@@ -39,15 +39,17 @@ def hlo_stats(run) -> pd.DataFrame:
     name_rank, _ = ranks(out["hlo_op_name"])
     self_us = out["total_self_time_us"].to_numpy(float)
     order = np.lexsort((name_rank, -self_us, host_rank))
-    out = out.take(order).reset_index(drop=True)
     self_us, host_rank = self_us[order], host_rank[order]
     device = _device_time_us(run)
     share = np.array([device.get(h, np.nan) for h in hosts], float)[host_rank]
     with np.errstate(divide="ignore", invalid="ignore"):
         pct = np.where(share > 0, 100 * self_us / share, 0.0)
-    out["self_time_percent"] = pct
     # pandas' running sum per host (compensated: not numpy's cumsum, bit for bit).
-    out["cumulative_self_time_percent"] = pd.Series(pct).groupby(host_rank).cumsum().to_numpy()
+    cum = pd.Series(pct).groupby(host_rank).cumsum().to_numpy()
+    sorted_ = {c: out[c].array.take(order) for c in out.columns}
+    out = pd.DataFrame(
+        {**sorted_, "self_time_percent": pct, "cumulative_self_time_percent": cum}
+    )
     out = op_rates(run, out)  # XProf's FLOP rates, bandwidths and bottleneck per op
     return schema.conform(out, schema.HLO_STATS)
 
@@ -79,7 +81,7 @@ def _tpu_rows(run) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "host": g["host"].astype(str),
-            "program_id": g["program_id"].to_numpy(np.int64),
+            "program_id": g["program_id"].to_numpy(np.int64).astype(np.uint64),
             "module": module,
             "category": g["category"].astype(str),
             "hlo_op_name": g["op_name"].astype(str),
@@ -116,7 +118,8 @@ def _gpu_rows(run) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "host": categorical(text_at(h["host"], at)),
-            "program_id": h["program_id"].to_numpy(np.int64)[at],
+            # Unsigned, as XProf prints program ids (the same bits).
+            "program_id": h["program_id"].to_numpy(np.int64)[at].astype(np.uint64),
             "module": categorical(text_at(h["module"], at)),
             "category": categorical(text_at(h["category"], at)),
             "hlo_op_name": categorical(text_at(h["instruction"], at)),
@@ -126,7 +129,7 @@ def _gpu_rows(run) -> pd.DataFrame:
             "avg_time_us": total_us / occ,
             "total_self_time_us": total_us,
             "avg_self_time_us": total_us / occ,
-            "source_info": np.where(source != "", source + ":" + line, ""),
+            "source_info": categorical(np.where(source != "", source + ":" + line, "")),
             "shape": text_at(h["shape"], at),
             "beyond_xprof": beyond,
         }

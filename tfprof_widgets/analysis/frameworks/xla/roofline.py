@@ -37,7 +37,7 @@ import pandas as pd
 from .... import schema
 from ....proto.wire import varint as _varint
 from ...inputs import per_run
-from .columns import categorical, text
+from .columns import categorical, text, with_columns
 from .cost import instruction_costs
 from .tpu import COST_STATS, tpu_device_ops
 
@@ -80,24 +80,40 @@ def _peaks(run) -> pd.DataFrame:
     if not len(ps):
         return schema.empty(schema.ROOFLINE_PEAKS)
     dev = ps[_plane_starts(ps, ("/device:GPU:", "/device:TPU:"))]
+    # One device per (host, plane), in the order a groupby sorts them (a categorical by its
+    # categories' order); a few stats each, read as plain values.
+    host, plane = text(dev["host"]), text(dev["plane"])
+    key = np.stack([_group_order(dev["host"]), _group_order(dev["plane"])])
+    order = np.lexsort(key[::-1])
+    stat = text(dev["stat"])[order]
+    ints, floats = dev["int_value"].to_numpy()[order], dev["float_value"].to_numpy()[order]
+    strs = dev["str_value"].to_numpy(object)[order]
+    host, plane, key = host[order], plane[order], key[:, order]
+    cuts = np.flatnonzero(np.r_[True, (key[:, 1:] != key[:, :-1]).any(axis=0), True])
     rows = []
-    for (host, plane), g in dev.groupby(["host", "plane"], observed=True, sort=True):
-        st = {
-            s: (i, f, t)
-            for s, i, f, t in zip(
-                g["stat"].astype(str), g["int_value"], g["float_value"], g["str_value"]
-            )
-        }
-        row = _tpu_peaks(st) if str(plane).startswith("/device:TPU:") else _gpu_peaks(st)
+    for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        st = {stat[k]: (ints[k], floats[k], strs[k]) for k in range(a, b)}
+        tpu = plane[a].startswith("/device:TPU:")
+        row = _tpu_peaks(st) if tpu else _gpu_peaks(st)
         if row is not None:
-            rows.append({"host": str(host), "device": str(plane), **row})
+            rows.append({"host": host[a], "device": plane[a], **row})
     if not rows:
         return schema.empty(schema.ROOFLINE_PEAKS)
     out = pd.DataFrame(rows)
+    for c in ("host", "device", "device_type"):
+        out[c] = categorical(out[c].to_numpy(object))
     with np.errstate(divide="ignore", invalid="ignore"):
         out["hbm_ridge_point"] = _ridge(out["peak_gflops"], out["peak_hbm_gibps"])
         out["shm_ridge_point"] = _ridge(out["peak_gflops"], out["peak_shm_gibps"])
     return schema.conform(out, schema.ROOFLINE_PEAKS)
+
+
+def _group_order(column: pd.Series) -> np.ndarray:
+    """Sort key of a groupby key column: a categorical's codes (groupby sorts a categorical
+    by its categories' order), else the text's rank."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return np.asarray(column.cat.codes, np.int64)
+    return np.unique(text(column), return_inverse=True)[1].astype(np.int64)
 
 
 def _plane_starts(ps: pd.DataFrame, prefixes: tuple[str, ...]) -> np.ndarray:
@@ -224,8 +240,8 @@ def op_rates(run, ops: pd.DataFrame) -> pd.DataFrame:
     modeled = np.zeros(len(ops), bool)
     hit = gpu_at >= 0
     modeled[hit] = gpu["flops_modeled"].to_numpy(bool)[gpu_at[hit]]
-    out = ops.reset_index(drop=True).assign(flops_modeled=modeled | on_tpu)
-    return out.assign(flops=flops, bytes_accessed=nbytes, hbm_bytes=hbm, **res)
+    new = {"flops_modeled": modeled | on_tpu, "flops": flops, "bytes_accessed": nbytes}
+    return with_columns(ops.reset_index(drop=True), {**new, "hbm_bytes": hbm, **res})
 
 
 def _at(column: pd.Series, at: np.ndarray) -> np.ndarray:
