@@ -38,7 +38,7 @@ from .... import schema
 from ....proto.wire import varint as _varint
 from ...inputs import per_run
 from .columns import categorical, text, with_columns
-from .cost import instruction_costs
+from .cost import program_costs
 from .tpu import COST_STATS, tpu_device_ops
 
 GIB = float(1 << 30)
@@ -205,7 +205,7 @@ def op_rates(run, ops: pd.DataFrame) -> pd.DataFrame:
     """The roofline figures of HLO ops (rows with host, program_id, hlo_op_name,
     occurrences, total_time_us, total_self_time_us: run.hlo_stats' rows) and the device
     peaks; the ops' own columns kept as they are. GPU ops' costs are XLA's cost model
-    (:func:`.cost.instruction_costs`, per execution × occurrences), TPU ops' the costs
+    (:func:`.cost.program_costs`, per execution × occurrences), TPU ops' the costs
     libtpu put on each op's metadata (:func:`tpu_costs`, summed over the op's events)."""
     host, name = text(ops["host"]), text(ops["hlo_op_name"])
     # The costs key programs by the id's int64 bit pattern; hlo_stats shows it unsigned.
@@ -254,34 +254,29 @@ def _at(column: pd.Series, at: np.ndarray) -> np.ndarray:
 def _costs_of(run, host, program, name, gpu: bool) -> tuple[pd.DataFrame, np.ndarray]:
     """The cost table (the GPU cost model's, or libtpu's per TPU op) and, per op (host,
     program, HLO op name), its row there (-1 where it has none). XLA's GPU cost model is
-    for GPU programs: a TPU host's ops take libtpu's costs."""
-    costs, index = _cost_index(run)[0 if gpu else 1]
+    for GPU programs: a TPU host's ops take libtpu's costs. The cost model runs on the
+    programs of the ops only (:func:`.cost.program_costs`)."""
+    tpu = tpu_costs(run)
+    if gpu:
+        tpu_hosts = set(tpu["host"])
+        pairs = set(zip(host.tolist(), program.tolist()))
+        costs = program_costs(run, {p for p in pairs if p[0] not in tpu_hosts})
+        costs, column = costs.reset_index(drop=True), "instruction"
+    else:
+        costs, column = tpu, "hlo_op_name"
     if not len(costs) or not len(name):
         return costs, np.full(len(name), -1, np.int64)
-    keys = pd.MultiIndex.from_arrays([host, program, name])
-    return costs, index.get_indexer(keys)
-
-
-@per_run
-def _cost_index(run) -> tuple[tuple[pd.DataFrame, pd.Index], tuple[pd.DataFrame, pd.Index]]:
-    """((GPU costs, their keys), (TPU costs, their keys)), the keys (host, program id, op
-    name) unique: the first row of a key, as a left merge of unique keys finds it."""
-    tpu = tpu_costs(run)
-    costs = instruction_costs(run)
-    costs = costs[~costs["host"].astype(str).isin(set(tpu["host"]))]
-    out = []
-    for table, column in ((costs, "instruction"), (tpu, "hlo_op_name")):
-        table = table.reset_index(drop=True)
-        keys = pd.MultiIndex.from_arrays(
-            [
-                table["host"].astype(str).to_numpy(object),
-                table["program_id"].to_numpy().astype(np.int64),
-                table[column].astype(str).to_numpy(object),
-            ]
-        )
-        first = ~keys.duplicated()
-        out.append((table[first].reset_index(drop=True), keys[first]))
-    return out[0], out[1]
+    index = pd.MultiIndex.from_arrays(
+        [
+            costs["host"].astype(str).to_numpy(object),
+            costs["program_id"].to_numpy().astype(np.int64),
+            costs[column].astype(str).to_numpy(object),
+        ]
+    )
+    first = ~index.duplicated()  # the first row of a key, as a left merge of unique keys
+    if not first.all():
+        costs, index = costs[first].reset_index(drop=True), index[first]
+    return costs, index.get_indexer(pd.MultiIndex.from_arrays([host, program, name]))
 
 
 # TPU on-chip memories of libtpu's memory_access_breakdown: (column, memory space, operation
