@@ -157,21 +157,7 @@ def program_costs(run, programs: set | None = None) -> pd.DataFrame:
     every program when None). Each program's costs are computed once per run, the first
     time a table needs them: the HLO Stats tool needs only the programs that ran (on the
     JAX H100 capture 2 of 16: the random-number programs hold most instructions)."""
-    done = _program_rows(run)
-    rows: list[tuple] = []
-    for host, program, module in run.hlo_modules:
-        if programs is not None and (host, program) not in programs:
-            continue
-        if (host, program) not in done:
-            part: list[tuple] = []
-            try:
-                _module_costs(part, host, program, module, _result_bytes(run))
-            except (RecursionError, MemoryError, ValueError, OverflowError):
-                # A damaged program (computations calling each other in a cycle, absurd
-                # window sizes) gets no costs, as an undecodable one gets no instructions.
-                part = []
-            done[(host, program)] = part
-        rows.extend(done[(host, program)])
+    rows = [r for part in _program_parts(run, programs) for r in part]
     cols = [
         "host",
         "program_id",
@@ -195,6 +181,38 @@ def program_costs(run, programs: set | None = None) -> pd.DataFrame:
             "flops_modeled": bool,
         }
     )
+
+
+def costs_by_instruction(run, programs: set) -> dict[tuple, tuple]:
+    """(host, program id, instruction name) -> (flops, device_flops, bytes_accessed,
+    hbm_bytes, flops_modeled) of the top-level instructions of the programs named: the
+    rows of :func:`program_costs` as a lookup (the first row of a name)."""
+    out: dict = {}
+    for part in _program_parts(run, programs):
+        for row in part:
+            out.setdefault(row[:3], row[3:])
+    return out
+
+
+def _program_parts(run, programs: set | None) -> list[list[tuple]]:
+    """Each program's rows of :func:`program_costs` (those named; all when None), in the
+    programs' order, computed the first time they are asked for."""
+    done = _program_rows(run)
+    parts = []
+    for host, program, module in run.hlo_modules:
+        if programs is not None and (host, program) not in programs:
+            continue
+        if (host, program) not in done:
+            part: list[tuple] = []
+            try:
+                _module_costs(part, host, program, module, _result_bytes(run))
+            except (RecursionError, MemoryError, ValueError, OverflowError):
+                # A damaged program (computations calling each other in a cycle, absurd
+                # window sizes) gets no costs, as an undecodable one gets no instructions.
+                part = []
+            done[(host, program)] = part
+        parts.append(done[(host, program)])
+    return parts
 
 
 @per_run
@@ -537,4 +555,4 @@ def _valid_positions(kernel: int, output: int, inp: int, w) -> int:
     return int(ok.sum())
 
 
-__all__ = ["instruction_costs"]
+__all__ = ["costs_by_instruction", "instruction_costs", "program_costs"]

@@ -31,6 +31,8 @@ Where our FLOPs are not XProf's (cuBLAS GEMM calls, which xprof leaves at 0),
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
@@ -38,7 +40,7 @@ from .... import schema
 from ....proto.wire import varint as _varint
 from ...inputs import per_run
 from .columns import categorical, text, with_columns
-from .cost import program_costs
+from .cost import costs_by_instruction
 from .tpu import COST_STATS, tpu_device_ops
 
 GIB = float(1 << 30)
@@ -210,15 +212,15 @@ def op_rates(run, ops: pd.DataFrame) -> pd.DataFrame:
     host, name = text(ops["host"]), text(ops["hlo_op_name"])
     # The costs key programs by the id's int64 bit pattern; hlo_stats shows it unsigned.
     program = ops["program_id"].to_numpy().astype(np.int64)
-    gpu, gpu_at = _costs_of(run, host, program, name, gpu=True)
-    tpu, tpu_at = _costs_of(run, host, program, name, gpu=False)
+    gpu, modeled = _gpu_costs(run, host, program, name)
+    tpu, tpu_at = _tpu_costs_of(run, host, program, name)
     on_tpu = tpu_at >= 0
     occ = ops["occurrences"].to_numpy(float)
 
     def total(gpu_col: str, tpu_col: str) -> np.ndarray:
         """The ops' total of a cost: libtpu's (summed over events) on TPU, else the cost
         model's per execution × occurrences; 0 where the op has none."""
-        per = _at(gpu[gpu_col], gpu_at) * occ if gpu_col else np.zeros(len(ops))
+        per = gpu[gpu_col] * occ if gpu_col else np.zeros(len(ops))
         return np.where(on_tpu, _at(tpu[tpu_col], tpu_at), per) if len(tpu) else per
 
     flops = total("flops", "model_flops")
@@ -237,9 +239,6 @@ def op_rates(run, ops: pd.DataFrame) -> pd.DataFrame:
     with np.errstate(divide="ignore", invalid="ignore"):
         res["normalized_gflops_per_s"] = np.where(secs > 0, device / secs / 1e9, 0.0)
     res["bound_by"] = categorical(res["bound_by"])
-    modeled = np.zeros(len(ops), bool)
-    hit = gpu_at >= 0
-    modeled[hit] = gpu["flops_modeled"].to_numpy(bool)[gpu_at[hit]]
     new = {"flops_modeled": modeled | on_tpu, "flops": flops, "bytes_accessed": nbytes}
     return with_columns(ops.reset_index(drop=True), {**new, "hbm_bytes": hbm, **res})
 
@@ -251,26 +250,36 @@ def _at(column: pd.Series, at: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(out), 0.0, out)
 
 
-def _costs_of(run, host, program, name, gpu: bool) -> tuple[pd.DataFrame, np.ndarray]:
-    """The cost table (the GPU cost model's, or libtpu's per TPU op) and, per op (host,
-    program, HLO op name), its row there (-1 where it has none). XLA's GPU cost model is
-    for GPU programs: a TPU host's ops take libtpu's costs. The cost model runs on the
-    programs of the ops only (:func:`.cost.program_costs`)."""
-    tpu = tpu_costs(run)
-    if gpu:
-        tpu_hosts = set(tpu["host"])
-        pairs = set(zip(host.tolist(), program.tolist()))
-        costs = program_costs(run, {p for p in pairs if p[0] not in tpu_hosts})
-        costs, column = costs.reset_index(drop=True), "instruction"
-    else:
-        costs, column = tpu, "hlo_op_name"
+_GPU_COSTS = ("flops", "device_flops", "bytes_accessed", "hbm_bytes")
+
+
+def _gpu_costs(run, host, program, name) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Per op (host, program, HLO op name): XLA's GPU cost model's figures of one execution
+    (:data:`_GPU_COSTS`, 0 where it has none) and whether they are XProf's (flops_modeled).
+    The cost model is for GPU programs (a TPU host's ops take libtpu's costs) and runs on
+    the programs of the ops only (:func:`.cost.costs_by_instruction`)."""
+    tpu_hosts = set(tpu_costs(run)["host"])
+    keys = list(zip(host.tolist(), program.tolist(), name.tolist()))
+    wanted = {k[:2] for k in keys if k[0] not in tpu_hosts}
+    by_key = costs_by_instruction(run, wanted) if wanted else {}
+    none = (0.0, 0.0, 0.0, 0.0, False)
+    found = [by_key.get(k, none) if k[0] not in tpu_hosts else none for k in keys]
+    table = np.array([f[:4] for f in found], float).reshape(len(keys), 4)
+    modeled = np.array([bool(f[4]) for f in found], bool)
+    return {c: table[:, j] for j, c in enumerate(_GPU_COSTS)}, modeled
+
+
+def _tpu_costs_of(run, host, program, name) -> tuple[pd.DataFrame, np.ndarray]:
+    """libtpu's costs per TPU op (:func:`tpu_costs`) and, per op (host, program, HLO op
+    name), its row there (-1 where it has none)."""
+    costs = tpu_costs(run)
     if not len(costs) or not len(name):
         return costs, np.full(len(name), -1, np.int64)
     index = pd.MultiIndex.from_arrays(
         [
             costs["host"].astype(str).to_numpy(object),
             costs["program_id"].to_numpy().astype(np.int64),
-            costs[column].astype(str).to_numpy(object),
+            costs["hlo_op_name"].astype(str).to_numpy(object),
         ]
     )
     first = ~index.duplicated()  # the first row of a key, as a left merge of unique keys
@@ -297,13 +306,9 @@ def _host_peaks(run, hosts: np.ndarray) -> dict[str, np.ndarray]:
     ones 0 off TPU) and whether the chip has merged VMEM."""
     # Per distinct host (a few), then spread over the rows.
     codes, uniq = pd.factorize(hosts)
-    peaks = _peaks(run)
-    first = ~peaks["host"].astype(str).duplicated().to_numpy()  # a host's first device
-    by_host = peaks[first].assign(host=peaks["host"].astype(str)[first]).set_index("host")
-    out = {}
-    for col in ("peak_gflops", "peak_hbm_gibps"):
-        per = by_host[col].reindex(uniq).fillna(0).to_numpy(float)
-        out[col] = per[codes] if len(codes) else np.zeros(0)
+    by_host = _first_device_peaks(run)
+    per = np.array([by_host.get(h, (0.0, 0.0)) for h in uniq], float).reshape(len(uniq), 2)
+    out = {c: per[codes, j] for j, c in enumerate(("peak_gflops", "peak_hbm_gibps"))}
     ps = run.plane_stats
     tpu = ps[_plane_starts(ps, ("/device:TPU:",))] if len(ps) else ps
     for col, (_, _, stat) in (*ON_CHIP.items(), ("merged_vmem", (0, 0, "has_merged_vmem"))):
@@ -319,6 +324,17 @@ def _host_peaks(run, hosts: np.ndarray) -> dict[str, np.ndarray]:
 
 
 @per_run
+def _first_device_peaks(run) -> dict[str, tuple[float, float]]:
+    """Host -> (peak GFLOP/s, peak HBM GiB/s) of its first device with known peaks."""
+    peaks = _peaks(run)
+    out: dict = {}
+    for h, f, b in zip(text(peaks["host"]).tolist(), peaks["peak_gflops"].tolist(),
+                       peaks["peak_hbm_gibps"].tolist()):  # fmt: skip
+        out.setdefault(h, (f, b))
+    return out
+
+
+@per_run
 def tpu_costs(run) -> pd.DataFrame:
     """XProf's costs of each TPU HLO op (host, program_id, hlo_op_name), summed over its
     events on every core: flops, model_flops (the flops where the op has none), bytes_accessed,
@@ -328,11 +344,8 @@ def tpu_costs(run) -> pd.DataFrame:
     per run on the op's metadata; XProf multiplies them by the occurrences (custom-calls
     apart, whose costs ride on the events: not read here)."""
     ops = tpu_device_ops(run)
-    cols = ["host", "program_id", "hlo_op_name", "flops", "model_flops", "bytes_accessed"]
     if not len(ops):
-        more = ("hbm_bytes", "breakdown_hbm_bytes", *ON_CHIP)
-        empty = {c: pd.Series(dtype=float) for c in (*cols, *more)}
-        return pd.DataFrame(empty).astype({"host": str, "program_id": np.int64, "hlo_op_name": str})
+        return _no_tpu_costs().copy()
     br = _breakdowns(run)
     ev = ops[["host", "plane", "name", "program_id", "op_name", *COST_STATS]].merge(
         br, on=["host", "plane", "name"], how="left"
@@ -347,6 +360,15 @@ def tpu_costs(run) -> pd.DataFrame:
         ["flops", "model_flops", "bytes_accessed", "hbm_bytes", "breakdown_hbm_bytes", *ON_CHIP]
     ].sum()
     return g.astype(float).reset_index().rename(columns={"op_name": "hlo_op_name"})
+
+
+@functools.cache
+def _no_tpu_costs() -> pd.DataFrame:
+    """:func:`tpu_costs` of a run without TPU ops (made once: every GPU run asks)."""
+    cols = ["host", "program_id", "hlo_op_name", "flops", "model_flops", "bytes_accessed"]
+    more = ("hbm_bytes", "breakdown_hbm_bytes", *ON_CHIP)
+    empty = {c: pd.Series(dtype=float) for c in (*cols, *more)}
+    return pd.DataFrame(empty).astype({"host": str, "program_id": np.int64, "hlo_op_name": str})
 
 
 def _breakdowns(run) -> pd.DataFrame:
