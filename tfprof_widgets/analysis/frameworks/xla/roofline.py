@@ -82,6 +82,8 @@ def _peaks(run) -> pd.DataFrame:
     if not len(ps):
         return schema.empty(schema.ROOFLINE_PEAKS)
     dev = ps[_plane_starts(ps, ("/device:GPU:", "/device:TPU:"))]
+    if not len(dev):
+        return schema.empty(schema.ROOFLINE_PEAKS)
     # One device per (host, plane), in the order a groupby sorts them (a categorical by its
     # categories' order); a few stats each, read as plain values.
     host, plane = text(dev["host"]), text(dev["plane"])
