@@ -37,6 +37,7 @@ import pandas as pd
 from ....proto import xla_hlo_pb2
 from ....proto.xla_opcodes import ELEMENTWISE
 from ...inputs import per_run
+from .columns import text
 
 # cuDNN / cuBLAS / hipBLASLt calls: a tuple result whose last element is the workspace.
 _LIBRARY_PREFIXES = ("__cudnn$", "__cublas$", "__cublas", "__hipblas")
@@ -225,7 +226,7 @@ def _program_rows(run) -> dict:
 def _result_bytes(run) -> dict:
     """(host, program id, instruction id) -> the instruction's result bytes."""
     h = run.hlo_instructions
-    keys = zip(h["host"].astype(str), h["program_id"].tolist(), h["instruction_id"].tolist())
+    keys = zip(text(h["host"]).tolist(), h["program_id"].tolist(), h["instruction_id"].tolist())
     return dict(zip(keys, h["result_bytes"].tolist()))
 
 

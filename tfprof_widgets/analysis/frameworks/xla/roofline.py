@@ -68,6 +68,7 @@ _AMD_FAMILY = {
     10: "AMD GPU - gfx-10XX series",
     11: "AMD GPU - gfx-11XX series",
 }
+_PEAKS = ("peak_gflops", "peak_hbm_gibps", "peak_shm_gibps")
 
 
 def roofline_peaks(run) -> pd.DataFrame:
@@ -103,12 +104,12 @@ def _peaks(run) -> pd.DataFrame:
             rows.append({"host": host[a], "device": plane[a], **row})
     if not rows:
         return schema.empty(schema.ROOFLINE_PEAKS)
-    out = pd.DataFrame(rows)
-    for c in ("host", "device", "device_type"):
-        out[c] = categorical(out[c].to_numpy(object))
+    cols = {c: np.array([r[c] for r in rows], object) for c in ("host", "device", "device_type")}
+    nums = {c: np.array([r[c] for r in rows], float) for c in _PEAKS}
     with np.errstate(divide="ignore", invalid="ignore"):
-        out["hbm_ridge_point"] = _ridge(out["peak_gflops"], out["peak_hbm_gibps"])
-        out["shm_ridge_point"] = _ridge(out["peak_gflops"], out["peak_shm_gibps"])
+        nums["hbm_ridge_point"] = _ridge(nums["peak_gflops"], nums["peak_hbm_gibps"])
+        nums["shm_ridge_point"] = _ridge(nums["peak_gflops"], nums["peak_shm_gibps"])
+    out = pd.DataFrame({**{c: categorical(v) for c, v in cols.items()}, **nums})
     return schema.conform(out, schema.ROOFLINE_PEAKS)
 
 
@@ -131,10 +132,10 @@ def _plane_starts(ps: pd.DataFrame, prefixes: tuple[str, ...]) -> np.ndarray:
     return hit[np.asarray(plane.cat.codes, np.int64)]
 
 
-def _ridge(gflops: pd.Series, gibps: pd.Series) -> np.ndarray:
+def _ridge(gflops: np.ndarray, gibps: np.ndarray) -> np.ndarray:
     """FLOP per byte where the memory roof meets the compute roof (0 where unknown)."""
-    bw = gibps.to_numpy(float) * GIB / 1e9
-    return np.where(bw > 0, gflops.to_numpy(float) / np.where(bw > 0, bw, 1), 0.0)
+    bw = gibps * GIB / 1e9
+    return np.where(bw > 0, gflops / np.where(bw > 0, bw, 1), 0.0)
 
 
 def _num(st: dict, name: str) -> float:
