@@ -1,0 +1,72 @@
+"""The XLA analyses share their work within a run without changing what they give: each
+program's HloProto is decoded once per run, the cost model runs per program and only on the
+programs a table asks for, and the column helpers (xla/columns.py) give what pandas' own
+conversions give. Each test states the rule it checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import ROOT
+
+import tfprof_widgets as tw
+from tfprof_widgets.analysis.frameworks.xla import columns, cost
+from tfprof_widgets.readers.xspace import hlo
+
+NOGRAPHS = ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_nographs.xplane.pb"
+
+
+@pytest.fixture(scope="module")
+def run():
+    return tw.load(NOGRAPHS, progress=False)
+
+
+def test_each_program_is_decoded_once_per_run(monkeypatch):
+    """Rule: run.hlo_instructions tabulates run.hlo_modules (one decode of the 16 programs
+    for the table and the cost model), and equals the table decoded on its own."""
+    calls = []
+    real = hlo.program_protos
+    monkeypatch.setattr(hlo, "program_protos", lambda ms: calls.append(1) or real(ms))
+    fresh = tw.load(NOGRAPHS, progress=False)
+    table = fresh.hlo_instructions
+    assert len(fresh.hlo_modules) == 16 and len(calls) == 1
+    pd.testing.assert_frame_equal(table, hlo.hlo_instructions(fresh.metadata_stats))
+
+
+def test_the_cost_model_of_some_programs_is_their_rows_of_all(run):
+    """Rule: cost.program_costs of some programs are instruction_costs' rows of them, in
+    order; costs_by_instruction is the same rows as a lookup by (host, program, name)."""
+    everything = cost.instruction_costs(run)
+    step = {("vm", 9941)}  # jit_step, the program the kernels ran
+    some = cost.program_costs(run, step)
+    ours = everything[(everything["program_id"] == 9941).to_numpy()].reset_index(drop=True)
+    pd.testing.assert_frame_equal(some, ours)
+    lookup = cost.costs_by_instruction(run, step)
+    assert len(lookup) == len(some) > 100
+    row = some.iloc[0]
+    assert lookup[("vm", 9941, row["instruction"])] == (
+        row["flops"], row["device_flops"], row["bytes_accessed"], row["hbm_bytes"],
+        row["flops_modeled"],
+    )  # fmt: skip
+
+
+def test_column_helpers_give_pandas_own_results():
+    """Rule: categorical() is astype('category') of the text (categories the values present,
+    sorted); ranks() orders rows as sorting the text does, categorical or not; text() is
+    astype(str); with_columns() is assign() (replaced columns in place, new ones after)."""
+    values = np.array(["fusion.2", "", "conv", "fusion.10", "conv"], object)
+    pd.testing.assert_series_equal(
+        pd.Series(columns.categorical(values)), pd.Series(values).astype(str).astype("category")
+    )
+    unsorted = pd.Series(pd.Categorical(values, categories=["fusion.2", "conv", "", "fusion.10"]))
+    for column in (unsorted, pd.Series(values), pd.Series(pd.Categorical(values))):
+        rank, names = columns.ranks(column)
+        assert list(names[rank]) == list(column.astype(str))
+        assert list(np.argsort(rank, kind="stable")) == list(
+            np.argsort(column.astype(str).to_numpy(object), kind="stable")
+        )
+        assert list(columns.text(column)) == list(column.astype(str))
+    df = pd.DataFrame({"a": [1, 2], "b": pd.Categorical(["x", "y"]), "c": [0.5, 1.5]})
+    new = {"b": np.array([3, 4]), "d": np.array([True, False])}
+    pd.testing.assert_frame_equal(columns.with_columns(df, new), df.assign(**new))
