@@ -100,7 +100,8 @@ def _table(rows: list[tuple]) -> pd.DataFrame:
     for (name, (dtype, _)), values in zip(spec.items(), zip(*rows)):
         if dtype == "category":
             codes, uniques = pd.factorize(np.array(values, object), sort=True)
-            cols[name] = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(pd.Index(uniques)))
+            dtype_ = pd.CategoricalDtype(pd.Index(uniques))  # sorted, as astype makes them
+            cols[name] = pd.Categorical.from_codes(codes, dtype=dtype_)
         elif dtype == "str":
             cols[name] = list(values)  # pandas' own string dtype, whichever it is
         else:

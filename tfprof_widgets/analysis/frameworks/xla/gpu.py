@@ -34,8 +34,8 @@ import pandas as pd
 from .... import stat_columns
 from ...event_index import event_line_ids, is_derived_line, on_device, timed
 from ...inputs import per_run
-from .columns import text
 from ..tensorflow.op_names import parse_tf_op
+from .columns import text
 
 # Opcodes of instructions that run a library kernel when not inside a fusion.
 LIBRARY_OPCODES = ("custom-call", "convolution", "dot", "cholesky", "triangular-solve", "fft")

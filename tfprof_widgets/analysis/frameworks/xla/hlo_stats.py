@@ -47,9 +47,7 @@ def hlo_stats(run) -> pd.DataFrame:
     # pandas' running sum per host (compensated: not numpy's cumsum, bit for bit).
     cum = pd.Series(pct).groupby(host_rank).cumsum().to_numpy()
     sorted_ = {c: out[c].array.take(order) for c in out.columns}
-    out = pd.DataFrame(
-        {**sorted_, "self_time_percent": pct, "cumulative_self_time_percent": cum}
-    )
+    out = pd.DataFrame({**sorted_, "self_time_percent": pct, "cumulative_self_time_percent": cum})
     out = op_rates(run, out)  # XProf's FLOP rates, bandwidths and bottleneck per op
     return schema.conform(out, schema.HLO_STATS)
 
