@@ -70,3 +70,22 @@ def test_column_helpers_give_pandas_own_results():
     df = pd.DataFrame({"a": [1, 2], "b": pd.Categorical(["x", "y"]), "c": [0.5, 1.5]})
     new = {"b": np.array([3, 4]), "d": np.array([True, False])}
     pd.testing.assert_frame_equal(columns.with_columns(df, new), df.assign(**new))
+
+
+def test_program_stats_are_read_without_building_the_metadata_tables():
+    """Rule: the XLA programs' stats ('Hlo Proto', 'program_id' of /host:metadata) are read
+    from the hosts' metadata without building event_metadata / metadata_stats, and are those
+    rows of metadata_stats (same order and values); once the tables are built they are read
+    from them."""
+    fresh = tw.load(NOGRAPHS, progress=False)
+    rows = fresh._program_stats()
+    assert "metadata_stats" not in fresh.__dict__ and fresh._metadata._built is None
+    assert len(fresh.hlo_modules) == 16 and fresh._metadata._built is None
+    ms = fresh.metadata_stats
+    want = ms[(ms["plane"] == hlo.METADATA_PLANE) & ms["stat"].isin(["Hlo Proto", "program_id"])]
+    assert len(rows) == len(want) == 32
+    for col in ("host", "plane", "metadata_id", "stat", "int_value"):
+        assert list(rows[col]) == list(want[col].astype(object)), col
+    assert list(rows["str_value"].astype(object)) == list(want["str_value"].astype(object))
+    assert hlo.program_protos(rows) == hlo.program_protos(ms)
+    pd.testing.assert_frame_equal(fresh._program_stats(), want)  # built: its own rows

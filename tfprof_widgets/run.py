@@ -218,7 +218,8 @@ class Run:
         once per run), then kept; empty for a capture without them."""
         from .readers.xspace.hlo import hlo_instructions
 
-        return hlo_instructions(self.metadata_stats, self.hlo_modules)
+        modules = self.hlo_modules
+        return hlo_instructions(self._program_stats(), modules)
 
     @functools.cached_property
     def hlo_modules(self) -> list:
@@ -227,7 +228,17 @@ class Run:
         dimension numbers the instruction table leaves out); empty without programs."""
         from .readers.xspace.hlo import hlo_modules
 
-        return hlo_modules(self.metadata_stats)
+        return hlo_modules(self._program_stats())
+
+    def _program_stats(self) -> pd.DataFrame:
+        """The metadata stats that name the XLA programs (their 'Hlo Proto' bytes and
+        program ids): read from the hosts' metadata alone while :attr:`metadata_stats` is
+        not built (only the programs need them in most runs), else that table."""
+        from .readers.xspace.hlo import HLO_PROTO_STAT, METADATA_PLANE, PROGRAM_ID_STAT
+
+        if self._metadata is None or "metadata_stats" in self.__dict__:
+            return self.metadata_stats
+        return self._metadata.stat_rows(METADATA_PLANE, (HLO_PROTO_STAT, PROGRAM_ID_STAT))
 
     # -- summaries --------------------------------------------------------------------------
     @property
