@@ -89,3 +89,19 @@ def test_program_stats_are_read_without_building_the_metadata_tables():
     assert list(rows["str_value"].astype(object)) == list(want["str_value"].astype(object))
     assert hlo.program_protos(rows) == hlo.program_protos(ms)
     pd.testing.assert_frame_equal(fresh._program_stats(), want)  # built: its own rows
+
+
+def test_the_frameworks_found_at_load_are_the_runs(monkeypatch):
+    """Rule: the frameworks a run's loading finds (to group its events) are its
+    framework_of(run), not found a second time; clear_cache() forgets them and the next
+    read finds the same ones again."""
+    from tfprof_widgets.analysis.frameworks import registry
+
+    fresh = tw.load(NOGRAPHS, progress=False)
+    calls = []
+    real = registry.frameworks_in
+    monkeypatch.setattr(registry, "frameworks_in", lambda r: calls.append(1) or real(r))
+    found = registry.framework_of(fresh)
+    assert not calls and found.name == real(fresh).name == "xla"
+    fresh.clear_cache()
+    assert registry.framework_of(fresh).name == "xla" and len(calls) == 1

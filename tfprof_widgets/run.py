@@ -147,9 +147,14 @@ class Run:
 
     def _fill_typed_columns(self) -> None:
         ev = self.events
+        frameworks = frameworks_in(self)
         ev["group_id"], ev["step"] = assign_groups(
-            ev, self.stat_store, self.event_line_rows, ~on_device(self), frameworks_in(self)
+            ev, self.stat_store, self.event_line_rows, ~on_device(self), frameworks
         )
+        # What the run's frameworks are told apart by (its names, stats, tfprof nodes and
+        # tool data) is all there now and the rest of loading changes none of it: the
+        # analyses' framework_of(run) is this, not found a second time.
+        framework_of.seed(self, frameworks)
         ev["tf_op"] = stat_columns.categorical(self.stat_store, "tf_op", len(ev))
 
     # -- stats ----------------------------------------------------------------------------
