@@ -147,9 +147,14 @@ class Run:
 
     def _fill_typed_columns(self) -> None:
         ev = self.events
+        frameworks = frameworks_in(self)
         ev["group_id"], ev["step"] = assign_groups(
-            ev, self.stat_store, self.event_line_rows, ~on_device(self), frameworks_in(self)
+            ev, self.stat_store, self.event_line_rows, ~on_device(self), frameworks
         )
+        # What the run's frameworks are told apart by (its names, stats, tfprof nodes and
+        # tool data) is all there now and the rest of loading changes none of it: the
+        # analyses' framework_of(run) is this, not found a second time.
+        framework_of.seed(self, frameworks)
         ev["tf_op"] = stat_columns.categorical(self.stat_store, "tf_op", len(ev))
 
     # -- stats ----------------------------------------------------------------------------
@@ -214,10 +219,12 @@ class Run:
     def hlo_instructions(self) -> pd.DataFrame:
         """Every HLO instruction of the XLA programs the capture carries
         (schema.HLO_INSTRUCTIONS): decoded from the ``/host:metadata`` plane's ``Hlo Proto``
-        stats the first time it is read, then kept; empty for a capture without them."""
+        stats the first time it is read (from :attr:`hlo_modules`: each program is decoded
+        once per run), then kept; empty for a capture without them."""
         from .readers.xspace.hlo import hlo_instructions
 
-        return hlo_instructions(self.metadata_stats)
+        modules = self.hlo_modules
+        return hlo_instructions(self._program_stats(), modules)
 
     @functools.cached_property
     def hlo_modules(self) -> list:
@@ -226,7 +233,17 @@ class Run:
         dimension numbers the instruction table leaves out); empty without programs."""
         from .readers.xspace.hlo import hlo_modules
 
-        return hlo_modules(self.metadata_stats)
+        return hlo_modules(self._program_stats())
+
+    def _program_stats(self) -> pd.DataFrame:
+        """The metadata stats that name the XLA programs (their 'Hlo Proto' bytes and
+        program ids): read from the hosts' metadata alone while :attr:`metadata_stats` is
+        not built (only the programs need them in most runs), else that table."""
+        from .readers.xspace.hlo import HLO_PROTO_STAT, METADATA_PLANE, PROGRAM_ID_STAT
+
+        if self._metadata is None or "metadata_stats" in self.__dict__:
+            return self.metadata_stats
+        return self._metadata.stat_rows(METADATA_PLANE, (HLO_PROTO_STAT, PROGRAM_ID_STAT))
 
     # -- summaries --------------------------------------------------------------------------
     @property

@@ -29,6 +29,13 @@ def per_run(fn: Callable[..., T]) -> Callable[..., T]:
             cache[key] = fn(run)
         return cache[key]
 
+    def seed(run, value: T) -> None:
+        """Keep ``value`` as ``fn(run)`` (a result the run already computed while it was
+        built, equal to what ``fn`` gives; :meth:`~tfprof_widgets.Run.clear_cache`
+        forgets it like the others)."""
+        run.__dict__.setdefault(CACHE_ATTRIBUTE, {})[key] = value
+
+    wrapper.seed = seed
     return wrapper
 
 

@@ -323,6 +323,10 @@ def as_store(stats: StatRows | StatStore, n_owners: int) -> StatStore:
     )
 
 
+# The columns of MetadataTables.stat_rows.
+_STAT_ROW_COLUMNS = ("host", "plane", "metadata_id", "stat", "int_value", "str_value")
+
+
 class MetadataTables:
     """The event metadata of every plane of a run and their stats (schema.EVENT_METADATA,
     schema.METADATA_STATS), built when first asked for: few analyses read them (TPU ops), and
@@ -345,6 +349,39 @@ class MetadataTables:
         ]
         self._dtypes = (host_cat, plane_names)
         self._built: tuple[pd.DataFrame, pd.DataFrame] | None = None
+
+    def stat_rows(self, plane: str, stats: tuple[str, ...]) -> pd.DataFrame:
+        """The rows of schema.METADATA_STATS of one plane's metadata whose stat is one of
+        ``stats``, in the table's order (host, plane, metadata_id, stat, int_value,
+        str_value; plain columns): the few a caller needs (XLA's programs: 'Hlo Proto' and
+        'program_id' of '/host:metadata') without building both tables."""
+        if self._built is not None:
+            ms = self._built[1]
+            keep = (ms["plane"] == plane).to_numpy(bool) & ms["stat"].isin(stats).to_numpy(bool)
+            return ms[keep]
+        cols: dict[str, list] = {c: [] for c in _STAT_ROW_COLUMNS}
+        for h in self._parts:
+            rows = h.metadata_stats
+            if not len(rows):
+                continue
+            names = np.asarray(rows.name.categories, object)
+            codes = np.asarray(rows.name.codes)
+            wanted = np.isin(names, np.array(stats, object))
+            for i in np.flatnonzero((codes >= 0) & wanted[np.maximum(codes, 0)]):
+                md = int(rows.owner[i])
+                if h.planes[h.md_plane[md]].name != plane:
+                    continue
+                code = int(rows.str_value.codes[i])
+                values = (
+                    h.host, plane, h.md_id[md], names[codes[i]], rows.int_value[i],
+                    rows.str_value.categories[code] if code >= 0 else np.nan,
+                )  # fmt: skip
+                for c, v in zip(_STAT_ROW_COLUMNS, values):
+                    cols[c].append(v)
+        out = {c: np.array(v, object) for c, v in cols.items()}
+        out["metadata_id"] = np.array(cols["metadata_id"], np.int64)
+        out["int_value"] = np.array(cols["int_value"], np.int64)
+        return pd.DataFrame(out)
 
     def build(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         if self._built is None:

@@ -7,8 +7,9 @@ own name) and program (``program_id``); an instruction's ``metadata.op_name`` is
 framework op it came from (``jit(step)/jvp()/dot_general``) and its source file and line the
 Python line that made it.
 
-:func:`hlo_instructions` decodes each program once (the caller caches the table: a run's
-``hlo_instructions`` is built the first time an analysis reads it, never at load). A
+:func:`hlo_modules` decodes each program once and :func:`hlo_instructions` tabulates the
+decoded programs (a run keeps both: its ``hlo_modules`` and ``hlo_instructions`` are built
+the first time an analysis reads them, never at load, and share one decode). A
 program id is the ``program_id`` stat, else the metadata's id (XProf's rule); a program id
 seen twice on one host keeps its first proto. A proto that does not parse is skipped.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from ... import schema
@@ -33,6 +35,7 @@ _DTYPES = {
     for v in xla_hlo_pb2.DESCRIPTOR.enum_types_by_name["PrimitiveType"].values
 }
 _DTYPES.update({13: "tuple", 14: "opaque", 17: "token", 0: "invalid"})
+_TUPLE = 13
 _BITS = {
     "pred": 8, "s1": 1, "s2": 2, "s4": 4, "s8": 8, "s16": 16, "s32": 32, "s64": 64,
     "u1": 1, "u2": 2, "u4": 4, "u8": 8, "u16": 16, "u32": 32, "u64": 64,
@@ -54,11 +57,12 @@ def program_protos(metadata_stats: pd.DataFrame) -> list[tuple[str, int, bytes]]
     ms = metadata_stats
     if not len(ms):
         return []
-    ms = ms[(ms["plane"].astype(str) == METADATA_PLANE).to_numpy()]
-    protos = ms[(ms["stat"].astype(str) == HLO_PROTO_STAT).to_numpy()]
+    # Compared as they are (categoricals compare by their categories: no text column made).
+    ms = ms[(ms["plane"] == METADATA_PLANE).to_numpy(bool)]
+    protos = ms[(ms["stat"] == HLO_PROTO_STAT).to_numpy(bool)]
     if not len(protos):
         return []
-    ids = ms[(ms["stat"].astype(str) == PROGRAM_ID_STAT).to_numpy()]
+    ids = ms[(ms["stat"] == PROGRAM_ID_STAT).to_numpy(bool)]
     pid = dict(zip(zip(ids["host"].astype(str), ids["metadata_id"]), ids["int_value"]))
     out, seen = [], set()
     for host, mid, value in zip(
@@ -72,76 +76,107 @@ def program_protos(metadata_stats: pd.DataFrame) -> list[tuple[str, int, bytes]]
     return out
 
 
-def hlo_instructions(metadata_stats: pd.DataFrame) -> pd.DataFrame:
+def hlo_instructions(metadata_stats: pd.DataFrame, modules: list | None = None) -> pd.DataFrame:
     """Every HLO instruction of every program the capture carries (schema.HLO_INSTRUCTIONS),
-    in program, computation and instruction order."""
+    in program, computation and instruction order. ``modules`` are the programs already
+    decoded (:func:`hlo_modules`; a run decodes each program once for the table and the
+    cost model), else they are decoded here."""
+    if modules is None:
+        modules = hlo_modules(metadata_stats)
     rows: list[tuple] = []
+    shapes: dict = {}  # (element type, dimensions) -> shape_text: few distinct shapes
+    for host, program, module in modules:
+        _add_module(rows, host, program, module, shapes)
+    if not rows:
+        return schema.empty(schema.HLO_INSTRUCTIONS)
+    return _table(rows)
+
+
+def _table(rows: list[tuple]) -> pd.DataFrame:
+    """The instruction tuples as schema.HLO_INSTRUCTIONS, each column made in its dtype at
+    once (categoricals from the values, not through a generic table and a conversion)."""
+    spec = schema.HLO_INSTRUCTIONS
+    cols = {}
+    for (name, (dtype, _)), values in zip(spec.items(), zip(*rows)):
+        if dtype == "category":
+            codes, uniques = pd.factorize(np.array(values, object), sort=True)
+            dtype_ = pd.CategoricalDtype(pd.Index(uniques))  # sorted, as astype makes them
+            cols[name] = pd.Categorical.from_codes(codes, dtype=dtype_)
+        elif dtype == "str":
+            cols[name] = list(values)  # pandas' own string dtype, whichever it is
+        else:
+            cols[name] = np.array(values, dtype=dtype)
+    return schema.conform(pd.DataFrame(cols), spec)
+
+
+def hlo_modules(metadata_stats: pd.DataFrame) -> list[tuple[str, int, object]]:
+    """(host, program id, ``xla.HloModuleProto``) of every program that parses: the table's
+    source, and what the analyses read that the table leaves out (XLA's cost model)."""
+    out = []
     for host, program, data in program_protos(metadata_stats):
         proto = xla_hlo_pb2.HloProto()
         try:
             proto.ParseFromString(data)
         except Exception:  # noqa: BLE001 - a damaged program is left out, not fatal
             continue
-        _add_module(rows, host, program, proto.hlo_module)
-    if not rows:
-        return schema.empty(schema.HLO_INSTRUCTIONS)
-    table = pd.DataFrame.from_records(rows, columns=list(schema.HLO_INSTRUCTIONS))
-    return schema.conform(table, schema.HLO_INSTRUCTIONS)
-
-
-def hlo_modules(metadata_stats: pd.DataFrame) -> list[tuple[str, int, object]]:
-    """(host, program id, ``xla.HloModuleProto``) of every program that parses, for the
-    analyses that need more of an instruction than the table holds (XLA's cost model)."""
-    out = []
-    for host, program, data in program_protos(metadata_stats):
-        proto = xla_hlo_pb2.HloProto()
-        try:
-            proto.ParseFromString(data)
-        except Exception:  # noqa: BLE001 - a damaged program is left out, as in the table
-            continue
         out.append((host, program, proto.hlo_module))
     return out
 
 
-def _add_module(rows: list, host: str, program: int, module) -> None:
-    """The instructions of one module appended to ``rows`` (tuples in schema order)."""
+def _add_module(rows: list, host: str, program: int, module, shapes: dict) -> None:
+    """The instructions of one module appended to ``rows`` (tuples in schema order);
+    ``shapes`` caches the text of array shapes across modules."""
     names = {c.id: c.name for c in module.computations}
     schedule = {
         cid: {iid: k for k, iid in enumerate(seq.instruction_ids)}
         for cid, seq in module.schedule.sequences.items()
     }
     frames = _frame_lines(module.stack_frame_index)
+    categories: dict = {}
+    module_name = module.name
     for comp in module.computations:
-        entry = comp.name == module.entry_computation_name
+        comp_name = comp.name
+        entry = comp_name == module.entry_computation_name
+        fused = comp.is_fusion_computation
         order = schedule.get(comp.id, {})
         for ins in comp.instructions:
             md = ins.metadata
-            shape, dtype, nbytes = shape_text(ins.shape)
+            shape = ins.shape
+            if shape.element_type == _TUPLE:
+                text = shape_text(shape)
+            else:
+                key = (shape.element_type, tuple(shape.dimensions))
+                text = shapes.get(key)
+                if text is None:
+                    text = shapes[key] = shape_text(shape)
             source_file, source_line = md.source_file, md.source_line
             if not source_file and md.stack_frame_id:
                 source_file, source_line = frames.get(md.stack_frame_id, ("", 0))
+            opcode, kind, op_name = ins.opcode, ins.fusion_kind, md.op_name
+            category = categories.get((opcode, kind))
+            if category is None:
+                category = categories[(opcode, kind)] = hlo_category(opcode, kind)
+            called = ins.called_computation_ids
             rows.append(
                 (
                     host,
                     program,
-                    module.name,
-                    comp.name,
+                    module_name,
+                    comp_name,
                     entry,
-                    comp.is_fusion_computation,
+                    fused,
                     ins.name,
                     ins.id,
-                    ins.opcode,
-                    hlo_category(ins.opcode, ins.fusion_kind),
-                    ins.fusion_kind,
+                    opcode,
+                    category,
+                    kind,
                     ins.custom_call_target,
-                    ", ".join(names.get(c, str(c)) for c in ins.called_computation_ids),
-                    md.op_name,
-                    md.op_name.rsplit("/", 1)[-1] if md.op_name else "",
+                    ", ".join(names.get(c, str(c)) for c in called) if called else "",
+                    op_name,
+                    op_name.rsplit("/", 1)[-1] if op_name else "",
                     source_file,
                     int(source_line),
-                    shape,
-                    dtype,
-                    nbytes,
+                    *text,
                     order.get(ins.id, -1),
                 )
             )

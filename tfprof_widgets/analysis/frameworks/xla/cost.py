@@ -37,6 +37,7 @@ import pandas as pd
 from ....proto import xla_hlo_pb2
 from ....proto.xla_opcodes import ELEMENTWISE
 from ...inputs import per_run
+from .columns import text
 
 # cuDNN / cuBLAS / hipBLASLt calls: a tuple result whose last element is the workspace.
 _LIBRARY_PREFIXES = ("__cudnn$", "__cublas$", "__cublas", "__hipblas")
@@ -149,19 +150,15 @@ def instruction_costs(run) -> pd.DataFrame:
     program_id, instruction, flops (model FLOPs per execution), device_flops (normalized to
     the device's 16-bit rate), bytes_accessed, hbm_bytes and flops_modeled (our numbers are
     XProf's for it)."""
-    h = run.hlo_instructions
-    size = dict(
-        zip(zip(h["host"].astype(str), h["program_id"], h["instruction_id"]), h["result_bytes"])
-    )
-    rows: list[tuple] = []
-    for host, program, module in run.hlo_modules:
-        done = len(rows)
-        try:
-            _module_costs(rows, host, program, module, size)
-        except (RecursionError, MemoryError, ValueError, OverflowError):
-            # A damaged program (computations calling each other in a cycle, absurd window
-            # sizes) gets no costs, as an undecodable one gets no instructions.
-            del rows[done:]
+    return program_costs(run)
+
+
+def program_costs(run, programs: set | None = None) -> pd.DataFrame:
+    """:func:`instruction_costs`' rows of the programs named ((host, program id) pairs;
+    every program when None). Each program's costs are computed once per run, the first
+    time a table needs them: the HLO Stats tool needs only the programs that ran (on the
+    JAX H100 capture 2 of 16: the random-number programs hold most instructions)."""
+    rows = [r for part in _program_parts(run, programs) for r in part]
     cols = [
         "host",
         "program_id",
@@ -187,19 +184,79 @@ def instruction_costs(run) -> pd.DataFrame:
     )
 
 
+def costs_by_instruction(run, programs: set) -> dict[tuple, tuple]:
+    """(host, program id, instruction name) -> (flops, device_flops, bytes_accessed,
+    hbm_bytes, flops_modeled) of the top-level instructions of the programs named: the
+    rows of :func:`program_costs` as a lookup (the first row of a name)."""
+    out: dict = {}
+    for part in _program_parts(run, programs):
+        for row in part:
+            out.setdefault(row[:3], row[3:])
+    return out
+
+
+def _program_parts(run, programs: set | None) -> list[list[tuple]]:
+    """Each program's rows of :func:`program_costs` (those named; all when None), in the
+    programs' order, computed the first time they are asked for."""
+    done = _program_rows(run)
+    parts = []
+    for host, program, module in run.hlo_modules:
+        if programs is not None and (host, program) not in programs:
+            continue
+        if (host, program) not in done:
+            part: list[tuple] = []
+            try:
+                _module_costs(part, host, program, module, _result_bytes(run))
+            except (RecursionError, MemoryError, ValueError, OverflowError):
+                # A damaged program (computations calling each other in a cycle, absurd
+                # window sizes) gets no costs, as an undecodable one gets no instructions.
+                part = []
+            done[(host, program)] = part
+        parts.append(done[(host, program)])
+    return parts
+
+
+@per_run
+def _program_rows(run) -> dict:
+    """(host, program id) -> that program's rows of :func:`program_costs`, as computed."""
+    return {}
+
+
+@per_run
+def _result_bytes(run) -> dict:
+    """(host, program id, instruction id) -> the instruction's result bytes."""
+    h = run.hlo_instructions
+    keys = zip(text(h["host"]).tolist(), h["program_id"].tolist(), h["instruction_id"].tolist())
+    return dict(zip(keys, h["result_bytes"].tolist()))
+
+
+class _Module:
+    """One program's instructions and computations by id, and what the cost rules computed
+    of them so far: a fused computation's utilisations are read by the fusion's FLOPs and by
+    its bytes, and an instruction's FLOPs by every computation that applies it, so each is
+    computed once per program."""
+
+    __slots__ = ("by_id", "comps", "flops", "uses")
+
+    def __init__(self, module) -> None:
+        self.by_id = {i.id: i for c in module.computations for i in c.instructions}
+        self.comps = {c.id: c for c in module.computations}
+        self.flops: dict[int, tuple[float, bool]] = {}  # instruction id -> _flops
+        self.uses: dict[int, tuple[dict, float, bool]] = {}  # computation id -> _utilizations
+
+
 def _module_costs(rows: list, host: str, program: int, module, size: dict) -> None:
     """Append (host, program, name, flops, bytes, hbm bytes, modeled) per top-level
     instruction of ``module``; ``size`` gives each instruction's result bytes."""
-    by_id = {i.id: i for c in module.computations for i in c.instructions}
-    comps = {c.id: c for c in module.computations}
+    m = _Module(module)
     for comp in module.computations:
         if comp.is_fusion_computation:
             continue
         for ins in comp.instructions:
-            flops, modeled = _flops(ins, by_id, comps)
-            read = _bytes_read(ins, by_id, comps, lambda o: size.get((host, program, o), 0))
+            flops, modeled = _flops(ins, m)
+            read = _bytes_read(ins, m, lambda o: size.get((host, program, o), 0))
             written, hbm_written = _written(ins, size.get((host, program, ins.id), 0))
-            device = flops / _low_precision_factor(ins, by_id)
+            device = flops / _low_precision_factor(ins, m.by_id)
             rows.append(
                 (
                     host,
@@ -244,16 +301,16 @@ def _bits(element_type: int) -> int:
     return 16
 
 
-def _bytes_read(ins, by_id: dict, comps: dict, size) -> float:
+def _bytes_read(ins, m: _Module, size) -> float:
     """Bytes an instruction reads: each operand's bytes; for a fusion, each operand's bytes
     times the share of it the fused computation reads (its parameter's utilisation, at
     most 1: XLA's ``FusionParameterReadBytes``)."""
     if ins.opcode != "fusion" or not ins.called_computation_ids:
         return float(sum(size(o) for o in ins.operand_ids))
-    comp = comps.get(ins.called_computation_ids[0])
+    comp = m.comps.get(ins.called_computation_ids[0])
     if comp is None:
         return float(sum(size(o) for o in ins.operand_ids))
-    use = _utilizations(comp, by_id, comps)[0]
+    use = _utilizations(comp, m)[0]
     params = {i.parameter_number: i.id for i in comp.instructions if i.opcode == "parameter"}
     return float(
         sum(
@@ -280,18 +337,27 @@ def _written(ins, result_bytes: int) -> tuple[int, int]:
     return result_bytes, 0
 
 
-def _flops(ins, by_id: dict, comps: dict) -> tuple[float, bool]:
+def _flops(ins, m: _Module) -> tuple[float, bool]:
     """(FLOPs of one execution, whether XProf's rule is reproduced in full): XLA's handler
     for the opcode; a fusion adds its fused instructions' FLOPs, each times its utilisation
-    (:func:`_fusion_flops`)."""
+    (:func:`_fusion_flops`). Computed once per instruction of a program."""
+    done = m.flops.get(ins.id)
+    if done is None:
+        done = m.flops[ins.id] = _instruction_flops(ins, m)
+    return done
+
+
+def _instruction_flops(ins, m: _Module) -> tuple[float, bool]:
+    """:func:`_flops` of one instruction, computed."""
     op = ins.opcode
     if op == "fusion":
         total, modeled = 0.0, True
         for cid in ins.called_computation_ids:
-            if cid in comps:
-                f, m = _fusion_flops(comps[cid], by_id, comps)
-                total, modeled = total + f, modeled and m
+            if cid in m.comps:
+                f, ok = _fusion_flops(m.comps[cid], m)
+                total, modeled = total + f, modeled and ok
         return total, modeled
+    by_id = m.by_id
     operands = [by_id[o] for o in ins.operand_ids if o in by_id]
     result = ins.shape
     if op in ELEMENTWISE:  # a per-element cost times the result's elements
@@ -320,21 +386,21 @@ def _flops(ins, by_id: dict, comps: dict) -> tuple[float, bool]:
         # 0 FLOPs and 0 bytes for these calls (on the MI300X captures): ours, not modeled.
         return _dot_flops(_gemm_dimensions(ins), operands[0].shape, result), False
     if op in ("reduce", "reduce-window", "scatter"):
-        return _reduction_flops(ins, operands, result, by_id, comps)
+        return _reduction_flops(ins, operands, result, m)
     if op == "concatenate":
         return float(_concat_flops_per_element(ins, operands) * _elements(result)), True
     return 0.0, op in _NO_FLOPS
 
 
-def _reduction_flops(ins, operands, result, by_id: dict, comps: dict) -> tuple[float, bool]:
+def _reduction_flops(ins, operands, result, m: _Module) -> tuple[float, bool]:
     """XLA's reduce, reduce-window and scatter: the applied computation's FLOPs times the
     number of times it is applied (input - output elements; (window elements - 1) × output
     elements; the update elements)."""
     sub, modeled = 0.0, True
     for cid in ins.called_computation_ids[:1]:
-        for inner in comps[cid].instructions if cid in comps else ():
-            f, m = _flops(inner, by_id, comps)
-            sub, modeled = sub + f, modeled and m
+        for inner in m.comps[cid].instructions if cid in m.comps else ():
+            f, ok = _flops(inner, m)
+            sub, modeled = sub + f, modeled and ok
     if not operands:
         return 0.0, False
     if ins.opcode == "reduce":
@@ -370,13 +436,21 @@ def _operand_utilization(ins, k: int, operands) -> float:
     return 1.0
 
 
-def _fusion_flops(comp, by_id: dict, comps: dict) -> tuple[float, bool]:
+def _fusion_flops(comp, m: _Module) -> tuple[float, bool]:
     """XLA's GPU fusion FLOPs: the sum of each fused instruction's FLOPs times its
     utilisation (:func:`_utilizations`)."""
-    return _utilizations(comp, by_id, comps)[1:]
+    return _utilizations(comp, m)[1:]
 
 
-def _utilizations(comp, by_id: dict, comps: dict) -> tuple[dict, float, bool]:
+def _utilizations(comp, m: _Module) -> tuple[dict, float, bool]:
+    """:func:`_computation_utilizations`, once per computation of a program."""
+    done = m.uses.get(comp.id)
+    if done is None:
+        done = m.uses[comp.id] = _computation_utilizations(comp, m)
+    return done
+
+
+def _computation_utilizations(comp, m: _Module) -> tuple[dict, float, bool]:
     """XLA's ``FusionCalculateUtilizations`` over a fused computation: from the root down,
     an elementwise op (or tuple) is used as much as the roots it feeds; any other op starts
     a new root whose utilisation its users give it (rounded up to whole elements).
@@ -388,11 +462,12 @@ def _utilizations(comp, by_id: dict, comps: dict) -> tuple[dict, float, bool]:
     roots.setdefault(comp.root_id, set()).add(comp.root_id)
     uses: dict = {}
     total, modeled = 0.0, True
+    by_id = m.by_id
     for ins in order:
         use = sum(root_use.get(r, 0.0) for r in roots.get(ins.id, ()))
         uses[ins.id] = use
-        f, m = _flops(ins, by_id, comps)
-        total, modeled = total + use * f, modeled and m
+        f, ok = _flops(ins, m)
+        total, modeled = total + use * f, modeled and ok
         operands = [by_id[o] for o in ins.operand_ids if o in by_id]
         passes = ins.opcode in ELEMENTWISE or ins.opcode in ("tuple", "get-tuple-element")
         for k, o in enumerate(operands):
@@ -481,4 +556,4 @@ def _valid_positions(kernel: int, output: int, inp: int, w) -> int:
     return int(ok.sum())
 
 
-__all__ = ["instruction_costs"]
+__all__ = ["costs_by_instruction", "instruction_costs", "program_costs"]

@@ -35,6 +35,7 @@ from .... import stat_columns
 from ...event_index import event_line_ids, is_derived_line, on_device, timed
 from ...inputs import per_run
 from ..tensorflow.op_names import parse_tf_op
+from .columns import text
 
 # Opcodes of instructions that run a library kernel when not inside a fusion.
 LIBRARY_OPCODES = ("custom-call", "convolution", "dot", "cholesky", "triangular-solve", "fft")
@@ -57,8 +58,10 @@ def kernel_instructions(run) -> pd.DataFrame:
     h = run.hlo_instructions
     if not len(rows) or not len(h):
         return _empty()
-    names = pd.Series(hlo_op[rows], dtype=object).fillna("").astype(str)
-    names = names.str.rsplit("::", n=1).str[-1].to_numpy(object)
+    # The last part of each distinct name (a few hundred; not per event).
+    codes, uniq = pd.factorize(hlo_op[rows], use_na_sentinel=False)
+    last = [("" if u is None or u != u else str(u)).rsplit("::", 1)[-1] for u in uniq.tolist()]
+    names = np.array(last, object)[codes] if len(last) else np.zeros(0, object)
     hosts = _strings(ev["host"], rows)
     found = _lookup(h, hosts, program[rows], names)
     in_graph = found < 0
@@ -92,17 +95,21 @@ def _lookup(h: pd.DataFrame, hosts, programs, names, column: str = "instruction"
     """Index label of ``h`` (a part of run.hlo_instructions) whose (host, program_id,
     ``column``) is each key, -1 where none (the first of a name wins). Each distinct key is
     looked up once."""
-    table = pd.MultiIndex.from_arrays(
-        [h["host"].astype(str), h["program_id"].to_numpy(np.int64), h[column].astype(str)]
-    )
-    first = ~table.duplicated()
-    where = h.index.to_numpy()[first]  # labels of h: rows of run.hlo_instructions
-    keys = pd.MultiIndex.from_arrays(
-        [np.asarray(hosts, object), np.asarray(programs, np.int64), np.asarray(names, object)]
-    )
-    codes, uniq = keys.factorize()
-    pos = table[first].get_indexer(uniq)
-    return np.where(pos >= 0, where[np.maximum(pos, 0)], -1)[codes]
+    where = h.index.to_numpy()  # labels of h: rows of run.hlo_instructions
+    table: dict = {}
+    keys = zip(text(h["host"]).tolist(), h["program_id"].tolist(), text(h[column]).tolist())
+    for label, key in zip(where.tolist(), keys):
+        table.setdefault(key, label)
+    # The distinct keys, from each part's codes (the events hold a few hundred of them).
+    parts = [pd.factorize(np.asarray(hosts, object)), pd.factorize(np.asarray(programs, np.int64))]
+    parts.append(pd.factorize(np.asarray(names, object)))
+    code = np.zeros(len(names), np.int64)
+    for c, u in parts:
+        code = code * max(len(u), 1) + c
+    uniq, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    values = [p[1][p[0][first]].tolist() for p in parts]
+    found = np.array([table.get(k, -1) for k in zip(*values)], np.int64)
+    return found[inverse] if len(uniq) else np.zeros(0, np.int64)
 
 
 def _in_command_buffers(run, rows, h: pd.DataFrame, hosts, program) -> np.ndarray:

@@ -22,6 +22,7 @@ import pandas as pd
 
 from .... import schema
 from ...nesting import to_ps
+from .columns import categorical, ranks, text_at
 from .gpu import kernel_instructions
 from .roofline import op_rates
 from .tpu import tpu_device_ops
@@ -32,19 +33,21 @@ def hlo_stats(run) -> pd.DataFrame:
     parts = [p for p in (_gpu_rows(run), _tpu_rows(run)) if len(p)]
     if not parts:
         return schema.empty(schema.HLO_STATS)
-    out = pd.concat(parts, ignore_index=True)
-    out = out.sort_values(
-        ["host", "total_self_time_us", "hlo_op_name"],
-        ascending=[True, False, True],
-        kind="stable",
-        ignore_index=True,
-    )
+    out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    # By host, then self time descending, then name (a stable sort: ties keep their order).
+    host_rank, hosts = ranks(out["host"])
+    name_rank, _ = ranks(out["hlo_op_name"])
+    self_us = out["total_self_time_us"].to_numpy(float)
+    order = np.lexsort((name_rank, -self_us, host_rank))
+    self_us, host_rank = self_us[order], host_rank[order]
     device = _device_time_us(run)
-    share = out["host"].map(device).to_numpy(float)
+    share = np.array([device.get(h, np.nan) for h in hosts], float)[host_rank]
     with np.errstate(divide="ignore", invalid="ignore"):
-        pct = np.where(share > 0, 100 * out["total_self_time_us"].to_numpy() / share, 0.0)
-    out["self_time_percent"] = pct
-    out["cumulative_self_time_percent"] = pd.Series(pct).groupby(out["host"]).cumsum()
+        pct = np.where(share > 0, 100 * self_us / share, 0.0)
+    # pandas' running sum per host (compensated: not numpy's cumsum, bit for bit).
+    cum = pd.Series(pct).groupby(host_rank).cumsum().to_numpy()
+    sorted_ = {c: out[c].array.take(order) for c in out.columns}
+    out = pd.DataFrame({**sorted_, "self_time_percent": pct, "cumulative_self_time_percent": cum})
     out = op_rates(run, out)  # XProf's FLOP rates, bandwidths and bottleneck per op
     return schema.conform(out, schema.HLO_STATS)
 
@@ -76,7 +79,7 @@ def _tpu_rows(run) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "host": g["host"].astype(str),
-            "program_id": g["program_id"].to_numpy(np.int64),
+            "program_id": g["program_id"].to_numpy(np.int64).astype(np.uint64),
             "module": module,
             "category": g["category"].astype(str),
             "hlo_op_name": g["op_name"].astype(str),
@@ -94,42 +97,39 @@ def _tpu_rows(run) -> pd.DataFrame:
 
 
 def _gpu_rows(run) -> pd.DataFrame:
-    """GPU kernels' instructions (:func:`.gpu.kernel_instructions`) per instruction."""
+    """GPU kernels' instructions (:func:`.gpu.kernel_instructions`) per instruction, in the
+    order their first kernel comes."""
     k = kernel_instructions(run)
     h = run.hlo_instructions
     if not len(k):
         return pd.DataFrame()
     dur = to_ps(run.events["dur_us"].to_numpy()[k["row"].to_numpy()])
-    per = (
-        pd.DataFrame(
-            {"at": k["instruction"].to_numpy(), "dur": dur, "beyond": k["beyond_xprof"].to_numpy()}
-        )
-        .groupby("at", sort=False)
-        .agg(occurrences=("dur", "size"), total=("dur", "sum"), beyond=("beyond", "any"))
-    )
-    ins = h.iloc[per.index.to_numpy()].reset_index(drop=True)
-    total_us = per["total"].to_numpy() / 1e6
-    occ = per["occurrences"].to_numpy(np.int64)
-    op_name = ins["op_name"].astype(str)
-    source = ins["source_file"].astype(str)
+    codes, at = pd.factorize(k["instruction"].to_numpy())
+    occ = np.bincount(codes, minlength=len(at)).astype(np.int64)
+    total = np.zeros(len(at), np.int64)
+    np.add.at(total, codes, dur)  # exact picoseconds, as the events' own sum
+    beyond = np.bincount(codes, weights=k["beyond_xprof"].to_numpy(float), minlength=len(at)) > 0
+    total_us = total / 1e6
+    op_name = text_at(h["op_name"], at)
+    source = text_at(h["source_file"], at)
+    line = h["source_line"].to_numpy()[at].astype(str).astype(object)
     return pd.DataFrame(
         {
-            "host": ins["host"].astype(str),
-            "program_id": ins["program_id"].to_numpy(np.int64),
-            "module": ins["module"].astype(str),
-            "category": ins["category"].astype(str),
-            "hlo_op_name": ins["instruction"].astype(str),
-            "tf_op_name": np.where(op_name != "", op_name + ":", ""),
+            "host": categorical(text_at(h["host"], at)),
+            # Unsigned, as XProf prints program ids (the same bits).
+            "program_id": h["program_id"].to_numpy(np.int64)[at].astype(np.uint64),
+            "module": categorical(text_at(h["module"], at)),
+            "category": categorical(text_at(h["category"], at)),
+            "hlo_op_name": categorical(text_at(h["instruction"], at)),
+            "tf_op_name": categorical(np.where(op_name != "", op_name + ":", "")),
             "occurrences": occ,
             "total_time_us": total_us,
             "avg_time_us": total_us / occ,
             "total_self_time_us": total_us,
             "avg_self_time_us": total_us / occ,
-            "source_info": np.where(
-                source != "", source + ":" + ins["source_line"].astype(str), ""
-            ),
-            "shape": ins["shape"].astype(str),
-            "beyond_xprof": per["beyond"].to_numpy(bool),
+            "source_info": categorical(np.where(source != "", source + ":" + line, "")),
+            "shape": text_at(h["shape"], at),
+            "beyond_xprof": beyond,
         }
     )
 

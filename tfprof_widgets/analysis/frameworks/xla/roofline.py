@@ -31,13 +31,16 @@ Where our FLOPs are not XProf's (cuBLAS GEMM calls, which xprof leaves at 0),
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
 from .... import schema
 from ....proto.wire import varint as _varint
 from ...inputs import per_run
-from .cost import instruction_costs
+from .columns import categorical, text, with_columns
+from .cost import costs_by_instruction
 from .tpu import COST_STATS, tpu_device_ops
 
 GIB = float(1 << 30)
@@ -65,38 +68,74 @@ _AMD_FAMILY = {
     10: "AMD GPU - gfx-10XX series",
     11: "AMD GPU - gfx-11XX series",
 }
+_PEAKS = ("peak_gflops", "peak_hbm_gibps", "peak_shm_gibps")
 
 
 def roofline_peaks(run) -> pd.DataFrame:
     """One row per device plane with known peaks: schema.ROOFLINE_PEAKS."""
+    return _peaks(run).copy()
+
+
+@per_run
+def _peaks(run) -> pd.DataFrame:
+    """:func:`roofline_peaks`, once per run (the per-op rates read it too)."""
     ps = run.plane_stats
     if not len(ps):
         return schema.empty(schema.ROOFLINE_PEAKS)
-    dev = ps[ps["plane"].astype(str).str.startswith(("/device:GPU:", "/device:TPU:")).to_numpy()]
+    dev = ps[_plane_starts(ps, ("/device:GPU:", "/device:TPU:"))]
+    if not len(dev):
+        return schema.empty(schema.ROOFLINE_PEAKS)
+    # One device per (host, plane), in the order a groupby sorts them (a categorical by its
+    # categories' order); a few stats each, read as plain values.
+    host, plane = text(dev["host"]), text(dev["plane"])
+    key = np.stack([_group_order(dev["host"]), _group_order(dev["plane"])])
+    order = np.lexsort(key[::-1])
+    stat = text(dev["stat"])[order]
+    ints, floats = dev["int_value"].to_numpy()[order], dev["float_value"].to_numpy()[order]
+    strs = dev["str_value"].to_numpy(object)[order]
+    host, plane, key = host[order], plane[order], key[:, order]
+    cuts = np.flatnonzero(np.r_[True, (key[:, 1:] != key[:, :-1]).any(axis=0), True])
     rows = []
-    for (host, plane), g in dev.groupby(["host", "plane"], observed=True, sort=True):
-        st = {
-            s: (i, f, t)
-            for s, i, f, t in zip(
-                g["stat"].astype(str), g["int_value"], g["float_value"], g["str_value"]
-            )
-        }
-        row = _tpu_peaks(st) if str(plane).startswith("/device:TPU:") else _gpu_peaks(st)
+    for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        st = {stat[k]: (ints[k], floats[k], strs[k]) for k in range(a, b)}
+        tpu = plane[a].startswith("/device:TPU:")
+        row = _tpu_peaks(st) if tpu else _gpu_peaks(st)
         if row is not None:
-            rows.append({"host": str(host), "device": str(plane), **row})
+            rows.append({"host": host[a], "device": plane[a], **row})
     if not rows:
         return schema.empty(schema.ROOFLINE_PEAKS)
-    out = pd.DataFrame(rows)
+    cols = {c: np.array([r[c] for r in rows], object) for c in ("host", "device", "device_type")}
+    nums = {c: np.array([r[c] for r in rows], float) for c in _PEAKS}
     with np.errstate(divide="ignore", invalid="ignore"):
-        out["hbm_ridge_point"] = _ridge(out["peak_gflops"], out["peak_hbm_gibps"])
-        out["shm_ridge_point"] = _ridge(out["peak_gflops"], out["peak_shm_gibps"])
+        nums["hbm_ridge_point"] = _ridge(nums["peak_gflops"], nums["peak_hbm_gibps"])
+        nums["shm_ridge_point"] = _ridge(nums["peak_gflops"], nums["peak_shm_gibps"])
+    out = pd.DataFrame({**{c: categorical(v) for c, v in cols.items()}, **nums})
     return schema.conform(out, schema.ROOFLINE_PEAKS)
 
 
-def _ridge(gflops: pd.Series, gibps: pd.Series) -> np.ndarray:
+def _group_order(column: pd.Series) -> np.ndarray:
+    """Sort key of a groupby key column: a categorical's codes (groupby sorts a categorical
+    by its categories' order), else the text's rank."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return np.asarray(column.cat.codes, np.int64)
+    return np.unique(text(column), return_inverse=True)[1].astype(np.int64)
+
+
+def _plane_starts(ps: pd.DataFrame, prefixes: tuple[str, ...]) -> np.ndarray:
+    """Rows of plane_stats whose plane name starts with one of ``prefixes``: each distinct
+    plane tested once (the column is a categorical of a few planes)."""
+    plane = ps["plane"]
+    if not isinstance(plane.dtype, pd.CategoricalDtype):
+        return plane.astype(str).str.startswith(prefixes).to_numpy(bool)
+    names = plane.cat.categories
+    hit = np.array([str(n).startswith(prefixes) for n in names] + [False], bool)  # -1: none
+    return hit[np.asarray(plane.cat.codes, np.int64)]
+
+
+def _ridge(gflops: np.ndarray, gibps: np.ndarray) -> np.ndarray:
     """FLOP per byte where the memory roof meets the compute roof (0 where unknown)."""
-    bw = gibps.to_numpy(float) * GIB / 1e9
-    return np.where(bw > 0, gflops.to_numpy(float) / np.where(bw > 0, bw, 1), 0.0)
+    bw = gibps * GIB / 1e9
+    return np.where(bw > 0, gflops / np.where(bw > 0, bw, 1), 0.0)
 
 
 def _num(st: dict, name: str) -> float:
@@ -170,28 +209,22 @@ def roofline(run) -> pd.DataFrame:
 def op_rates(run, ops: pd.DataFrame) -> pd.DataFrame:
     """The roofline figures of HLO ops (rows with host, program_id, hlo_op_name,
     occurrences, total_time_us, total_self_time_us: run.hlo_stats' rows) and the device
-    peaks; the ops' own columns kept. GPU ops' costs are XLA's cost model
-    (:func:`.cost.instruction_costs`, per execution × occurrences), TPU ops' the costs
+    peaks; the ops' own columns kept as they are. GPU ops' costs are XLA's cost model
+    (:func:`.cost.program_costs`, per execution × occurrences), TPU ops' the costs
     libtpu put on each op's metadata (:func:`tpu_costs`, summed over the op's events)."""
-    costs = instruction_costs(run).rename(columns={"instruction": "hlo_op_name"})
-    tpu = tpu_costs(run)
-    # XLA's GPU cost model is for GPU programs: a TPU host's ops take libtpu's costs.
-    costs = costs[~costs["host"].astype(str).isin(set(tpu["host"]))]
-    keys = ["host", "program_id", "hlo_op_name"]
-    out = ops.assign(
-        hlo_op_name=ops["hlo_op_name"].astype(str),
-        host=ops["host"].astype(str),
-        # The costs key programs by the id's int64 bit pattern; hlo_stats shows it unsigned.
-        program_id=ops["program_id"].to_numpy().astype(np.int64),
-    )
-    out = out.merge(costs, on=keys, how="left")
-    t = out[keys].merge(tpu, on=keys, how="left")
-    on_tpu = t["flops"].notna().to_numpy()
-    occ = out["occurrences"].to_numpy(float)
+    host, name = text(ops["host"]), text(ops["hlo_op_name"])
+    # The costs key programs by the id's int64 bit pattern; hlo_stats shows it unsigned.
+    program = ops["program_id"].to_numpy().astype(np.int64)
+    gpu, modeled = _gpu_costs(run, host, program, name)
+    tpu, tpu_at = _tpu_costs_of(run, host, program, name)
+    on_tpu = tpu_at >= 0
+    occ = ops["occurrences"].to_numpy(float)
 
     def total(gpu_col: str, tpu_col: str) -> np.ndarray:
-        gpu = out[gpu_col].fillna(0).to_numpy(float) * occ if gpu_col else np.zeros(len(out))
-        return np.where(on_tpu, t[tpu_col].fillna(0).to_numpy(float), gpu)
+        """The ops' total of a cost: libtpu's (summed over events) on TPU, else the cost
+        model's per execution × occurrences; 0 where the op has none."""
+        per = gpu[gpu_col] * occ if gpu_col else np.zeros(len(ops))
+        return np.where(on_tpu, _at(tpu[tpu_col], tpu_at), per) if len(tpu) else per
 
     flops = total("flops", "model_flops")
     device = total("device_flops", "flops")
@@ -203,19 +236,59 @@ def op_rates(run, ops: pd.DataFrame) -> pd.DataFrame:
     onchip = {c: total("", c) for c in ON_CHIP}
     # XProf's rates divide by the op's time including the ops nested in it (its costs
     # include theirs): total_time_us (a GPU op's equals its self time).
-    secs = out["total_time_us"].to_numpy(float) / 1e6
-    peaks = _host_peaks(run, out["host"])
+    secs = ops["total_time_us"].to_numpy(float) / 1e6
+    peaks = _host_peaks(run, host)
     res = _rates(flops, measured, nbytes, hbm, onchip, secs, peaks)
     with np.errstate(divide="ignore", invalid="ignore"):
         res["normalized_gflops_per_s"] = np.where(secs > 0, device / secs / 1e9, 0.0)
-    modeled = out["flops_modeled"].astype(object).where(~on_tpu, True)
-    return out.drop(columns=["flops", "device_flops", "bytes_accessed", "hbm_bytes"]).assign(
-        flops=flops,
-        bytes_accessed=nbytes,
-        hbm_bytes=hbm,
-        **res,
-        flops_modeled=modeled.fillna(False).astype(bool),
+    res["bound_by"] = categorical(res["bound_by"])
+    new = {"flops_modeled": modeled | on_tpu, "flops": flops, "bytes_accessed": nbytes}
+    return with_columns(ops.reset_index(drop=True), {**new, "hbm_bytes": hbm, **res})
+
+
+def _at(column: pd.Series, at: np.ndarray) -> np.ndarray:
+    """``column``'s values (float) at rows ``at``, 0 where ``at`` is -1 or the value NaN."""
+    values = np.append(column.to_numpy(float), 0.0)
+    out = values[np.where(at >= 0, at, len(values) - 1)]
+    return np.where(np.isnan(out), 0.0, out)
+
+
+_GPU_COSTS = ("flops", "device_flops", "bytes_accessed", "hbm_bytes")
+
+
+def _gpu_costs(run, host, program, name) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Per op (host, program, HLO op name): XLA's GPU cost model's figures of one execution
+    (:data:`_GPU_COSTS`, 0 where it has none) and whether they are XProf's (flops_modeled).
+    The cost model is for GPU programs (a TPU host's ops take libtpu's costs) and runs on
+    the programs of the ops only (:func:`.cost.costs_by_instruction`)."""
+    tpu_hosts = set(tpu_costs(run)["host"])
+    keys = list(zip(host.tolist(), program.tolist(), name.tolist()))
+    wanted = {k[:2] for k in keys if k[0] not in tpu_hosts}
+    by_key = costs_by_instruction(run, wanted) if wanted else {}
+    none = (0.0, 0.0, 0.0, 0.0, False)
+    found = [by_key.get(k, none) if k[0] not in tpu_hosts else none for k in keys]
+    table = np.array([f[:4] for f in found], float).reshape(len(keys), 4)
+    modeled = np.array([bool(f[4]) for f in found], bool)
+    return {c: table[:, j] for j, c in enumerate(_GPU_COSTS)}, modeled
+
+
+def _tpu_costs_of(run, host, program, name) -> tuple[pd.DataFrame, np.ndarray]:
+    """libtpu's costs per TPU op (:func:`tpu_costs`) and, per op (host, program, HLO op
+    name), its row there (-1 where it has none)."""
+    costs = tpu_costs(run)
+    if not len(costs) or not len(name):
+        return costs, np.full(len(name), -1, np.int64)
+    index = pd.MultiIndex.from_arrays(
+        [
+            costs["host"].astype(str).to_numpy(object),
+            costs["program_id"].to_numpy().astype(np.int64),
+            costs["hlo_op_name"].astype(str).to_numpy(object),
+        ]
     )
+    first = ~index.duplicated()  # the first row of a key, as a left merge of unique keys
+    if not first.all():
+        costs, index = costs[first].reset_index(drop=True), index[first]
+    return costs, index.get_indexer(pd.MultiIndex.from_arrays([host, program, name]))
 
 
 # TPU on-chip memories of libtpu's memory_access_breakdown: (column, memory space, operation
@@ -231,22 +304,36 @@ _HBM_SPACE = 1
 _BOUND = ("Compute", "HBM", "CMEM Read", "CMEM Write", "VMEM Read", "VMEM Write")
 
 
-def _host_peaks(run, hosts: pd.Series) -> dict[str, np.ndarray]:
+def _host_peaks(run, hosts: np.ndarray) -> dict[str, np.ndarray]:
     """Per op row: its host's peak GFLOP/s, HBM and on-chip bandwidths (GiB/s; the on-chip
     ones 0 off TPU) and whether the chip has merged VMEM."""
-    peaks = roofline_peaks(run).groupby("host", observed=True).first()
-    out = {}
-    for col in ("peak_gflops", "peak_hbm_gibps"):
-        m = peaks[col] if col in peaks else pd.Series(dtype=float)
-        out[col] = hosts.map(m).fillna(0).to_numpy(float)
+    # Per distinct host (a few), then spread over the rows.
+    codes, uniq = pd.factorize(hosts)
+    by_host = _first_device_peaks(run)
+    per = np.array([by_host.get(h, (0.0, 0.0)) for h in uniq], float).reshape(len(uniq), 2)
+    out = {c: per[codes, j] for j, c in enumerate(("peak_gflops", "peak_hbm_gibps"))}
     ps = run.plane_stats
-    tpu = ps[ps["plane"].astype(str).str.startswith("/device:TPU:").to_numpy()]
+    tpu = ps[_plane_starts(ps, ("/device:TPU:",))] if len(ps) else ps
     for col, (_, _, stat) in (*ON_CHIP.items(), ("merged_vmem", (0, 0, "has_merged_vmem"))):
+        if not len(tpu):  # no TPU: no on-chip memories, no merged VMEM
+            out[col] = np.zeros(len(hosts))
+            continue
         s = tpu[tpu["stat"].astype(str) == stat]
         v = s["float_value"].where(s["float_value"].notna(), s["int_value"]).astype(float)
         per = v.groupby(s["host"].astype(str).to_numpy()).first()
         scale = 1.0 if col == "merged_vmem" else 1e9 / GIB
-        out[col] = hosts.map(per).fillna(0).to_numpy(float) * scale
+        out[col] = per.reindex(uniq).fillna(0).to_numpy(float)[codes] * scale
+    return out
+
+
+@per_run
+def _first_device_peaks(run) -> dict[str, tuple[float, float]]:
+    """Host -> (peak GFLOP/s, peak HBM GiB/s) of its first device with known peaks."""
+    peaks = _peaks(run)
+    out: dict = {}
+    for h, f, b in zip(text(peaks["host"]).tolist(), peaks["peak_gflops"].tolist(),
+                       peaks["peak_hbm_gibps"].tolist()):  # fmt: skip
+        out.setdefault(h, (f, b))
     return out
 
 
@@ -260,11 +347,8 @@ def tpu_costs(run) -> pd.DataFrame:
     per run on the op's metadata; XProf multiplies them by the occurrences (custom-calls
     apart, whose costs ride on the events: not read here)."""
     ops = tpu_device_ops(run)
-    cols = ["host", "program_id", "hlo_op_name", "flops", "model_flops", "bytes_accessed"]
     if not len(ops):
-        more = ("hbm_bytes", "breakdown_hbm_bytes", *ON_CHIP)
-        empty = {c: pd.Series(dtype=float) for c in (*cols, *more)}
-        return pd.DataFrame(empty).astype({"host": str, "program_id": np.int64, "hlo_op_name": str})
+        return _no_tpu_costs().copy()
     br = _breakdowns(run)
     ev = ops[["host", "plane", "name", "program_id", "op_name", *COST_STATS]].merge(
         br, on=["host", "plane", "name"], how="left"
@@ -279,6 +363,15 @@ def tpu_costs(run) -> pd.DataFrame:
         ["flops", "model_flops", "bytes_accessed", "hbm_bytes", "breakdown_hbm_bytes", *ON_CHIP]
     ].sum()
     return g.astype(float).reset_index().rename(columns={"op_name": "hlo_op_name"})
+
+
+@functools.cache
+def _no_tpu_costs() -> pd.DataFrame:
+    """:func:`tpu_costs` of a run without TPU ops (made once: every GPU run asks)."""
+    cols = ["host", "program_id", "hlo_op_name", "flops", "model_flops", "bytes_accessed"]
+    more = ("hbm_bytes", "breakdown_hbm_bytes", *ON_CHIP)
+    empty = {c: pd.Series(dtype=float) for c in (*cols, *more)}
+    return pd.DataFrame(empty).astype({"host": str, "program_id": np.int64, "hlo_op_name": str})
 
 
 def _breakdowns(run) -> pd.DataFrame:

@@ -41,6 +41,7 @@ from ...event_index import event_plane_rows
 from ...inputs import per_run
 from ...nesting import to_ps
 from ..tensorflow.op_names import parse_tf_op
+from .columns import text as column_text
 from .gpu import kernel_instructions, tf_level_ops
 
 # XLA op categories a core is not busy in (kOffDutyHloCategories... in duty_cycle_tracker).
@@ -72,7 +73,9 @@ def line_names(run) -> np.ndarray:
 
 def tpu_plane_rows(run) -> np.ndarray:
     """Rows of run.planes that are TPU cores."""
-    return np.flatnonzero((run.planes["device_kind"].astype(str) == "TPU").to_numpy())
+    # Compared as it is: a categorical compares by its categories, no text column made
+    # (every XLA analysis asks, GPU runs included).
+    return np.flatnonzero((run.planes["device_kind"] == "TPU").to_numpy(bool))
 
 
 @per_run
@@ -361,7 +364,7 @@ def hlo_16bit_percent(run) -> float | None:
     h = run.hlo_instructions
     if not len(h):
         return None
-    dtype = h["dtype"].astype(str).to_numpy(object)
+    dtype = column_text(h["dtype"])
     ops = tpu_device_ops(run)
     at = instruction_rows(run, ops) if len(ops) else np.zeros(0, np.int64)
     tpu_t = ops["self_ps"].to_numpy(np.float64)[at >= 0] if len(ops) else np.zeros(0)

@@ -1,0 +1,55 @@
+"""Text and categorical columns of the XLA tables, made without pandas' per-row string
+conversions (a categorical's few categories are turned to text once; a new categorical
+comes from one factorisation). The tables are small, but the HLO Stats tool and the
+roofline convert a dozen columns each: done row by row, that was most of their time."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def text(column: pd.Series) -> np.ndarray:
+    """A column's values as text (object array), as ``column.astype(str)`` gives them."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        names = np.append(np.asarray(column.cat.categories.astype(str), object), "nan")
+        return names[np.asarray(column.cat.codes, np.int64)]
+    return column.astype(str).to_numpy(object)
+
+
+def text_at(column: pd.Series, rows: np.ndarray) -> np.ndarray:
+    """:func:`text` of ``column`` at ``rows`` only."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        names = np.append(np.asarray(column.cat.categories.astype(str), object), "nan")
+        return names[np.asarray(column.cat.codes, np.int64)[rows]]
+    return column.astype(str).to_numpy(object)[rows]
+
+
+def categorical(values: np.ndarray) -> pd.Categorical:
+    """A categorical of text values whose categories are the values present, sorted: what
+    ``astype("category")`` makes of them."""
+    codes, uniques = pd.factorize(np.asarray(values, object), sort=True)
+    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(pd.Index(uniques)))
+
+
+def ranks(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(rank of each value in text order, the distinct texts in that order): a sort key
+    that orders rows as sorting the column's text does."""
+    if isinstance(column.dtype, pd.CategoricalDtype) and not column.isna().any():
+        names = np.asarray(column.cat.categories.astype(str), object)
+        if len(names) < 2 or bool((names[:-1] < names[1:]).all()):
+            return np.asarray(column.cat.codes, np.int64), names
+    uniq, inverse = np.unique(text(column), return_inverse=True)
+    return inverse.astype(np.int64), uniq
+
+
+def with_columns(df: pd.DataFrame, new: dict) -> pd.DataFrame:
+    """``df.assign(**new)`` (a column of ``new`` replaces the one of that name in place, the
+    others come after ``df``'s), made as one frame: adding columns one at a time re-makes
+    the columns' index each time, the most of a small table's cost."""
+    cols = {c: (new[c] if c in new else df[c].array) for c in df.columns}
+    cols.update((c, v) for c, v in new.items() if c not in cols)
+    return pd.DataFrame(cols, index=df.index)
+
+
+__all__ = ["categorical", "ranks", "text", "text_at", "with_columns"]
