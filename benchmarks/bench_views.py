@@ -4,7 +4,11 @@ For each capture and each view: restart the kernel, run ``import tfprof_widgets 
 ``run = tw.load(...)`` (their times are printed too), then the view's cell (the first view of
 a fresh kernel: "cold") and the same cell again ("warm"). A time is from the moment the cell
 is sent to run to the moment its output is drawn (the view's ``data-drawn-ms`` is set, or the
-trace viewer drew its first window), read in the page with ``performance.now()``.
+trace viewer drew its first window), read in the page with ``performance.now()``. Each line
+splits it as ``drawn = to mount + wait + render``: the kernel's work, the output's transfer and
+the viewer script's parse; the viewer waiting to be in sight; drawing plots and tables. The
+first view of each capture runs in a freshly opened page (it parses plotly.js), the others
+in a page that already has it (a kernel restarted in an open notebook).
 
     PYTHONPATH=$PWD python benchmarks/bench_views.py                 # the three captures
     PYTHONPATH=$PWD python benchmarks/bench_views.py --views op_stats overview
@@ -105,12 +109,25 @@ def run_cell(page, i: int, drawn: bool, timeout_ms: int = 300_000) -> dict:
         " return r ? [+r.dataset.drawnMs / 1e3, +r.dataset.renderMs / 1e3] : [null, null]; }",
         i,
     )
-    return {
+    out = {
         "idle": (t[1] - t[0]) / 1e3,
         "drawn": (t[2] - t[0]) / 1e3 if drawn else None,
         "mount_to_drawn": split[0],
         "render": split[1],
     }
+    if drawn and split[0] is not None:
+        # Where the time went: the kernel's work, the output's transfer and the viewer
+        # script's parse (sent -> mounted); waiting to be in sight (mounted -> drawing); the
+        # plots and tables (render).
+        out["to_mount"] = out["drawn"] - split[0]
+        out["wait"] = split[0] - split[1]
+    return out
+
+
+def _split(r: dict) -> str:
+    if r.get("to_mount") is None:
+        return f"{r['drawn']:5.2f}"
+    return f"{r['drawn']:5.2f} = {r['to_mount']:.2f} + {r['wait']:.2f} + {r['render']:.2f}"
 
 
 def restart(page) -> None:
@@ -151,9 +168,9 @@ def bench_capture(p, port: int, name: str, views: list[str]) -> list[dict]:
         )
         print(
             f"{name:11} {view:16} import {imp['idle']:5.2f}  load {load['idle']:5.2f}  "
-            f"cold: kernel {cold['idle']:5.2f} drawn {cold['drawn']:5.2f}  "
-            f"warm: kernel {warm['idle']:5.2f} drawn {warm['drawn']:5.2f}  "
-            f"(render cold {cold['render']}, warm {warm['render']})",
+            f"cold: kernel {cold['idle']:5.2f} drawn {_split(cold)}  "
+            f"warm: kernel {warm['idle']:5.2f} drawn {_split(warm)}"
+            + ("  (fresh page)" if k == 0 else ""),
             flush=True,
         )
     browser.close()

@@ -4,8 +4,9 @@
 kaleido drives a Chromium that is already installed (``BROWSER_PATH`` or ``TFPROF_BROWSER``
 if set, else ``chromium``/``google-chrome`` on PATH); it never downloads one, and without a
 browser or without kaleido the views carry a text summary instead of an image. One browser is
-started per process, in the background, and images are rendered off the cell's critical path:
-the view draws at once, its image follows in a display update before the cell finishes.
+started per process, in the background, at a lower CPU priority, and images are built and
+rendered off the cell's critical path, after the view's viewer is sent: the view draws at once,
+its image follows in a display update before the cell finishes.
 ``TFPROF_WIDGETS_PNG=0`` turns the images off.
 """
 
@@ -18,6 +19,7 @@ import shutil
 import threading
 import time
 import warnings
+from collections.abc import Callable
 
 import plotly.graph_objects as go
 
@@ -112,11 +114,31 @@ def _start() -> None:
 
         # Else every image waits for MathJax from a CDN.
         pio.defaults.mathjax = None
-        kaleido.start_sync_server(path=browser_path(), silence_warnings=True)
+        _start_server_low(kaleido)
         # kaleido warns on every call through its server that per-call options are ignored.
         warnings.filterwarnings("ignore", message="The kopts argument is ignored")
         _started = True
         _quiet_server_thread()
+
+
+def _start_server_low(kaleido) -> None:
+    """Start kaleido's server from a helper thread at a lower CPU priority: its server
+    thread, created there, and the browser that thread starts inherit it (the kernel's own
+    threads keep theirs)."""
+    failed: list[BaseException] = []
+
+    def start() -> None:
+        _lower_priority()
+        try:
+            kaleido.start_sync_server(path=browser_path(), silence_warnings=True)
+        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+            failed.append(exc)
+
+    helper = threading.Thread(target=start, name="tfprof-png-start", daemon=True)
+    helper.start()
+    helper.join()
+    if failed:
+        raise failed[0]
 
 
 _server_error: list[str] = []
@@ -195,9 +217,28 @@ def render(
     return out[0]
 
 
-def render_async(fig: go.Figure, done) -> concurrent.futures.Future:
+# How much lower than the kernel's the CPU priority of kaleido's browser is (Linux nice
+# steps): on a busy machine the notebook page drawing the view, and the kernel running the
+# next cell, go first; the image (for exports) comes when the CPU is free.
+BACKGROUND_NICE = 10
+
+
+def _lower_priority() -> None:
+    """Lower this thread's CPU priority (on Linux the nice value is per thread; threads and
+    processes it starts inherit it)."""
+    try:
+        os.nice(BACKGROUND_NICE)
+    except (AttributeError, OSError):  # no nice (Windows) or not allowed: same priority
+        pass
+
+
+def render_async(
+    fig: go.Figure | Callable[[], go.Figure | None], done: Callable[[bytes], None]
+) -> concurrent.futures.Future:
     """Render in the background and call ``done(png_bytes)``; a running IPython waits for
-    it at the end of the cell (so an executed notebook keeps the image)."""
+    it at the end of the cell (so an executed notebook keeps the image). ``fig`` may be a
+    function that builds the figure (None: no image); it is then called in the background
+    too."""
     global _pool, _hooked
     with _lock:
         if _pool is None:
@@ -207,7 +248,9 @@ def render_async(fig: go.Figure, done) -> concurrent.futures.Future:
 
     def work():
         try:
-            done(render(fig))
+            figure = fig() if callable(fig) else fig
+            if figure is not None:
+                done(render(figure))
         except Exception as exc:  # no image, the view still works; say why once
             _warn_once(exc)
 
