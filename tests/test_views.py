@@ -524,9 +524,10 @@ def test_kaleidos_browser_starts_at_a_lower_priority_than_the_kernel():
 
 
 def test_quick_figures_give_what_plotly_validates(two_hosts, monkeypatch):
-    """Step-time graphs and pies skip plotly.py's per-property validation (the pod viewer
-    builds a graph per step choice; validated, each took 0.15-0.2 s): built validated, they give
-    the same payload, so every property is one plotly accepts, as plotly writes it."""
+    """Step-time graphs, pies and memory plots skip plotly.py's per-property validation (the
+    pod viewer builds a graph per step choice; validated, each took 0.15-0.2 s): built
+    validated, they give the same payload, so every property is one plotly accepts, as plotly
+    writes it."""
     from tfprof_widgets.views import _common
 
     makers = [
@@ -534,6 +535,7 @@ def test_quick_figures_give_what_plotly_validates(two_hosts, monkeypatch):
         tw.views.overview,
         tw.views.op_stats,
         tw.views.kernel_stats,
+        tw.views.memory_timeline,
         lambda r: tw.views.compare(r, r),
     ]
     quick = [payload(make(two_hosts)) for make in makers]

@@ -13,7 +13,14 @@ import plotly.graph_objects as go
 from ..analysis.steps import CATEGORIES, CATEGORY_LABELS
 from ._display import CATEGORY_COLORS, esc
 
-__all__ = ["TOOL_CALLS", "legend_under_title", "run_label", "step_bars", "swatches"]
+__all__ = [
+    "TOOL_CALLS",
+    "legend_under_title",
+    "quick_figure",
+    "run_label",
+    "step_bars",
+    "swatches",
+]
 
 # The title on top of the figure, then the legend's rows, then the plot (see
 # legend_under_title). Pixel sizes of plotly's default 12-17 px fonts.
@@ -23,20 +30,13 @@ LEGEND_ROW_PX = 22
 PLOT_AREA_700_PX = 560
 
 
-def legend_under_title(
-    fig: go.Figure, labels: list[str], narrowest: int = PLOT_AREA_700_PX
-) -> None:
-    """Title at the top of the figure and a horizontal legend in rows of its own under it,
-    above the plot: the top margin holds as many legend rows as ``labels`` take in a plot
-    area ``narrowest`` px wide, so the legend never runs into the title (in a 70 px margin a
-    legend that wrapped to two rows covered it). Wider, a row may stay empty.
+def legend_under_title(labels: list[str], narrowest: int = PLOT_AREA_700_PX) -> dict:
+    """Layout for the title at the top of the figure and a horizontal legend in rows of its
+    own under it, above the plot: the top margin holds as many legend rows as ``labels`` take
+    in a plot area ``narrowest`` px wide, so the legend never runs into the title (in a 70 px
+    margin a legend that wrapped to two rows covered it). Wider, a row may stay empty.
 
     Plotly wraps a horizontal legend in columns as wide as its widest entry."""
-    fig.update_layout(**_legend_under_title_layout(labels, narrowest))
-
-
-def _legend_under_title_layout(labels: list[str], narrowest: int = PLOT_AREA_700_PX) -> dict:
-    """The layout properties :func:`legend_under_title` sets."""
     if labels:
         entry = 40 + 7.5 * max(len(s) for s in labels)  # swatch and gap, then the text
         per_row = max(1, int(narrowest // entry))
@@ -146,7 +146,7 @@ def step_bars(
     cat_axis = dict(title=dict(text=xaxis_title), type="category")
     if horizontal:  # plotly draws the first category at the bottom; the first goes on top
         cat_axis["autorange"] = "reversed"
-    top = _legend_under_title_layout([d["name"] for d in data])
+    top = legend_under_title([d["name"] for d in data])
     layout = dict(
         barmode="stack",
         title=dict(text=title, **top["title"]),
