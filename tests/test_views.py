@@ -5,7 +5,6 @@ distinct, empty states say what is missing, and every view reaches every kind of
 The browser tests (tests/test_browser.py) check the same views drawn in Chromium."""
 
 import json
-import os
 import pathlib
 import re
 
@@ -501,26 +500,6 @@ def test_the_image_is_built_after_the_viewer_is_sent(shown, ib, monkeypatch):
     view._ipython_display_()
     assert [n for n, _ in asked] == [3] and not built  # after the script; nothing built yet
     assert callable(asked[0][1]) and asked[0][1]() is not None and built == [1]
-
-
-@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="Linux/Unix thread priorities")
-def test_kaleidos_browser_starts_at_a_lower_priority_than_the_kernel():
-    """The image's browser runs niced: on a busy machine the page's draw goes first. On Linux
-    the nice value is per thread, so the kernel's own thread keeps its priority."""
-    import threading
-
-    main = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    seen: list = []
-
-    def helper():
-        _png._lower_priority()
-        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
-
-    t = threading.Thread(target=helper)
-    t.start()
-    t.join()
-    assert seen == [min(19, main + _png.BACKGROUND_NICE)]
-    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == main
 
 
 def test_quick_figures_give_what_plotly_validates(two_hosts, monkeypatch):

@@ -4,9 +4,11 @@
 kaleido drives a Chromium that is already installed (``BROWSER_PATH`` or ``TFPROF_BROWSER``
 if set, else ``chromium``/``google-chrome`` on PATH); it never downloads one, and without a
 browser or without kaleido the views carry a text summary instead of an image. One browser is
-started per process, in the background, at a lower CPU priority, and images are built and
-rendered off the cell's critical path, after the view's viewer is sent: the view draws at once,
-its image follows in a display update before the cell finishes.
+started per process, in the background, and images are built and rendered off the cell's
+critical path, after the view's viewer is sent: the view draws at once, its image follows in a
+display update before the cell finishes. (Not at a lower CPU priority: Linux gives a nice-10
+process about a tenth of a normal one's share, so on a loaded machine its 5-16 s start would
+stretch past :data:`RENDER_TIMEOUT_S`, and the cell waits for its image.)
 ``TFPROF_WIDGETS_PNG=0`` turns the images off.
 """
 
@@ -114,31 +116,11 @@ def _start() -> None:
 
         # Else every image waits for MathJax from a CDN.
         pio.defaults.mathjax = None
-        _start_server_low(kaleido)
+        kaleido.start_sync_server(path=browser_path(), silence_warnings=True)
         # kaleido warns on every call through its server that per-call options are ignored.
         warnings.filterwarnings("ignore", message="The kopts argument is ignored")
         _started = True
         _quiet_server_thread()
-
-
-def _start_server_low(kaleido) -> None:
-    """Start kaleido's server from a helper thread at a lower CPU priority: its server
-    thread, created there, and the browser that thread starts inherit it (the kernel's own
-    threads keep theirs)."""
-    failed: list[BaseException] = []
-
-    def start() -> None:
-        _lower_priority()
-        try:
-            kaleido.start_sync_server(path=browser_path(), silence_warnings=True)
-        except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
-            failed.append(exc)
-
-    helper = threading.Thread(target=start, name="tfprof-png-start", daemon=True)
-    helper.start()
-    helper.join()
-    if failed:
-        raise failed[0]
 
 
 _server_error: list[str] = []
@@ -215,21 +197,6 @@ def render(
     if isinstance(out[0], BaseException):
         raise out[0]
     return out[0]
-
-
-# How much lower than the kernel's the CPU priority of kaleido's browser is (Linux nice
-# steps): on a busy machine the notebook page drawing the view, and the kernel running the
-# next cell, go first; the image (for exports) comes when the CPU is free.
-BACKGROUND_NICE = 10
-
-
-def _lower_priority() -> None:
-    """Lower this thread's CPU priority (on Linux the nice value is per thread; threads and
-    processes it starts inherit it)."""
-    try:
-        os.nice(BACKGROUND_NICE)
-    except (AttributeError, OSError):  # no nice (Windows) or not allowed: same priority
-        pass
 
 
 def render_async(

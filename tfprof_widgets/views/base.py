@@ -333,8 +333,8 @@ class View:
         display({"application/javascript": js, "text/plain": ""}, raw=True)
         if image and handle is not None:
             # Only now, with the viewer on its way to the page: the image's figure is built
-            # and rendered in the background, at a lower CPU priority, so that neither it
-            # nor the start of kaleido's browser (seconds, the first time) delays the draw.
+            # and rendered in the background, so that neither it nor the start of kaleido's
+            # browser (seconds, the first time) holds up the viewer's output.
             _png.render_async(self.static_figure, _updater(handle, first))
 
     def _repr_mimebundle_(self, include=None, exclude=None):
