@@ -21,7 +21,7 @@ from tfprof_widgets.views.memory_view import activity_window
 from tfprof_widgets.views.names import short_kernel_name, short_op_name, unique_labels
 from tfprof_widgets.views.op_stats_view import PIE_SLICES, pie_values
 from tfprof_widgets.views.pod_view import pod_summary, straggler
-from tfprof_widgets.views.tables import Column, Table
+from tfprof_widgets.views.tables import Column, Table, encode_column
 
 DATA = pathlib.Path(__file__).resolve().parent / "data"
 GPU_CAPTURE = DATA / "bert_8gpu_multi_worker.xplane.pb"
@@ -616,3 +616,15 @@ def test_a_kernel_backed_view_carries_its_live_widget_first(shown, monkeypatch):
     js = script["application/javascript"]
     meta = json.loads(re.search(r"var payload = (\{.*?\});\n", js).group(1))
     assert meta["live"] is True and meta["statics"] == 2
+
+
+def test_table_columns_encode_as_before_on_the_fast_paths():
+    """Front coding finds each shared prefix by bisection and whole-int columns skip the
+    per-row check: the encodings stay what the page decodes."""
+    from tfprof_widgets.views.tables import _front_code
+
+    names = ["", "a", "a/b/c", "a/b/cd", "a/b/d", "a/x", "b"]
+    assert _front_code(names) == [0, "", 0, "a", 1, "/b/c", 5, "d", 4, "d", 2, "x", 0, "b"]
+    assert encode_column(pd.Series([3, 1, 2], dtype="int64"), "int") == [3, 1, 2]
+    assert encode_column(pd.Series([3.7, None]), "int") == [3, None]
+    assert encode_column(pd.Series([True, False]), "int") == [1, 0]
