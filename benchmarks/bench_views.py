@@ -15,6 +15,7 @@ in a page that already has it (a kernel restarted in an open notebook).
     PYTHONPATH=$PWD python benchmarks/bench_views.py                 # the three captures
     PYTHONPATH=$PWD python benchmarks/bench_views.py --views op_stats overview
     PYTHONPATH=$PWD python benchmarks/bench_views.py --no-preload     # without the warm-up
+    PYTHONPATH=$PWD python benchmarks/bench_views.py --no-png         # without the images
 
 Captures: the shared JAX H100 capture (jax_cnn_nographs), the PyTorch transformer trace (H100)
 and the 8-GPU TF BERT capture, from ``../shared/captures``. Needs /usr/bin/chromium,
@@ -211,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--captures", nargs="*", default=list(RUNS), choices=list(RUNS))
     ap.add_argument("--views", nargs="*", default=None, choices=list(VIEWS))
     ap.add_argument("--no-preload", action="store_true", help="TFPROF_WIDGETS_PRELOAD=0")
+    ap.add_argument("--no-png", action="store_true", help="TFPROF_WIDGETS_PNG=0 (no images)")
     ap.add_argument("--repeat", type=int, default=1, help="best of N per (capture, view)")
     ap.add_argument("--json", help="also write the rows to this file")
     args = ap.parse_args(argv)
@@ -232,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             plans[name] = views
         env = {"TFPROF_WIDGETS_PRELOAD": "0" if args.no_preload else "1"}
+        if args.no_png:
+            env["TFPROF_WIDGETS_PNG"] = "0"
         # No windowing: every cell's output is in the page, so "drawn" can be watched.
         no_windowing = {"@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"}}
         with (

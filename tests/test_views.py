@@ -628,3 +628,21 @@ def test_table_columns_encode_as_before_on_the_fast_paths():
     assert encode_column(pd.Series([3, 1, 2], dtype="int64"), "int") == [3, 1, 2]
     assert encode_column(pd.Series([3.7, None]), "int") == [3, None]
     assert encode_column(pd.Series([True, False]), "int") == [1, 0]
+
+
+def test_an_image_waits_while_the_page_draws_the_view(monkeypatch):
+    """Image work starts IMAGE_GRACE_S after the view is displayed (kaleido's browser took
+    the CPU from the page's draw), or at once with TFPROF_WIDGETS_IMAGE_GRACE_S=0."""
+    import time
+
+    monkeypatch.setattr(_png, "IMAGE_GRACE_S", 0.3)
+    monkeypatch.delenv("TFPROF_WIDGETS_IMAGE_GRACE_S", raising=False)
+    monkeypatch.setattr(_png, "render", lambda fig, **kw: b"\x89PNG fake")
+    for grace, ok in (("", lambda s: s >= 0.3), ("0", lambda s: s < 0.25)):
+        if grace:
+            monkeypatch.setenv("TFPROF_WIDGETS_IMAGE_GRACE_S", grace)
+        got: list = []
+        t0 = time.monotonic()
+        _png.render_async(go.Figure, lambda png, t0=t0, got=got: got.append(time.monotonic() - t0))
+        _png.wait()
+        assert len(got) == 1 and ok(got[0]), (grace, got)
