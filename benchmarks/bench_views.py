@@ -160,9 +160,8 @@ def _split(r: dict) -> str:
 
 
 def restart(page) -> None:
-    # Await the restart itself: under load a fixed pause could see the old kernel idle and
-    # run the import cell there (an "import" of 0.1 s).
-    page.evaluate(f"async () => {{ window.__watching = null; await {KERNEL}.restart(); }}")
+    page.evaluate(f"() => {{ window.__watching = null; {KERNEL}.restart(); }}")
+    page.wait_for_timeout(500)
     kernel_idle(page)
     page.evaluate(  # clear the outputs so that "drawn" is this run's
         "() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')"
