@@ -4,11 +4,18 @@ For each capture and each view: restart the kernel, run ``import tfprof_widgets 
 ``run = tw.load(...)`` (their times are printed too), then the view's cell (the first view of
 a fresh kernel: "cold") and the same cell again ("warm"). A time is from the moment the cell
 is sent to run to the moment its output is drawn (the view's ``data-drawn-ms`` is set, or the
-trace viewer drew its first window), read in the page with ``performance.now()``.
+trace viewer drew its first window), read in the page with ``performance.now()``. Each line
+splits it as ``drawn = start + build + display + to page + wait + render``: the cell reaching
+the kernel; the view's analyses; its payload and outputs (``display()``; the cell notes the
+kernel's clock around both, see ``VIEW_CELL``); the outputs' transfer and the viewer script's
+parse; the viewer waiting to be in sight; drawing plots and tables. The
+first view of each capture runs in a freshly opened page (it parses plotly.js), the others
+in a page that already has it (a kernel restarted in an open notebook).
 
     PYTHONPATH=$PWD python benchmarks/bench_views.py                 # the three captures
     PYTHONPATH=$PWD python benchmarks/bench_views.py --views op_stats overview
     PYTHONPATH=$PWD python benchmarks/bench_views.py --no-preload     # without the warm-up
+    PYTHONPATH=$PWD python benchmarks/bench_views.py --no-png         # without the images
 
 Captures: the shared JAX H100 capture (jax_cnn_nographs), the PyTorch transformer trace (H100)
 and the 8-GPU TF BERT capture, from ``../shared/captures``. Needs /usr/bin/chromium,
@@ -82,6 +89,20 @@ WATCH_IDLE = f"""() => {{ const k = {KERNEL};
       window.__idleAt = performance.now(); }}); }}"""
 
 
+# Each view's cell notes the kernel's wall clock (time.time(), the page's clock too:
+# performance.timeOrigin + now()) when it starts, when the view is built (its analyses run)
+# and when display() returned (payload, outputs sent; the image is rendered after that, in
+# the background). Read back after the cell with a silent request.
+VIEW_CELL = (
+    "import time as _bt\n_bt0 = _bt.time()\n_bv = {call}\n_bt1 = _bt.time()\n"
+    "display(_bv)\n_bt2 = _bt.time()"
+)
+READ_CLOCK = f"""async () => {{ const f = {KERNEL}.requestExecute(
+    {{code: 'print(_bt0, _bt1, _bt2)', silent: false, store_history: false}});
+  let out = ''; f.onIOPub = (m) => {{ if (m.header.msg_type === 'stream') out += m.content.text; }};
+  await f.done; return [out, performance.timeOrigin]; }}"""
+
+
 def kernel_idle(page, timeout_ms: int = 300_000) -> None:
     page.wait_for_function(f"() => {KERNEL} && {KERNEL}.status === 'idle'", timeout=timeout_ms)
 
@@ -105,12 +126,37 @@ def run_cell(page, i: int, drawn: bool, timeout_ms: int = 300_000) -> dict:
         " return r ? [+r.dataset.drawnMs / 1e3, +r.dataset.renderMs / 1e3] : [null, null]; }",
         i,
     )
-    return {
+    out = {
         "idle": (t[1] - t[0]) / 1e3,
         "drawn": (t[2] - t[0]) / 1e3 if drawn else None,
         "mount_to_drawn": split[0],
         "render": split[1],
     }
+    if drawn and split[0] is not None:
+        # Where the time went: the cell reaching the kernel; the view's analyses (built);
+        # its payload and outputs (display() returned); the outputs' transfer and the viewer
+        # script's parse (mounted); waiting to be in sight; the plots and tables (render).
+        text, origin = page.evaluate(READ_CLOCK)
+        k0, k1, k2 = (float(v) * 1e3 - origin for v in text.split())  # page ms
+        mount = t[2] - split[0] * 1e3
+        out["split"] = [
+            (k0 - t[0]) / 1e3,
+            (k1 - k0) / 1e3,
+            (k2 - k1) / 1e3,
+            (mount - k2) / 1e3,
+            split[0] - split[1],
+            split[1],
+        ]
+    return out
+
+
+SPLIT = "start + build + display + to page + wait + render"
+
+
+def _split(r: dict) -> str:
+    if r.get("split") is None:
+        return f"{r['drawn']:5.2f}"
+    return f"{r['drawn']:5.2f} = " + " + ".join(f"{v:.2f}" for v in r["split"])
 
 
 def restart(page) -> None:
@@ -151,9 +197,9 @@ def bench_capture(p, port: int, name: str, views: list[str]) -> list[dict]:
         )
         print(
             f"{name:11} {view:16} import {imp['idle']:5.2f}  load {load['idle']:5.2f}  "
-            f"cold: kernel {cold['idle']:5.2f} drawn {cold['drawn']:5.2f}  "
-            f"warm: kernel {warm['idle']:5.2f} drawn {warm['drawn']:5.2f}  "
-            f"(render cold {cold['render']}, warm {warm['render']})",
+            f"cold: kernel {cold['idle']:5.2f} drawn {_split(cold)}  "
+            f"warm: kernel {warm['idle']:5.2f} drawn {_split(warm)}"
+            + ("  (fresh page)" if k == 0 else ""),
             flush=True,
         )
     browser.close()
@@ -165,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--captures", nargs="*", default=list(RUNS), choices=list(RUNS))
     ap.add_argument("--views", nargs="*", default=None, choices=list(VIEWS))
     ap.add_argument("--no-preload", action="store_true", help="TFPROF_WIDGETS_PRELOAD=0")
+    ap.add_argument("--no-png", action="store_true", help="TFPROF_WIDGETS_PNG=0 (no images)")
     ap.add_argument("--repeat", type=int, default=1, help="best of N per (capture, view)")
     ap.add_argument("--json", help="also write the rows to this file")
     args = ap.parse_args(argv)
@@ -182,10 +229,12 @@ def main(argv: list[str] | None = None) -> int:
             lab.write_notebook(
                 root / f"{name}.ipynb",
                 ["import tfprof_widgets as tw", f"run = tw.load({str(RUNS[name])!r})"]
-                + [VIEWS[v] for v in views],
+                + [VIEW_CELL.format(call=VIEWS[v]) for v in views],
             )
             plans[name] = views
         env = {"TFPROF_WIDGETS_PRELOAD": "0" if args.no_preload else "1"}
+        if args.no_png:
+            env["TFPROF_WIDGETS_PNG"] = "0"
         # No windowing: every cell's output is in the page, so "drawn" can be watched.
         no_windowing = {"@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"}}
         with (
@@ -202,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         key = (r["capture"], r["view"])
         if key not in best or r["cold_drawn_s"] < best[key]["cold_drawn_s"]:
             best[key] = r
+    print("\nsplits:", SPLIT)
     print("\ncell run -> drawn (s), best of", args.repeat, "| preload", not args.no_preload)
     print(f"{'capture':11} {'view':16} {'cold':>6} {'warm':>6}   (import, load of the cold run)")
     for r in best.values():

@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import pytest
 from conftest import ROOT, SAMPLES
 
@@ -20,7 +21,7 @@ from tfprof_widgets.views.memory_view import activity_window
 from tfprof_widgets.views.names import short_kernel_name, short_op_name, unique_labels
 from tfprof_widgets.views.op_stats_view import PIE_SLICES, pie_values
 from tfprof_widgets.views.pod_view import pod_summary, straggler
-from tfprof_widgets.views.tables import Column, Table
+from tfprof_widgets.views.tables import Column, Table, encode_column
 
 DATA = pathlib.Path(__file__).resolve().parent / "data"
 GPU_CAPTURE = DATA / "bert_8gpu_multi_worker.xplane.pb"
@@ -482,6 +483,50 @@ def test_a_view_is_image_text_and_script(shown, ib, monkeypatch):
     assert "plotly.js" not in shown.outputs[-1]["application/javascript"]  # once per notebook
 
 
+def test_the_image_is_built_after_the_viewer_is_sent(shown, ib, monkeypatch):
+    """The static figure is built and rendered in the background once all three outputs are
+    out: kaleido's browser start (seconds) and plotly.py's figure build must not hold up the
+    interactive view (issue 29 item 11)."""
+    monkeypatch.setattr(_png, "available", lambda: True)
+    asked: list = []
+
+    def render_async(fig, done):
+        asked.append((len(shown.outputs), fig))
+
+    monkeypatch.setattr(_png, "render_async", render_async)
+    built: list = []
+    view = tw.views.overview(ib)
+    monkeypatch.setattr(view, "static_figure", lambda: built.append(1) or go.Figure())
+    view._ipython_display_()
+    assert [n for n, _ in asked] == [3] and not built  # after the script; nothing built yet
+    assert callable(asked[0][1]) and asked[0][1]() is not None and built == [1]
+
+
+def test_quick_figures_give_what_plotly_validates(two_hosts, monkeypatch):
+    """Step-time graphs, pies and memory plots skip plotly.py's per-property validation (the
+    pod viewer builds a graph per step choice; validated, each took 0.15-0.2 s): built
+    validated, they give the same payload, so every property is one plotly accepts, as plotly
+    writes it."""
+    from tfprof_widgets.views import _common
+
+    makers = [
+        tw.views.pod_viewer,
+        tw.views.overview,
+        tw.views.op_stats,
+        tw.views.kernel_stats,
+        tw.views.memory_timeline,
+        lambda r: tw.views.compare(r, r),
+    ]
+    quick = [payload(make(two_hosts)) for make in makers]
+    assert len(quick[0]["variants"]) > 2  # the pod viewer's step choices are in it
+    monkeypatch.setattr(_common, "VALIDATE_FIGURES", True)
+    assert [payload(make(two_hosts)) for make in makers] == quick
+    with pytest.raises(ValueError, match="bogus"):
+        _common.quick_figure([dict(type="bar", y=[1], bogus=1)], {})
+    monkeypatch.setattr(_common, "VALIDATE_FIGURES", False)
+    assert _common.quick_figure([dict(type="bar", y=[1], bogus=1)], {}) is not None
+
+
 def test_without_kaleido_a_view_is_text_and_script(shown, ib, monkeypatch):
     monkeypatch.setattr(_png, "available", lambda: False)
     view = tw.views.memory_timeline(ib)
@@ -571,3 +616,33 @@ def test_a_kernel_backed_view_carries_its_live_widget_first(shown, monkeypatch):
     js = script["application/javascript"]
     meta = json.loads(re.search(r"var payload = (\{.*?\});\n", js).group(1))
     assert meta["live"] is True and meta["statics"] == 2
+
+
+def test_table_columns_encode_as_before_on_the_fast_paths():
+    """Front coding finds each shared prefix by bisection and whole-int columns skip the
+    per-row check: the encodings stay what the page decodes."""
+    from tfprof_widgets.views.tables import _front_code
+
+    names = ["", "a", "a/b/c", "a/b/cd", "a/b/d", "a/x", "b"]
+    assert _front_code(names) == [0, "", 0, "a", 1, "/b/c", 5, "d", 4, "d", 2, "x", 0, "b"]
+    assert encode_column(pd.Series([3, 1, 2], dtype="int64"), "int") == [3, 1, 2]
+    assert encode_column(pd.Series([3.7, None]), "int") == [3, None]
+    assert encode_column(pd.Series([True, False]), "int") == [1, 0]
+
+
+def test_an_image_waits_while_the_page_draws_the_view(monkeypatch):
+    """Image work starts IMAGE_GRACE_S after the view is displayed (kaleido's browser took
+    the CPU from the page's draw), or at once with TFPROF_WIDGETS_IMAGE_GRACE_S=0."""
+    import time
+
+    monkeypatch.setattr(_png, "IMAGE_GRACE_S", 0.3)
+    monkeypatch.delenv("TFPROF_WIDGETS_IMAGE_GRACE_S", raising=False)
+    monkeypatch.setattr(_png, "render", lambda fig, **kw: b"\x89PNG fake")
+    for grace, ok in (("", lambda s: s >= 0.3), ("0", lambda s: s < 0.25)):
+        if grace:
+            monkeypatch.setenv("TFPROF_WIDGETS_IMAGE_GRACE_S", grace)
+        got: list = []
+        t0 = time.monotonic()
+        _png.render_async(go.Figure, lambda png, t0=t0, got=got: got.append(time.monotonic() - t0))
+        _png.wait()
+        assert len(got) == 1 and ok(got[0]), (grace, got)

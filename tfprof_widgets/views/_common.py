@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 
 import numpy as np
 import pandas as pd
@@ -12,7 +13,14 @@ import plotly.graph_objects as go
 from ..analysis.steps import CATEGORIES, CATEGORY_LABELS
 from ._display import CATEGORY_COLORS, esc
 
-__all__ = ["TOOL_CALLS", "legend_under_title", "run_label", "step_bars", "swatches"]
+__all__ = [
+    "TOOL_CALLS",
+    "legend_under_title",
+    "quick_figure",
+    "run_label",
+    "step_bars",
+    "swatches",
+]
 
 # The title on top of the figure, then the legend's rows, then the plot (see
 # legend_under_title). Pixel sizes of plotly's default 12-17 px fonts.
@@ -22,13 +30,11 @@ LEGEND_ROW_PX = 22
 PLOT_AREA_700_PX = 560
 
 
-def legend_under_title(
-    fig: go.Figure, labels: list[str], narrowest: int = PLOT_AREA_700_PX
-) -> None:
-    """Title at the top of the figure and a horizontal legend in rows of its own under it,
-    above the plot: the top margin holds as many legend rows as ``labels`` take in a plot
-    area ``narrowest`` px wide, so the legend never runs into the title (in a 70 px margin a
-    legend that wrapped to two rows covered it). Wider, a row may stay empty.
+def legend_under_title(labels: list[str], narrowest: int = PLOT_AREA_700_PX) -> dict:
+    """Layout for the title at the top of the figure and a horizontal legend in rows of its
+    own under it, above the plot: the top margin holds as many legend rows as ``labels`` take
+    in a plot area ``narrowest`` px wide, so the legend never runs into the title (in a 70 px
+    margin a legend that wrapped to two rows covered it). Wider, a row may stay empty.
 
     Plotly wraps a horizontal legend in columns as wide as its widest entry."""
     if labels:
@@ -37,11 +43,24 @@ def legend_under_title(
         rows = -(-len(labels) // per_row)
     else:
         rows = 0
-    fig.update_layout(
+    return dict(
         title=dict(y=1, yref="container", yanchor="top", pad=dict(t=8)),
         margin=dict(t=TITLE_PX + rows * LEGEND_ROW_PX + 8),
         legend=dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom"),
     )
+
+
+# plotly.py validates every property set on a figure, one by one: 0.15-0.2 s for one
+# step-time graph on an idle machine (the pod viewer builds one per step choice). Figures
+# built here from plotly.js dicts skip it (the JSON is the same: tests/test_views.py builds
+# them both ways and compares); True validates them (tests, debugging).
+VALIDATE_FIGURES = os.environ.get("TFPROF_WIDGETS_VALIDATE_FIGURES") == "1"
+
+
+def quick_figure(data: list[dict], layout: dict) -> go.Figure:
+    """A figure from plotly.js trace and layout dicts, without plotly.py's per-property
+    validation unless :data:`VALIDATE_FIGURES`."""
+    return go.Figure(data=data, layout=layout, _validate=VALIDATE_FIGURES)
 
 
 _TIMESTAMP = re.compile(r"^\d{4}_\d\d_\d\d_\d\d_\d\d_\d\d(_\d+)?$")
@@ -64,12 +83,9 @@ TOOL_CALLS = {
 def run_label(run) -> str:
     """What to call a run: the notebook variable it lives in (``slow``, ``fast``), else the
     logdir it was captured into when its own folder is only a timestamp, else its name."""
-    try:
-        from IPython import get_ipython
-
-        ip = get_ipython()
-    except ImportError:
-        ip = None
+    # Only a running IPython has notebook variables; a script does not import it (1-2 s).
+    ipython = sys.modules.get("IPython")
+    ip = ipython.get_ipython() if ipython is not None else None
     if ip is not None:
         names = [
             k
@@ -110,7 +126,7 @@ def step_bars(
 ) -> go.Figure:
     """Stacked bars of the step-time categories (one colour each, input in red), one bar per
     row of ``frame``, legend above the plot so no axis title runs into it."""
-    fig = go.Figure()
+    data = []
     for cat in CATEGORIES:
         v = frame[cat].to_numpy(dtype=float) * scale
         if not (v > 0).any():
@@ -124,26 +140,23 @@ def step_bars(
         kw["hovertemplate"] += (
             f"{label}: %{{{'x' if horizontal else 'y'}:,.3f}} {unit}<extra></extra>"
         )
-        fig.add_bar(name=label, marker_color=CATEGORY_COLORS[cat], uid=f"{uid}-{cat}", **kw)
-    value_axis = dict(title=unit if unit != "ms" else "milliseconds", rangemode="tozero")
-    cat_axis = dict(title=xaxis_title, type="category")
+        marker = dict(color=CATEGORY_COLORS[cat])
+        data.append(dict(type="bar", name=label, marker=marker, uid=f"{uid}-{cat}", **kw))
+    value_axis = dict(title=dict(text=unit if unit != "ms" else "milliseconds"), rangemode="tozero")
+    cat_axis = dict(title=dict(text=xaxis_title), type="category")
     if horizontal:  # plotly draws the first category at the bottom; the first goes on top
         cat_axis["autorange"] = "reversed"
-    fig.update_layout(
+    top = legend_under_title([d["name"] for d in data])
+    layout = dict(
         barmode="stack",
-        title=title,
+        title=dict(text=title, **top["title"]),
         height=height,
-        margin=dict(t=70, b=40, l=10, r=10),
-        legend=dict(
-            orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom", traceorder="normal"
-        ),
+        margin=dict(b=40, l=10, r=10, **top["margin"]),
+        legend=dict(**top["legend"], traceorder="normal"),
         xaxis=value_axis if horizontal else cat_axis,
         yaxis=cat_axis if horizontal else value_axis,
     )
-    legend_under_title(fig, [t.name for t in fig.data])
-    if horizontal:
-        fig.update_yaxes(autorange="reversed")
-    return fig
+    return quick_figure(data, layout)
 
 
 def finite(v) -> float:

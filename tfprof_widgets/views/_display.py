@@ -57,6 +57,7 @@ def _static(name: str) -> str:
     return (resources.files("tfprof_widgets.views") / "static" / name).read_text(encoding="utf-8")
 
 
+@functools.cache  # 1.2 MB, joined once per process
 def viewer_lib() -> str:
     """plotly.js (kept private: a page's own ``window.Plotly`` is left as it was) and the
     viewer, as one script that defines ``window.__tfprof`` once per page."""

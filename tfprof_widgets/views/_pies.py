@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pandas as pd
-import plotly.graph_objects as go
 
+from ._common import quick_figure
 from .base import Plot, Plots
 from .names import unique_labels
 
@@ -76,25 +76,23 @@ def pie_plot(
     marker = {}
     if colors:
         marker = dict(colors=[colors.get(k, "#9e9e9e") for k in keys])
-    fig = go.Figure(
-        go.Pie(
-            labels=labels,
-            values=v,
-            customdata=custom,
-            texttemplate=text,
-            textposition="inside",
-            insidetextorientation="horizontal",
-            sort=False,
-            direction="clockwise",
-            hole=0.35,
-            marker=marker,
-            hovertemplate="%{customdata[1]}<br>%{value:,.1f} "
-            + unit
-            + " (%{percent})<extra></extra>",
-            uid=f"pie-{name}",
-        )
+    pie = dict(
+        type="pie",
+        labels=labels,
+        values=v,
+        customdata=custom,
+        texttemplate=text,
+        textposition="inside",
+        insidetextorientation="horizontal",
+        sort=False,
+        direction="clockwise",
+        hole=0.35,
+        hovertemplate="%{customdata[1]}<br>%{value:,.1f} " + unit + " (%{percent})<extra></extra>",
+        uid=f"pie-{name}",
     )
-    _lay_out_pie(fig, title)
+    if marker:
+        pie["marker"] = marker
+    fig = quick_figure([pie], _pie_layout(title))
     if click is not None:
         click = {**click, "others": [k for k in named], "other": None}
     return Plot(name, fig, click=click, legend_side=_legend_side(len(keys)))
@@ -125,9 +123,9 @@ def _legend_side(slices: int) -> dict:
     }
 
 
-def _lay_out_pie(fig: go.Figure, title: str) -> None:
-    fig.update_layout(
-        title=title,
+def _pie_layout(title: str) -> dict:
+    return dict(
+        title=dict(text=title),
         height=HEIGHT,
         margin=dict(t=40, b=10, l=10, r=10),
         uniformtext=dict(minsize=10, mode="hide"),

@@ -4,8 +4,11 @@
 kaleido drives a Chromium that is already installed (``BROWSER_PATH`` or ``TFPROF_BROWSER``
 if set, else ``chromium``/``google-chrome`` on PATH); it never downloads one, and without a
 browser or without kaleido the views carry a text summary instead of an image. One browser is
-started per process, in the background, and images are rendered off the cell's critical path:
-the view draws at once, its image follows in a display update before the cell finishes.
+started per process, in the background, and images are built and rendered off the cell's
+critical path, after the view's viewer is sent: the view draws at once, its image follows in a
+display update before the cell finishes. (Not at a lower CPU priority: Linux gives a nice-10
+process about a tenth of a normal one's share, so on a loaded machine its 5-16 s start would
+stretch past :data:`RENDER_TIMEOUT_S`, and the cell waits for its image.)
 ``TFPROF_WIDGETS_PNG=0`` turns the images off.
 """
 
@@ -18,6 +21,7 @@ import shutil
 import threading
 import time
 import warnings
+from collections.abc import Callable
 
 import plotly.graph_objects as go
 
@@ -195,9 +199,29 @@ def render(
     return out[0]
 
 
-def render_async(fig: go.Figure, done) -> concurrent.futures.Future:
+# How long after a view is displayed its image work starts. The page draws the view in those
+# moments, and kaleido's browser (its start, then each render) would take the CPU from it: on
+# the 2-core bench machine images made views draw in 1.8-2.3 s cold and 0.8-1.9 s warm that
+# drew in 0.9-1.1 s and 0.3-0.8 s without. The cell ends this much later (it waits for its
+# image). TFPROF_WIDGETS_IMAGE_GRACE_S sets another value (0 where no page draws: a batch run).
+IMAGE_GRACE_S = 1.0
+
+
+def _grace() -> float:
+    try:
+        return max(0.0, float(os.environ.get("TFPROF_WIDGETS_IMAGE_GRACE_S", IMAGE_GRACE_S)))
+    except ValueError:
+        return IMAGE_GRACE_S
+
+
+def render_async(
+    fig: go.Figure | Callable[[], go.Figure | None], done: Callable[[bytes], None]
+) -> concurrent.futures.Future:
     """Render in the background and call ``done(png_bytes)``; a running IPython waits for
-    it at the end of the cell (so an executed notebook keeps the image)."""
+    it at the end of the cell (so an executed notebook keeps the image). ``fig`` may be a
+    function that builds the figure (None: no image); it is then called in the background
+    too, :data:`IMAGE_GRACE_S` after this call at the earliest."""
+    start_at = time.monotonic() + _grace()
     global _pool, _hooked
     with _lock:
         if _pool is None:
@@ -206,8 +230,11 @@ def render_async(fig: go.Figure, done) -> concurrent.futures.Future:
             _hooked = _hook_ipython()
 
     def work():
+        time.sleep(max(0.0, start_at - time.monotonic()))
         try:
-            done(render(fig))
+            figure = fig() if callable(fig) else fig
+            if figure is not None:
+                done(render(figure))
         except Exception as exc:  # no image, the view still works; say why once
             _warn_once(exc)
 

@@ -176,6 +176,11 @@ class View:
         row = any(isinstance(b, Plots) and b.row for b in blocks)
         return combine_figures([p.fig for p in plots], cols=2 if row and len(plots) > 1 else 1)
 
+    def has_static_figure(self) -> bool:
+        """Whether :meth:`static_figure` has a figure to give, known without building it
+        (the view's image is built after its viewer is sent, see :meth:`_ipython_display_`)."""
+        return bool(self._plots(self.default_blocks()))
+
     def live_widget(self):
         """An ipywidget for a view that needs the kernel, else None. The default serves the
         legacy hook :meth:`attach`: live FigureWidgets of :meth:`figures`, hooked up by it."""
@@ -313,20 +318,24 @@ class View:
 
         text = self.text()
         live = self.live_widget()
-        image = self.static_figure() if _png.available() else None
+        image = _png.available() and self.has_static_figure()
         statics = 0
-        if live is not None or image is not None:
-            first = {"text/plain": text}
+        first: dict = {"text/plain": text}
+        handle = None
+        if live is not None or image:
             if live is not None:
                 first.update(_widget_bundle(live))
             handle = display(first, raw=True, display_id=True)
             statics += 1
-            if image is not None:
-                _png.render_async(image, _updater(handle, first))
-        display({"text/html": self.static_html(image is not None), "text/plain": text}, raw=True)
+        display({"text/html": self.static_html(image), "text/plain": text}, raw=True)
         statics += 1
         js = viewer_js(self.payload_json(statics, live is not None), lib_needed())
         display({"application/javascript": js, "text/plain": ""}, raw=True)
+        if image and handle is not None:
+            # Only now, with the viewer on its way to the page: the image's figure is built
+            # and rendered in the background, so that neither it nor the start of kaleido's
+            # browser (seconds, the first time) holds up the viewer's output.
+            _png.render_async(self.static_figure, _updater(handle, first))
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         # Front ends that ask for one bundle (not IPython, which uses _ipython_display_).

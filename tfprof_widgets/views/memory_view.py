@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from ..analysis.memory import memory_breakdown
 from ..analysis.results import plural
 from ..analysis.tool_data import no_trace_note
-from ._common import legend_under_title
+from ._common import legend_under_title, quick_figure
 from ._display import esc
 from .base import Choice, Html, Plot, Plots, TableBlock, View
 from .tables import Column, Table
@@ -117,17 +117,18 @@ class MemoryTimelineView(View):
         heap = (d["heap_allocated_bytes"].to_numpy() / MIB).astype(np.float32)
         stack = (d["stack_reserved_bytes"].to_numpy() / MIB).astype(np.float32)
         custom = _hover_columns(d, heap, stack)
-        fig = go.Figure()
-        _add_curves(fig, d, x, heap, stack)
+        traces: list[dict] = []
+        _add_curves(traces, d, x, heap, stack)
         px, py = float(peak["peak_time_us"]) / 1e3, float(peak["peak_in_use_bytes"]) / MIB
         full = [float(x.min()) if len(x) else 0.0, float(x.max()) if len(x) else 1.0]
         a, b = activity_window(s["time_us"].to_numpy(), float(peak["peak_time_us"]))
         act = [a / 1e3, b / 1e3]
         zoom = (act[1] - act[0]) < 0.6 * (full[1] - full[0])
-        _add_peak(fig, px, py, act if zoom else full)
-        _add_fragmentation_at_peak(fig, px, float(peak["peak_fragmentation"]))
+        _add_peak(traces, px, py, act if zoom else full)
+        _add_fragmentation_at_peak(traces, px, float(peak["peak_fragmentation"]))
         top = max(float((heap + stack).max()) if len(heap) else 0.0, py) * 1.12 or 1.0
-        _lay_out(fig, f"{esc(allocator)} on {esc(host)}", act if zoom else None, top)
+        title = f"{esc(allocator)} on {esc(host)}"
+        fig = quick_figure(traces, _layout(title, act if zoom else None, top, traces))
         ranges = [("Zoom to activity", act), ("Whole capture", full)] if zoom else None
         return fig, ranges, {1: custom}
 
@@ -245,47 +246,59 @@ def _hover_columns(d: pd.DataFrame, heap: np.ndarray, stack: np.ndarray) -> list
     ]
 
 
-def _add_curves(fig: go.Figure, d: pd.DataFrame, x, heap, stack) -> None:
+def _add_curves(traces: list, d: pd.DataFrame, x, heap, stack) -> None:
     """Heap, in use (heap + stack), free memory and fragmentation, as step lines."""
     free = (d["free_memory_bytes"].to_numpy() / MIB).astype(np.float32)
     common = dict(x=x, mode="lines")
-    fig.add_scatter(
-        **common,
-        y=heap,
-        name="heap",
-        line=dict(shape="hv", width=1.5, color="#1f77b4"),
-        fill="tozeroy",
-        fillcolor="rgba(31,119,180,0.35)",
-        hoverinfo="skip",
-        uid="mem-heap_allocated_bytes",
+    traces.append(
+        dict(
+            type="scatter",
+            **common,
+            y=heap,
+            name="heap",
+            line=dict(shape="hv", width=1.5, color="#1f77b4"),
+            fill="tozeroy",
+            fillcolor="rgba(31,119,180,0.35)",
+            hoverinfo="skip",
+            uid="mem-heap_allocated_bytes",
+        )
     )
-    fig.add_scatter(
-        **common,
-        y=heap + stack,
-        name="in use",  # heap + stack (the hover says both)
-        line=dict(shape="hv", width=1.5, color="#ff7f0e"),
-        fill="tonexty",
-        fillcolor="rgba(255,127,14,0.35)",
-        hovertemplate=_HOVER,
-        uid="mem-in_use_bytes",
+    traces.append(
+        dict(
+            type="scatter",
+            **common,
+            y=heap + stack,
+            name="in use",  # heap + stack (the hover says both)
+            line=dict(shape="hv", width=1.5, color="#ff7f0e"),
+            fill="tonexty",
+            fillcolor="rgba(255,127,14,0.35)",
+            hovertemplate=_HOVER,
+            uid="mem-in_use_bytes",
+        )
     )
-    fig.add_scatter(
-        **common,
-        y=free,
-        name="free",
-        line=dict(shape="hv", width=1, color="#2ca02c", dash="dash"),
-        visible="legendonly",
-        hovertemplate="free %{y:,.1f} MiB at %{x:,.3f} ms<extra></extra>",
-        uid="mem-free_memory_bytes",
+    traces.append(
+        dict(
+            type="scatter",
+            **common,
+            y=free,
+            name="free",
+            line=dict(shape="hv", width=1, color="#2ca02c", dash="dash"),
+            visible="legendonly",
+            hovertemplate="free %{y:,.1f} MiB at %{x:,.3f} ms<extra></extra>",
+            uid="mem-free_memory_bytes",
+        )
     )
-    fig.add_scatter(
-        **common,
-        y=d["fragmentation"].to_numpy().astype(np.float32),
-        name="fragmentation",
-        yaxis="y2",
-        line=dict(shape="hv", width=1, color="#9467bd", dash="dot"),
-        hovertemplate="fragmentation %{y:.1%} at %{x:,.3f} ms<extra></extra>",
-        uid="mem-frag",
+    traces.append(
+        dict(
+            type="scatter",
+            **common,
+            y=d["fragmentation"].to_numpy().astype(np.float32),
+            name="fragmentation",
+            yaxis="y2",
+            line=dict(shape="hv", width=1, color="#9467bd", dash="dot"),
+            hovertemplate="fragmentation %{y:.1%} at %{x:,.3f} ms<extra></extra>",
+            uid="mem-frag",
+        )
     )
 
 
@@ -302,52 +315,66 @@ def fragmentation_text(x: float) -> str:
     return "< 0.1 %" if x < 0.001 else f"{100 * x:.1f} %"
 
 
-def _add_fragmentation_at_peak(fig: go.Figure, px: float, frag: float) -> None:
+def _add_fragmentation_at_peak(traces: list, px: float, frag: float) -> None:
     """The fragmentation at the peak, on the fragmentation line: the number the header
     gives."""
-    fig.add_scatter(
-        x=[px],
-        y=[frag],
-        yaxis="y2",
-        mode="markers+text",
-        marker=dict(symbol="diamond", size=9, color="#9467bd"),
-        text=[f"fragmentation at the peak {fragmentation_text(frag)}"],
-        textposition="bottom center" if frag > 0.5 else "top center",
-        hovertemplate="fragmentation at the peak " + fragmentation_text(frag) + "<extra></extra>",
-        uid="mem-frag-peak",
-        showlegend=False,
+    traces.append(
+        dict(
+            type="scatter",
+            x=[px],
+            y=[frag],
+            yaxis="y2",
+            mode="markers+text",
+            marker=dict(symbol="diamond", size=9, color="#9467bd"),
+            text=[f"fragmentation at the peak {fragmentation_text(frag)}"],
+            textposition="bottom center" if frag > 0.5 else "top center",
+            hovertemplate="fragmentation at the peak "
+            + fragmentation_text(frag)
+            + "<extra></extra>",
+            uid="mem-frag-peak",
+            showlegend=False,
+        )
     )
 
 
-def _add_peak(fig: go.Figure, px: float, py: float, view: list) -> None:
+def _add_peak(traces: list, px: float, py: float, view: list) -> None:
     """The peak's marker, labelled on the side of the view with room."""
-    fig.add_scatter(
-        x=[px],
-        y=[py],
-        mode="markers+text",
-        name="peak",
-        marker=dict(symbol="triangle-down", size=12, color="#d62728"),
-        text=[f"peak {py:,.1f} MiB"],
-        textposition="top left" if px > (view[0] + view[1]) / 2 else "top right",
-        hovertemplate=f"peak in use {py:,.2f} MiB at %{{x:,.3f}} ms<extra></extra>",
-        uid="mem-peak",
-        showlegend=False,
+    traces.append(
+        dict(
+            type="scatter",
+            x=[px],
+            y=[py],
+            mode="markers+text",
+            name="peak",
+            marker=dict(symbol="triangle-down", size=12, color="#d62728"),
+            text=[f"peak {py:,.1f} MiB"],
+            textposition="top left" if px > (view[0] + view[1]) / 2 else "top right",
+            hovertemplate=f"peak in use {py:,.2f} MiB at %{{x:,.3f}} ms<extra></extra>",
+            uid="mem-peak",
+            showlegend=False,
+        )
     )
 
 
-def _lay_out(fig: go.Figure, title: str, x_range: list | None, top: float) -> None:
+def _layout(title: str, x_range: list | None, top: float, traces: list[dict]) -> dict:
     """Titles, the legend above the plot under the title, MiB on the left and
     fragmentation on the right."""
-    fig.update_layout(
-        title=title,
+    # Four short entries: rows for a view 480 px wide (JupyterLab beside a side panel).
+    names = [t["name"] for t in traces if "name" in t and t.get("showlegend") is not False]
+    above = legend_under_title(names, 320)
+    xaxis = dict(title=dict(text="time since the capture began (ms)"), ticksuffix="")
+    if x_range is not None:
+        xaxis["range"] = x_range
+    return dict(
+        title=dict(text=title, **above["title"]),
         height=420,
-        margin=dict(b=40, l=10, r=10),
+        margin=dict(b=40, l=10, r=10, **above["margin"]),
         hovermode="closest",
-        legend=dict(traceorder="normal"),
-        xaxis=dict(title="time since the capture began (ms)", range=x_range, ticksuffix=""),
-        yaxis=dict(title="MiB", range=[0, top], rangemode="tozero"),
+        legend=dict(traceorder="normal", **above["legend"]),
+        xaxis=xaxis,
+        yaxis=dict(title=dict(text="MiB"), range=[0, top], rangemode="tozero"),
         yaxis2=dict(
-            title="fragmentation",
+            title=dict(text="fragmentation"),
             overlaying="y",
             side="right",
             range=[0, 1],
@@ -357,5 +384,3 @@ def _lay_out(fig: go.Figure, title: str, x_range: list | None, top: float) -> No
             zeroline=False,
         ),
     )
-    # Four short entries: rows for a view 480 px wide (JupyterLab beside a side panel).
-    legend_under_title(fig, [t.name for t in fig.data if t.showlegend is not False], 320)

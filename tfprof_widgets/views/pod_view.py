@@ -103,6 +103,13 @@ class PodViewerView(View):
         self.straggler = straggler(self.summary)
 
     def step_options(self) -> list:
+        # Asked for by every choices() call (three per payload): the pivot is computed once.
+        if not hasattr(self, "_step_options"):
+            self._step_options = self._find_step_options()
+        return self._step_options
+
+    def _find_step_options(self) -> list:
+        """The steps offered beside the average: those whose hosts differ most."""
         if self.steps["step"].nunique() < 2:
             return []
         wide = self.steps.pivot_table(

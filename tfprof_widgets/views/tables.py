@@ -81,6 +81,9 @@ def _encode(s: pd.Series, kind: str, digits: int | None):
         return [None if x != x else x for x in out] if np.isnan(v).any() else out
     if kind == "int":
         v = pd.to_numeric(s, errors="coerce")
+        if pd.api.types.is_integer_dtype(v.dtype) and not pd.api.types.is_bool_dtype(v.dtype):
+            if not v.hasnans:  # Python ints already: no per-row check (a 10k-row table)
+                return v.tolist()
         return [None if pd.isna(x) else int(x) for x in v.tolist()]
     if kind == "bool":
         return [None if pd.isna(x) else int(bool(x)) for x in s.tolist()]
@@ -105,11 +108,16 @@ def _front_code(names: list[str]) -> list:
     out: list = []
     prev = ""
     for n in names:
-        k = 0
-        limit = min(len(n), len(prev))
-        while k < limit and n[k] == prev[k]:
-            k += 1
-        out += [k, n[k:]]
+        # The longest shared prefix by bisection on slices (compared in C), not a Python
+        # loop over every character of names hundreds of characters long.
+        lo, hi = 0, min(len(n), len(prev))
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if n[:mid] == prev[:mid]:
+                lo = mid
+            else:
+                hi = mid - 1
+        out += [lo, n[lo:]]
         prev = n
     return out
 

@@ -395,10 +395,9 @@ class TraceViewer(View):
         display({"text/plain": "", **_widget_bundle(self.live_widget())}, raw=True)
         second = {"text/html": self.static_html(), "text/plain": text}
         handle = display(second, raw=True, display_id=True)
-        figure = self.static_figure() if _png.available() else None
-        if figure is not None:
-            _png.render_async(figure, _image_updater(handle, text))
         display({"application/javascript": self.viewer_js(), "text/plain": ""}, raw=True)
+        if _png.available():  # built and rendered in the background, after the viewer
+            _png.render_async(self.static_figure, _image_updater(handle, text))
 
     def static_figure(self):
         """The first view as a plotly figure, for the static image (see
