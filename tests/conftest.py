@@ -8,6 +8,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_profiles"
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
+# Kernels started by the tests (nbval, JupyterLab) make views' images at once: the 1 s a view
+# leaves its page to draw first (views/_png.py) would only lengthen the suite.
+os.environ.setdefault("TFPROF_WIDGETS_IMAGE_GRACE_S", "0")
+
 SAMPLE_NAMES = ("keras_fit", "custom_loop", "input_bound")
 _KINETO_RUNS: dict = {}
 
