@@ -230,6 +230,8 @@ def kernel_pie_and_click(page, view_index: int) -> dict:
 
 # -- exported notebooks ------------------------------------------------------------------------
 def test_exported_notebook_draws_every_view_offline(views_notebook, shots_dir, chromium):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     nbconvert("--to", "html", str(views_notebook))
     html = views_notebook.with_suffix(".html")
     assert html.stat().st_size < 8 * 2**20
@@ -240,7 +242,9 @@ def test_exported_notebook_draws_every_view_offline(views_notebook, shots_dir, c
     pie = kernel_pie_and_click(page, KERNEL_VIEW)
     page.screenshot(path=str(shots_dir / "exported_views.png"), full_page=True)
     page.set_viewport_size({"width": 700, "height": 1000})  # a narrow window
-    page.wait_for_timeout(800)
+    # Seventeen plots lay out again for it: on a busy machine that takes more than a moment.
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(f"() => ({PAGE_STATE})().too_wide === 0", timeout=20_000)
     narrow = page.evaluate(PAGE_STATE)
     browser.close()
     assert state["views"] == VIEWS
