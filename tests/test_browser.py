@@ -5,8 +5,10 @@ image, none is wider than its output, the kernel pie has as many slices as legen
 click on a slice filters the table, and the views follow JupyterLab's dark theme.
 
 Needs Debian's Chromium (/usr/bin/chromium) and the dev extra (playwright, jupyterlab,
-nbconvert, kaleido); skipped where they are missing, except in CI. Servers listen on
-127.0.0.1 only and are stopped here. Screenshots go to the folder printed by the test.
+nbconvert, kaleido); skipped where they are missing, except in CI. The browser tests share
+one JupyterLab (127.0.0.1 only) and one Chromium, which tests/conftest.py starts and stops;
+each test has its own folder and browser context. Screenshots go to the folder printed by
+the test.
 """
 
 import contextlib
@@ -138,10 +140,20 @@ def views_notebook(tmp_path_factory):
     return nb
 
 
+def new_page(p, **options):
+    """A page and what closes it: a Chromium of its own where ``p`` is a Playwright instance,
+    a browser context of its own where ``p`` is the session's Chromium (conftest.chromium)."""
+    if hasattr(p, "chromium"):
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        return browser, browser.new_page(**options)
+    context = p.new_context(**options)
+    return context, context.new_page()
+
+
 def offline_page(p, viewport=None, color_scheme="light"):
-    browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-    page = browser.new_page(
-        viewport=viewport or {"width": 1300, "height": 1000}, color_scheme=color_scheme
+    """A page with every request but file:, data: and blob: blocked (``p``: see new_page)."""
+    browser, page = new_page(
+        p, viewport=viewport or {"width": 1300, "height": 1000}, color_scheme=color_scheme
     )
     page.route(
         "**/*",
@@ -217,23 +229,24 @@ def kernel_pie_and_click(page, view_index: int) -> dict:
 
 
 # -- exported notebooks ------------------------------------------------------------------------
-def test_exported_notebook_draws_every_view_offline(views_notebook, shots_dir):
-    from playwright.sync_api import sync_playwright
+def test_exported_notebook_draws_every_view_offline(views_notebook, shots_dir, chromium):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     nbconvert("--to", "html", str(views_notebook))
     html = views_notebook.with_suffix(".html")
     assert html.stat().st_size < 8 * 2**20
-    with sync_playwright() as p:
-        browser, page = offline_page(p)
-        page.goto(html.as_uri())
-        draw_everything(page)
-        state = page.evaluate(PAGE_STATE)
-        pie = kernel_pie_and_click(page, KERNEL_VIEW)
-        page.screenshot(path=str(shots_dir / "exported_views.png"), full_page=True)
-        page.set_viewport_size({"width": 700, "height": 1000})  # a narrow window
-        page.wait_for_timeout(800)
-        narrow = page.evaluate(PAGE_STATE)
-        browser.close()
+    browser, page = offline_page(chromium)
+    page.goto(html.as_uri())
+    draw_everything(page)
+    state = page.evaluate(PAGE_STATE)
+    pie = kernel_pie_and_click(page, KERNEL_VIEW)
+    page.screenshot(path=str(shots_dir / "exported_views.png"), full_page=True)
+    page.set_viewport_size({"width": 700, "height": 1000})  # a narrow window
+    # Seventeen plots lay out again for it: on a busy machine that takes more than a moment.
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(f"() => ({PAGE_STATE})().too_wide === 0", timeout=20_000)
+    narrow = page.evaluate(PAGE_STATE)
+    browser.close()
     assert state["views"] == VIEWS
     assert state["plots"] >= 17
     assert state["too_wide"] == 0 and narrow["too_wide"] == 0
@@ -242,10 +255,9 @@ def test_exported_notebook_draws_every_view_offline(views_notebook, shots_dir):
     assert pie["rows_after"] < pie["rows"] and pie["chip"].startswith("kernel: ")
 
 
-def test_sanitized_export_shows_an_image_for_every_plot(views_notebook, shots_dir):
+def test_sanitized_export_shows_an_image_for_every_plot(views_notebook, shots_dir, chromium):
     """nbconvert --sanitize-html escapes scripts: the PNG and the text table show instead."""
     import nbformat
-    from playwright.sync_api import sync_playwright
 
     nb = nbformat.read(views_notebook, as_version=4)
     with_plots = sum(any("image/png" in o.get("data", {}) for o in c.outputs) for c in nb.cells[1:])
@@ -254,14 +266,13 @@ def test_sanitized_export_shows_an_image_for_every_plot(views_notebook, shots_di
     nbconvert("--to", "html", "--sanitize-html", "--output", out.name, str(views_notebook))
     text = out.read_text()
     assert "__tfprof" not in text  # no viewer script, not even as escaped text
-    with sync_playwright() as p:
-        browser, page = offline_page(p)
-        page.goto(out.as_uri())
-        page.wait_for_timeout(1000)
-        state = page.evaluate(PAGE_STATE)
-        shown_text = page.evaluate("() => document.body.innerText")
-        page.screenshot(path=str(shots_dir / "exported_sanitized.png"), full_page=True)
-        browser.close()
+    browser, page = offline_page(chromium)
+    page.goto(out.as_uri())
+    page.wait_for_timeout(1000)
+    state = page.evaluate(PAGE_STATE)
+    shown_text = page.evaluate("() => document.body.innerText")
+    page.screenshot(path=str(shots_dir / "exported_sanitized.png"), full_page=True)
+    browser.close()
     assert state["views"] == 0
     assert state["pngs_visible"] == VIEWS
     assert state["static_visible"] >= 6  # the tables as text
@@ -341,18 +352,10 @@ def lab_server(root: pathlib.Path, env: dict | None = None, settings: dict | Non
             proc.kill()
 
 
-@pytest.fixture
-def jupyterlab(tmp_path):
-    """JupyterLab serving tmp_path; stopped when the test ends."""
-    with lab_server(tmp_path) as port:
-        yield port
-
-
 def open_lab_page(p, port: int, notebook: str, listen=None):
-    """A Chromium page opening a JupyterLab notebook, non-loopback traffic off; ``listen``
-    (a function of the page) attaches listeners before the page loads."""
-    browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    """A Chromium page opening a JupyterLab notebook, non-loopback traffic off (``p``: see
+    new_page); ``listen`` (a function of the page) attaches listeners before the page loads."""
+    browser, page = new_page(p, viewport={"width": 1400, "height": 1000})
     if listen is not None:
         listen(page)
     page.route(
@@ -405,57 +408,57 @@ def lab_draw_everything(page, timeout_ms: int = 60_000) -> None:
     page.wait_for_timeout(500)
 
 
-def test_untrusted_notebook_in_jupyterlab_shows_images(views_notebook, tmp_path, shots_dir):
+def test_untrusted_notebook_in_jupyterlab_shows_images(
+    views_notebook, tmp_path, shots_dir, jupyterlab, chromium
+):
     """Opened without being trusted, JupyterLab drops the viewer scripts: every view's image
     and text show instead of an empty block."""
-    from playwright.sync_api import sync_playwright
-
     shutil.copy(views_notebook, tmp_path / "views.ipynb")
-    with lab_server(tmp_path) as port, sync_playwright() as p:
-        browser, page = lab_page(p, port, "views.ipynb")
-        trusted = page.evaluate(
-            "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(1).trusted"
-        )
-        lab_draw_everything(page)
-        imgs = page.evaluate(
-            "() => [...document.querySelectorAll('.jp-RenderedImage img')]"
-            ".filter(i => i.naturalWidth > 100).length"
-        )
-        state = page.evaluate(PAGE_STATE)
-        page.screenshot(path=str(shots_dir / "jupyterlab_untrusted.png"))
-        browser.close()
+    browser, page = lab_page(
+        chromium, jupyterlab.port, jupyterlab.notebook(tmp_path / "views.ipynb")
+    )
+    trusted = page.evaluate(
+        "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(1).trusted"
+    )
+    lab_draw_everything(page)
+    imgs = page.evaluate(
+        "() => [...document.querySelectorAll('.jp-RenderedImage img')]"
+        ".filter(i => i.naturalWidth > 100).length"
+    )
+    state = page.evaluate(PAGE_STATE)
+    page.screenshot(path=str(shots_dir / "jupyterlab_untrusted.png"))
+    browser.close()
     assert not trusted
     assert imgs == VIEWS
     assert state["views"] == 0
 
 
-def test_views_live_in_jupyterlab(tmp_path, shots_dir):
+def test_views_live_in_jupyterlab(tmp_path, shots_dir, jupyterlab, chromium):
     """Run live: every view draws at its output's width, a pie click filters, the dark theme
     reaches every plot and table."""
-    from playwright.sync_api import sync_playwright
-
     make_notebook(tmp_path / "live_views.ipynb", VIEW_CELLS)
-    with lab_server(tmp_path) as port, sync_playwright() as p:
-        browser, page = lab_page(p, port, "live_views.ipynb")
-        run_all_cells(page, f"() => document.querySelectorAll('.tfprof-view').length >= {VIEWS}")
-        lab_draw_everything(page)
-        state = page.evaluate(PAGE_STATE)
-        pie = kernel_pie_and_click(page, KERNEL_VIEW)
-        page.screenshot(path=str(shots_dir / "jupyterlab_views_light.png"))
-        page.evaluate(
-            "() => window.jupyterapp.commands.execute('apputils:change-theme',"
-            " {theme: 'JupyterLab Dark'})"
-        )
-        page.wait_for_function(
-            "() => document.body.getAttribute('data-jp-theme-light') === 'false'", timeout=30_000
-        )
-        page.wait_for_timeout(1500)
-        dark = page.evaluate(PAGE_STATE)
-        table_bg = page.evaluate(
-            "() => getComputedStyle(document.querySelector('.tft-head')).backgroundColor"
-        )
-        page.screenshot(path=str(shots_dir / "jupyterlab_views_dark.png"))
-        browser.close()
+    browser, page = lab_page(
+        chromium, jupyterlab.port, jupyterlab.notebook(tmp_path / "live_views.ipynb")
+    )
+    run_all_cells(page, f"() => document.querySelectorAll('.tfprof-view').length >= {VIEWS}")
+    lab_draw_everything(page)
+    state = page.evaluate(PAGE_STATE)
+    pie = kernel_pie_and_click(page, KERNEL_VIEW)
+    page.screenshot(path=str(shots_dir / "jupyterlab_views_light.png"))
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('apputils:change-theme',"
+        " {theme: 'JupyterLab Dark'})"
+    )
+    page.wait_for_function(
+        "() => document.body.getAttribute('data-jp-theme-light') === 'false'", timeout=30_000
+    )
+    page.wait_for_timeout(1500)
+    dark = page.evaluate(PAGE_STATE)
+    table_bg = page.evaluate(
+        "() => getComputedStyle(document.querySelector('.tft-head')).backgroundColor"
+    )
+    page.screenshot(path=str(shots_dir / "jupyterlab_views_dark.png"))
+    browser.close()
     assert state["views"] == VIEWS and state["too_wide"] == 0
     assert state["pngs_visible"] == 0 and state["static_visible"] == 0
     assert pie["slices"] == pie["legend"] == 11 and pie["rows_after"] < pie["rows"]
@@ -464,66 +467,64 @@ def test_views_live_in_jupyterlab(tmp_path, shots_dir):
     assert max(r, g, b) < 80  # the table went dark too
 
 
-def test_live_views_render_in_jupyterlab(tmp_path, jupyterlab, shots_dir):
+def test_live_views_render_in_jupyterlab(tmp_path, jupyterlab, chromium, shots_dir):
     """Every view of the older sample set draws live; the trace viewer's live widget draws
     and its offline copy (the output after it) stands down."""
-    from playwright.sync_api import sync_playwright
-
     make_notebook(tmp_path / "live.ipynb")
-    with sync_playwright() as p:
-        browser, page = lab_page(p, jupyterlab, "live.ipynb")
-        run_all_cells(
-            page,
-            f"() => document.querySelectorAll('.js-plotly-plot').length >= {EXPECTED_PLOTS}"
-            " && document.querySelector('.tfpv canvas')",
-        )
-        page.wait_for_timeout(3000)  # past the offline copy's wait for the live widget
-        n = page.locator(".js-plotly-plot").count()
-        traces = page.evaluate(
-            "() => [...document.querySelectorAll('.tfpv')]"
-            ".filter(e => e.offsetParent || e.getClientRects().length).length"
-        )
-        page.screenshot(path=str(shots_dir / "jupyterlab_live.png"), full_page=False)
-        browser.close()
+    browser, page = lab_page(
+        chromium, jupyterlab.port, jupyterlab.notebook(tmp_path / "live.ipynb")
+    )
+    run_all_cells(
+        page,
+        f"() => document.querySelectorAll('.js-plotly-plot').length >= {EXPECTED_PLOTS}"
+        " && document.querySelector('.tfpv canvas')",
+    )
+    page.wait_for_timeout(3000)  # past the offline copy's wait for the live widget
+    n = page.locator(".js-plotly-plot").count()
+    traces = page.evaluate(
+        "() => [...document.querySelectorAll('.tfpv')]"
+        ".filter(e => e.offsetParent || e.getClientRects().length).length"
+    )
+    page.screenshot(path=str(shots_dir / "jupyterlab_live.png"), full_page=False)
+    browser.close()
     assert n >= EXPECTED_PLOTS
     assert traces == 1  # the live viewer; the offline copy stood down
 
 
-def test_quickstart_notebook_runs_in_jupyterlab(tmp_path, jupyterlab, shots_dir):
+def test_quickstart_notebook_runs_in_jupyterlab(tmp_path, jupyterlab, chromium, shots_dir):
     """The quickstart, run for real: %%tfprof captures in the Lab kernel, and the overview
     and op-stats views draw."""
-    from playwright.sync_api import sync_playwright
-
     shutil.copy(ROOT / "notebooks" / "01_quickstart.ipynb", tmp_path / "quickstart.ipynb")
-    with sync_playwright() as p:
-        browser, page = lab_page(p, jupyterlab, "quickstart.ipynb")
-        run_all_cells(
-            page,
-            f"() => document.querySelectorAll('.tfprof-view').length >= "
-            f"{NOTEBOOK_VIEWS['01_quickstart.ipynb']}",
-            timeout_ms=400_000,
-        )
-        page.wait_for_timeout(1000)
-        views = page.locator(".tfprof-view").count()
-        errors = page.evaluate(
-            "() => { const cells = window.jupyterapp.shell.currentWidget.content.model.cells;"
-            " let n = 0; for (let i = 0; i < cells.length; i++) { const c = cells.get(i);"
-            " if (c.type !== 'code') continue;"
-            " for (let j = 0; j < c.outputs.length; j++)"
-            " if (c.outputs.get(j).type === 'error') n++; } return n; }"
-        )
-        # The magic's status line, as the kernel last updated it (read from the model: the
-        # windowed notebook does not render cells scrolled out of view).
-        status = page.evaluate(
-            "() => { const cells = window.jupyterapp.shell.currentWidget.content.model.cells;"
-            " const out = []; for (let i = 0; i < cells.length; i++) { const c = cells.get(i);"
-            " if (c.type !== 'code') continue;"
-            " for (let j = 0; j < c.outputs.length; j++) { const d = c.outputs.get(j).data;"
-            " if (d && typeof d['text/plain'] === 'string') out.push(d['text/plain']); } }"
-            " return out; }"
-        )
-        page.screenshot(path=str(shots_dir / "quickstart_lab_end.png"), full_page=False)
-        browser.close()
+    browser, page = lab_page(
+        chromium, jupyterlab.port, jupyterlab.notebook(tmp_path / "quickstart.ipynb")
+    )
+    run_all_cells(
+        page,
+        f"() => document.querySelectorAll('.tfprof-view').length >= "
+        f"{NOTEBOOK_VIEWS['01_quickstart.ipynb']}",
+        timeout_ms=400_000,
+    )
+    page.wait_for_timeout(1000)
+    views = page.locator(".tfprof-view").count()
+    errors = page.evaluate(
+        "() => { const cells = window.jupyterapp.shell.currentWidget.content.model.cells;"
+        " let n = 0; for (let i = 0; i < cells.length; i++) { const c = cells.get(i);"
+        " if (c.type !== 'code') continue;"
+        " for (let j = 0; j < c.outputs.length; j++)"
+        " if (c.outputs.get(j).type === 'error') n++; } return n; }"
+    )
+    # The magic's status line, as the kernel last updated it (read from the model: the
+    # windowed notebook does not render cells scrolled out of view).
+    status = page.evaluate(
+        "() => { const cells = window.jupyterapp.shell.currentWidget.content.model.cells;"
+        " const out = []; for (let i = 0; i < cells.length; i++) { const c = cells.get(i);"
+        " if (c.type !== 'code') continue;"
+        " for (let j = 0; j < c.outputs.length; j++) { const d = c.outputs.get(j).data;"
+        " if (d && typeof d['text/plain'] === 'string') out.push(d['text/plain']); } }"
+        " return out; }"
+    )
+    page.screenshot(path=str(shots_dir / "quickstart_lab_end.png"), full_page=False)
+    browser.close()
     assert views >= NOTEBOOK_VIEWS["01_quickstart.ipynb"]
     assert errors == 0  # no traceback in any output (an assert failing would show one)
     assert any("captured" in s and "16 steps" in s for s in status), status
@@ -547,80 +548,67 @@ NOTEBOOK_VIEWS = {
 }
 
 
-def test_committed_notebooks_export_with_every_view_offline(tmp_path, shots_dir):
-    from playwright.sync_api import sync_playwright
-
+def test_committed_notebooks_export_with_every_view_offline(tmp_path, shots_dir, chromium):
     names = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
     assert names == sorted(NOTEBOOK_VIEWS)
-    with sync_playwright() as p:
-        browser, page = offline_page(p)
-        for name in names:
-            assert (ROOT / "notebooks" / name).stat().st_size < 8 * 2**20
-            shutil.copy(ROOT / "notebooks" / name, tmp_path / name)
-            nbconvert("--to", "html", str(tmp_path / name))
-            page.goto((tmp_path / name.replace(".ipynb", ".html")).as_uri())
-            draw_everything(page)
-            state = page.evaluate(PAGE_STATE)
-            page.screenshot(
-                path=str(shots_dir / name.replace(".ipynb", "_exported.png")), full_page=True
-            )
-            assert state["views"] == NOTEBOOK_VIEWS[name], name
-            assert state["too_wide"] == 0, name
-        browser.close()
+    for name in names:
+        assert (ROOT / "notebooks" / name).stat().st_size < 8 * 2**20
+        shutil.copy(ROOT / "notebooks" / name, tmp_path / name)
+    # One nbconvert for the eight: each run of it spends seconds starting before it converts.
+    nbconvert("--to", "html", *names, cwd=tmp_path)
+    browser, page = offline_page(chromium)
+    for name in names:
+        page.goto((tmp_path / name.replace(".ipynb", ".html")).as_uri())
+        draw_everything(page)
+        state = page.evaluate(PAGE_STATE)
+        page.screenshot(
+            path=str(shots_dir / name.replace(".ipynb", "_exported.png")), full_page=True
+        )
+        assert state["views"] == NOTEBOOK_VIEWS[name], name
+        assert state["too_wide"] == 0, name
+    browser.close()
 
 
 # -- the report --------------------------------------------------------------------------------
-def test_report_of_the_gpu_capture_offline(tmp_path, shots_dir):
-    from playwright.sync_api import sync_playwright
-
-    from tfprof_widgets import cli
-
-    out = tmp_path / "report.html"
-    assert cli.main(["report", str(GPU), "-o", str(out)]) == 0
+def test_report_of_the_gpu_capture_offline(report_of, shots_dir, chromium):
+    out = report_of(GPU)
     text = out.read_text()
     # plotly.js (1.2 MB) once, and the zoomable trace of the slowest step (at most 0.8 MB).
     assert out.stat().st_size <= 3_000_000
     assert text.count("plotly.js (basic - minified) v") == 1  # embedded exactly once
     assert "<title>TensorFlow profile: bert_8gpu_multi_worker.xplane.pb</title>" in text
-    with sync_playwright() as p:
-        browser, page = offline_page(p)
-        page.goto(out.as_uri())
-        draw_everything(page)
-        state = page.evaluate(PAGE_STATE)
-        kernels = page.evaluate(
-            "() => [...document.querySelectorAll('.tfprof-view')]"
-            ".findIndex(r => r.closest('section').id === 'kernels')"
-        )
-        pie = kernel_pie_and_click(page, kernels)
-        page.screenshot(path=str(shots_dir / "report_gpu.png"), full_page=True)
-        browser.close()
-        browser, page = offline_page(p, color_scheme="dark")
-        page.goto(out.as_uri())
-        draw_everything(page)
-        dark = page.evaluate(PAGE_STATE)
-        bg = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
-        page.screenshot(path=str(shots_dir / "report_gpu_dark.png"), full_page=True)
-        browser.close()
+    browser, page = offline_page(chromium)
+    page.goto(out.as_uri())
+    draw_everything(page)
+    state = page.evaluate(PAGE_STATE)
+    kernels = page.evaluate(
+        "() => [...document.querySelectorAll('.tfprof-view')]"
+        ".findIndex(r => r.closest('section').id === 'kernels')"
+    )
+    pie = kernel_pie_and_click(page, kernels)
+    page.screenshot(path=str(shots_dir / "report_gpu.png"), full_page=True)
+    browser.close()
+    browser, page = offline_page(chromium, color_scheme="dark")
+    page.goto(out.as_uri())
+    draw_everything(page)
+    dark = page.evaluate(PAGE_STATE)
+    bg = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+    page.screenshot(path=str(shots_dir / "report_gpu_dark.png"), full_page=True)
+    browser.close()
     # overview, timeline, op stats, input pipeline, memory, tf.data, kernel stats
     assert state["views"] == 7 and state["too_wide"] == 0
     assert pie["slices"] == pie["legend"] == 11 and pie["rows_after"] < pie["rows"]
     assert dark["white_plots"] == 0 and bg == "rgb(30, 30, 30)"
 
 
-def test_report_of_two_hosts_has_the_pod_viewer(tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    from tfprof_widgets import cli
-
-    out = tmp_path / "report.html"
-    assert cli.main(["report", str(TWO_HOSTS), "-o", str(out)]) == 0
+def test_report_of_two_hosts_has_the_pod_viewer(report_of, chromium):
+    out = report_of(TWO_HOSTS)
     assert "<title>TensorFlow profile: gpu_shaped</title>" in out.read_text()
-    with sync_playwright() as p:
-        browser, page = offline_page(p, viewport={"width": 800, "height": 1000})
-        page.goto(out.as_uri())
-        draw_everything(page)
-        state = page.evaluate(PAGE_STATE)
-        sections = page.evaluate("() => [...document.querySelectorAll('section')].map(s => s.id)")
-        browser.close()
+    browser, page = offline_page(chromium, viewport={"width": 800, "height": 1000})
+    page.goto(out.as_uri())
+    draw_everything(page)
+    state = page.evaluate(PAGE_STATE)
+    sections = page.evaluate("() => [...document.querySelectorAll('section')].map(s => s.id)")
+    browser.close()
     assert "pod_viewer" in sections
     assert state["views"] == len(sections) and state["too_wide"] == 0

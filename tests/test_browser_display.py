@@ -10,7 +10,8 @@
 * the trace viewer draws each lane as deep as its events really overlap (a GPU stream of a
   CUDA-graph capture is two rows, not a staircase).
 
-Servers listen on 127.0.0.1 only and are stopped by the test that started them.
+JupyterLab and Chromium are the session's (tests/conftest.py): 127.0.0.1 only, stopped at
+the end.
 """
 
 import os
@@ -67,9 +68,7 @@ def slice_clicks(page, root_selector: str, kernels, n_slices: int = 3) -> list[t
 
 
 # -- JupyterLab --------------------------------------------------------------------------------
-def test_jupyterlab_shows_one_viewer_per_cell(tmp_path):
-    from playwright.sync_api import sync_playwright
-
+def test_jupyterlab_shows_one_viewer_per_cell(tmp_path, jupyterlab, chromium):
     import tfprof_widgets as tw
 
     kernels = tw.load(GPU_SHAPED, progress=False).kernels
@@ -82,24 +81,25 @@ def test_jupyterlab_shows_one_viewer_per_cell(tmp_path):
             "tw.views.timeline(run, window_us=(1000, 1400))",
         ],
     )
-    with lab.lab_server(tmp_path) as port, sync_playwright() as p:
-        browser, page = lab.lab_page(p, port, "one.ipynb")
-        errors = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        version = page.evaluate("() => window.jupyterapp.version")
-        lab.run_all_and_time(page, n_viewers=2)
-        page.wait_for_selector(".tfprof-view .js-plotly-plot", timeout=60_000)
-        page.wait_for_timeout(9000)  # past the offline copies' wait for the live widget
-        cells = page.evaluate(
-            """() => { const vis = (e) => !!(e.offsetParent || e.getClientRects().length);
-            return [...document.querySelectorAll('.jp-CodeCell')].map(c => ({
-              viewers: [...c.querySelectorAll('.tfpv')].filter(vis).length,
-              views: [...c.querySelectorAll('.tfprof-view')].filter(vis).length,
-              images: [...c.querySelectorAll('.jp-OutputArea-output img')].filter(vis).length,
-              texts: [...c.querySelectorAll('.jp-RenderedHTML')].filter(vis).length})); }"""
-        )
-        clicks = slice_clicks(page, ".jp-CodeCell:nth-child(3) .tfprof-view", kernels)
-        browser.close()
+    browser, page = lab.lab_page(
+        chromium, jupyterlab.port, jupyterlab.notebook(tmp_path / "one.ipynb")
+    )
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    version = page.evaluate("() => window.jupyterapp.version")
+    lab.run_all_and_time(page, n_viewers=2)
+    page.wait_for_selector(".tfprof-view .js-plotly-plot", timeout=60_000)
+    page.wait_for_timeout(9000)  # past the offline copies' wait for the live widget
+    cells = page.evaluate(
+        """() => { const vis = (e) => !!(e.offsetParent || e.getClientRects().length);
+        return [...document.querySelectorAll('.jp-CodeCell')].map(c => ({
+          viewers: [...c.querySelectorAll('.tfpv')].filter(vis).length,
+          views: [...c.querySelectorAll('.tfprof-view')].filter(vis).length,
+          images: [...c.querySelectorAll('.jp-OutputArea-output img')].filter(vis).length,
+          texts: [...c.querySelectorAll('.jp-RenderedHTML')].filter(vis).length})); }"""
+    )
+    clicks = slice_clicks(page, ".jp-CodeCell:nth-child(3) .tfprof-view", kernels)
+    browser.close()
     assert int(version.split(".")[0]) == 4, version
     assert not errors, errors
     for i in (1, 3):  # the trace viewers: the live widget alone
@@ -110,9 +110,8 @@ def test_jupyterlab_shows_one_viewer_per_cell(tmp_path):
 
 
 # -- the sanitized export ----------------------------------------------------------------------
-def test_sanitized_export_shows_the_trace_viewer_as_an_image(tmp_path):
+def test_sanitized_export_shows_the_trace_viewer_as_an_image(tmp_path, chromium):
     import nbformat
-    from playwright.sync_api import sync_playwright
 
     from tfprof_widgets.views import _png
 
@@ -138,16 +137,15 @@ def test_sanitized_export_shows_the_trace_viewer_as_an_image(tmp_path):
         check=True, capture_output=True, timeout=300,
     )  # fmt: skip
     html = tmp_path / "tv_sanitized.html"
-    with sync_playwright() as p:
-        browser, page = offline_page(p)
-        page.goto(html.as_uri())
-        page.wait_for_timeout(500)
-        images = page.evaluate(
-            "() => [...document.querySelectorAll('img')].filter(i =>"
-            " (i.src || '').startsWith('data:image/png') && i.naturalWidth > 300).length"
-        )
-        text = page.evaluate("() => document.body.innerText")
-        browser.close()
+    browser, page = offline_page(chromium)
+    page.goto(html.as_uri())
+    page.wait_for_timeout(500)
+    images = page.evaluate(
+        "() => [...document.querySelectorAll('img')].filter(i =>"
+        " (i.src || '').startsWith('data:image/png') && i.naturalWidth > 300).length"
+    )
+    text = page.evaluate("() => document.body.innerText")
+    browser.close()
     assert images == int(image)
     # The summary once: the image's title says it, or without an image the text output.
     assert text.count("Trace viewer: ") == int(not image), text
@@ -155,31 +153,26 @@ def test_sanitized_export_shows_the_trace_viewer_as_an_image(tmp_path):
 
 # -- the report ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("capture", [GPU_SHAPED, JAX_H100], ids=["gpu_shaped", "jax_h100"])
-def test_a_pie_click_leaves_the_rows_of_its_slice(tmp_path, capture):
-    from playwright.sync_api import sync_playwright
+def test_a_pie_click_leaves_the_rows_of_its_slice(report_of, capture, chromium):
     from test_browser import draw_everything
 
     import tfprof_widgets as tw
-    from tfprof_widgets import cli
 
     if not capture.exists():
         pytest.skip(f"{capture} is not here (the team's shared captures)")
-    out = tmp_path / "report.html"
-    assert cli.main(["report", str(capture), "-o", str(out), "--quiet"]) == 0
+    out = report_of(capture)
     kernels = tw.load(capture, progress=False).kernels
-    with sync_playwright() as p:
-        browser, page = offline_page(p)
-        page.goto(out.as_uri())
-        draw_everything(page)
-        clicks = slice_clicks(page, "section#kernels .tfprof-view", kernels, n_slices=4)
-        browser.close()
+    browser, page = offline_page(chromium)
+    page.goto(out.as_uri())
+    draw_everything(page)
+    clicks = slice_clicks(page, "section#kernels .tfprof-view", kernels, n_slices=4)
+    browser.close()
     assert len(clicks) >= 4
     assert all(rows == want > 0 for _, rows, want in clicks), clicks
 
 
 # -- lanes ----------------------------------------------------------------------------------------
-def test_the_page_draws_each_stream_as_deep_as_its_kernels_overlap(tmp_path):
-    from playwright.sync_api import sync_playwright
+def test_the_page_draws_each_stream_as_deep_as_its_kernels_overlap(tmp_path, chromium):
     from test_trace_model import max_overlap
 
     import tfprof_widgets as tw
@@ -190,18 +183,17 @@ def test_the_page_draws_each_stream_as_deep_as_its_kernels_overlap(tmp_path):
     run = tw.load(JAX_H100, progress=False)
     out = tmp_path / "trace.html"
     write_html(run, out)
-    with sync_playwright() as p:
-        browser, page = offline_page(p)
-        page.goto(out.as_uri())
-        page.wait_for_function(
-            "() => window.__tfprofViewers && window.__tfprofViewers[0].stats.firstDraw !== null",
-            timeout=20_000,
-        )
-        lanes = page.evaluate(
-            "() => { const v = window.__tfprofViewers[0];"
-            " return v.meta.lanes.map((l, i) => [l.rows, v.laneH[i]]); }"
-        )
-        browser.close()
+    browser, page = offline_page(chromium)
+    page.goto(out.as_uri())
+    page.wait_for_function(
+        "() => window.__tfprofViewers && window.__tfprofViewers[0].stats.firstDraw !== null",
+        timeout=20_000,
+    )
+    lanes = page.evaluate(
+        "() => { const v = window.__tfprofViewers[0];"
+        " return v.meta.lanes.map((l, i) => [l.rows, v.laneH[i]]); }"
+    )
+    browser.close()
     ev, model = run.events, run.timeline_model
     key = ev["plane"].astype(str) + "|" + ev["line"].astype(str)
     streams = np.flatnonzero(model.lanes["line"].str.startswith("Stream").to_numpy())

@@ -23,8 +23,6 @@ from tfprof_widgets.views._display import lib_script
 from tfprof_widgets.views._pies import HEIGHT, LEGEND_ROW_PX
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 _AVAILABLE = (
     os.path.exists(CHROMIUM) and __import__("importlib").util.find_spec("playwright") is not None
 )
@@ -93,29 +91,26 @@ def _overlap(a, b) -> bool:
 
 
 @pytest.mark.parametrize("width", [480, 700, 1400])
-def test_nothing_clipped_or_overlapping(page_file, width):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": width, "height": 900})
-        page.route(
-            "**/*",
-            lambda r: r.continue_() if r.request.url.startswith(("file:", "data:")) else r.abort(),
-        )
-        page.goto(page_file.as_uri())
-        page.wait_for_function("() => window.__tfprof !== undefined", timeout=60_000)
-        page.evaluate(  # views out of sight draw when scrolled to
-            "async () => { const h = document.documentElement.scrollHeight;"
-            " for (let y = 0; y < h; y += 600) { window.scrollTo(0, y);"
-            " await new Promise(r => setTimeout(r, 30)); } window.scrollTo(0, 0); }"
-        )
-        page.wait_for_function(
-            "() => [...document.querySelectorAll('.tfprof-root')].every(r => r.dataset.drawnMs)",
-            timeout=60_000,
-        )
-        plots = page.evaluate(LAYOUT)
-        browser.close()
+def test_nothing_clipped_or_overlapping(page_file, width, chromium):
+    context = chromium.new_context(viewport={"width": width, "height": 900})  # conftest's
+    page = context.new_page()
+    page.route(
+        "**/*",
+        lambda r: r.continue_() if r.request.url.startswith(("file:", "data:")) else r.abort(),
+    )
+    page.goto(page_file.as_uri())
+    page.wait_for_function("() => window.__tfprof !== undefined", timeout=60_000)
+    page.evaluate(  # views out of sight draw when scrolled to
+        "async () => { const h = document.documentElement.scrollHeight;"
+        " for (let y = 0; y < h; y += 600) { window.scrollTo(0, y);"
+        " await new Promise(r => setTimeout(r, 30)); } window.scrollTo(0, 0); }"
+    )
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.tfprof-root')].every(r => r.dataset.drawnMs)",
+        timeout=60_000,
+    )
+    plots = page.evaluate(LAYOUT)
+    context.close()
     sections = {p["section"] for p in plots}
     assert sections >= {"overview_two_hosts", "op_stats_two_hosts", "kernels_jax", "memory_jax"}
     for p in plots:

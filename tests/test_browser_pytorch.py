@@ -44,9 +44,7 @@ SECTIONS = """() => [...document.querySelectorAll('section')].map(s => ({
 }))"""
 
 
-def test_report_of_the_transformer_trace_draws_every_view(tmp_path):
-    from playwright.sync_api import sync_playwright
-
+def test_report_of_the_transformer_trace_draws_every_view(tmp_path, chromium):
     from tfprof_widgets import cli
 
     if not TRACE.exists():
@@ -57,14 +55,13 @@ def test_report_of_the_transformer_trace_draws_every_view(tmp_path):
         out.read_text()
     )
     errors: list[str] = []
-    with sync_playwright() as p:
-        browser, page = offline_page(p)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.goto(out.as_uri())
-        draw_everything(page)
-        sections = page.evaluate(SECTIONS)
-        browser.close()
+    browser, page = offline_page(chromium)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(out.as_uri())
+    draw_everything(page)
+    sections = page.evaluate(SECTIONS)
+    browser.close()
     assert errors == []
     by_id = {s["id"]: s for s in sections}
     assert list(by_id) == list(EXPECTED)

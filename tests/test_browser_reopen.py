@@ -10,7 +10,7 @@ import os
 import pytest
 import trace_viewer_lab as lab
 from conftest import ROOT
-from test_browser import _AVAILABLE, lab_page, lab_server
+from test_browser import _AVAILABLE, lab_page
 
 SAMPLE = ROOT / "sample_profiles" / "gpu_shaped"
 
@@ -20,9 +20,9 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def test_a_reopened_notebook_falls_back_to_the_offline_copy_silently(tmp_path):
-    from playwright.sync_api import sync_playwright
-
+def test_a_reopened_notebook_falls_back_to_the_offline_copy_silently(
+    tmp_path, jupyterlab, chromium
+):
     lab.write_notebook(
         tmp_path / "saved.ipynb",
         [
@@ -31,17 +31,17 @@ def test_a_reopened_notebook_falls_back_to_the_offline_copy_silently(tmp_path):
             "tw.views.timeline(run, height=300)",
         ],
     )
-    with lab_server(tmp_path) as port, sync_playwright() as p:
-        browser, page = lab_page(p, port, "saved.ipynb")
-        lab.run_all_and_time(page, n_viewers=2)
-        lab.save_and_shut_down(page)
-        browser.close()
-        browser, page, messages = lab.reopen_collecting_console(p, port, "saved.ipynb", 2)
-        shown = page.evaluate(
-            "() => [...document.querySelectorAll('.tfpv')].filter(e => e.offsetParent).length"
-        )
-        offline = page.evaluate("() => window.__tfprofViewers.map(v => v.source.live)")
-        browser.close()
+    notebook = jupyterlab.notebook(tmp_path / "saved.ipynb")
+    browser, page = lab_page(chromium, jupyterlab.port, notebook)
+    lab.run_all_and_time(page, n_viewers=2)
+    lab.save_and_shut_down(page)
+    browser.close()
+    browser, page, messages = lab.reopen_collecting_console(chromium, jupyterlab.port, notebook, 2)
+    shown = page.evaluate(
+        "() => [...document.querySelectorAll('.tfpv')].filter(e => e.offsetParent).length"
+    )
+    offline = page.evaluate("() => window.__tfprofViewers.map(v => v.source.live)")
+    browser.close()
     assert offline == [False, False]
     assert shown == 2  # one viewer per cell: the stale widget outputs are hidden
     errors = [m for m in messages if m[0] in ("error", "pageerror")]

@@ -40,7 +40,7 @@ def kinds(root):
     }
 
 
-def test_every_view_of_every_kind_renders_offline(tmp_path, shots_dir):
+def test_every_view_of_every_kind_renders_offline(tmp_path, shots_dir, chromium):
     paths = kinds(tmp_path)
     expected_views = expected_plots = 0
     cells = ["import tfprof_widgets as tw"]
@@ -92,15 +92,12 @@ def test_every_view_of_every_kind_renders_offline(tmp_path, shots_dir):
     # tf.data, kernels and memory on each).
     assert text.count("This capture has no trace") >= 3 * 4
     assert expected_plots > 10
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser, page = offline_page(p)
-        page.goto(html.as_uri())
-        draw_everything(page)
-        state = page.evaluate(PAGE_STATE)
-        page.screenshot(path=str(shots_dir / "old_captures.png"), full_page=True)
-        browser.close()
+    browser, page = offline_page(chromium)
+    page.goto(html.as_uri())
+    draw_everything(page)
+    state = page.evaluate(PAGE_STATE)
+    page.screenshot(path=str(shots_dir / "old_captures.png"), full_page=True)
+    browser.close()
     assert state["views"] == expected_views
     assert state["plots"] == expected_plots
     assert state["too_wide"] == 0

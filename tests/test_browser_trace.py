@@ -11,9 +11,8 @@ PyTorch H100 trace, at a wide (1400 px) and a narrow (700 px) window:
   - from #14`` before the streams, and a clicked kernel's details show its HLO op, framework
   op and HLO text, fetched from the kernel on click (issue 27 item 5).
 
-One JupyterLab and one page for all of them (about 30 s); skipped without Chromium. The
-reopened notebook is tests/test_browser_reopen.py's: it needs a Playwright of its own, which
-cannot start while this module's page holds one.
+One page for all of them, in the session's JupyterLab and Chromium (tests/conftest.py);
+skipped without Chromium. The reopened notebook is tests/test_browser_reopen.py's.
 """
 
 import os
@@ -21,7 +20,7 @@ import os
 import pytest
 import trace_viewer_lab as lab
 from conftest import ROOT
-from test_browser import _AVAILABLE, lab_page, lab_server
+from test_browser import _AVAILABLE, lab_page
 
 pytestmark = pytest.mark.skipif(
     not _AVAILABLE and os.environ.get("CI") != "true",
@@ -51,11 +50,9 @@ TOOLBAR_JS = """() => { const v = window.__tfprofViewers[0];
 
 
 @pytest.fixture(scope="module")
-def torch_page(tmp_path_factory):
+def torch_page(tmp_path_factory, lab_session, module_chromium):
     if not TORCH.exists():
         pytest.skip("shared PyTorch capture absent")
-    from playwright.sync_api import sync_playwright
-
     root = tmp_path_factory.mktemp("lab_trace")
     lab.write_notebook(
         root / "trace.ipynb",
@@ -67,14 +64,15 @@ def torch_page(tmp_path_factory):
             f"jax = tw.load({str(JAX)!r})\ntw.views.timeline(jax)",
         ],
     )
-    with lab_server(root) as port, sync_playwright() as p:
-        browser, page = lab_page(p, port, "trace.ipynb")
-        errors = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        lab.run_all_and_time(page, n_viewers=2)
-        lab.wait_settled(page)
-        yield page, errors
-        browser.close()
+    notebook = lab_session.notebook(root / "trace.ipynb")
+    browser, page = lab_page(module_chromium, lab_session.port, notebook)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    lab.run_all_and_time(page, n_viewers=2)
+    lab.wait_settled(page)
+    yield page, errors
+    browser.close()
+    lab_session.reset()
 
 
 @pytest.mark.parametrize("width", [1400, 700])

@@ -21,7 +21,7 @@ import sys
 import pytest
 import trace_viewer_lab as lab
 from conftest import ROOT
-from test_browser import _AVAILABLE, ARGS, CHROMIUM, offline_page
+from test_browser import _AVAILABLE, offline_page
 
 pytestmark = pytest.mark.skipif(
     not _AVAILABLE and os.environ.get("CI") != "true",
@@ -55,58 +55,55 @@ drawn_window = lab.drawn_window
 
 
 # -- offline --------------------------------------------------------------------------------
-def test_offline_html_draws_zooms_and_follows_the_colour_scheme(tmp_path, bert, shots):
-    from playwright.sync_api import sync_playwright
-
+def test_offline_html_draws_zooms_and_follows_the_colour_scheme(tmp_path, bert, shots, chromium):
     from tfprof_widgets.views.timeline_view import write_html
 
     out = tmp_path / "trace.html"
     write_html(bert, out)
     assert out.stat().st_size < 4 * 2**20
-    with sync_playwright() as p:
-        for scheme in ("light", "dark"):
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            # dark on a 2x screen: the canvas backs each CSS pixel with 2x2 device pixels
-            scale = 2 if scheme == "dark" else 1
-            page = browser.new_page(
-                viewport={"width": 1300, "height": 900},
-                color_scheme=scheme,
-                device_scale_factor=scale,
-            )
-            errors = []
-            page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
-            page.route(
-                "**/*", lambda r: r.continue_() if r.request.url.startswith("file:") else r.abort()
-            )
-            page.goto(out.as_uri())
-            page.wait_for_function(
-                "() => window.__tfprofViewers && "
-                "window.__tfprofViewers[0].stats.firstDraw !== null "
-                "&& window.__tfprofViewers[0].marks.n > 0",
-                timeout=20_000,
-            )
-            page.wait_for_timeout(300)
-            st = viewer_state(page)
-            assert st["theme"] == scheme
-            css_w = page.evaluate("() => document.querySelector('.tfpv').clientWidth")
-            assert st["W"] >= css_w - 4  # fills the width
-            assert page.evaluate("() => document.querySelector('.tfpv canvas').width") == round(
-                st["W"] * scale
-            )
-            before = drawn_window(page)
-            box = page.locator(".tfpv canvas").bounding_box()
-            page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + box["height"] * 0.7)
-            page.mouse.wheel(0, -300)
-            page.wait_for_timeout(400)
-            after = drawn_window(page)
-            page.screenshot(path=str(shots / f"offline_{scheme}.png"))
-            if scheme == "light":
-                check_mouse_gestures(page, box)
-                page.set_viewport_size({"width": 900, "height": 900})  # follows resizes
-                page.wait_for_function("() => window.__tfprofViewers[0].W < 900")
-            browser.close()
-            assert not errors, errors
-            assert after != before and (after[1] - after[0]) < (before[1] - before[0]) / 2
+    for scheme in ("light", "dark"):
+        # dark on a 2x screen: the canvas backs each CSS pixel with 2x2 device pixels
+        scale = 2 if scheme == "dark" else 1
+        browser = chromium.new_context(  # a context of the session's Chromium (conftest.py)
+            viewport={"width": 1300, "height": 900},
+            color_scheme=scheme,
+            device_scale_factor=scale,
+        )
+        page = browser.new_page()
+        errors = []
+        page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+        page.route(
+            "**/*", lambda r: r.continue_() if r.request.url.startswith("file:") else r.abort()
+        )
+        page.goto(out.as_uri())
+        page.wait_for_function(
+            "() => window.__tfprofViewers && "
+            "window.__tfprofViewers[0].stats.firstDraw !== null "
+            "&& window.__tfprofViewers[0].marks.n > 0",
+            timeout=20_000,
+        )
+        page.wait_for_timeout(300)
+        st = viewer_state(page)
+        assert st["theme"] == scheme
+        css_w = page.evaluate("() => document.querySelector('.tfpv').clientWidth")
+        assert st["W"] >= css_w - 4  # fills the width
+        assert page.evaluate("() => document.querySelector('.tfpv canvas').width") == round(
+            st["W"] * scale
+        )
+        before = drawn_window(page)
+        box = page.locator(".tfpv canvas").bounding_box()
+        page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + box["height"] * 0.7)
+        page.mouse.wheel(0, -300)
+        page.wait_for_timeout(400)
+        after = drawn_window(page)
+        page.screenshot(path=str(shots / f"offline_{scheme}.png"))
+        if scheme == "light":
+            check_mouse_gestures(page, box)
+            page.set_viewport_size({"width": 900, "height": 900})  # follows resizes
+            page.wait_for_function("() => window.__tfprofViewers[0].W < 900")
+        browser.close()
+        assert not errors, errors
+        assert after != before and (after[1] - after[0]) < (before[1] - before[0]) / 2
 
 
 def check_mouse_gestures(page, box):
@@ -152,7 +149,7 @@ def check_mouse_gestures(page, box):
     assert st["x0"] <= st["t_min"] and st["x1"] >= st["t_max"]
 
 
-def test_exported_notebook_shows_the_viewer_offline(tmp_path, shots):
+def test_exported_notebook_shows_the_viewer_offline(tmp_path, shots, chromium):
     """Executed without widget state and exported, the notebook carries the offline viewer
     (the view's application/javascript output), which zooms with no kernel."""
 
@@ -195,49 +192,40 @@ def test_exported_notebook_shows_the_viewer_offline(tmp_path, shots):
     )
     html = tmp_path / "tv.html"
     assert html.stat().st_size < 6 * 2**20
-    before, after = wheel_offline(html, shots / "exported_notebook.png")
+    before, after = wheel_offline(chromium, html, shots / "exported_notebook.png")
     assert after != before
 
 
-def wheel_offline(html, shot) -> tuple:
+def wheel_offline(chromium, html, shot) -> tuple:
     """The drawn window of a page's first trace viewer before and after a wheel zoom, with
-    the network off."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser, page = offline_page(p)
-        page.goto(html.as_uri())
-        page.wait_for_function(
-            "() => window.__tfprofViewers && window.__tfprofViewers.length"
-            " && window.__tfprofViewers[0].marks.n > 0",
-            timeout=20_000,
-        )
-        page.locator(".tfpv canvas").first.scroll_into_view_if_needed()
-        page.wait_for_timeout(200)
-        before = drawn_window(page)
-        box = page.locator(".tfpv canvas").first.bounding_box()
-        page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + min(200, box["height"] / 2))
-        page.mouse.wheel(0, -200)
-        page.wait_for_timeout(400)
-        after = drawn_window(page)
-        page.screenshot(path=str(shot))
-        browser.close()
+    the network off (in a context of the session's Chromium)."""
+    browser, page = offline_page(chromium)
+    page.goto(html.as_uri())
+    page.wait_for_function(
+        "() => window.__tfprofViewers && window.__tfprofViewers.length"
+        " && window.__tfprofViewers[0].marks.n > 0",
+        timeout=20_000,
+    )
+    page.locator(".tfpv canvas").first.scroll_into_view_if_needed()
+    page.wait_for_timeout(200)
+    before = drawn_window(page)
+    box = page.locator(".tfpv canvas").first.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + min(200, box["height"] / 2))
+    page.mouse.wheel(0, -200)
+    page.wait_for_timeout(400)
+    after = drawn_window(page)
+    page.screenshot(path=str(shot))
+    browser.close()
     return before, after
 
 
-def test_the_report_zooms_its_trace_offline(tmp_path, shots):
-    from tfprof_widgets import cli
-
-    out = tmp_path / "report.html"
-    assert cli.main(["report", str(BERT), "-o", str(out), "--quiet"]) == 0
-    before, after = wheel_offline(out, shots / "report_trace.png")
+def test_the_report_zooms_its_trace_offline(report_of, shots, chromium):
+    before, after = wheel_offline(chromium, report_of(BERT), shots / "report_trace.png")
     assert after != before
 
 
 # -- live in JupyterLab ---------------------------------------------------------------------
-def test_jupyterlab_on_the_real_gpu_capture(tmp_path, bert, shots):
-    from playwright.sync_api import sync_playwright
-
+def test_jupyterlab_on_the_real_gpu_capture(tmp_path, bert, shots, jupyterlab, chromium):
     from tfprof_widgets.views.timeline_view import timeline as trace_viewer
 
     view = trace_viewer(bert)
@@ -259,130 +247,129 @@ def test_jupyterlab_on_the_real_gpu_capture(tmp_path, bert, shots):
             "tw.views.timeline(run)",
         ],
     )
-    with lab.lab_server(tmp_path) as port, sync_playwright() as p:
-        browser, page = lab.lab_page(p, port, "tv.ipynb")
-        errors = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        times = lab.run_all_and_time(page)
-        first = lab.wait_settled(page)
-        page.evaluate("() => window.__tfprofViewers[0].canvas.scrollIntoView({block: 'start'})")
-        page.wait_for_timeout(300)
-        page.screenshot(path=str(shots / "lab_first_render.png"))
+    browser, page = lab.lab_page(
+        chromium, jupyterlab.port, jupyterlab.notebook(tmp_path / "tv.ipynb")
+    )
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    times = lab.run_all_and_time(page)
+    first = lab.wait_settled(page)
+    page.evaluate("() => window.__tfprofViewers[0].canvas.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(shots / "lab_first_render.png"))
 
-        # The first view is the active region: a small part of the capture holding most events.
-        span = first["t_max"] - first["t_min"]
-        in_view = int(((ev["start_us"] < first["x1"]) & (ev["end_us"] > first["x0"])).sum())
-        assert first["x1"] - first["x0"] < 0.05 * span
-        assert in_view > 0.3 * len(ev)
+    # The first view is the active region: a small part of the capture holding most events.
+    span = first["t_max"] - first["t_min"]
+    in_view = int(((ev["start_us"] < first["x1"]) & (ev["end_us"] > first["x0"])).sum())
+    assert first["x1"] - first["x0"] < 0.05 * span
+    assert in_view > 0.3 * len(ev)
 
-        # Three wheel zooms at the kernel make its name readable inside its bar.
-        at = page.evaluate(lab.LOCATE_JS, [0, target])
-        page.mouse.move(at["x"], at["y"])
-        for _ in range(3):
-            page.mouse.wheel(0, -200)
-            page.wait_for_timeout(250)
-        zoomed = lab.wait_settled(page)
-        labels = [lab["text"] for lab in zoomed["labels"] if lab["row"] == row]
-        assert labels and len(labels[0].rstrip("…")) >= 12, labels
-        page.screenshot(path=str(shots / "lab_kernel_zoomed.png"))
+    # Three wheel zooms at the kernel make its name readable inside its bar.
+    at = page.evaluate(lab.LOCATE_JS, [0, target])
+    page.mouse.move(at["x"], at["y"])
+    for _ in range(3):
+        page.mouse.wheel(0, -200)
+        page.wait_for_timeout(250)
+    zoomed = lab.wait_settled(page)
+    labels = [lab["text"] for lab in zoomed["labels"] if lab["row"] == row]
+    assert labels and len(labels[0].rstrip("…")) >= 12, labels
+    page.screenshot(path=str(shots / "lab_kernel_zoomed.png"))
 
-        # w/s/a/d change the view (canvas focused).
-        page.evaluate("() => window.__tfprofViewers[0].canvas.focus()")
-        moves = {}
-        for key in "wsad":
-            x0, x1 = drawn_window(page)
-            page.keyboard.press(key)
-            page.wait_for_timeout(150)
-            moves[key] = (x0, x1, *drawn_window(page))
-        w0, w1, n0, n1 = moves["w"]
-        assert n1 - n0 < w1 - w0  # zoomed in
-        w0, w1, n0, n1 = moves["s"]
-        assert n1 - n0 > w1 - w0  # zoomed out
-        assert moves["a"][2] < moves["a"][0] and moves["d"][2] > moves["d"][0]
-        cells = page.evaluate(
-            "() => window.jupyterapp.shell.currentWidget.content.model.cells.length"
-        )
-        assert cells == 2  # the keys went to the viewer, not to JupyterLab's shortcuts
-        lab.wait_settled(page)
+    # w/s/a/d change the view (canvas focused).
+    page.evaluate("() => window.__tfprofViewers[0].canvas.focus()")
+    moves = {}
+    for key in "wsad":
+        x0, x1 = drawn_window(page)
+        page.keyboard.press(key)
+        page.wait_for_timeout(150)
+        moves[key] = (x0, x1, *drawn_window(page))
+    w0, w1, n0, n1 = moves["w"]
+    assert n1 - n0 < w1 - w0  # zoomed in
+    w0, w1, n0, n1 = moves["s"]
+    assert n1 - n0 > w1 - w0  # zoomed out
+    assert moves["a"][2] < moves["a"][0] and moves["d"][2] > moves["d"][0]
+    cells = page.evaluate("() => window.jupyterapp.shell.currentWidget.content.model.cells.length")
+    assert cells == 2  # the keys went to the viewer, not to JupyterLab's shortcuts
+    lab.wait_settled(page)
 
-        # Clicking the kernel shows its launch arguments and the flow from its launch.
-        at = page.evaluate(lab.LOCATE_JS, [0, target])
-        page.mouse.click(at["x"], at["y"])
-        page.wait_for_function("() => window.__tfprofViewers[0].details !== null", timeout=20_000)
-        page.wait_for_timeout(200)
-        st = viewer_state(page)
-        assert st["selected"] == row
-        launch = [f for f in st["flows"] if f[0] == "launch" and f[1] == "in"]
-        assert launch, st["flows"]
-        launcher = bert.events.iloc[launch[0][2]]
-        assert str(launcher["plane"]) == "/host:CPU"
-        text = st["details"]
-        assert "Launch arguments" in text and "grid" in text and "block" in text
-        assert "launched by" in text and "tf_gpu_private_6" in text
-        page.screenshot(path=str(shots / "lab_kernel_details.png"), full_page=False)
-        # Pictures of the whole viewer (a tall page, so nothing is cut), light then dark.
-        for news in page.get_by_role("button", name="No", exact=True).all():
-            news.click()
-        page.set_viewport_size({"width": 1400, "height": 1900})
-        page.evaluate("() => window.__tfprofViewers[0].root.scrollIntoView({block: 'start'})")
-        page.mouse.move(5, 5)  # no tooltip in the picture
-        page.wait_for_timeout(500)
-        page.locator(".tfpv").screenshot(path=str(shots / "trace_viewer_light.png"))
+    # Clicking the kernel shows its launch arguments and the flow from its launch.
+    at = page.evaluate(lab.LOCATE_JS, [0, target])
+    page.mouse.click(at["x"], at["y"])
+    page.wait_for_function("() => window.__tfprofViewers[0].details !== null", timeout=20_000)
+    page.wait_for_timeout(200)
+    st = viewer_state(page)
+    assert st["selected"] == row
+    launch = [f for f in st["flows"] if f[0] == "launch" and f[1] == "in"]
+    assert launch, st["flows"]
+    launcher = bert.events.iloc[launch[0][2]]
+    assert str(launcher["plane"]) == "/host:CPU"
+    text = st["details"]
+    assert "Launch arguments" in text and "grid" in text and "block" in text
+    assert "launched by" in text and "tf_gpu_private_6" in text
+    page.screenshot(path=str(shots / "lab_kernel_details.png"), full_page=False)
+    # Pictures of the whole viewer (a tall page, so nothing is cut), light then dark.
+    for news in page.get_by_role("button", name="No", exact=True).all():
+        news.click()
+    page.set_viewport_size({"width": 1400, "height": 1900})
+    page.evaluate("() => window.__tfprofViewers[0].root.scrollIntoView({block: 'start'})")
+    page.mouse.move(5, 5)  # no tooltip in the picture
+    page.wait_for_timeout(500)
+    page.locator(".tfpv").screenshot(path=str(shots / "trace_viewer_light.png"))
 
-        # The theme follows JupyterLab's, live.
-        page.evaluate(
-            "() => window.jupyterapp.commands.execute('apputils:change-theme',"
-            " {theme: 'JupyterLab Dark'})"
-        )
-        page.wait_for_function(
-            "() => window.__tfprofViewers[0].root.dataset.theme === 'dark'", timeout=30_000
-        )
-        page.wait_for_timeout(800)
-        page.evaluate("() => window.__tfprofViewers[0].root.scrollIntoView({block: 'start'})")
-        page.wait_for_timeout(300)
-        page.locator(".tfpv").screenshot(path=str(shots / "trace_viewer_dark.png"))
-        page.set_viewport_size({"width": 1400, "height": 1000})
+    # The theme follows JupyterLab's, live.
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('apputils:change-theme',"
+        " {theme: 'JupyterLab Dark'})"
+    )
+    page.wait_for_function(
+        "() => window.__tfprofViewers[0].root.dataset.theme === 'dark'", timeout=30_000
+    )
+    page.wait_for_timeout(800)
+    page.evaluate("() => window.__tfprofViewers[0].root.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)
+    page.locator(".tfpv").screenshot(path=str(shots / "trace_viewer_dark.png"))
+    page.set_viewport_size({"width": 1400, "height": 1000})
 
-        # Double-click fits the selection; the flow's link jumps to the launch and back.
-        page.wait_for_timeout(300)
-        at = page.evaluate(lab.LOCATE_JS, [0, target])
-        page.mouse.dblclick(at["x"], at["y"])
-        page.wait_for_timeout(200)
-        a, b = drawn_window(page)
-        assert a <= target["start"] and target["end"] <= b
-        assert (b - a) < 1.5 * (target["end"] - target["start"])
-        page.locator(".tfpv-details a[data-row]").first.click()
-        page.wait_for_function(
-            f"() => window.__tfprofViewers[0].selected.row === {launch[0][2]}"
-            " && window.__tfprofViewers[0].details !== null",
-            timeout=20_000,
-        )
-        assert any(f[2] == row for f in viewer_state(page)["flows"])
-        page.locator(".tfpv-details a[data-row]").first.click()
-        page.wait_for_function(
-            f"() => window.__tfprofViewers[0].selected.row === {row}"
-            " && window.__tfprofViewers[0].details !== null",
-            timeout=20_000,
-        )
-        lab.wait_settled(page)
-        # Search: the count is over every event, as run.events filtered the same way.
-        page.fill(".tfpv input[type=search]", regex)
-        page.wait_for_function(
-            "() => window.__tfprofViewers[0].countEl.dataset.count !== undefined && "
-            "window.__tfprofViewers[0].search.regex === 'MatMul'",
-            timeout=20_000,
-        )
-        assert int(viewer_state(page)["count"]) == expected
-        page.press(".tfpv input[type=search]", "Enter")
-        page.wait_for_function(
-            "() => { const v = window.__tfprofViewers[0]; return "
-            "v.selected && /MatMul/.test(v.selected.name); }",
-            timeout=20_000,
-        )
-        page.wait_for_timeout(300)
-        page.screenshot(path=str(shots / "lab_dark_search.png"))
-        timings = page.evaluate(lab.TIMINGS_JS, 0)
-        browser.close()
+    # Double-click fits the selection; the flow's link jumps to the launch and back.
+    page.wait_for_timeout(300)
+    at = page.evaluate(lab.LOCATE_JS, [0, target])
+    page.mouse.dblclick(at["x"], at["y"])
+    page.wait_for_timeout(200)
+    a, b = drawn_window(page)
+    assert a <= target["start"] and target["end"] <= b
+    assert (b - a) < 1.5 * (target["end"] - target["start"])
+    page.locator(".tfpv-details a[data-row]").first.click()
+    page.wait_for_function(
+        f"() => window.__tfprofViewers[0].selected.row === {launch[0][2]}"
+        " && window.__tfprofViewers[0].details !== null",
+        timeout=20_000,
+    )
+    assert any(f[2] == row for f in viewer_state(page)["flows"])
+    page.locator(".tfpv-details a[data-row]").first.click()
+    page.wait_for_function(
+        f"() => window.__tfprofViewers[0].selected.row === {row}"
+        " && window.__tfprofViewers[0].details !== null",
+        timeout=20_000,
+    )
+    lab.wait_settled(page)
+    # Search: the count is over every event, as run.events filtered the same way.
+    page.fill(".tfpv input[type=search]", regex)
+    page.wait_for_function(
+        "() => window.__tfprofViewers[0].countEl.dataset.count !== undefined && "
+        "window.__tfprofViewers[0].search.regex === 'MatMul'",
+        timeout=20_000,
+    )
+    assert int(viewer_state(page)["count"]) == expected
+    page.press(".tfpv input[type=search]", "Enter")
+    page.wait_for_function(
+        "() => { const v = window.__tfprofViewers[0]; return "
+        "v.selected && /MatMul/.test(v.selected.name); }",
+        timeout=20_000,
+    )
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(shots / "lab_dark_search.png"))
+    timings = page.evaluate(lab.TIMINGS_JS, 0)
+    browser.close()
     assert not errors, errors
     draw_after_idle = times["draws"][0] - times["idle"][-1]
     print(f"\nfirst draw {draw_after_idle:+.0f} ms after the kernel went idle; {timings}")
@@ -390,22 +377,21 @@ def test_jupyterlab_on_the_real_gpu_capture(tmp_path, bert, shots):
 
 
 # -- live, 10 M events ----------------------------------------------------------------------
-def test_jupyterlab_pans_a_10m_event_run(tmp_path, shots):
-    from playwright.sync_api import sync_playwright
-
+def test_jupyterlab_pans_a_10m_event_run(tmp_path, shots, jupyterlab, chromium):
     lab.write_notebook(tmp_path / "big.ipynb", lab.synthetic_cells(10_000_000))
-    with lab.lab_server(tmp_path) as port, sync_playwright() as p:
-        browser, page = lab.lab_page(p, port, "big.ipynb")
-        errors = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        times = lab.run_all_and_time(page, timeout_ms=400_000)
-        lab.wait_settled(page)
-        # zoomed 32x in, so that panning streams windows from the kernel
-        (x0, x1), after = lab.zoom_then_pan(page)
-        st = lab.wait_settled(page)
-        timings = page.evaluate(lab.TIMINGS_JS, 0)
-        page.screenshot(path=str(shots / "lab_10m.png"))
-        browser.close()
+    browser, page = lab.lab_page(
+        chromium, jupyterlab.port, jupyterlab.notebook(tmp_path / "big.ipynb")
+    )
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    times = lab.run_all_and_time(page, timeout_ms=400_000)
+    lab.wait_settled(page)
+    # zoomed 32x in, so that panning streams windows from the kernel
+    (x0, x1), after = lab.zoom_then_pan(page)
+    st = lab.wait_settled(page)
+    timings = page.evaluate(lab.TIMINGS_JS, 0)
+    page.screenshot(path=str(shots / "lab_10m.png"))
+    browser.close()
     print(
         f"\n10 M events: first draw {times['draws'][0] - times['idle'][-1]:+.0f} ms after "
         f"idle; {timings}"
