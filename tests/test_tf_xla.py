@@ -44,7 +44,10 @@ def test_op_stats_are_xprofs_row_for_row(run):
     assert (m["_merge"] == "both").all(), m[m["_merge"] != "both"][KEY + ["_merge"]]
     assert len(m) > 20
     np.testing.assert_array_equal(m["occurrences_xprof"], m["occurrences"])
-    for ours, theirs in (("total_time_us", "total_time"), ("total_self_time_us", "total_self_time")):
+    for ours, theirs in (
+        ("total_time_us", "total_time"),
+        ("total_self_time_us", "total_self_time"),
+    ):
         np.testing.assert_allclose(m[ours], m[theirs], rtol=1e-6, atol=1e-3)
 
 
