@@ -396,7 +396,9 @@ class TraceViewer(View):
         second = {"text/html": self.static_html(), "text/plain": text}
         handle = display(second, raw=True, display_id=True)
         display({"application/javascript": self.viewer_js(), "text/plain": ""}, raw=True)
-        if _png.available():  # built and rendered in the background, after the viewer
+        # Built and rendered in the background, after the viewer; outside IPython display()
+        # gives no handle, so there is no output for an image to go to.
+        if _png.available() and handle is not None:
             _png.render_async(self.static_figure, _image_updater(handle, text))
 
     def static_figure(self):
