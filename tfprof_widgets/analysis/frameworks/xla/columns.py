@@ -11,18 +11,19 @@ import pandas as pd
 
 def text(column: pd.Series) -> np.ndarray:
     """A column's values as text (object array), as ``column.astype(str)`` gives them."""
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        names = np.append(np.asarray(column.cat.categories.astype(str), object), "nan")
-        return names[np.asarray(column.cat.codes, np.int64)]
-    return column.astype(str).to_numpy(object)
+    return text_at(column, slice(None))
 
 
-def text_at(column: pd.Series, rows: np.ndarray) -> np.ndarray:
-    """:func:`text` of ``column`` at ``rows`` only."""
+def text_at(column: pd.Series, rows, missing: str = "nan") -> np.ndarray:
+    """:func:`text` of ``column`` at ``rows`` only (the whole column is never turned into
+    text); a missing value reads ``missing`` ("nan", as ``astype(str)`` writes it)."""
     if isinstance(column.dtype, pd.CategoricalDtype):
-        names = np.append(np.asarray(column.cat.categories.astype(str), object), "nan")
+        names = np.append(np.asarray(column.cat.categories.astype(str), object), missing)
         return names[np.asarray(column.cat.codes, np.int64)[rows]]
-    return column.astype(str).to_numpy(object)[rows]
+    out = column.astype(str).to_numpy(object)[rows]
+    if missing != "nan":
+        out[column.isna().to_numpy(bool)[rows]] = missing
+    return out
 
 
 def categorical(values: np.ndarray) -> pd.Categorical:

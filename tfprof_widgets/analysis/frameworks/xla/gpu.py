@@ -35,7 +35,7 @@ from .... import stat_columns
 from ...event_index import event_line_ids, is_derived_line, on_device, timed
 from ...inputs import per_run
 from ..tensorflow.op_names import parse_tf_op
-from .columns import text
+from .columns import text, text_at
 
 # Opcodes of instructions that run a library kernel when not inside a fusion.
 LIBRARY_OPCODES = ("custom-call", "convolution", "dot", "cholesky", "triangular-solve", "fft")
@@ -62,7 +62,7 @@ def kernel_instructions(run) -> pd.DataFrame:
     codes, uniq = pd.factorize(hlo_op[rows], use_na_sentinel=False)
     last = [("" if u is None or u != u else str(u)).rsplit("::", 1)[-1] for u in uniq.tolist()]
     names = np.array(last, object)[codes] if len(last) else np.zeros(0, object)
-    hosts = _strings(ev["host"], rows)
+    hosts = text_at(ev["host"], rows, missing="")
     found = _lookup(h, hosts, program[rows], names)
     in_graph = found < 0
     if in_graph.any():
@@ -70,14 +70,6 @@ def kernel_instructions(run) -> pd.DataFrame:
     keep = found >= 0
     rows, found, beyond = rows[keep], found[keep], in_graph[keep]
     return pd.DataFrame({"row": rows, "instruction": found, "beyond_xprof": beyond, "unit": found})
-
-
-def _strings(column: pd.Series, rows: np.ndarray) -> np.ndarray:
-    """The text of a categorical column at ``rows`` (object array; '' where missing), without
-    turning the whole column into strings."""
-    cat = column.array
-    names = np.append(np.asarray(cat.categories.astype(str), object), "")
-    return names[np.asarray(cat.codes, np.int64)[rows]]
 
 
 def _empty() -> pd.DataFrame:
@@ -115,7 +107,9 @@ def _lookup(h: pd.DataFrame, hosts, programs, names, column: str = "instruction"
 def _in_command_buffers(run, rows, h: pd.DataFrame, hosts, program) -> np.ndarray:
     """Instructions of kernels launched inside a command buffer (module docstring): fusion
     kernels by name, library kernels by the schedule; -1 where neither finds one."""
-    kernel = pd.Series(_strings(run.events["name"], rows)).str.removesuffix(".kd").to_numpy()
+    kernel = (
+        pd.Series(text_at(run.events["name"], rows, missing="")).str.removesuffix(".kd").to_numpy()
+    )
     top = h[~h["is_fusion_computation"].to_numpy()]
     sanitized = top.assign(kernel=top["instruction"].astype(str).str.replace(".", "_"))
     found = _lookup(sanitized, hosts, program[rows], kernel, column="kernel")
