@@ -8,6 +8,8 @@ that can produce that table (a Run, a pod-scale dataset's ``per_host_steps()``) 
 
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 
 from ..analysis.steps import CATEGORIES, CATEGORY_LABELS, overview_steps
@@ -103,13 +105,12 @@ class PodViewerView(View):
         self.straggler = straggler(self.summary)
 
     def step_options(self) -> list:
-        # Asked for by every choices() call (three per payload): the pivot is computed once.
-        if not hasattr(self, "_step_options"):
-            self._step_options = self._find_step_options()
+        """The steps offered beside the average: those whose hosts differ most."""
         return self._step_options
 
-    def _find_step_options(self) -> list:
-        """The steps offered beside the average: those whose hosts differ most."""
+    @functools.cached_property
+    def _step_options(self) -> list:
+        # Read by every choices() call (three per payload): the pivot is made once.
         if self.steps["step"].nunique() < 2:
             return []
         wide = self.steps.pivot_table(
