@@ -1,8 +1,9 @@
 """How the views reach the page, in a real browser (Debian's Chromium, network blocked):
 
 * JupyterLab (the dev extra's, 4.6 here): one trace viewer per cell (the live widget; the
-  offline copy stands down), one view per kernel-stats cell (its PNG stays hidden, even after
-  the display update that brings it), and a pie click there leaves that slice's rows;
+  offline copy stands down), one view per kernel-stats cell and no other output shown there
+  (its PNG stays hidden, even after the display update that brings it; the viewer script
+  sent ahead of it hides its own output), and a pie click there leaves that slice's rows;
 * ``nbconvert --sanitize-html``: the trace viewer shows its static image, and its summary line
   at most once;
 * the report: a click on a kernel-stats slice leaves exactly the rows of that slice (on the
@@ -96,7 +97,8 @@ def test_jupyterlab_shows_one_viewer_per_cell(tmp_path, jupyterlab, chromium):
           viewers: [...c.querySelectorAll('.tfpv')].filter(vis).length,
           views: [...c.querySelectorAll('.tfprof-view')].filter(vis).length,
           images: [...c.querySelectorAll('.jp-OutputArea-output img')].filter(vis).length,
-          texts: [...c.querySelectorAll('.jp-RenderedHTML')].filter(vis).length})); }"""
+          texts: [...c.querySelectorAll('.jp-RenderedHTML')].filter(vis).length,
+          outputs: [...c.querySelectorAll('.jp-OutputArea-child')].filter(vis).length})); }"""
     )
     clicks = slice_clicks(page, ".jp-CodeCell:nth-child(3) .tfprof-view", kernels)
     browser.close()
@@ -106,6 +108,8 @@ def test_jupyterlab_shows_one_viewer_per_cell(tmp_path, jupyterlab, chromium):
         assert cells[i]["viewers"] == 1, cells
         assert cells[i]["images"] == 0 and cells[i]["texts"] == 0, cells
     assert cells[2]["views"] == 1 and cells[2]["images"] == 0 and cells[2]["texts"] == 0, cells
+    # The viewer script came ahead of the view, in an output of its own that hides itself.
+    assert cells[2]["outputs"] == 1, cells
     assert clicks and all(rows == want > 0 for _, rows, want in clicks), clicks
 
 

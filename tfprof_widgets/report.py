@@ -80,6 +80,13 @@ def more_trace_detail(run) -> str:
 
 def report_views(run) -> dict[str, views.View]:
     """The views of the report, by section id."""
+    from .views._display import lib_not_ahead
+
+    with lib_not_ahead():  # views for a file: no viewer script into the cell's outputs
+        return _sections(run)
+
+
+def _sections(run) -> dict[str, views.View]:
     out = {
         "overview": views.overview(run),
         "pod_viewer": views.pod_viewer(run),

@@ -10,6 +10,7 @@ network.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import html
 import json
@@ -26,6 +27,7 @@ __all__ = [
     "fig_json",
     "lib_script",
     "reset_lib",
+    "send_lib_ahead",
     "to_json",
     "viewer_js",
 ]
@@ -117,6 +119,53 @@ def lib_needed() -> bool:
         _lib_sent_in = here
         return True
     return False
+
+
+# A fresh page parses and runs the viewer script (plotly.js: 1.2 MB) in 0.35-0.6 s. Sent
+# after the view's analyses, that time came on top of them; sent when a view starts being
+# built, the page runs it while the kernel computes (issue 29 item 11).
+_ahead_off = 0
+
+
+@contextlib.contextmanager
+def lib_not_ahead():
+    """Views made inside this block send no viewer script ahead (a report makes views for a
+    file, not for the cell's outputs)."""
+    global _ahead_off
+    _ahead_off += 1
+    try:
+        yield
+    finally:
+        _ahead_off -= 1
+
+
+def send_lib_ahead() -> None:
+    """In a notebook's kernel, where this cell needs the viewer script (:func:`lib_needed`):
+    send it now, as an output of its own that hides itself, ahead of the view's outputs
+    (their script finds ``window.__tfprof`` there, or waits for it)."""
+    from .._preload import _in_kernel
+
+    if _ahead_off or not _in_kernel() or not lib_needed():
+        return
+    from IPython.display import display
+
+    display({"application/javascript": lib_ahead_js(), "text/plain": ""}, raw=True)
+
+
+def lib_ahead_js() -> str:
+    """The application/javascript of the viewer script sent ahead: the script, then its own
+    output hidden (an empty output would still take a row)."""
+    return (
+        viewer_lib()
+        + "(function (element) {\n"
+        "var t = window.__tfprof;\n"
+        "if (element && t && t.hideOutput) t.hideOutput(element);\n"
+        # The page is idle until the view's payload comes: its first plot drawn meanwhile,
+        # unless a view came first (a warm-up would then only delay it).
+        "if (t && t.warmUp && !t.warmed) { t.warmed = true; setTimeout(function () {\n"
+        "  if (!document.querySelector('.tfprof-root')) t.warmUp(); }, 0); }\n"
+        "})(typeof element !== 'undefined' ? element : null);\n"
+    )
 
 
 # -- JSON -------------------------------------------------------------------------------------

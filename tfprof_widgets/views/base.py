@@ -43,7 +43,7 @@ from collections.abc import Callable
 import plotly.graph_objects as go
 
 from . import _png
-from ._display import esc, fig_json, lib_needed, script_safe, to_json, viewer_js
+from ._display import esc, fig_json, lib_needed, script_safe, send_lib_ahead, to_json, viewer_js
 from .tables import Table, encode_column
 
 __all__ = ["Choice", "Html", "Plot", "Plots", "TableBlock", "View", "combine_figures"]
@@ -126,6 +126,16 @@ class View:
     """Base of every view; subclasses fill in the parts, the rendering is done here."""
 
     title = "tfprof_widgets"
+    #: Whether the view is drawn by the viewer script (plotly.js and ours); the trace viewer
+    #: brings its own.
+    viewer_script = True
+
+    def __new__(cls, *_args, **_kwargs):
+        # Before the subclass computes anything: the page then parses the viewer script
+        # while the kernel builds the view (see _display.send_lib_ahead).
+        if cls.viewer_script:
+            send_lib_ahead()
+        return super().__new__(cls)
 
     # -- the parts a view fills in ------------------------------------------------------------
     def choices(self) -> list[Choice]:

@@ -112,6 +112,8 @@ class TraceViewer(View):
     view (default: where the events are), ``group_order`` the order of host/plane groups
     (glob patterns; default devices first), ``height`` the canvas height in px."""
 
+    viewer_script = False  # its own canvas viewer, not plotly.js
+
     title = "Trace viewer"
 
     def __init__(

@@ -114,6 +114,11 @@ export function mount(element, payload) {
   whenConnected(element, () => whenNear(root, start));
   return root;
 }
+export function hideOutput(element) {
+  // The viewer script's own output, sent ahead of a view's outputs: nothing to show.
+  element = element && element.jquery ? element[0] : element;
+  if (element) whenConnected(element, () => { const c = outputChild(element); if (c) c.style.display = "none"; });
+}
 export function mountAll(scope) {
   // Report pages: each <div class="tfprof-mount"> holds its payload in a JSON script.
   for (const m of (scope || document).querySelectorAll(".tfprof-mount:not([data-mounted])")) {

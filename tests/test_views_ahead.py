@@ -1,0 +1,80 @@
+"""The viewer script sent ahead of a view (issue 29 item 11): on a fresh page, plotly.js takes
+0.35-0.6 s to parse and run. In a notebook's kernel a view sends it as an output of its own
+the moment it starts being built, so the page runs it while the kernel computes; the view's
+own script then carries only its payload. Outside a kernel, for the trace viewer and for a
+report's views, nothing is sent ahead."""
+
+import pytest
+from conftest import SAMPLES
+
+import tfprof_widgets as tw
+from tfprof_widgets import _preload, report
+from tfprof_widgets.views import _display, _png
+
+PLOTLY = "plotly.js (basic - minified) v4.1.1"
+
+
+class Display:
+    """IPython's display(), noting each output and what the view had computed by then."""
+
+    def __init__(self, run):
+        self.run, self.outputs = run, []
+
+    def __call__(self, data, raw=False, display_id=None, metadata=None):
+        self.outputs.append((data, "steps" in self.run.__dict__))
+
+
+@pytest.fixture
+def run():
+    return tw.load(SAMPLES / "input_bound", progress=False)  # fresh: nothing computed yet
+
+
+@pytest.fixture
+def shown(run, monkeypatch):
+    import IPython.display
+
+    fake = Display(run)
+    monkeypatch.setattr(IPython.display, "display", fake)
+    monkeypatch.setattr(_png, "available", lambda: False)
+    cells = iter([("c1", 1)] * 50)
+    monkeypatch.setattr(_display, "_cell", lambda: next(cells))
+    _display.reset_lib()
+    yield fake
+    _display.reset_lib()
+
+
+def scripts(outputs) -> list[str]:
+    return [d["application/javascript"] for d, _ in outputs if "application/javascript" in d]
+
+
+def test_in_a_kernel_the_script_goes_before_the_view_is_built(shown, run, monkeypatch):
+    monkeypatch.setattr(_preload, "_in_kernel", lambda: True)
+    view = tw.views.overview(run)
+    assert len(shown.outputs) == 1  # sent at construction, not at display
+    data, computed = shown.outputs[0]
+    assert set(data) == {"application/javascript", "text/plain"} and data["text/plain"] == ""
+    assert PLOTLY in data["application/javascript"] and not computed  # before the analyses
+    assert "hideOutput(element)" in data["application/javascript"]  # an output that hides
+    view._ipython_display_()
+    tw.views.op_stats(run)._ipython_display_()  # a second view in the same cell
+    js = scripts(shown.outputs)
+    assert len(js) == 3 and all(PLOTLY not in s for s in js[1:]), "the script went once"
+    assert all("var payload = " in s for s in js[1:])
+
+
+def test_outside_a_kernel_the_view_carries_the_script(shown, run):
+    assert not _preload._in_kernel()
+    view = tw.views.op_stats(run)
+    assert shown.outputs == []
+    view._ipython_display_()
+    (js,) = scripts(shown.outputs)
+    assert PLOTLY in js and "var payload = " in js
+
+
+def test_the_trace_viewer_and_a_report_send_nothing_ahead(shown, run, monkeypatch):
+    monkeypatch.setattr(_preload, "_in_kernel", lambda: True)
+    tw.views.timeline(run)
+    report.report_views(run)
+    assert shown.outputs == []
+    tw.views.kernel_stats(run)  # the first view after them still does
+    assert len(shown.outputs) == 1 and PLOTLY in scripts(shown.outputs)[0]
