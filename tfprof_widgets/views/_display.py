@@ -156,8 +156,7 @@ def lib_ahead_js() -> str:
     """The application/javascript of the viewer script sent ahead: the script, then its own
     output hidden (an empty output would still take a row)."""
     return (
-        viewer_lib()
-        + "(function (element) {\n"
+        viewer_lib() + "(function (element) {\n"
         "var t = window.__tfprof;\n"
         "if (element && t && t.hideOutput) t.hideOutput(element);\n"
         # The page is idle until the view's payload comes: its first plot drawn meanwhile,
