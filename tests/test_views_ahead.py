@@ -78,3 +78,15 @@ def test_the_trace_viewer_and_a_report_send_nothing_ahead(shown, run, monkeypatc
     assert shown.outputs == []
     tw.views.kernel_stats(run)  # the first view after them still does
     assert len(shown.outputs) == 1 and PLOTLY in scripts(shown.outputs)[0]
+
+
+def test_a_view_shown_in_another_cell_carries_the_script_again(shown, run, monkeypatch):
+    """Made in one cell (the script went ahead there), shown in the next: if the first cell
+    were re-run without the view, the notebook would keep a view with no script to draw it."""
+    monkeypatch.setattr(_preload, "_in_kernel", lambda: True)
+    cells = iter([("c1", 1), ("c1", 1), ("c2", 2), ("c2", 2), ("c2", 2)])
+    monkeypatch.setattr(_display, "_cell", lambda: next(cells))
+    view = tw.views.op_stats(run)  # cell c1
+    assert PLOTLY in scripts(shown.outputs)[0]
+    view._ipython_display_()  # cell c2
+    assert PLOTLY in scripts(shown.outputs)[-1]

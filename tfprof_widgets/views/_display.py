@@ -27,6 +27,7 @@ __all__ = [
     "fig_json",
     "lib_script",
     "reset_lib",
+    "lib_moved",
     "send_lib_ahead",
     "to_json",
     "viewer_js",
@@ -139,17 +140,26 @@ def lib_not_ahead():
         _ahead_off -= 1
 
 
-def send_lib_ahead() -> None:
+def send_lib_ahead() -> tuple[object, object] | None:
     """In a notebook's kernel, where this cell needs the viewer script (:func:`lib_needed`):
     send it now, as an output of its own that hides itself, ahead of the view's outputs
-    (their script finds ``window.__tfprof`` there, or waits for it)."""
+    (their script finds ``window.__tfprof`` there, or waits for it). Returns the cell it
+    went into (None: not sent)."""
     from .._preload import _in_kernel
 
     if _ahead_off or not _in_kernel() or not lib_needed():
-        return
+        return None
     from IPython.display import display
 
     display({"application/javascript": lib_ahead_js(), "text/plain": ""}, raw=True)
+    return _cell()
+
+
+def lib_moved(sent_in: tuple[object, object] | None) -> bool:
+    """Whether a view whose construction sent the script ahead into cell ``sent_in`` is shown
+    in another cell (or another run of it): it then carries the script again, or a notebook
+    whose first cell is re-run without the view would keep views that cannot draw."""
+    return sent_in is not None and sent_in != _cell()
 
 
 def lib_ahead_js() -> str:

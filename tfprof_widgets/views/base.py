@@ -43,7 +43,16 @@ from collections.abc import Callable
 import plotly.graph_objects as go
 
 from . import _png
-from ._display import esc, fig_json, lib_needed, script_safe, send_lib_ahead, to_json, viewer_js
+from ._display import (
+    esc,
+    fig_json,
+    lib_moved,
+    lib_needed,
+    script_safe,
+    send_lib_ahead,
+    to_json,
+    viewer_js,
+)
 from .tables import Table, encode_column
 
 __all__ = ["Choice", "Html", "Plot", "Plots", "TableBlock", "View", "combine_figures"]
@@ -133,9 +142,9 @@ class View:
     def __new__(cls, *_args, **_kwargs):
         # Before the subclass computes anything: the page then parses the viewer script
         # while the kernel builds the view (see _display.send_lib_ahead).
-        if cls.viewer_script:
-            send_lib_ahead()
-        return super().__new__(cls)
+        view = super().__new__(cls)
+        view._lib_sent_in = send_lib_ahead() if cls.viewer_script else None
+        return view
 
     # -- the parts a view fills in ------------------------------------------------------------
     def choices(self) -> list[Choice]:
@@ -339,7 +348,8 @@ class View:
             statics += 1
         display({"text/html": self.static_html(image), "text/plain": text}, raw=True)
         statics += 1
-        js = viewer_js(self.payload_json(statics, live is not None), lib_needed())
+        lib = lib_moved(self._lib_sent_in)
+        js = viewer_js(self.payload_json(statics, live is not None), lib_needed() or lib)
         display({"application/javascript": js, "text/plain": ""}, raw=True)
         if image and handle is not None:
             # Only now, with the viewer on its way to the page: the image's figure is built
