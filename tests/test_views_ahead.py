@@ -8,7 +8,7 @@ import pytest
 from conftest import SAMPLES
 
 import tfprof_widgets as tw
-from tfprof_widgets import _preload, report
+from tfprof_widgets import _kernel, report
 from tfprof_widgets.views import _display, _png
 
 PLOTLY = "plotly.js (basic - minified) v4.1.1"
@@ -48,7 +48,7 @@ def scripts(outputs) -> list[str]:
 
 
 def test_in_a_kernel_the_script_goes_before_the_view_is_built(shown, run, monkeypatch):
-    monkeypatch.setattr(_preload, "_in_kernel", lambda: True)
+    monkeypatch.setattr(_kernel, "in_kernel", lambda: True)
     view = tw.views.overview(run)
     assert len(shown.outputs) == 1  # sent at construction, not at display
     data, computed = shown.outputs[0]
@@ -63,7 +63,7 @@ def test_in_a_kernel_the_script_goes_before_the_view_is_built(shown, run, monkey
 
 
 def test_outside_a_kernel_the_view_carries_the_script(shown, run):
-    assert not _preload._in_kernel()
+    assert not _kernel.in_kernel()
     view = tw.views.op_stats(run)
     assert shown.outputs == []
     view._ipython_display_()
@@ -72,7 +72,7 @@ def test_outside_a_kernel_the_view_carries_the_script(shown, run):
 
 
 def test_the_trace_viewer_and_a_report_send_nothing_ahead(shown, run, monkeypatch):
-    monkeypatch.setattr(_preload, "_in_kernel", lambda: True)
+    monkeypatch.setattr(_kernel, "in_kernel", lambda: True)
     tw.views.timeline(run)
     report.report_views(run)
     assert shown.outputs == []
@@ -83,7 +83,7 @@ def test_the_trace_viewer_and_a_report_send_nothing_ahead(shown, run, monkeypatc
 def test_a_view_shown_in_another_cell_carries_the_script_again(shown, run, monkeypatch):
     """Made in one cell (the script went ahead there), shown in the next: if the first cell
     were re-run without the view, the notebook would keep a view with no script to draw it."""
-    monkeypatch.setattr(_preload, "_in_kernel", lambda: True)
+    monkeypatch.setattr(_kernel, "in_kernel", lambda: True)
     cells = iter([("c1", 1), ("c1", 1), ("c2", 2), ("c2", 2), ("c2", 2)])
     monkeypatch.setattr(_display, "_cell", lambda: next(cells))
     view = tw.views.op_stats(run)  # cell c1

@@ -43,9 +43,9 @@ def test_import_leaves_plotly_to_the_first_view():
 
 def test_no_warm_up_outside_a_kernel():
     """A script is not a kernel: no thread imports plotly behind its back."""
-    from tfprof_widgets import _preload
+    from tfprof_widgets import _kernel
 
-    assert not _preload._in_kernel()
+    assert not _kernel.in_kernel()
     code = "import tfprof_widgets, threading; print([t.name for t in threading.enumerate()])"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,

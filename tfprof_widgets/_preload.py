@@ -10,22 +10,13 @@ only one thread imports it at a time.
 from __future__ import annotations
 
 import os
-import sys
 import threading
+
+from . import _kernel
 
 __all__ = ["start", "wait"]
 
 _thread: threading.Thread | None = None
-
-
-def _in_kernel() -> bool:
-    """Whether this is an IPython kernel (a notebook's), not a script or a terminal."""
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    # A notebook's kernel runs ipykernel's shell; a script or a test that made an IPython
-    # shell (the magics' tests do) and imported ipykernel for something else is no kernel.
-    zmq = sys.modules.get("ipykernel.zmqshell")
-    return shell is not None and zmq is not None and isinstance(shell, zmq.ZMQInteractiveShell)
 
 
 def _warm() -> None:
@@ -51,7 +42,7 @@ def start() -> None:
     global _thread
     if _thread is not None or os.environ.get("TFPROF_WIDGETS_PRELOAD") == "0":
         return
-    if not _in_kernel():
+    if not _kernel.in_kernel():
         return
     _thread = threading.Thread(target=_warm, name="tfprof_widgets-preload", daemon=True)
     _thread.start()

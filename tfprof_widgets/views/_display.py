@@ -19,6 +19,7 @@ from importlib import resources
 import plotly.graph_objects as go
 from plotly.io.json import to_json_plotly
 
+from .. import _kernel
 from . import _bundle
 
 __all__ = [
@@ -145,9 +146,7 @@ def send_lib_ahead() -> tuple[object, object] | None:
     send it now, as an output of its own that hides itself, ahead of the view's outputs
     (their script finds ``window.__tfprof`` there, or waits for it). Returns the cell it
     went into (None: not sent)."""
-    from .._preload import _in_kernel
-
-    if _ahead_off or not _in_kernel() or not lib_needed():
+    if _ahead_off or not _kernel.in_kernel() or not lib_needed():
         return None
     from IPython.display import display
 
