@@ -221,10 +221,9 @@ class Run:
         (schema.HLO_INSTRUCTIONS): decoded from the ``/host:metadata`` plane's ``Hlo Proto``
         stats the first time it is read (from :attr:`hlo_modules`: each program is decoded
         once per run), then kept; empty for a capture without them."""
-        from .readers.xspace.hlo import hlo_instructions
+        from .readers.xspace.hlo import instruction_table
 
-        modules = self.hlo_modules
-        return hlo_instructions(self._program_stats(), modules)
+        return instruction_table(self.hlo_modules)
 
     @functools.cached_property
     def hlo_modules(self) -> list:
