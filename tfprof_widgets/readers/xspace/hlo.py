@@ -96,6 +96,12 @@ def instruction_table(modules: list) -> pd.DataFrame:
     return _table(rows)
 
 
+def instruction_count(module) -> int:
+    """How many rows :func:`instruction_table` makes of one decoded program (every
+    instruction of every computation), counted without reading them."""
+    return sum(len(c.instructions) for c in module.computations)
+
+
 def _table(rows: list[tuple]) -> pd.DataFrame:
     """The instruction tuples as schema.HLO_INSTRUCTIONS, each column made in its dtype at
     once (categoricals from the values, not through a generic table and a conversion; the
@@ -228,6 +234,7 @@ __all__ = [
     "hlo_category",
     "hlo_instructions",
     "hlo_modules",
+    "instruction_count",
     "instruction_table",
     "program_protos",
     "shape_text",

@@ -38,6 +38,7 @@ from ....proto import xla_hlo_pb2
 from ....proto.xla_opcodes import ELEMENTWISE
 from ...inputs import per_run
 from .columns import text
+from .gpu import ran_instructions
 
 # cuDNN / cuBLAS / hipBLASLt calls: a tuple result whose last element is the workspace.
 _LIBRARY_PREFIXES = ("__cudnn$", "__cublas$", "__cublas", "__hipblas")
@@ -206,7 +207,7 @@ def _program_parts(run, programs: set | None) -> list[list[tuple]]:
         if (host, program) not in done:
             part: list[tuple] = []
             try:
-                _module_costs(part, host, program, module, _result_bytes(run))
+                _module_costs(part, host, program, module, _result_bytes(run, host, program))
             except (RecursionError, MemoryError, ValueError, OverflowError):
                 # A damaged program (computations calling each other in a cycle, absurd
                 # window sizes) gets no costs, as an undecodable one gets no instructions.
@@ -223,11 +224,28 @@ def _program_rows(run) -> dict:
 
 
 @per_run
-def _result_bytes(run) -> dict:
-    """(host, program id, instruction id) -> the instruction's result bytes."""
-    h = run.hlo_instructions
-    keys = zip(text(h["host"]).tolist(), h["program_id"].tolist(), h["instruction_id"].tolist())
-    return dict(zip(keys, h["result_bytes"].tolist()))
+def _programs_result_bytes(run) -> dict:
+    """(host, program id) -> {instruction id: result bytes} of the programs costed so far."""
+    return {}
+
+
+def _result_bytes(run, host: str, program: int) -> dict[int, int]:
+    """Instruction id -> result bytes of one program (from run.hlo_instructions), made the
+    first time its costs are computed: the costs need the programs that ran, a few of the
+    capture's."""
+    done = _programs_result_bytes(run)
+    if (host, program) not in done:
+        # The whole table where it is built; else the programs that ran, tabulated already
+        # (the costs are asked for theirs), or another program alone.
+        built = "hlo_instructions" in vars(run)
+        h = run.hlo_instructions if built else ran_instructions(run)
+        at = np.flatnonzero((h["program_id"].to_numpy() == program) & (text(h["host"]) == host))
+        if not len(at) and not built:
+            h = run.hlo_instructions_of({(host, program)})
+            at = np.arange(len(h))
+        ids = h["instruction_id"].to_numpy()[at].tolist()
+        done[(host, program)] = dict(zip(ids, h["result_bytes"].to_numpy()[at].tolist()))
+    return done[(host, program)]
 
 
 class _Module:
@@ -271,15 +289,15 @@ class _Module:
 
 def _module_costs(rows: list, host: str, program: int, module, size: dict) -> None:
     """Append (host, program, name, flops, bytes, hbm bytes, modeled) per top-level
-    instruction of ``module``; ``size`` gives each instruction's result bytes."""
+    instruction of ``module``; ``size`` gives each instruction's result bytes by id."""
     m = _Module(module)
     for comp in module.computations:
         if comp.is_fusion_computation:
             continue
         for ins in comp.instructions:
             flops, modeled = _flops(ins, m)
-            read = _bytes_read(ins, m, lambda o: size.get((host, program, o), 0))
-            written, hbm_written = _written(ins, size.get((host, program, ins.id), 0))
+            read = _bytes_read(ins, m, lambda o: size.get(o, 0))
+            written, hbm_written = _written(ins, size.get(ins.id, 0))
             device = flops / _low_precision_factor(ins, m)
             rows.append(
                 (

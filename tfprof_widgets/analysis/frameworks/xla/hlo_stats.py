@@ -23,7 +23,7 @@ import pandas as pd
 from .... import schema
 from ...nesting import to_ps
 from .columns import categorical, ranks, text_at
-from .gpu import kernel_instructions
+from .gpu import kernel_instructions, positions, ran_instructions
 from .roofline import op_rates
 from .tpu import tpu_device_ops
 
@@ -100,11 +100,12 @@ def _gpu_rows(run) -> pd.DataFrame:
     """GPU kernels' instructions (:func:`.gpu.kernel_instructions`) per instruction, in the
     order their first kernel comes."""
     k = kernel_instructions(run)
-    h = run.hlo_instructions
     if not len(k):
         return pd.DataFrame()
+    h = ran_instructions(run)  # the instructions' rows of their programs' table
     dur = to_ps(run.events["dur_us"].to_numpy()[k["row"].to_numpy()])
-    codes, at = pd.factorize(k["instruction"].to_numpy())
+    codes, labels = pd.factorize(k["instruction"].to_numpy())
+    at = positions(h, labels)
     occ = np.bincount(codes, minlength=len(at)).astype(np.int64)
     total = np.zeros(len(at), np.int64)
     np.add.at(total, codes, dur)  # exact picoseconds, as the events' own sum
