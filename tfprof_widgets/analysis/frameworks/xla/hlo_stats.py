@@ -138,9 +138,15 @@ def _gpu_rows(run) -> pd.DataFrame:
 def _device_time_us(run) -> dict[str, float]:
     """Per host: the device side's total time of the op table (ops and IDLE), µs."""
     ops = run.ops
-    dev = ops[(ops["host_or_device"] == "Device").to_numpy()]
-    total = dev.groupby("host", observed=True)["total_self_time_us"].sum()
-    return {str(h): float(v) for h, v in total.items()}
+    # The one column summed per host (a categorical, schema.OP_STATS), not the filtered
+    # table: pandas' grouped sum of the same values in the same order.
+    host = ops["host"].array
+    codes = np.asarray(host.codes, np.int64)
+    dev = (ops["host_or_device"] == "Device").to_numpy() & (codes >= 0)
+    self_us = pd.Series(ops["total_self_time_us"].to_numpy()[dev])
+    total = self_us.groupby(codes[dev]).sum()
+    names = host.categories
+    return {str(names[c]): float(v) for c, v in total.items()}
 
 
 __all__ = ["hlo_stats"]
