@@ -239,7 +239,7 @@ class Run:
             start = stop
         return out
 
-    def hlo_instructions_of(self, programs) -> pd.DataFrame:
+    def hlo_instructions_of(self, programs: set[tuple[str, int]]) -> pd.DataFrame:
         """The rows of :attr:`hlo_instructions` of the programs named ((host, program id)
         pairs), labelled by their rows there: taken from that table when it is built, else
         tabulated from those programs alone (the analyses of a capture's device ops read the
