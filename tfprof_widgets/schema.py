@@ -35,6 +35,7 @@ before pandas 3). Tests assert that every table and analysis output matches them
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 # The accelerator kinds of the planes table's ``device_kind`` column ('/device:GPU:0' is
@@ -764,6 +765,25 @@ def empty(table: dict[str, tuple[str, str]]) -> pd.DataFrame:
             pd.DataFrame({c: pd.Series(dtype=t) for c, (t, _) in table.items()}),
         )
     return made[1].copy()
+
+
+def text_categorical(values) -> pd.Categorical:
+    """A categorical of text values (a sequence or object array of str) whose categories
+    are the values present, sorted: what ``astype("category")`` makes of them. Made from one
+    dict of the few distinct values (pandas' factorize and its index checks cost more than
+    the values on the small tables of XLA programs); values that are not all str (missing
+    ones) take pandas' own way, with the same result."""
+    values = values.tolist() if isinstance(values, np.ndarray) else values
+    distinct = set(values)
+    if not distinct or not all(type(v) is str for v in distinct):
+        codes, uniques = pd.factorize(np.array(values, object), sort=True)
+        return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(pd.Index(uniques)))
+    names = sorted(distinct)
+    at = dict(zip(names, range(len(names))))
+    codes = np.fromiter(map(at.__getitem__, values), np.int64, len(values))
+    # Codes made here are in range: nothing for from_codes to validate.
+    dtype = pd.CategoricalDtype(pd.Index(names))
+    return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
 
 
 def conform(df: pd.DataFrame, table: dict[str, tuple[str, str]]) -> pd.DataFrame:

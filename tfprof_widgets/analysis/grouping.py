@@ -171,13 +171,11 @@ def _group_by_flows(group, event_stats, roots, on_marker_line, hosts) -> None:
     if not (len(prod) and len(cons)):
         return
     # Producers and consumers keyed by (host, flow type, flow id) in one code space.
-    key, _ = pd.MultiIndex.from_arrays(
-        [
-            np.concatenate([hosts[prod], hosts[cons]]),
-            np.concatenate([p_ty[prod], c_ty[cons]]),
-            np.concatenate([p_id[prod], c_id[cons]]),
-        ]
-    ).factorize()
+    key = _joint_codes(
+        np.concatenate([hosts[prod], hosts[cons]]),
+        np.concatenate([p_ty[prod], c_ty[cons]]),
+        np.concatenate([p_id[prod], c_id[cons]]),
+    )
     prod_key, cons_key = key[: len(prod)], key[len(prod) :]
     n_keys = int(key.max()) + 1
     for _ in range(_MAX_FLOW_ROUNDS):
@@ -203,6 +201,19 @@ def _group_by_flows(group, event_stats, roots, on_marker_line, hosts) -> None:
         group[newly] = fill[newly]
 
 
+def _joint_codes(*columns: np.ndarray) -> np.ndarray:
+    """One code (0..distinct-1) per row for each distinct tuple of the columns' values
+    (int64 arrays of one length, not empty): equal tuples, equal codes. In numpy, one column
+    at a time (a pandas MultiIndex's factorize goes through Python tuples)."""
+    code = np.zeros(len(columns[0]), np.int64)
+    for column in columns:
+        _, c = np.unique(column, return_inverse=True)
+        # Both codes are < the row count: their pairing is exact in int64.
+        _, code = np.unique(code * (int(c.max()) + 1) + c.reshape(-1), return_inverse=True)
+        code = code.reshape(-1)
+    return code
+
+
 def _group_by_launches(group, event_stats, host_planes, hosts) -> None:
     """4. A device event with a ``correlation_id`` joins the group of its host's launch with
     that id (a host event carrying it); the last launch of an id wins."""
@@ -212,12 +223,10 @@ def _group_by_launches(group, event_stats, host_planes, hosts) -> None:
     device = np.flatnonzero(has & ~host_planes & (group < 0))
     if not (len(launch) and len(device)):
         return
-    key, _ = pd.MultiIndex.from_arrays(
-        [
-            np.concatenate([hosts[launch], hosts[device]]),
-            np.concatenate([corr[launch], corr[device]]),
-        ]
-    ).factorize()
+    key = _joint_codes(
+        np.concatenate([hosts[launch], hosts[device]]),
+        np.concatenate([corr[launch], corr[device]]),
+    )
     key_group = np.full(int(key.max()) + 1, -1, np.int64)
     key_group[key[: len(launch)]] = group[launch]  # later launches overwrite earlier ones
     got = key_group[key[len(launch) :]]

@@ -372,7 +372,7 @@ def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
     col = {c: np.concatenate([p[c] for p in parts]) for c in _ROW_COLUMNS}
     # Each text column as a categorical of its sorted distinct values: the codes are ranks.
     host, side, typ, op = (
-        pd.Categorical(col[c].astype(object))
+        schema.text_categorical(col[c].astype(object))
         for c in ("host", "host_or_device", "type", "operation")
     )
     total_us = col["total_ps"].astype(np.float64) / 1e6
@@ -397,7 +397,8 @@ def op_stats(run, include_idle: bool = True) -> pd.DataFrame:
     )
 
     def reordered(c: pd.Categorical) -> pd.Categorical:
-        return pd.Categorical.from_codes(np.asarray(c.codes)[order], dtype=c.dtype)
+        # Codes of ``c`` itself, reordered: in range, nothing to validate.
+        return pd.Categorical.from_codes(np.asarray(c.codes)[order], dtype=c.dtype, validate=False)
 
     df = pd.DataFrame(
         {

@@ -236,8 +236,9 @@ def categorical_from_codes(codes: np.ndarray, values: list) -> pd.Categorical:
     Categories are kept as plain Python objects so that str and bytes values can share one
     column and categoricals from different files concatenate without dtype clashes.
     """
-    first: dict = {}
-    remap = np.fromiter((first.setdefault(v, len(first)) for v in values), np.int64, len(values))
+    # Each distinct value's code: its rank in order of first appearance (dicts, in C).
+    first = dict(zip(dict.fromkeys(values), range(len(values))))
+    remap = np.fromiter(map(first.__getitem__, values), np.int64, len(values))
     codes = np.asarray(codes, np.int64)
     if len(first) != len(values) and len(codes):
         codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)

@@ -81,8 +81,12 @@ def hlo_instructions(metadata_stats: pd.DataFrame, modules: list | None = None) 
     in program, computation and instruction order. ``modules`` are the programs already
     decoded (:func:`hlo_modules`; a run decodes each program once for the table and the
     cost model), else they are decoded here."""
-    if modules is None:
-        modules = hlo_modules(metadata_stats)
+    return instruction_table(hlo_modules(metadata_stats) if modules is None else modules)
+
+
+def instruction_table(modules: list) -> pd.DataFrame:
+    """:func:`hlo_instructions` of programs decoded by :func:`hlo_modules` (the metadata
+    stats they came from are not read again)."""
     rows: list[tuple] = []
     shapes: dict = {}  # (element type, dimensions) -> shape_text: few distinct shapes
     for host, program, module in modules:
@@ -92,21 +96,26 @@ def hlo_instructions(metadata_stats: pd.DataFrame, modules: list | None = None) 
     return _table(rows)
 
 
+def instruction_count(module) -> int:
+    """How many rows :func:`instruction_table` makes of one decoded program (every
+    instruction of every computation), counted without reading them."""
+    return sum(len(c.instructions) for c in module.computations)
+
+
 def _table(rows: list[tuple]) -> pd.DataFrame:
     """The instruction tuples as schema.HLO_INSTRUCTIONS, each column made in its dtype at
-    once (categoricals from the values, not through a generic table and a conversion)."""
+    once (categoricals from the values, not through a generic table and a conversion; the
+    frame needs no schema.conform after)."""
     spec = schema.HLO_INSTRUCTIONS
     cols = {}
     for (name, (dtype, _)), values in zip(spec.items(), zip(*rows)):
         if dtype == "category":
-            codes, uniques = pd.factorize(np.array(values, object), sort=True)
-            dtype_ = pd.CategoricalDtype(pd.Index(uniques))  # sorted, as astype makes them
-            cols[name] = pd.Categorical.from_codes(codes, dtype=dtype_)
+            cols[name] = schema.text_categorical(values)
         elif dtype == "str":
             cols[name] = list(values)  # pandas' own string dtype, whichever it is
         else:
             cols[name] = np.array(values, dtype=dtype)
-    return schema.conform(pd.DataFrame(cols), spec)
+    return pd.DataFrame(cols)
 
 
 def hlo_modules(metadata_stats: pd.DataFrame) -> list[tuple[str, int, object]]:
@@ -221,4 +230,12 @@ def _frame_lines(index) -> dict[int, tuple[str, int]]:
     return out
 
 
-__all__ = ["hlo_category", "hlo_instructions", "hlo_modules", "program_protos", "shape_text"]
+__all__ = [
+    "hlo_category",
+    "hlo_instructions",
+    "hlo_modules",
+    "instruction_count",
+    "instruction_table",
+    "program_protos",
+    "shape_text",
+]

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .... import schema
+
 
 def text(column: pd.Series) -> np.ndarray:
     """A column's values as text (object array), as ``column.astype(str)`` gives them."""
@@ -28,9 +30,8 @@ def text_at(column: pd.Series, rows, missing: str = "nan") -> np.ndarray:
 
 def categorical(values: np.ndarray) -> pd.Categorical:
     """A categorical of text values whose categories are the values present, sorted: what
-    ``astype("category")`` makes of them."""
-    codes, uniques = pd.factorize(np.asarray(values, object), sort=True)
-    return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(pd.Index(uniques)))
+    ``astype("category")`` makes of them (:func:`tfprof_widgets.schema.text_categorical`)."""
+    return schema.text_categorical(values)
 
 
 def ranks(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:

@@ -38,6 +38,7 @@ from ....proto import xla_hlo_pb2
 from ....proto.xla_opcodes import ELEMENTWISE
 from ...inputs import per_run
 from .columns import text
+from .gpu import ran_instructions
 
 # cuDNN / cuBLAS / hipBLASLt calls: a tuple result whose last element is the workspace.
 _LIBRARY_PREFIXES = ("__cudnn$", "__cublas$", "__cublas", "__hipblas")
@@ -206,7 +207,7 @@ def _program_parts(run, programs: set | None) -> list[list[tuple]]:
         if (host, program) not in done:
             part: list[tuple] = []
             try:
-                _module_costs(part, host, program, module, _result_bytes(run))
+                _module_costs(part, host, program, module, _result_bytes(run, host, program))
             except (RecursionError, MemoryError, ValueError, OverflowError):
                 # A damaged program (computations calling each other in a cycle, absurd
                 # window sizes) gets no costs, as an undecodable one gets no instructions.
@@ -223,11 +224,28 @@ def _program_rows(run) -> dict:
 
 
 @per_run
-def _result_bytes(run) -> dict:
-    """(host, program id, instruction id) -> the instruction's result bytes."""
-    h = run.hlo_instructions
-    keys = zip(text(h["host"]).tolist(), h["program_id"].tolist(), h["instruction_id"].tolist())
-    return dict(zip(keys, h["result_bytes"].tolist()))
+def _programs_result_bytes(run) -> dict:
+    """(host, program id) -> {instruction id: result bytes} of the programs costed so far."""
+    return {}
+
+
+def _result_bytes(run, host: str, program: int) -> dict[int, int]:
+    """Instruction id -> result bytes of one program (from run.hlo_instructions), made the
+    first time its costs are computed: the costs need the programs that ran, a few of the
+    capture's."""
+    done = _programs_result_bytes(run)
+    if (host, program) not in done:
+        # The whole table where it is built; else the programs that ran, tabulated already
+        # (the costs are asked for theirs), or another program alone.
+        built = "hlo_instructions" in vars(run)
+        h = run.hlo_instructions if built else ran_instructions(run)
+        at = np.flatnonzero((h["program_id"].to_numpy() == program) & (text(h["host"]) == host))
+        if not len(at) and not built:
+            h = run.hlo_instructions_of({(host, program)})
+            at = np.arange(len(h))
+        ids = h["instruction_id"].to_numpy()[at].tolist()
+        done[(host, program)] = dict(zip(ids, h["result_bytes"].to_numpy()[at].tolist()))
+    return done[(host, program)]
 
 
 class _Module:
@@ -236,27 +254,51 @@ class _Module:
     its bytes, and an instruction's FLOPs by every computation that applies it, so each is
     computed once per program."""
 
-    __slots__ = ("by_id", "comps", "flops", "uses")
+    __slots__ = ("by_id", "comps", "flops", "uses", "_operand_ids", "_elements")
 
     def __init__(self, module) -> None:
         self.by_id = {i.id: i for c in module.computations for i in c.instructions}
         self.comps = {c.id: c for c in module.computations}
         self.flops: dict[int, tuple[float, bool]] = {}  # instruction id -> _flops
         self.uses: dict[int, tuple[dict, float, bool]] = {}  # computation id -> _utilizations
+        self._operand_ids: dict[int, list[int]] = {}
+        self._elements: dict[int, int] = {}
+
+    def operand_ids(self, ins) -> list[int]:
+        """``ins.operand_ids`` as a list, read from the proto once per instruction (the
+        rules read an instruction's operands several times, and a protobuf repeated field
+        costs far more to read than a list)."""
+        ids = self._operand_ids.get(ins.id)
+        if ids is None:
+            ids = self._operand_ids[ins.id] = list(ins.operand_ids)
+        return ids
+
+    def elements(self, ins) -> int:
+        """:func:`_elements` of the result of ``ins``, once per instruction (an operand's
+        elements are read by each of its users)."""
+        n = self._elements.get(ins.id)
+        if n is None:
+            n = self._elements[ins.id] = _elements(ins.shape)
+        return n
+
+    def operands(self, ins) -> list:
+        """The operand instructions of ``ins`` (those of this program)."""
+        by_id = self.by_id
+        return [by_id[o] for o in self.operand_ids(ins) if o in by_id]
 
 
 def _module_costs(rows: list, host: str, program: int, module, size: dict) -> None:
     """Append (host, program, name, flops, bytes, hbm bytes, modeled) per top-level
-    instruction of ``module``; ``size`` gives each instruction's result bytes."""
+    instruction of ``module``; ``size`` gives each instruction's result bytes by id."""
     m = _Module(module)
     for comp in module.computations:
         if comp.is_fusion_computation:
             continue
         for ins in comp.instructions:
             flops, modeled = _flops(ins, m)
-            read = _bytes_read(ins, m, lambda o: size.get((host, program, o), 0))
-            written, hbm_written = _written(ins, size.get((host, program, ins.id), 0))
-            device = flops / _low_precision_factor(ins, m.by_id)
+            read = _bytes_read(ins, m, lambda o: size.get(o, 0))
+            written, hbm_written = _written(ins, size.get(ins.id, 0))
+            device = flops / _low_precision_factor(ins, m)
             rows.append(
                 (
                     host,
@@ -271,17 +313,17 @@ def _module_costs(rows: list, host: str, program: int, module, size: dict) -> No
             )
 
 
-def _low_precision_factor(ins, by_id: dict) -> int:
+def _low_precision_factor(ins, m: _Module) -> int:
     """XProf's normalisation of FLOPs to the device's rate (``XProfGpuCostAnalysis``): an
     instruction whose widest operand is 8-bit runs 2x as fast as 16-bit, 4-bit 4x, so its
     normalized FLOPs are model FLOPs / 2 or / 4. Library calls other than GEMMs keep theirs; a
     GEMM call goes by its first operand."""
+    ids = m.operand_ids(ins)
     if ins.opcode == "custom-call":
-        if not ins.custom_call_target.startswith(_GEMM_TARGETS) or not ins.operand_ids:
+        if not ins.custom_call_target.startswith(_GEMM_TARGETS) or not ids:
             return 1
-        ids = list(ins.operand_ids[:1])
-    else:
-        ids = list(ins.operand_ids)
+        ids = ids[:1]
+    by_id = m.by_id
     bits = [_bits(by_id[o].shape.element_type) for o in ids if o in by_id]
     widest = max((b for b in bits if b), default=0)
     return {8: 2, 4: 4}.get(widest, 1)
@@ -305,18 +347,16 @@ def _bytes_read(ins, m: _Module, size) -> float:
     """Bytes an instruction reads: each operand's bytes; for a fusion, each operand's bytes
     times the share of it the fused computation reads (its parameter's utilisation, at
     most 1: XLA's ``FusionParameterReadBytes``)."""
+    ids = m.operand_ids(ins)
     if ins.opcode != "fusion" or not ins.called_computation_ids:
-        return float(sum(size(o) for o in ins.operand_ids))
+        return float(sum(size(o) for o in ids))
     comp = m.comps.get(ins.called_computation_ids[0])
     if comp is None:
-        return float(sum(size(o) for o in ins.operand_ids))
+        return float(sum(size(o) for o in ids))
     use = _utilizations(comp, m)[0]
     params = {i.parameter_number: i.id for i in comp.instructions if i.opcode == "parameter"}
     return float(
-        sum(
-            size(o) * min(use.get(params.get(k, -1), 1.0), 1.0)
-            for k, o in enumerate(ins.operand_ids)
-        )
+        sum(size(o) * min(use.get(params.get(k, -1), 1.0), 1.0) for k, o in enumerate(ids))
     )
 
 
@@ -357,8 +397,7 @@ def _instruction_flops(ins, m: _Module) -> tuple[float, bool]:
                 f, ok = _fusion_flops(m.comps[cid], m)
                 total, modeled = total + f, modeled and ok
         return total, modeled
-    by_id = m.by_id
-    operands = [by_id[o] for o in ins.operand_ids if o in by_id]
+    operands = m.operands(ins)
     result = ins.shape
     if op in ELEMENTWISE:  # a per-element cost times the result's elements
         per = _SM86_FLOPS_PER_ELEMENT.get(_TYPE.get(result.element_type, ""), {}).get(op, 3)
@@ -462,20 +501,19 @@ def _computation_utilizations(comp, m: _Module) -> tuple[dict, float, bool]:
     roots.setdefault(comp.root_id, set()).add(comp.root_id)
     uses: dict = {}
     total, modeled = 0.0, True
-    by_id = m.by_id
     for ins in order:
         use = sum(root_use.get(r, 0.0) for r in roots.get(ins.id, ()))
         uses[ins.id] = use
         f, ok = _flops(ins, m)
         total, modeled = total + use * f, modeled and ok
-        operands = [by_id[o] for o in ins.operand_ids if o in by_id]
+        operands = m.operands(ins)
         passes = ins.opcode in ELEMENTWISE or ins.opcode in ("tuple", "get-tuple-element")
         for k, o in enumerate(operands):
             if passes:
                 roots.setdefault(o.id, set()).update(roots.get(ins.id, ()))
                 continue
             roots.setdefault(o.id, set()).add(o.id)
-            n = _elements(o.shape)
+            n = m.elements(o)
             share = math.ceil(use * _operand_utilization(ins, k, operands) * n) / n if n else 0.0
             root_use[o.id] = root_use.get(o.id, 0.0) + share
     return uses, total, modeled

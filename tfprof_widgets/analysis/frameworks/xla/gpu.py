@@ -42,6 +42,40 @@ LIBRARY_OPCODES = ("custom-call", "convolution", "dot", "cholesky", "triangular-
 
 
 @per_run
+def _named(run) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, hlo_op, program, hosts): the device events that carry both ``hlo_op`` and
+    ``program_id``, their ``hlo_op`` values and host names, and every event's program id."""
+    ev = run.events
+    n = len(ev)
+    hlo_op, has_op = stat_columns.strings(run.stat_store, "hlo_op", n)
+    program, has_program = stat_columns.numbers(run.stat_store, "program_id", n)
+    own = on_device(run) & ~is_derived_line(event_line_ids(run)) & timed(run)
+    rows = np.flatnonzero(own & has_op & has_program)
+    return rows, hlo_op[rows], program, text_at(ev["host"], rows, missing="")
+
+
+@per_run
+def ran_instructions(run) -> pd.DataFrame:
+    """The rows of run.hlo_instructions (labelled by their rows there) of the programs that
+    device events name: every instruction the GPU rules can find is one of them, and the
+    table of the programs that ran is all they read (``run.hlo_instructions_of``)."""
+    rows, _, program, hosts = _named(run)
+    return run.hlo_instructions_of(set(zip(hosts.tolist(), program[rows].tolist())))
+
+
+def has_instructions(run) -> bool:
+    """Whether the capture's programs hold any HLO instruction (run.hlo_instructions is not
+    empty), known without tabulating them."""
+    return any(len(r) for r in run.hlo_program_rows.values())
+
+
+def positions(h: pd.DataFrame, labels: np.ndarray) -> np.ndarray:
+    """Positions in ``h`` (a part of run.hlo_instructions, in its order) of the rows
+    labelled ``labels`` (each one of ``h``'s)."""
+    return np.searchsorted(h.index.to_numpy(), np.asarray(labels, np.int64))
+
+
+@per_run
 def kernel_instructions(run) -> pd.DataFrame:
     """Device events that name an HLO instruction of their program, one row each.
 
@@ -49,20 +83,14 @@ def kernel_instructions(run) -> pd.DataFrame:
     (attributed inside a command buffer, where XProf attributes nothing), unit (an id of the
     instruction: the same for every event of one instruction of one program and host).
     """
-    ev = run.events
-    n = len(ev)
-    hlo_op, has_op = stat_columns.strings(run.stat_store, "hlo_op", n)
-    program, has_program = stat_columns.numbers(run.stat_store, "program_id", n)
-    own = on_device(run) & ~is_derived_line(event_line_ids(run)) & timed(run)
-    rows = np.flatnonzero(own & has_op & has_program)
-    h = run.hlo_instructions
+    rows, hlo_op, program, hosts = _named(run)
+    h = ran_instructions(run)
     if not len(rows) or not len(h):
         return _empty()
     # The last part of each distinct name (a few hundred; not per event).
-    codes, uniq = pd.factorize(hlo_op[rows], use_na_sentinel=False)
+    codes, uniq = pd.factorize(hlo_op, use_na_sentinel=False)
     last = [("" if u is None or u != u else str(u)).rsplit("::", 1)[-1] for u in uniq.tolist()]
     names = np.array(last, object)[codes] if len(last) else np.zeros(0, object)
-    hosts = text_at(ev["host"], rows, missing="")
     found = _lookup(h, hosts, program[rows], names)
     in_graph = found < 0
     if in_graph.any():
@@ -118,6 +146,9 @@ def _in_command_buffers(run, rows, h: pd.DataFrame, hosts, program) -> np.ndarra
     corr, _ = stat_columns.numbers(run.stat_store, "correlation_id", len(run.events))
     library = top[top["opcode"].astype(str).isin(LIBRARY_OPCODES).to_numpy()]
     library = library[library["schedule_index"].to_numpy() >= 0]
+    # Each instruction's schedule index by its label (a row of run.hlo_instructions).
+    sched = np.full(int(h.index.max()) + 1 if len(h) else 0, -1, np.int64)
+    sched[h.index.to_numpy()] = h["schedule_index"].to_numpy()
     order = np.lexsort((run.events["start_us"].to_numpy()[rows], corr[rows]))
     launches = corr[rows][order]
     cuts = np.flatnonzero(np.r_[True, launches[1:] != launches[:-1]])
@@ -128,7 +159,7 @@ def _in_command_buffers(run, rows, h: pd.DataFrame, hosts, program) -> np.ndarra
             (library["host"].astype(str).to_numpy() == hosts[k])
             & (library["program_id"].to_numpy() == program[rows[k]])
         ]
-        _library_kernels(found, one, mine, h["schedule_index"].to_numpy())
+        _library_kernels(found, one, mine, sched)
     return found
 
 
@@ -136,7 +167,8 @@ def _library_kernels(found, one: np.ndarray, library: pd.DataFrame, sched: np.nd
     """Within one graph launch (``one``: positions in time order), each run of kernels no
     fusion name found goes to the library calls scheduled between the instructions of the
     kernels around it: all to the one call there is, or one each in schedule order when the
-    run has as many kernels as there are calls; none otherwise (we do not guess)."""
+    run has as many kernels as there are calls; none otherwise (we do not guess). ``sched``:
+    the schedule index of each instruction by its row of run.hlo_instructions."""
     lib_sched = library["schedule_index"].to_numpy()
     lib_rows = library.index.to_numpy()
     k = 0
@@ -164,13 +196,14 @@ def device_ops(run, rows: np.ndarray):
     k = kernel_instructions(run)
     k = k[np.isin(k["row"].to_numpy(), rows)]
     op_name, op_type = _tf_level(run)
-    at = k["instruction"].to_numpy()
+    at = positions(ran_instructions(run), k["instruction"].to_numpy())
     return k["row"].to_numpy(), op_name[at], op_type[at], k["beyond_xprof"].to_numpy()
 
 
 @per_run
 def _tf_level(run) -> tuple[np.ndarray, np.ndarray]:
-    return tf_level_ops(run.hlo_instructions)
+    """:func:`tf_level_ops` of the programs that ran (:func:`ran_instructions`' rows)."""
+    return tf_level_ops(ran_instructions(run))
 
 
 def tf_level_ops(h: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -197,8 +230,9 @@ def kernel_op_names(run, rows: np.ndarray) -> np.ndarray:
     out = np.full(len(rows), None, object)
     pos = pd.Index(k["row"].to_numpy()).get_indexer(rows)
     hit = pos >= 0
-    names = run.hlo_instructions["op_name"].astype(str).to_numpy(object)
-    out[hit] = names[k["instruction"].to_numpy()[pos[hit]]]
+    h = ran_instructions(run)
+    names = h["op_name"].astype(str).to_numpy(object)
+    out[hit] = names[positions(h, k["instruction"].to_numpy()[pos[hit]])]
     return out
 
 
@@ -214,4 +248,12 @@ def device_op_units(run, rows: np.ndarray):
     return unit, np.ones(len(rows), bool)
 
 
-__all__ = ["device_op_units", "device_ops", "kernel_instructions", "kernel_op_names"]
+__all__ = [
+    "device_op_units",
+    "device_ops",
+    "has_instructions",
+    "kernel_instructions",
+    "kernel_op_names",
+    "positions",
+    "ran_instructions",
+]

@@ -23,7 +23,7 @@ import pandas as pd
 from .... import schema
 from ...nesting import to_ps
 from .columns import categorical, ranks, text_at
-from .gpu import kernel_instructions
+from .gpu import kernel_instructions, positions, ran_instructions
 from .roofline import op_rates
 from .tpu import tpu_device_ops
 
@@ -100,11 +100,12 @@ def _gpu_rows(run) -> pd.DataFrame:
     """GPU kernels' instructions (:func:`.gpu.kernel_instructions`) per instruction, in the
     order their first kernel comes."""
     k = kernel_instructions(run)
-    h = run.hlo_instructions
     if not len(k):
         return pd.DataFrame()
+    h = ran_instructions(run)  # the instructions' rows of their programs' table
     dur = to_ps(run.events["dur_us"].to_numpy()[k["row"].to_numpy()])
-    codes, at = pd.factorize(k["instruction"].to_numpy())
+    codes, labels = pd.factorize(k["instruction"].to_numpy())
+    at = positions(h, labels)
     occ = np.bincount(codes, minlength=len(at)).astype(np.int64)
     total = np.zeros(len(at), np.int64)
     np.add.at(total, codes, dur)  # exact picoseconds, as the events' own sum
@@ -137,9 +138,15 @@ def _gpu_rows(run) -> pd.DataFrame:
 def _device_time_us(run) -> dict[str, float]:
     """Per host: the device side's total time of the op table (ops and IDLE), µs."""
     ops = run.ops
-    dev = ops[(ops["host_or_device"] == "Device").to_numpy()]
-    total = dev.groupby("host", observed=True)["total_self_time_us"].sum()
-    return {str(h): float(v) for h, v in total.items()}
+    # The one column summed per host (a categorical, schema.OP_STATS), not the filtered
+    # table: pandas' grouped sum of the same values in the same order.
+    host = ops["host"].array
+    codes = np.asarray(host.codes, np.int64)
+    dev = (ops["host_or_device"] == "Device").to_numpy() & (codes >= 0)
+    self_us = pd.Series(ops["total_self_time_us"].to_numpy()[dev])
+    total = self_us.groupby(codes[dev]).sum()
+    names = host.categories
+    return {str(names[c]): float(v) for c, v in total.items()}
 
 
 __all__ = ["hlo_stats"]

@@ -68,12 +68,12 @@ class XLA(Framework):
         return DeviceOps(*(getattr(merged, f)[order] for f in fields))
 
     def device_op_units(self, run, rows: np.ndarray):
-        if not len(run.hlo_instructions):
+        if not gpu.has_instructions(run):
             return None
         return gpu.device_op_units(run, np.asarray(rows, np.int64))
 
     def kernel_op_names(self, run, rows: np.ndarray):
-        if not len(run.hlo_instructions):
+        if not gpu.has_instructions(run):
             return None
         return gpu.kernel_op_names(run, np.asarray(rows, np.int64))
 

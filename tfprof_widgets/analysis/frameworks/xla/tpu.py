@@ -42,7 +42,7 @@ from ...inputs import per_run
 from ...nesting import to_ps
 from ..tensorflow.op_names import parse_tf_op
 from .columns import text as column_text
-from .gpu import kernel_instructions, tf_level_ops
+from .gpu import has_instructions, kernel_instructions, positions, ran_instructions, tf_level_ops
 
 # XLA op categories a core is not busy in (kOffDutyHloCategories... in duty_cycle_tracker).
 OFF_DUTY_CATEGORIES = (
@@ -361,17 +361,19 @@ def hlo_16bit_percent(run) -> float | None:
 
     Ours: XProf's precision share reads TF op names and kernel names for 'half'/'fp16' and
     prints 0 % on every XLA capture."""
-    h = run.hlo_instructions
-    if not len(h):
+    if not has_instructions(run):
         return None
-    dtype = column_text(h["dtype"])
     ops = tpu_device_ops(run)
     at = instruction_rows(run, ops) if len(ops) else np.zeros(0, np.int64)
     tpu_t = ops["self_ps"].to_numpy(np.float64)[at >= 0] if len(ops) else np.zeros(0)
-    tpu_dtype = dtype[at[at >= 0]]
+    tpu_dtype = (
+        column_text(run.hlo_instructions["dtype"])[at[at >= 0]] if len(ops) else np.zeros(0, object)
+    )
     k = kernel_instructions(run)
     gpu_t = run.events["dur_us"].to_numpy()[k["row"].to_numpy()]
-    gpu_dtype = dtype[k["instruction"].to_numpy()]
+    # The GPU's instructions are of the programs that ran (their table: ran_instructions).
+    ran = ran_instructions(run)
+    gpu_dtype = column_text(ran["dtype"])[positions(ran, k["instruction"].to_numpy())]
     t = np.concatenate([tpu_t / 1e6, gpu_t])
     kinds = np.concatenate([tpu_dtype, gpu_dtype]).astype(str)
     if not len(t) or t.sum() <= 0:
