@@ -1,0 +1,107 @@
+"""What keeps a view's build and display cheap (issue 29 item 11: every view drawn within 1 s
+of its cell, in a fresh kernel too), each checked for what it must not change:
+
+* a view computes the blocks of each of its choices once, however many outputs read them
+  (the static text, the payload, the image, ``tables()``);
+* figures are built from plotly.js dicts without plotly.py's validation: built validated
+  from the same dicts, every view's payload is the same (so each property is one plotly
+  accepts, written as plotly writes it).
+"""
+
+import collections
+import itertools
+import json
+
+import pytest
+from conftest import ROOT, SAMPLES
+
+import tfprof_widgets as tw
+from tfprof_widgets.views import _common
+
+SHARED = ROOT.parent / "shared" / "captures"
+TORCH = SHARED / "kineto" / "torch_transformer_h100.pt.trace.json.gz"
+BERT = ROOT / "tests" / "data" / "bert_8gpu_multi_worker.xplane.pb"
+VIEWS = (
+    "overview",
+    "op_stats",
+    "kernel_stats",
+    "memory_timeline",
+    "input_pipeline",
+    "tf_data_graph",
+    "pod_viewer",
+    "compare",
+    "operators",
+)
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict:
+    paths = {"gpu_shaped": SAMPLES / "gpu_shaped", "input_bound": SAMPLES / "input_bound"}
+    paths["bert_8gpu"] = BERT
+    if TORCH.exists():
+        paths["torch_h100"] = TORCH
+    return {k: tw.load(p, progress=False) for k, p in paths.items()}
+
+
+def make(name: str, run, other):
+    return tw.views.compare(run, other) if name == "compare" else getattr(tw.views, name)(run)
+
+
+@pytest.mark.parametrize("name", VIEWS)
+def test_each_choice_is_computed_once(runs, name, monkeypatch):
+    """The outputs of a notebook display and a report all read one computation of each
+    choice's blocks: the operator view once computed its default choice twice (tables() and
+    the payload each asked blocks()), and each blocks() ran its analyses and figures again."""
+    other = runs["input_bound"]
+    for cap, run in runs.items():
+        view = make(name, run, other)
+        calls: collections.Counter = collections.Counter()
+        blocks = view.blocks
+
+        def counted(calls=calls, blocks=blocks, **values):
+            calls[tuple(sorted(values.items()))] += 1
+            return blocks(**values)
+
+        monkeypatch.setattr(view, "blocks", counted)
+        view.static_html()
+        view.has_static_figure()
+        view.tables()
+        first = view.payload_json(2)
+        view.static_figure()
+        view.html()
+        assert view.payload_json(2) == first
+        choices = view.choices()
+        combos = list(itertools.product(*[c.values() for c in choices]))
+        assert len(calls) == len(combos), (cap, calls)
+        assert set(calls.values()) == {1}, (cap, calls)
+
+
+def test_figures_built_without_validation_are_what_plotly_validates(runs, monkeypatch):
+    """The operator view's step plot, compare's change bars and the input pipeline's plots
+    (validated add_bar calls before, 0.1-0.2 s a view) beside the views test_views.py
+    checks the same way: each view's payload, on runs where those figures are drawn."""
+    pairs = [
+        ("operators", "torch_h100", None),
+        ("compare", "gpu_shaped", "input_bound"),
+        ("compare", "bert_8gpu", "input_bound"),
+        ("input_pipeline", "input_bound", None),
+        ("input_pipeline", "bert_8gpu", None),
+    ]
+    pairs = [p for p in pairs if p[1] in runs]
+
+    def payloads() -> list[dict]:
+        return [json.loads(make(name, runs[a], runs.get(b)).payload_json()) for name, a, b in pairs]
+
+    quick = payloads()
+    drawn = {
+        f["name"]
+        for p in quick
+        for blocks in p["variants"].values()
+        for b in blocks
+        if b["kind"] == "figs"
+        for f in b["figs"]
+    }
+    assert {"delta", "device_side", "host_side"} <= drawn
+    assert "steps" in drawn or "torch_h100" not in runs
+    monkeypatch.setattr(_common, "VALIDATE_FIGURES", True)
+    assert payloads() == quick
