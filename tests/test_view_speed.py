@@ -105,3 +105,34 @@ def test_figures_built_without_validation_are_what_plotly_validates(runs, monkey
     assert "steps" in drawn or "torch_h100" not in runs
     monkeypatch.setattr(_common, "VALIDATE_FIGURES", True)
     assert payloads() == quick
+
+
+def test_a_cell_run_again_reuses_what_its_view_read_of_the_run(runs, monkeypatch):
+    """What a view computes from a run beyond its cached analyses (the op table without
+    IDLE and its merge and encoding, each allocator's breakdown at the peak, the op diff of
+    two runs) is kept on the run: the same view again (a cell run again, 0.05-0.12 s warm
+    on the BERT capture) reads it, gives the same payload, and clear_cache forgets it."""
+    from tfprof_widgets.views import compare_view, memory_view
+
+    run, other = runs["bert_8gpu"], runs["input_bound"]
+    makers = [
+        lambda: tw.views.op_stats(run),
+        lambda: tw.views.op_stats(run, include_idle=True),
+        lambda: tw.views.memory_timeline(run),
+        lambda: tw.views.compare(run, other),
+    ]
+    first = [m().payload_json() for m in makers]
+    assert len(json.loads(first[2])["variants"]) > 1  # every allocator's breakdown in it
+
+    def computed(*args, **kwargs):
+        raise AssertionError("computed again")
+
+    monkeypatch.setattr(memory_view, "memory_breakdown", computed)
+    monkeypatch.setattr(compare_view, "op_diff", computed)
+    monkeypatch.setattr("tfprof_widgets.analysis.op_stats.op_stats", computed)  # imported late
+    assert [m().payload_json() for m in makers] == first
+    run.clear_cache()
+    with pytest.raises(AssertionError, match="computed again"):
+        tw.views.memory_timeline(run).payload_json()
+    monkeypatch.undo()
+    assert [m().payload_json() for m in makers] == first

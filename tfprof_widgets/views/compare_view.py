@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from ..analysis.compare import op_diff
 from ..analysis.steps import CATEGORIES
-from ._common import quick_figure, run_label, step_bars
+from ._common import of_runs, quick_figure, run_label, step_bars
 from ._display import esc
 from .base import Html, Plot, Plots, TableBlock, View
 from .names import short_op_name
@@ -45,7 +45,7 @@ class CompareView(View):
                 names = (f"{names[0]} (A)", f"{names[1]} (B)")
         self.names = tuple(str(n) for n in names)
         self.sa, self.sb = run_a.overview_summary, run_b.overview_summary
-        self.diff = op_diff(run_a, run_b)
+        self.diff = of_runs(run_a, run_b, "op_diff", lambda: op_diff(run_a, run_b))
         self.counts = (run_a.step_count, run_b.step_count)
         # Per step only when both runs have steps and step time (see op_diff).
         self.per_step = all(c.steps for c in self.counts) and (

@@ -163,12 +163,20 @@ class Table:
                     self.columns.append(Column(name, kind=_kind(self.df[name]), hidden=True))
         self.csv, self.sort, self.empty = csv, sort, empty
         self.tree = tree
+        self._payload: dict | None = None
 
     def __len__(self) -> int:
         return len(self.df)
 
     def payload(self) -> dict:
-        """What the viewer's table component draws."""
+        """What the viewer's table component draws (encoded once per table: a table that
+        several views or choices show, such as the op table of a run, is not encoded again;
+        its rows and columns are set when it is made)."""
+        if self._payload is None:
+            self._payload = self._encoded()
+        return self._payload
+
+    def _encoded(self) -> dict:
         data = {}
         for c in self.columns:
             if c.ratio:
