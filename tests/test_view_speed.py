@@ -21,6 +21,7 @@ from tfprof_widgets.views import _common
 SHARED = ROOT.parent / "shared" / "captures"
 TORCH = SHARED / "kineto" / "torch_transformer_h100.pt.trace.json.gz"
 BERT = ROOT / "tests" / "data" / "bert_8gpu_multi_worker.xplane.pb"
+JAX = ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_nographs.xplane.pb"
 VIEWS = (
     "overview",
     "op_stats",
@@ -38,6 +39,7 @@ VIEWS = (
 def runs() -> dict:
     paths = {"gpu_shaped": SAMPLES / "gpu_shaped", "input_bound": SAMPLES / "input_bound"}
     paths["bert_8gpu"] = BERT
+    paths["jax_h100"] = JAX
     if TORCH.exists():
         paths["torch_h100"] = TORCH
     return {k: tw.load(p, progress=False) for k, p in paths.items()}
@@ -77,15 +79,19 @@ def test_each_choice_is_computed_once(runs, name, monkeypatch):
 
 
 def test_figures_built_without_validation_are_what_plotly_validates(runs, monkeypatch):
-    """The operator view's step plot, compare's change bars and the input pipeline's plots
-    (validated add_bar calls before, 0.1-0.2 s a view) beside the views test_views.py
-    checks the same way: each view's payload, on runs where those figures are drawn."""
+    """The operator view's step plot, compare's change bars, the input pipeline's plots,
+    the tf.data graph and the roofline (validated add_* calls before, 0.1-0.2 s a view)
+    beside the views test_views.py checks the same way: each view's payload, on runs where
+    those figures are drawn."""
     pairs = [
         ("operators", "torch_h100", None),
         ("compare", "gpu_shaped", "input_bound"),
         ("compare", "bert_8gpu", "input_bound"),
         ("input_pipeline", "input_bound", None),
         ("input_pipeline", "bert_8gpu", None),
+        ("tf_data_graph", "input_bound", None),
+        ("tf_data_graph", "bert_8gpu", None),
+        ("roofline", "jax_h100", None),
     ]
     pairs = [p for p in pairs if p[1] in runs]
 
@@ -101,7 +107,7 @@ def test_figures_built_without_validation_are_what_plotly_validates(runs, monkey
         if b["kind"] == "figs"
         for f in b["figs"]
     }
-    assert {"delta", "device_side", "host_side"} <= drawn
+    assert {"delta", "device_side", "host_side", "graph", "roofline"} <= drawn
     assert "steps" in drawn or "torch_h100" not in runs
     monkeypatch.setattr(_common, "VALIDATE_FIGURES", True)
     assert payloads() == quick
