@@ -142,3 +142,23 @@ def test_a_cell_run_again_reuses_what_its_view_read_of_the_run(runs, monkeypatch
         tw.views.memory_timeline(run).payload_json()
     monkeypatch.undo()
     assert [m().payload_json() for m in makers] == first
+
+
+def test_a_cell_run_again_encodes_no_table_again(runs, monkeypatch):
+    """The op table, each allocator's breakdown and the operator and kernel tables of a
+    PyTorch run are encoded for the page once per run (thousands of rows: 0.03-0.1 s)."""
+    from tfprof_widgets.views import tables
+
+    makers = [
+        lambda: tw.views.op_stats(runs["bert_8gpu"]),
+        lambda: tw.views.memory_timeline(runs["bert_8gpu"]),
+    ]
+    if "torch_h100" in runs:
+        makers.append(lambda: tw.views.operators(runs["torch_h100"]))
+    first = [m().payload_json() for m in makers]
+
+    def encoded(self):
+        raise AssertionError("encoded again")
+
+    monkeypatch.setattr(tables.Table, "_encoded", encoded)
+    assert [m().payload_json() for m in makers] == first

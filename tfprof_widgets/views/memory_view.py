@@ -133,11 +133,16 @@ class MemoryTimelineView(View):
         return fig, ranges, {1: custom}
 
     def breakdown(self, allocator: str, host: str) -> Table:
-        b = of_run(
+        # Once per run and allocator: the analysis and the table's encoding (a cell run
+        # again, or another allocator's view, computes none of them again).
+        return of_run(
             self.run,
-            ("memory_breakdown", allocator, host),
-            lambda: memory_breakdown(self.run, allocator=allocator, host=host),
+            ("memory.breakdown", allocator, host),
+            lambda: self._breakdown(allocator, host),
         )
+
+    def _breakdown(self, allocator: str, host: str) -> Table:
+        b = memory_breakdown(self.run, allocator=allocator, host=host)
         return Table(
             b,
             [

@@ -8,7 +8,7 @@ import functools
 
 import pandas as pd
 
-from ._common import quick_figure
+from ._common import of_run, quick_figure
 from ._display import esc
 from ._pies import pie_plot, top_slices
 from .base import Choice, Html, Plot, Plots, TableBlock, View
@@ -78,6 +78,10 @@ class OperatorView(View):
         ]
 
     def table(self, group: str = "name") -> Table:
+        # Each table once per run (a cell run again encodes none of its rows again).
+        return of_run(self.run, ("operators.table", group), lambda: self._table(group))
+
+    def _table(self, group: str) -> Table:
         df = self.run.torch_ops_by_shape if group == "shape" else self.ops
         multi = df["host"].nunique() > 1
         cols = [
@@ -164,6 +168,9 @@ class OperatorView(View):
         return [*before, table, *after]
 
     def kernel_table(self) -> Table:
+        return of_run(self.run, "operators.kernel_table", self._kernel_table)
+
+    def _kernel_table(self) -> Table:
         k = self.run.torch_kernels
         cols = [
             Column("calls", "calls", "int"),
