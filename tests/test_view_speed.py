@@ -12,6 +12,8 @@ import collections
 import itertools
 import json
 
+import numpy as np
+import pandas as pd
 import pytest
 from conftest import ROOT, SAMPLES
 
@@ -162,3 +164,40 @@ def test_a_cell_run_again_encodes_no_table_again(runs, monkeypatch):
 
     monkeypatch.setattr(tables.Table, "_encoded", encoded)
     assert [m().payload_json() for m in makers] == first
+
+
+def test_string_hover_columns_encode_as_a_series_of_them_does(runs):
+    """A plot's hover columns that are numpy arrays of strings are encoded without a pandas
+    Series (2 ms a column): the same JSON as the Series path gives, on the memory views'
+    own columns and on strings that take each of its forms (plain, categories, front-coded)."""
+    from tfprof_widgets.views import tables
+
+    rng = np.random.default_rng(0)
+    long = [f"/very/long/op/path/{'x' * 40}/{i % 70}" for i in range(300)]
+    columns = [
+        np.array(["b", "a", "b", "µs", "Ω", "a"], dtype=object),
+        np.array(["b", "a", "c"]),  # <U
+        np.array([], dtype=object),
+        np.array(long, dtype=object),
+        np.array([str(v) for v in rng.integers(0, 5, 200)], dtype=object),
+        np.array(["a", None, "b"], dtype=object),  # not strings only: the Series path
+        np.array(["a", 1], dtype=object),
+    ]
+    for run in runs.values():
+        view = tw.views.memory_timeline(run)
+        for p in base_plots(view):
+            for cols in (p.custom or {}).values():
+                columns += [c for c in cols if isinstance(c, np.ndarray)]
+    assert len(columns) > 20
+    forms = set()
+    for c in columns:
+        fast = tables.encode_column(c)
+        assert fast == tables._encode(pd.Series(c), tables._kind(pd.Series(c)), None)
+        forms.add(next(iter(fast)) if isinstance(fast, dict) else "values")
+    assert forms == {"values", "cats", "fc"}
+
+
+def base_plots(view) -> list:
+    from tfprof_widgets.views.base import View
+
+    return View._plots(view.default_blocks())

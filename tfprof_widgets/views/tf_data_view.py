@@ -75,27 +75,7 @@ class TfDataGraphView(View):
             return None
         meta = self.stats.iterators[self.stats.iterators["host"] == host]
         parent = dict(zip(meta["iterator_id"], meta["parent_id"]))
-        pos = {i: (x, y) for i, x, y in zip(its["iterator_id"], its["x"], its["y"])}
-        traces: list[dict] = []
-        for i, blocking in zip(its["iterator_id"], its["is_blocking"]):
-            p = parent.get(i)
-            if p in pos:
-                (x0, y0), (x1, y1) = pos[p], pos[i]
-                traces.append(
-                    dict(
-                        type="scatter",
-                        x=[x0, x1],
-                        y=[y0, y1],
-                        mode="lines",
-                        hoverinfo="skip",
-                        line=dict(
-                            color="rgba(128,128,128,0.95)" if blocking else "rgba(128,128,128,0.6)",
-                            width=4 if blocking else 1.5,
-                            dash="solid" if blocking else "dash",
-                        ),
-                        showlegend=False,
-                    )
-                )
+        traces = _edges(its, parent)
         colors = np.where(
             its["is_bottleneck"], "#d62728", np.where(its["is_blocking"], "#1f77b4", "#9e9e9e")
         )
@@ -273,3 +253,29 @@ def tf_data_graph(run, host: str | None = None, pipeline: int | None = None) -> 
     """The slowest input pipeline's graph with its bottleneck (or the one chosen); the view's
     choosers show the other pipelines and the next-slowest calls."""
     return TfDataGraphView(run, host, pipeline)
+
+
+def _edges(its: pd.DataFrame, parent: dict) -> list[dict]:
+    """A line from each iterator to its parent: bold and solid where it blocks."""
+    pos = {i: (x, y) for i, x, y in zip(its["iterator_id"], its["x"], its["y"])}
+    traces: list[dict] = []
+    for i, blocking in zip(its["iterator_id"], its["is_blocking"]):
+        p = parent.get(i)
+        if p in pos:
+            (x0, y0), (x1, y1) = pos[p], pos[i]
+            traces.append(
+                dict(
+                    type="scatter",
+                    x=[x0, x1],
+                    y=[y0, y1],
+                    mode="lines",
+                    hoverinfo="skip",
+                    line=dict(
+                        color="rgba(128,128,128,0.95)" if blocking else "rgba(128,128,128,0.6)",
+                        width=4 if blocking else 1.5,
+                        dash="solid" if blocking else "dash",
+                    ),
+                    showlegend=False,
+                )
+            )
+    return traces
