@@ -5,17 +5,23 @@ from __future__ import annotations
 import os
 import re
 import sys
+import weakref
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..analysis.inputs import CACHE_ATTRIBUTE
 from ..analysis.steps import CATEGORIES, CATEGORY_LABELS
 from ._display import CATEGORY_COLORS, esc
 
 __all__ = [
     "TOOL_CALLS",
     "legend_under_title",
+    "of_run",
+    "of_runs",
     "quick_figure",
     "run_label",
     "step_bars",
@@ -61,6 +67,31 @@ def quick_figure(data: list[dict], layout: dict) -> go.Figure:
     """A figure from plotly.js trace and layout dicts, without plotly.py's per-property
     validation unless :data:`VALIDATE_FIGURES`."""
     return go.Figure(data=data, layout=layout, _validate=VALIDATE_FIGURES)
+
+
+T = TypeVar("T")
+
+
+def of_run(run, key: str | tuple, compute: Callable[[], T]) -> T:
+    """``compute()`` once per run and ``key``: what a view reads from a loaded run that is
+    not one of its cached analyses (an analysis called with arguments, a table built from
+    them), so that the view's cell run again, or another view, finds it ready. Kept with
+    the analyses' shared inputs (:mod:`tfprof_widgets.analysis.inputs`), so
+    :meth:`~tfprof_widgets.Run.clear_cache` forgets it too. Views only read what it gives."""
+    cache = run.__dict__.setdefault(CACHE_ATTRIBUTE, {})
+    key = ("views", key)
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
+def of_runs(run_a, run_b, key: str, compute: Callable[[], T]) -> T:
+    """:func:`of_run` for a result of two runs, kept on ``run_a`` for as long as ``run_b``
+    lives (a weak reference: a run no notebook holds any more is not kept alive)."""
+    by_b = of_run(run_a, key, weakref.WeakKeyDictionary)
+    if run_b not in by_b:
+        by_b[run_b] = compute()
+    return by_b[run_b]
 
 
 _TIMESTAMP = re.compile(r"^\d{4}_\d\d_\d\d_\d\d_\d\d_\d\d(_\d+)?$")

@@ -231,12 +231,26 @@ class View:
 
     # -- the rendering, the same for every view -----------------------------------------------
     def default_choice(self) -> dict:
-        return {c.id: c.value for c in self.choices()}
+        return {c.id: c.value for c in self._choices()}
+
+    def _choices(self) -> list[Choice]:
+        """:meth:`choices`, asked once per view (some read the run's tables to decide)."""
+        if "_choice_list" not in self.__dict__:
+            self._choice_list = self.choices()
+        return self._choice_list
+
+    def blocks_of(self, **values) -> list:
+        """:meth:`blocks` of one choice, computed once per view: the payload, the static text,
+        the image and :meth:`tables` all read the same blocks (each computation builds
+        figures and tables, and may run analyses)."""
+        cache = self.__dict__.setdefault("_blocks_by_choice", {})
+        key = tuple(sorted((k, _key(v)) for k, v in values.items()))
+        if key not in cache:
+            cache[key] = self.blocks(**values)
+        return cache[key]
 
     def default_blocks(self) -> list:
-        if not hasattr(self, "_default_blocks"):
-            self._default_blocks = self.blocks(**self.default_choice())
-        return self._default_blocks
+        return self.blocks_of(**self.default_choice())
 
     @staticmethod
     def _plots(blocks) -> list[Plot]:
@@ -248,8 +262,7 @@ class View:
 
     def payload_json(self, statics: int = 0, live: bool = False) -> str:
         """The payload the viewer draws, as JSON (see ``static/views/view.js``)."""
-        choices = self.choices()
-        default = self.default_choice()
+        choices = self._choices()
         figs: list[go.Figure] = []
         tables: dict[str, dict] = {}
 
@@ -288,8 +301,7 @@ class View:
                 hint += 60
         ids = [c.id for c in choices]
         for combo in itertools.product(*[c.values() for c in choices]):
-            values = dict(zip(ids, combo))
-            blocks = self.default_blocks() if values == default else self.blocks(**values)
+            blocks = self.blocks_of(**dict(zip(ids, combo)))
             variants["|".join(_key(v) for v in combo)] = [block_spec(b) for b in blocks]
         controls = [
             {

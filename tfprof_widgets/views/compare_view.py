@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from ..analysis.compare import op_diff
 from ..analysis.steps import CATEGORIES
-from ._common import run_label, step_bars
+from ._common import of_runs, quick_figure, run_label, step_bars
 from ._display import esc
 from .base import Html, Plot, Plots, TableBlock, View
 from .names import short_op_name
@@ -45,7 +45,7 @@ class CompareView(View):
                 names = (f"{names[0]} (A)", f"{names[1]} (B)")
         self.names = tuple(str(n) for n in names)
         self.sa, self.sb = run_a.overview_summary, run_b.overview_summary
-        self.diff = op_diff(run_a, run_b)
+        self.diff = of_runs(run_a, run_b, "op_diff", lambda: op_diff(run_a, run_b))
         self.counts = (run_a.step_count, run_b.step_count)
         # Per step only when both runs have steps and step time (see op_diff).
         self.per_step = all(c.steps for c in self.counts) and (
@@ -114,33 +114,35 @@ class CompareView(View):
                 labels[i] = f"{lab} ({d['host_or_device'].iloc[i]})"
         delta_ms = d[col_d].to_numpy() / 1e3
         change = [_change(a, b, self.names) for a, b in zip(d[col_a], d[col_b])]
-        fig = go.Figure(
-            go.Bar(
-                x=delta_ms,
-                y=labels,
-                orientation="h",
-                marker_color=np.where(delta_ms > 0, SLOWER, FASTER),
-                customdata=np.column_stack([ops, d[col_a] / 1e3, d[col_b] / 1e3, change]).tolist(),
-                hovertemplate=(
-                    "%{customdata[0]}<br>"
-                    + esc(self.names[0])
-                    + " %{customdata[1]:,.3f} ms → "
-                    + esc(self.names[1])
-                    + f" %{{customdata[2]:,.3f}} ms{per}<br>%{{x:+,.3f}} ms, "
-                    "%{customdata[3]}<extra></extra>"
-                ),
-                uid="cmp-delta",
-            )
+        bar = dict(
+            type="bar",
+            x=delta_ms,
+            y=labels,
+            orientation="h",
+            marker=dict(color=np.where(delta_ms > 0, SLOWER, FASTER).tolist()),
+            customdata=np.column_stack([ops, d[col_a] / 1e3, d[col_b] / 1e3, change]).tolist(),
+            hovertemplate=(
+                "%{customdata[0]}<br>"
+                + esc(self.names[0])
+                + " %{customdata[1]:,.3f} ms → "
+                + esc(self.names[1])
+                + f" %{{customdata[2]:,.3f}} ms{per}<br>%{{x:+,.3f}} ms, "
+                "%{customdata[3]}<extra></extra>"
+            ),
+            uid="cmp-delta",
         )
-        fig.update_layout(
-            title=f"Ops whose self time{per} changed most ({self.names[1]} − "
-            f"{self.names[0]}; red: slower, green: faster)",
+        layout = dict(
+            title=dict(
+                text=f"Ops whose self time{per} changed most ({self.names[1]} − "
+                f"{self.names[0]}; red: slower, green: faster)"
+            ),
             height=140 + 24 * len(d),
             margin=dict(t=50, b=40, l=10, r=10),
-            xaxis=dict(title=f"change in self time{per} (ms)", zeroline=True),
+            xaxis=dict(title=dict(text=f"change in self time{per} (ms)"), zeroline=True),
             yaxis=dict(autorange="reversed", automargin=True),
             showlegend=False,
         )
+        fig = quick_figure([bar], layout)
         return fig
 
     def table(self) -> Table:

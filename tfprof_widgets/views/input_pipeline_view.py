@@ -5,6 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..analysis.results import plural
+from ._common import quick_figure
 from ._display import esc
 from .base import Html, Plot, Plots, TableBlock, View
 from .tables import Column, Table
@@ -34,42 +35,47 @@ class InputPipelineView(View):
         if multi:
             s = s.sort_values(["step", "host"], kind="stable")
         x = [f"{st} · {h}" if multi else str(st) for st, h in zip(s["step"], s["host"])]
-        fig = go.Figure()
-        for col, name, color, uid in (
-            ("host_wait_input_us", "waiting for tf.data", "#d62728", "ip-wait"),
-            ("host_to_device_us", "host-to-device copy", "#ff9896", "ip-h2d"),
-        ):
-            if (s[col] > EPS_US).any():
-                fig.add_bar(
-                    x=x,
-                    y=s[col] / 1e3,
-                    name=name,
-                    marker_color=color,
-                    uid=uid,
-                    hovertemplate=f"step %{{x}}<br>{name} %{{y:,.3f}} ms<extra></extra>",
-                )
-        fig.add_scatter(
-            x=x,
-            y=s["input_percent"],
-            yaxis="y2",
-            name="input, % of step time",
-            mode="lines+markers",
-            line=dict(color="#7f7f7f"),
-            uid="ip-pct",
-            hovertemplate="step %{x}<br>input %{y:.1f} % of the step<extra></extra>",
+        data = [
+            dict(
+                type="bar",
+                x=x,
+                y=s[col] / 1e3,
+                name=name,
+                marker=dict(color=color),
+                uid=uid,
+                hovertemplate=f"step %{{x}}<br>{name} %{{y:,.3f}} ms<extra></extra>",
+            )
+            for col, name, color, uid in (
+                ("host_wait_input_us", "waiting for tf.data", "#d62728", "ip-wait"),
+                ("host_to_device_us", "host-to-device copy", "#ff9896", "ip-h2d"),
+            )
+            if (s[col] > EPS_US).any()
+        ]
+        data.append(
+            dict(
+                type="scatter",
+                x=x,
+                y=s["input_percent"],
+                yaxis="y2",
+                name="input, % of step time",
+                mode="lines+markers",
+                line=dict(color="#7f7f7f"),
+                uid="ip-pct",
+                hovertemplate="step %{x}<br>input %{y:.1f} % of the step<extra></extra>",
+            )
         )
-        fig.update_layout(
+        layout = dict(
             barmode="stack",
-            title="Device side: time waiting for input, per step",
+            title=dict(text="Device side: time waiting for input, per step"),
             height=340,
             margin=dict(t=70, b=40, l=10, r=10),
             legend=dict(
                 orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom", traceorder="normal"
             ),
-            xaxis=dict(title="step · host" if multi else "step", type="category"),
-            yaxis=dict(title="milliseconds", rangemode="tozero"),
+            xaxis=dict(title=dict(text="step · host" if multi else "step"), type="category"),
+            yaxis=dict(title=dict(text="milliseconds"), rangemode="tozero"),
             yaxis2=dict(
-                title="% of step",
+                title=dict(text="% of step"),
                 overlaying="y",
                 side="right",
                 range=[0, 100],
@@ -78,6 +84,7 @@ class InputPipelineView(View):
                 zeroline=False,
             ),
         )
+        fig = quick_figure(data, layout)
         return fig
 
     def host_breakdown(self):
@@ -86,23 +93,23 @@ class InputPipelineView(View):
 
     def host_figure(self) -> go.Figure:
         hb = self.host_breakdown()
-        fig = go.Figure(
-            go.Bar(
-                x=hb.to_numpy() / 1e3,
-                y=[s.replace("_", " ") for s in hb.index],
-                orientation="h",
-                marker_color="#d62728",
-                uid="ip-host",
-                hovertemplate="%{y}: %{x:,.3f} ms<extra></extra>",
-            )
+        bar = dict(
+            type="bar",
+            x=hb.to_numpy() / 1e3,
+            y=[s.replace("_", " ") for s in hb.index],
+            orientation="h",
+            marker=dict(color="#d62728"),
+            uid="ip-host",
+            hovertemplate="%{y}: %{x:,.3f} ms<extra></extra>",
         )
-        fig.update_layout(
-            title="Host side: where input time goes",
+        layout = dict(
+            title=dict(text="Host side: where input time goes"),
             height=120 + 32 * len(hb),
             margin=dict(t=40, b=40, l=10, r=10),
-            xaxis=dict(title="milliseconds", rangemode="tozero"),
+            xaxis=dict(title=dict(text="milliseconds"), rangemode="tozero"),
             yaxis=dict(autorange="reversed"),
         )
+        fig = quick_figure([bar], layout)
         return fig
 
     def input_line(self) -> str:

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from ..analysis.memory import memory_breakdown
 from ..analysis.results import plural
 from ..analysis.tool_data import no_trace_note
-from ._common import legend_under_title, quick_figure
+from ._common import legend_under_title, of_run, quick_figure
 from ._display import esc
 from .base import Choice, Html, Plot, Plots, TableBlock, View
 from .tables import Column, Table
@@ -133,6 +133,15 @@ class MemoryTimelineView(View):
         return fig, ranges, {1: custom}
 
     def breakdown(self, allocator: str, host: str) -> Table:
+        # Once per run and allocator: the analysis and the table's encoding (a cell run
+        # again, or another allocator's view, computes none of them again).
+        return of_run(
+            self.run,
+            ("memory.breakdown", allocator, host),
+            lambda: self._breakdown(allocator, host),
+        )
+
+    def _breakdown(self, allocator: str, host: str) -> Table:
         b = memory_breakdown(self.run, allocator=allocator, host=host)
         return Table(
             b,

@@ -8,6 +8,7 @@ import pandas as pd
 
 from ..analysis.frameworks import rules_of
 from ..analysis.results import plural
+from ._common import of_run
 from ._pies import NO_PIE_NOTE, PIE_SLICES, pie_plot, pie_row, top_slices, worth_a_pie
 from .base import Choice, Html, TableBlock, View
 from .names import short_op_name
@@ -60,7 +61,7 @@ class OpStatsView(View):
         self.title = f"{frameworks.title} op stats" if frameworks.found else "Op stats"
         self.include_idle = include_idle
         self._with_idle = run.ops
-        self._without_idle = op_stats(run, include_idle=False)
+        self._without_idle = of_run(run, "op_stats", lambda: op_stats(run, include_idle=False))
 
     @property
     def ops(self) -> pd.DataFrame:
@@ -93,45 +94,44 @@ class OpStatsView(View):
     def table(self) -> Table:
         """All ops with IDLE; the percentages both without IDLE (``*_percent``) and with it
         (``*_percent_with_idle``); the checkbox picks rows and columns."""
-        if not hasattr(self, "_table"):
-            df = self._with_idle.rename(columns={c: f"{c}_with_idle" for c in PCT})
-            keys = [k for k in KEY if k in df]
-            mine = self._without_idle[keys + list(PCT)]
-            df = df.merge(mine, on=keys, how="left", sort=False)
-            multi = df["host"].nunique() > 1
-            cols = [
-                Column("total_self_time_us", "self time (µs)", digits=1),
-                Column("self_time_percent", "self %", "pct", digits=1),
-                Column("cumulative_self_time_percent", "cum. %", "pct", digits=1),
-                Column("self_time_percent_with_idle", "self % (with IDLE)", "pct", digits=1),
-                Column(
-                    "cumulative_self_time_percent_with_idle", "cum. % (with IDLE)", "pct", digits=1
-                ),
-                Column("total_time_us", "total time (µs)", digits=1),
-                Column(
-                    "avg_self_time_us",
-                    "avg self (µs)",
-                    digits=2,
-                    ratio=("total_self_time_us", "occurrences"),
-                ),
-                Column(
-                    "avg_time_us",
-                    "avg total (µs)",
-                    digits=2,
-                    ratio=("total_time_us", "occurrences"),
-                ),
-                Column("occurrences", "count", "int"),
-                Column("is_eager", "eager", "bool", hidden=not df["is_eager"].any()),
-                Column("beyond_xprof", "ours only", "bool", hidden=not df["beyond_xprof"].any()),
-                Column("host_or_device", "on"),
-                *([Column("host", "host")] if multi else [Column("host", hidden=True)]),
-                Column("type", "type"),
-                Column("operation", "operation"),
-            ]
-            self._table = Table(
-                df, cols, csv="tf_op_stats.csv", sort=("total_self_time_us", "desc")
-            )
-        return self._table
+        # One table for every op stats view of the run: it merges the two tables (and the
+        # payload encodes its thousands of rows) once.
+        return of_run(self.run, "op_stats.table", self._table)
+
+    def _table(self) -> Table:
+        df = self._with_idle.rename(columns={c: f"{c}_with_idle" for c in PCT})
+        keys = [k for k in KEY if k in df]
+        mine = self._without_idle[keys + list(PCT)]
+        df = df.merge(mine, on=keys, how="left", sort=False)
+        multi = df["host"].nunique() > 1
+        cols = [
+            Column("total_self_time_us", "self time (µs)", digits=1),
+            Column("self_time_percent", "self %", "pct", digits=1),
+            Column("cumulative_self_time_percent", "cum. %", "pct", digits=1),
+            Column("self_time_percent_with_idle", "self % (with IDLE)", "pct", digits=1),
+            Column("cumulative_self_time_percent_with_idle", "cum. % (with IDLE)", "pct", digits=1),
+            Column("total_time_us", "total time (µs)", digits=1),
+            Column(
+                "avg_self_time_us",
+                "avg self (µs)",
+                digits=2,
+                ratio=("total_self_time_us", "occurrences"),
+            ),
+            Column(
+                "avg_time_us",
+                "avg total (µs)",
+                digits=2,
+                ratio=("total_time_us", "occurrences"),
+            ),
+            Column("occurrences", "count", "int"),
+            Column("is_eager", "eager", "bool", hidden=not df["is_eager"].any()),
+            Column("beyond_xprof", "ours only", "bool", hidden=not df["beyond_xprof"].any()),
+            Column("host_or_device", "on"),
+            *([Column("host", "host")] if multi else [Column("host", hidden=True)]),
+            Column("type", "type"),
+            Column("operation", "operation"),
+        ]
+        return Table(df, cols, csv="tf_op_stats.csv", sort=("total_self_time_us", "desc"))
 
     def choices(self) -> list[Choice]:
         has_idle = (self._with_idle["type"] == "IDLE").any()

@@ -4,9 +4,11 @@ input shapes) and the kernels by the operator that launched them."""
 
 from __future__ import annotations
 
-import pandas as pd
-import plotly.graph_objects as go
+import functools
 
+import pandas as pd
+
+from ._common import of_run, quick_figure
 from ._display import esc
 from ._pies import pie_plot, top_slices
 from .base import Choice, Html, Plot, Plots, TableBlock, View
@@ -76,6 +78,10 @@ class OperatorView(View):
         ]
 
     def table(self, group: str = "name") -> Table:
+        # Each table once per run (a cell run again encodes none of its rows again).
+        return of_run(self.run, ("operators.table", group), lambda: self._table(group))
+
+    def _table(self, group: str) -> Table:
         df = self.run.torch_ops_by_shape if group == "shape" else self.ops
         multi = df["host"].nunique() > 1
         cols = [
@@ -94,34 +100,42 @@ class OperatorView(View):
         steps = self.run.torch_steps
         if not len(steps):
             return None
-        fig = go.Figure()
         x = [f"{s}{'' if c else ' (incomplete)'}" for s, c in zip(steps["step"], steps["complete"])]
         gpu = _gpu_shares(self.run.temporal_breakdown_steps, steps["step"])
-        for col, (label, colour) in ROLES.items():
-            fig.add_bar(
+        data = [
+            dict(
+                type="bar",
                 x=x,
                 y=steps[col] / 1e3,
                 name=label,
-                marker_color=colour,
+                marker=dict(color=colour),
                 customdata=gpu,
                 hovertemplate="step %{x}<br>" + label + ": %{y:.3f} ms<br>%{customdata}"
                 "<extra></extra>",
             )
-        fig.update_layout(
+            for col, (label, colour) in ROLES.items()
+        ]
+        layout = dict(
             barmode="stack",
-            title="Step time breakdown",
-            xaxis_title="step",
-            yaxis_title="ms",
+            title=dict(text="Step time breakdown"),
+            xaxis=dict(title=dict(text="step")),
+            yaxis=dict(title=dict(text="ms")),
             height=320,
         )
-        return Plot("steps", fig)
+        return Plot("steps", quick_figure(data, layout))
 
-    def blocks(self, group: str = "name", **_) -> list:
-        if not len(self.ops):
-            return [Html(f"<p class='tf-muted'>{esc(self.empty_text())}</p>")]
+    @functools.cached_property
+    def _sums(self) -> pd.DataFrame:
+        """Each operator name's times (the pies' and the findings' numbers), summed once."""
+        return self.ops.groupby("name", observed=True)[[c for c, _ in _PIES]].sum()
+
+    @functools.cached_property
+    def _shared_blocks(self) -> tuple[list, list]:
+        """What every choice shows alike: the GPU lines and the step plot (before the pies),
+        the pies, and the kernel table (after the operator table)."""
         plots = []
         for col, title in _PIES:
-            values = self.ops.groupby("name", observed=True)[col].sum()
+            values = self._sums[col]
             if (values > 0).any():
                 plots.append(
                     pie_plot(
@@ -133,23 +147,30 @@ class OperatorView(View):
                         fallbacks=({"max_chars": 80},),
                     )
                 )
-        out: list = []
+        before: list = []
         summary = self.gpu_summary()
         if summary:
-            out.append(Html("<p>" + "<br>".join(esc(s) for s in summary) + "</p>"))
+            before.append(Html("<p>" + "<br>".join(esc(s) for s in summary) + "</p>"))
         step = self.step_plot()
         if step is not None:
-            out.append(Plots([step]))
-        out += [
-            Plots(plots, row=True),
-            TableBlock("operators", self.table(group), "Operators (click a slice to filter)"),
-            TableBlock(
-                "kernels", self.kernel_table(), "Kernels by the operator that launched them"
-            ),
-        ]
-        return out
+            before.append(Plots([step]))
+        before.append(Plots(plots, row=True))
+        kernels = TableBlock(
+            "kernels", self.kernel_table(), "Kernels by the operator that launched them"
+        )
+        return before, [kernels]
+
+    def blocks(self, group: str = "name", **_) -> list:
+        if not len(self.ops):
+            return [Html(f"<p class='tf-muted'>{esc(self.empty_text())}</p>")]
+        before, after = self._shared_blocks
+        table = TableBlock("operators", self.table(group), "Operators (click a slice to filter)")
+        return [*before, table, *after]
 
     def kernel_table(self) -> Table:
+        return of_run(self.run, "operators.kernel_table", self._kernel_table)
+
+    def _kernel_table(self) -> Table:
         k = self.run.torch_kernels
         cols = [
             Column("calls", "calls", "int"),
@@ -177,6 +198,11 @@ class OperatorView(View):
 
     def gpu_summary(self) -> list[str]:
         """One line per GPU: tb_plugin's GPU metrics and HTA's temporal breakdown."""
+        if "_gpu_lines" not in self.__dict__:  # the blocks and the findings both show them
+            self._gpu_lines = self._gpu_summary()
+        return list(self._gpu_lines)
+
+    def _gpu_summary(self) -> list[str]:
         metrics = self.run.torch_gpu_metrics
         temporal = self.run.temporal_breakdown
         lines = []
@@ -202,7 +228,7 @@ class OperatorView(View):
         ops = self.ops
         lines = [*self.gpu_summary(), f"{len(ops):,} operators, {int(ops['calls'].sum()):,} calls"]
         for col, title in _PIES[::2]:
-            by = ops.groupby("name", observed=True)[col].sum().sort_values(ascending=False)
+            by = self._sums[col].sort_values(ascending=False)
             total = by.sum()
             if total > 0:
                 lines.append(

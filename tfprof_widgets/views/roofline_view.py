@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from ._common import quick_figure
 from ._display import esc
 from .base import Html, Plot, Plots, TableBlock, View
 from .names import short_op_name
@@ -43,7 +44,7 @@ class RooflineView(View):
         oi = ops["hbm_operational_intensity"].to_numpy(float)
         lo = min(oi.min() if len(oi) else 1.0, 1.0) / 10
         hi = max(oi.max() if len(oi) else 1.0, p["hbm_ridge_point"]) * 10
-        fig = go.Figure()
+        traces: list[dict] = []
         x = np.geomspace(lo, hi, 64)
         gb = 2.0**30 / 1e9
         for uid, name, bw, dash in (
@@ -51,8 +52,9 @@ class RooflineView(View):
             ("shm", "shared memory / L1", p["peak_shm_gibps"], "dot"),
         ):
             if bw > 0:
-                fig.add_trace(
-                    go.Scatter(
+                traces.append(
+                    dict(
+                        type="scatter",
                         x=x,
                         y=np.minimum(x * bw * gb, p["peak_gflops"]),
                         mode="lines",
@@ -64,8 +66,9 @@ class RooflineView(View):
                 )
         for bound, g in ops.groupby("bound_by", observed=True, sort=True):
             names = g["hlo_op_name"].astype(str).tolist()
-            fig.add_trace(
-                go.Scatter(
+            traces.append(
+                dict(
+                    type="scatter",
                     x=g["hbm_operational_intensity"],
                     y=g["model_gflops_per_s"],
                     mode="markers",
@@ -90,14 +93,19 @@ class RooflineView(View):
                     uid=f"ops-{str(bound).lower()}",
                 )
             )
-        fig.update_layout(
-            title=f"{p['device_type']}: peak {p['peak_gflops']:,.0f} GFLOP/s, "
-            f"HBM ridge point {p['hbm_ridge_point']:,.1f} FLOP/B",
+        layout = dict(
+            title=dict(
+                text=f"{p['device_type']}: peak {p['peak_gflops']:,.0f} GFLOP/s, "
+                f"HBM ridge point {p['hbm_ridge_point']:,.1f} FLOP/B"
+            ),
             height=HEIGHT,
             margin=dict(t=40, b=40, l=60, r=10),
-            xaxis=dict(type="log", title="operational intensity (FLOP/B of HBM traffic)"),
-            yaxis=dict(type="log", title="GFLOP/s"),
+            xaxis=dict(
+                type="log", title=dict(text="operational intensity (FLOP/B of HBM traffic)")
+            ),
+            yaxis=dict(type="log", title=dict(text="GFLOP/s")),
         )
+        fig = quick_figure(traces, layout)
         return fig
 
     def table(self) -> Table:

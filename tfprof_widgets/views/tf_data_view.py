@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 from ..analysis.frameworks.tensorflow.tf_data import tf_data_summary
 from ..analysis.tool_data import no_trace_note
+from ._common import quick_figure
 from ._display import esc
 from .base import Choice, Html, Plot, Plots, TableBlock, View
 from .tables import Column, Table
@@ -74,24 +75,7 @@ class TfDataGraphView(View):
             return None
         meta = self.stats.iterators[self.stats.iterators["host"] == host]
         parent = dict(zip(meta["iterator_id"], meta["parent_id"]))
-        pos = {i: (x, y) for i, x, y in zip(its["iterator_id"], its["x"], its["y"])}
-        fig = go.Figure()
-        for i, blocking in zip(its["iterator_id"], its["is_blocking"]):
-            p = parent.get(i)
-            if p in pos:
-                (x0, y0), (x1, y1) = pos[p], pos[i]
-                fig.add_scatter(
-                    x=[x0, x1],
-                    y=[y0, y1],
-                    mode="lines",
-                    hoverinfo="skip",
-                    line=dict(
-                        color="rgba(128,128,128,0.95)" if blocking else "rgba(128,128,128,0.6)",
-                        width=4 if blocking else 1.5,
-                        dash="solid" if blocking else "dash",
-                    ),
-                    showlegend=False,
-                )
+        traces = _edges(its, parent)
         colors = np.where(
             its["is_bottleneck"], "#d62728", np.where(its["is_blocking"], "#1f77b4", "#9e9e9e")
         )
@@ -107,30 +91,37 @@ class TfDataGraphView(View):
                 its["calls"],
             )
         ]
-        fig.add_scatter(
-            x=its["x"],
-            y=its["y"],
-            mode="markers+text",
-            text=its["name"],
-            textposition="top center",
-            hovertext=text,
-            hoverinfo="text",
-            marker=dict(
-                size=np.clip(10 + 38 * its["self_us"] / max(its["self_us"].max(), 1e-9), 10, 48),
-                color=colors,
-                line=dict(width=1, color="rgba(128,128,128,0.9)"),
-            ),
-            uid="tfdata-nodes",
-            showlegend=False,
+        traces.append(
+            dict(
+                type="scatter",
+                x=its["x"],
+                y=its["y"],
+                mode="markers+text",
+                text=its["name"].astype(str).tolist(),
+                textposition="top center",
+                hovertext=text,
+                hoverinfo="text",
+                marker=dict(
+                    size=np.clip(
+                        10 + 38 * its["self_us"] / max(its["self_us"].max(), 1e-9), 10, 48
+                    ),
+                    color=colors.tolist(),
+                    line=dict(width=1, color="rgba(128,128,128,0.9)"),
+                ),
+                uid="tfdata-nodes",
+                showlegend=False,
+            )
         )
         ex = self.executions(host, pipeline)
         r = min(rank, len(ex) - 1)
         depth = int(its["depth"].max()) if len(its) else 1
-        fig.update_layout(
-            title=f"Call {r + 1} of {len(ex)} by latency: {ex['dur_us'].iloc[r]:,.1f} µs",
+        layout = dict(
+            title=dict(
+                text=f"Call {r + 1} of {len(ex)} by latency: {ex['dur_us'].iloc[r]:,.1f} µs"
+            ),
             height=max(300, int(90 * (its["y"].abs().max() + 2))),
             xaxis=dict(
-                title="depth (root → source)",
+                title=dict(text="depth (root → source)"),
                 dtick=1,
                 range=[0.5, depth + 0.5],
                 showgrid=False,
@@ -139,6 +130,7 @@ class TfDataGraphView(View):
             yaxis=dict(visible=False, range=[float(its["y"].min()) - 0.6, 0.8]),
             margin=dict(t=50, b=40, l=10, r=10),
         )
+        fig = quick_figure(traces, layout)
         return fig
 
     def iterator_table(self, host, pipeline, rank) -> Table:
@@ -261,3 +253,29 @@ def tf_data_graph(run, host: str | None = None, pipeline: int | None = None) -> 
     """The slowest input pipeline's graph with its bottleneck (or the one chosen); the view's
     choosers show the other pipelines and the next-slowest calls."""
     return TfDataGraphView(run, host, pipeline)
+
+
+def _edges(its: pd.DataFrame, parent: dict) -> list[dict]:
+    """A line from each iterator to its parent: bold and solid where it blocks."""
+    pos = {i: (x, y) for i, x, y in zip(its["iterator_id"], its["x"], its["y"])}
+    traces: list[dict] = []
+    for i, blocking in zip(its["iterator_id"], its["is_blocking"]):
+        p = parent.get(i)
+        if p in pos:
+            (x0, y0), (x1, y1) = pos[p], pos[i]
+            traces.append(
+                dict(
+                    type="scatter",
+                    x=[x0, x1],
+                    y=[y0, y1],
+                    mode="lines",
+                    hoverinfo="skip",
+                    line=dict(
+                        color="rgba(128,128,128,0.95)" if blocking else "rgba(128,128,128,0.6)",
+                        width=4 if blocking else 1.5,
+                        dash="solid" if blocking else "dash",
+                    ),
+                    showlegend=False,
+                )
+            )
+    return traces
