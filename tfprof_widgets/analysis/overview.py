@@ -218,20 +218,27 @@ def _environment(run) -> tuple[str, str, int]:
     names = [str(p) for p in run.planes["plane"].tolist()]
     gpus = [i for i, p in enumerate(names) if p.startswith("/device:GPU:")]
     if gpus:
-        return "GPU", _gpu_model(_props_of(run, gpus[0])) or "GPU", len(gpus)
+        return "GPU", _gpu_model(_props_of(run, gpus[0], _GPU_MODEL_STATS)) or "GPU", len(gpus)
     tpus = [i for i, p in enumerate(names) if _TPU_CORE.match(p)]
     if tpus:
-        return "TPU", str(_props_of(run, tpus[0]).get("device_type_string", "")), len(tpus)
+        props = _props_of(run, tpus[0], ("device_type_string",))
+        return "TPU", str(props.get("device_type_string", "")), len(tpus)
     return "CPU_ONLY", "CPU", 0
 
 
-def _props_of(run, row: int) -> dict:
-    """The stats of the plane in row ``row`` of run.planes, as {name: value}."""
+def _props_of(run, row: int, names: tuple[str, ...]) -> dict:
+    """The stats named of the plane in row ``row`` of run.planes, as {name: value} (only
+    those: a GPU plane carries hundreds, each value read in Python)."""
     planes, ps = run.planes, run.plane_stats
     host, plane = planes["host"].iloc[row], planes["plane"].iloc[row]
     mine = (ps["host"].to_numpy(object) == host) & (ps["plane"].to_numpy(object) == plane)
+    mine &= ps["stat"].isin(names).to_numpy(bool)
     stats = ps[mine]
     return dict(zip(stats["stat"].astype(str), stat_columns.values(stats)))
+
+
+# The GPU plane's stats _gpu_model reads.
+_GPU_MODEL_STATS = ("compute_cap_major", "compute_cap_minor", "device_vendor", "device_name")
 
 
 def _gpu_model(props: dict) -> str:
