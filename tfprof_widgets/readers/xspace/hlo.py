@@ -65,11 +65,11 @@ def program_protos(metadata_stats: pd.DataFrame) -> list[tuple[str, int, bytes]]
     if not is_proto.any():
         return []
     is_id = on_plane & (stat == PROGRAM_ID_STAT).to_numpy(bool)
-    host, mid = ms["host"], ms["metadata_id"]
-    pid = dict(zip(zip(host[is_id].astype(str), mid[is_id]), ms["int_value"][is_id]))
+    hosts, mids = ms["host"], ms["metadata_id"]
+    pid = dict(zip(zip(hosts[is_id].astype(str), mids[is_id]), ms["int_value"][is_id]))
     out, seen = [], set()
     values = ms["str_value"][is_proto].astype(object)
-    for host, mid, value in zip(host[is_proto].astype(str), mid[is_proto], values):
+    for host, mid, value in zip(hosts[is_proto].astype(str), mids[is_proto], values):
         program = int(pid.get((host, mid), mid))
         if not isinstance(value, bytes) or (host, program) in seen:
             continue
