@@ -791,7 +791,13 @@ def conform(df: pd.DataFrame, table: dict[str, tuple[str, str]]) -> pd.DataFrame
     # A new frame either way (the caller's stays its own); selecting columns copies them,
     # a shallow copy does not (pandas copies on write).
     df = df[list(table)] if list(df.columns) != list(table) else df.copy(deep=False)
-    wrong = {c: t for c, (t, _) in table.items() if not _same_dtype(df[c].dtype, t)}
+    # The columns are the table's, in its order: their dtypes in one read (a column lookup
+    # per name costs more than the small tables it conforms).
+    wrong = {
+        c: t
+        for (c, (t, _)), dtype in zip(table.items(), df.dtypes.tolist())
+        if not _same_dtype(dtype, t)
+    }
     return df.astype(wrong) if wrong else df
 
 

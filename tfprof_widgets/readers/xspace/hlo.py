@@ -57,17 +57,19 @@ def program_protos(metadata_stats: pd.DataFrame) -> list[tuple[str, int, bytes]]
     ms = metadata_stats
     if not len(ms):
         return []
-    # Compared as they are (categoricals compare by their categories: no text column made).
-    ms = ms[(ms["plane"] == METADATA_PLANE).to_numpy(bool)]
-    protos = ms[(ms["stat"] == HLO_PROTO_STAT).to_numpy(bool)]
-    if not len(protos):
+    # Compared as they are (categoricals compare by their categories: no text column made);
+    # rows taken from the few columns read, not from whole filtered copies of the table.
+    on_plane = (ms["plane"] == METADATA_PLANE).to_numpy(bool)
+    stat = ms["stat"]
+    is_proto = on_plane & (stat == HLO_PROTO_STAT).to_numpy(bool)
+    if not is_proto.any():
         return []
-    ids = ms[(ms["stat"] == PROGRAM_ID_STAT).to_numpy(bool)]
-    pid = dict(zip(zip(ids["host"].astype(str), ids["metadata_id"]), ids["int_value"]))
+    is_id = on_plane & (stat == PROGRAM_ID_STAT).to_numpy(bool)
+    hosts, mids = ms["host"], ms["metadata_id"]
+    pid = dict(zip(zip(hosts[is_id].astype(str), mids[is_id]), ms["int_value"][is_id]))
     out, seen = [], set()
-    for host, mid, value in zip(
-        protos["host"].astype(str), protos["metadata_id"], protos["str_value"].astype(object)
-    ):
+    values = ms["str_value"][is_proto].astype(object)
+    for host, mid, value in zip(hosts[is_proto].astype(str), mids[is_proto], values):
         program = int(pid.get((host, mid), mid))
         if not isinstance(value, bytes) or (host, program) in seen:
             continue

@@ -10,7 +10,7 @@ device time (the GPUs' spans, IDLE included, as the op table's device side total
 ``tf_op_name`` is XProf's ``TfOpFullname``: ``<op_name>:<op_type>``, '' where the
 instruction has no op name. Kernels we attribute inside CUDA graphs make their rows
 ``beyond_xprof``. The FLOP rates, bandwidths, operational intensity and 'bound by' are the
-roofline's (:func:`.roofline.op_rates`: XLA's GPU cost analysis as XProf runs it; on TPU
+roofline's (:func:`.roofline.rate_columns`: XLA's GPU cost analysis as XProf runs it; on TPU
 the costs libtpu writes on each op's metadata). Program ids are shown unsigned (uint64), as
 XProf prints them; a TPU row's module is its program's, from the HLO on /host:metadata.
 """
@@ -24,7 +24,7 @@ from .... import schema
 from ...nesting import to_ps
 from .columns import categorical, ranks, text_at
 from .gpu import kernel_instructions, positions, ran_instructions
-from .roofline import op_rates
+from .roofline import rate_columns
 from .tpu import tpu_device_ops
 
 
@@ -46,10 +46,13 @@ def hlo_stats(run) -> pd.DataFrame:
         pct = np.where(share > 0, 100 * self_us / share, 0.0)
     # pandas' running sum per host (compensated: not numpy's cumsum, bit for bit).
     cum = pd.Series(pct).groupby(host_rank).cumsum().to_numpy()
-    sorted_ = {c: out[c].array.take(order) for c in out.columns}
-    out = pd.DataFrame({**sorted_, "self_time_percent": pct, "cumulative_self_time_percent": cum})
-    out = op_rates(run, out)  # XProf's FLOP rates, bandwidths and bottleneck per op
-    return schema.conform(out, schema.HLO_STATS)
+    cols = {c: out[c].array.take(order) for c in out.columns}
+    cols.update(self_time_percent=pct, cumulative_self_time_percent=cum)
+    # XProf's FLOP rates, bandwidths and bottleneck per op, from the columns they read; then
+    # one frame in the schema's order (not a frame per step).
+    read = ("host", "hlo_op_name", "program_id", "occurrences", "total_time_us")
+    cols.update(rate_columns(run, {c: pd.Series(cols[c]) for c in read}))
+    return schema.conform(pd.DataFrame({c: cols[c] for c in schema.HLO_STATS}), schema.HLO_STATS)
 
 
 def _tpu_rows(run) -> pd.DataFrame:

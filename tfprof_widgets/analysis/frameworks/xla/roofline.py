@@ -31,6 +31,7 @@ Where our FLOPs are not XProf's (cuBLAS GEMM calls, which xprof leaves at 0),
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 
 import numpy as np
@@ -209,9 +210,18 @@ def roofline(run) -> pd.DataFrame:
 def op_rates(run, ops: pd.DataFrame) -> pd.DataFrame:
     """The roofline figures of HLO ops (rows with host, program_id, hlo_op_name,
     occurrences, total_time_us, total_self_time_us: run.hlo_stats' rows) and the device
-    peaks; the ops' own columns kept as they are. GPU ops' costs are XLA's cost model
-    (:func:`.cost.program_costs`, per execution × occurrences), TPU ops' the costs
-    libtpu put on each op's metadata (:func:`tpu_costs`, summed over the op's events)."""
+    peaks; the ops' own columns kept as they are (:func:`rate_columns` added)."""
+    return with_columns(ops.reset_index(drop=True), rate_columns(run, ops))
+
+
+def rate_columns(
+    run, ops: collections.abc.Mapping[str, pd.Series] | pd.DataFrame
+) -> dict[str, object]:
+    """:func:`op_rates`' new columns (name -> values) of ops given as a frame or as a
+    mapping of those columns (HLO stats asks before it makes its one frame). GPU ops' costs
+    are XLA's cost model (:func:`.cost.program_costs`, per execution × occurrences), TPU
+    ops' the costs libtpu put on each op's metadata (:func:`tpu_costs`, summed over the
+    op's events)."""
     host, name = text(ops["host"]), text(ops["hlo_op_name"])
     # The costs key programs by the id's int64 bit pattern; hlo_stats shows it unsigned.
     program = ops["program_id"].to_numpy().astype(np.int64)
@@ -223,7 +233,7 @@ def op_rates(run, ops: pd.DataFrame) -> pd.DataFrame:
     def total(gpu_col: str, tpu_col: str) -> np.ndarray:
         """The ops' total of a cost: libtpu's (summed over events) on TPU, else the cost
         model's per execution × occurrences; 0 where the op has none."""
-        per = gpu[gpu_col] * occ if gpu_col else np.zeros(len(ops))
+        per = gpu[gpu_col] * occ if gpu_col else np.zeros(len(occ))
         return np.where(on_tpu, _at(tpu[tpu_col], tpu_at), per) if len(tpu) else per
 
     flops = total("flops", "model_flops")
@@ -243,7 +253,7 @@ def op_rates(run, ops: pd.DataFrame) -> pd.DataFrame:
         res["normalized_gflops_per_s"] = np.where(secs > 0, device / secs / 1e9, 0.0)
     res["bound_by"] = categorical(res["bound_by"])
     new = {"flops_modeled": modeled | on_tpu, "flops": flops, "bytes_accessed": nbytes}
-    return with_columns(ops.reset_index(drop=True), {**new, "hbm_bytes": hbm, **res})
+    return {**new, "hbm_bytes": hbm, **res}
 
 
 def _at(column: pd.Series, at: np.ndarray) -> np.ndarray:
