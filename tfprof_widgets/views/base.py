@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import hashlib
 import itertools
 import math
@@ -231,13 +232,12 @@ class View:
 
     # -- the rendering, the same for every view -----------------------------------------------
     def default_choice(self) -> dict:
-        return {c.id: c.value for c in self._choices()}
+        return {c.id: c.value for c in self._choice_list}
 
-    def _choices(self) -> list[Choice]:
+    @functools.cached_property
+    def _choice_list(self) -> list[Choice]:
         """:meth:`choices`, asked once per view (some read the run's tables to decide)."""
-        if "_choice_list" not in self.__dict__:
-            self._choice_list = self.choices()
-        return self._choice_list
+        return self.choices()
 
     def blocks_of(self, **values) -> list:
         """:meth:`blocks` of one choice, computed once per view: the payload, the static text,
@@ -262,7 +262,7 @@ class View:
 
     def payload_json(self, statics: int = 0, live: bool = False) -> str:
         """The payload the viewer draws, as JSON (see ``static/views/view.js``)."""
-        choices = self._choices()
+        choices = self._choice_list
         figs: list[go.Figure] = []
         tables: dict[str, dict] = {}
 
