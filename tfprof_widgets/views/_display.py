@@ -174,9 +174,10 @@ def lib_ahead_js() -> str:
         "var t = window.__tfprof;\n"
         "if (element && t && t.hideOutput) t.hideOutput(element);\n"
         # The page is idle until the view's payload comes: its first plot drawn meanwhile,
-        # unless a view came first (a warm-up would then only delay it).
+        # unless a view came first (a warm-up would then only delay it; its node may not be
+        # in the page yet, so the viewer counts the views it mounted).
         "if (t && t.warmUp && !t.warmed) { t.warmed = true; setTimeout(function () {\n"
-        "  if (!document.querySelector('.tfprof-root')) t.warmUp(); }, 0); }\n"
+        "  if (!t.mountCount()) t.warmUp(); }, 0); }\n"
         "})(typeof element !== 'undefined' ? element : null);\n"
     )
 

@@ -82,9 +82,15 @@ function whenNear(node, fn) {
   idleQueue.push(go);
   setTimeout(scheduleIdle, 100);
 }
+let mounts = 0;
+export function mountCount() {
+  // How many views this page has mounted (their nodes may not be in the page yet).
+  return mounts;
+}
 export function mount(element, payload) {
   element = element && element.jquery ? element[0] : element;
   if (!element) return null;
+  mounts += 1;
   injectCss();
   observeTheme();
   const t0 = performance.now();
