@@ -78,12 +78,11 @@ def program_protos(metadata_stats: pd.DataFrame) -> list[tuple[str, int, bytes]]
     return out
 
 
-def hlo_instructions(metadata_stats: pd.DataFrame, modules: list | None = None) -> pd.DataFrame:
+def hlo_instructions(metadata_stats: pd.DataFrame) -> pd.DataFrame:
     """Every HLO instruction of every program the capture carries (schema.HLO_INSTRUCTIONS),
-    in program, computation and instruction order. ``modules`` are the programs already
-    decoded (:func:`hlo_modules`; a run decodes each program once for the table and the
-    cost model), else they are decoded here."""
-    return instruction_table(hlo_modules(metadata_stats) if modules is None else modules)
+    in program, computation and instruction order (a run tabulates the programs it already
+    decoded: :func:`instruction_table`)."""
+    return instruction_table(hlo_modules(metadata_stats))
 
 
 def instruction_table(modules: list) -> pd.DataFrame:
