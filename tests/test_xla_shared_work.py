@@ -11,6 +11,7 @@ import pytest
 from conftest import ROOT
 
 import tfprof_widgets as tw
+from tfprof_widgets import schema
 from tfprof_widgets.analysis.frameworks.xla import columns, cost
 from tfprof_widgets.readers.xspace import hlo
 
@@ -52,12 +53,13 @@ def test_the_cost_model_of_some_programs_is_their_rows_of_all(run):
 
 
 def test_column_helpers_give_pandas_own_results():
-    """Rule: categorical() is astype('category') of the text (categories the values present,
-    sorted); ranks() orders rows as sorting the text does, categorical or not; text() is
-    astype(str); with_columns() is assign() (replaced columns in place, new ones after)."""
+    """Rule: schema.text_categorical() is astype('category') of the text (categories the
+    values present, sorted); ranks() orders rows as sorting the text does, categorical or
+    not; text() is astype(str); with_columns() is assign() (replaced columns in place, new
+    ones after)."""
     values = np.array(["fusion.2", "", "conv", "fusion.10", "conv"], object)
     pd.testing.assert_series_equal(
-        pd.Series(columns.categorical(values)), pd.Series(values).astype(str).astype("category")
+        pd.Series(schema.text_categorical(values)), pd.Series(values).astype(str).astype("category")
     )
     unsorted = pd.Series(pd.Categorical(values, categories=["fusion.2", "conv", "", "fusion.10"]))
     for column in (unsorted, pd.Series(values), pd.Series(pd.Categorical(values))):

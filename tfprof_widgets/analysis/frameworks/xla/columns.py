@@ -1,14 +1,13 @@
-"""Text and categorical columns of the XLA tables, made without pandas' per-row string
-conversions (a categorical's few categories are turned to text once; a new categorical
-comes from one factorisation). The tables are small, but the HLO Stats tool and the
-roofline convert a dozen columns each: done row by row, that was most of their time."""
+"""Text columns of the XLA tables, made without pandas' per-row string conversions (a
+categorical's few categories are turned to text once; a new categorical of text is
+:func:`tfprof_widgets.schema.text_categorical`). The tables are small, but the HLO Stats
+tool and the roofline convert a dozen columns each: done row by row, that was most of their
+time."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
-from .... import schema
 
 
 def text(column: pd.Series) -> np.ndarray:
@@ -26,12 +25,6 @@ def text_at(column: pd.Series, rows, missing: str = "nan") -> np.ndarray:
     if missing != "nan":
         out[column.isna().to_numpy(bool)[rows]] = missing
     return out
-
-
-def categorical(values: np.ndarray) -> pd.Categorical:
-    """A categorical of text values whose categories are the values present, sorted: what
-    ``astype("category")`` makes of them (:func:`tfprof_widgets.schema.text_categorical`)."""
-    return schema.text_categorical(values)
 
 
 def ranks(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -54,4 +47,4 @@ def with_columns(df: pd.DataFrame, new: dict) -> pd.DataFrame:
     return pd.DataFrame(cols, index=df.index)
 
 
-__all__ = ["categorical", "ranks", "text", "text_at", "with_columns"]
+__all__ = ["ranks", "text", "text_at", "with_columns"]

@@ -22,7 +22,7 @@ import pandas as pd
 
 from .... import schema
 from ...nesting import to_ps
-from .columns import categorical, ranks, text_at
+from .columns import ranks, text_at
 from .gpu import kernel_instructions, positions, ran_instructions
 from .roofline import rate_columns
 from .tpu import tpu_device_ops
@@ -119,19 +119,19 @@ def _gpu_rows(run) -> pd.DataFrame:
     line = h["source_line"].to_numpy()[at].astype(str).astype(object)
     return pd.DataFrame(
         {
-            "host": categorical(text_at(h["host"], at)),
+            "host": schema.text_categorical(text_at(h["host"], at)),
             # Unsigned, as XProf prints program ids (the same bits).
             "program_id": h["program_id"].to_numpy(np.int64)[at].astype(np.uint64),
-            "module": categorical(text_at(h["module"], at)),
-            "category": categorical(text_at(h["category"], at)),
-            "hlo_op_name": categorical(text_at(h["instruction"], at)),
-            "tf_op_name": categorical(np.where(op_name != "", op_name + ":", "")),
+            "module": schema.text_categorical(text_at(h["module"], at)),
+            "category": schema.text_categorical(text_at(h["category"], at)),
+            "hlo_op_name": schema.text_categorical(text_at(h["instruction"], at)),
+            "tf_op_name": schema.text_categorical(np.where(op_name != "", op_name + ":", "")),
             "occurrences": occ,
             "total_time_us": total_us,
             "avg_time_us": total_us / occ,
             "total_self_time_us": total_us,
             "avg_self_time_us": total_us / occ,
-            "source_info": categorical(np.where(source != "", source + ":" + line, "")),
+            "source_info": schema.text_categorical(np.where(source != "", source + ":" + line, "")),
             "shape": text_at(h["shape"], at),
             "beyond_xprof": beyond,
         }

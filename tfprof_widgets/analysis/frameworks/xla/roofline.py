@@ -40,7 +40,7 @@ import pandas as pd
 from .... import schema
 from ....proto.wire import varint as _varint
 from ...inputs import per_run
-from .columns import categorical, text, with_columns
+from .columns import text, with_columns
 from .cost import costs_by_instruction
 from .tpu import COST_STATS, tpu_device_ops
 
@@ -110,7 +110,7 @@ def _peaks(run) -> pd.DataFrame:
     with np.errstate(divide="ignore", invalid="ignore"):
         nums["hbm_ridge_point"] = _ridge(nums["peak_gflops"], nums["peak_hbm_gibps"])
         nums["shm_ridge_point"] = _ridge(nums["peak_gflops"], nums["peak_shm_gibps"])
-    out = pd.DataFrame({**{c: categorical(v) for c, v in cols.items()}, **nums})
+    out = pd.DataFrame({**{c: schema.text_categorical(v) for c, v in cols.items()}, **nums})
     return schema.conform(out, schema.ROOFLINE_PEAKS)
 
 
@@ -251,7 +251,7 @@ def rate_columns(
     res = _rates(flops, measured, nbytes, hbm, onchip, secs, peaks)
     with np.errstate(divide="ignore", invalid="ignore"):
         res["normalized_gflops_per_s"] = np.where(secs > 0, device / secs / 1e9, 0.0)
-    res["bound_by"] = categorical(res["bound_by"])
+    res["bound_by"] = schema.text_categorical(res["bound_by"])
     new = {"flops_modeled": modeled | on_tpu, "flops": flops, "bytes_accessed": nbytes}
     return {**new, "hbm_bytes": hbm, **res}
 
