@@ -90,14 +90,19 @@ def _encode(s: pd.Series, kind: str, digits: int | None):
     text = s.astype(object).where(s.notna(), None)
     values = [None if v is None else str(v) for v in text.tolist()]
     cats = pd.Categorical(values)
-    names = [str(c) for c in cats.categories]
+    return _text_payload([str(c) for c in cats.categories], cats.codes, values)
+
+
+def _text_payload(names: list[str], codes: np.ndarray, values: list | np.ndarray):
+    """A text column's JSON from its sorted distinct ``names`` and each row's code: the
+    names front-coded where they are long (op paths share long prefixes: each name as
+    (length shared with the previous one, the rest)), dictionary-encoded where that is
+    shorter, else the values themselves."""
     if sum(map(len, names)) > 2000:
-        # Op paths share long prefixes: each name as (length shared with the previous one,
-        # the rest), in sorted order.
-        return {"fc": _front_code(names), "codes": cats.codes.tolist()}
+        return {"fc": _front_code(names), "codes": codes.tolist()}
     if len(names) < len(values) * 0.6:
-        return {"cats": names, "codes": cats.codes.tolist()}
-    return values
+        return {"cats": names, "codes": codes.tolist()}
+    return values.tolist() if isinstance(values, np.ndarray) else values
 
 
 def _empty(s: pd.Series) -> bool:
@@ -143,12 +148,7 @@ def _strings(values) -> list | dict | None:
         return None
     # np.unique sorts as pd.Categorical does (code point order) and numbers them alike.
     names, codes = np.unique(values.astype(object), return_inverse=True)
-    names = names.tolist()
-    if sum(map(len, names)) > 2000:
-        return {"fc": _front_code(names), "codes": codes.tolist()}
-    if len(names) < len(values) * 0.6:
-        return {"cats": names, "codes": codes.tolist()}
-    return values.tolist()
+    return _text_payload(names.tolist(), codes, values)
 
 
 class Table:
