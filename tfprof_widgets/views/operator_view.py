@@ -198,11 +198,11 @@ class OperatorView(View):
 
     def gpu_summary(self) -> list[str]:
         """One line per GPU: tb_plugin's GPU metrics and HTA's temporal breakdown."""
-        if "_gpu_lines" not in self.__dict__:  # the blocks and the findings both show them
-            self._gpu_lines = self._gpu_summary()
         return list(self._gpu_lines)
 
-    def _gpu_summary(self) -> list[str]:
+    @functools.cached_property
+    def _gpu_lines(self) -> list[str]:
+        """:meth:`gpu_summary`, made once (the blocks and the findings both show it)."""
         metrics = self.run.torch_gpu_metrics
         temporal = self.run.temporal_breakdown
         lines = []
