@@ -8,8 +8,6 @@ that can produce that table (a Run, a pod-scale dataset's ``per_host_steps()``) 
 
 from __future__ import annotations
 
-import functools
-
 import pandas as pd
 
 from ..analysis.steps import CATEGORIES, CATEGORY_LABELS, overview_steps
@@ -105,12 +103,8 @@ class PodViewerView(View):
         self.straggler = straggler(self.summary)
 
     def step_options(self) -> list:
-        """The steps offered beside the average: those whose hosts differ most."""
-        return self._step_options
-
-    @functools.cached_property
-    def _step_options(self) -> list:
-        # Read by every choices() call (three per payload): the pivot is made once.
+        """The steps offered beside the average: those whose hosts differ most (read by
+        :meth:`choices`, which the view asks once: ``View._choice_list``)."""
         if self.steps["step"].nunique() < 2:
             return []
         wide = self.steps.pivot_table(
