@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 
 from .frameworks import framework_of
-from .inputs import CACHE_ATTRIBUTE, per_run
+from .inputs import per_run, shared
 
 
 def name_memo(run) -> dict:
     """The names of a run parsed so far (shared by its analyses)."""
-    return run.__dict__.setdefault(CACHE_ATTRIBUTE, {}).setdefault("event_ops.parsed", {})
+    return shared(run).setdefault("event_ops.parsed", {})
 
 
 @per_run

@@ -18,22 +18,33 @@ T = TypeVar("T")
 CACHE_ATTRIBUTE = "_analysis_inputs"
 
 
+def shared(run) -> dict:
+    """The run's cache of shared results (key -> value), made when first asked for;
+    :meth:`~tfprof_widgets.Run.clear_cache` drops it whole."""
+    return run.__dict__.setdefault(CACHE_ATTRIBUTE, {})
+
+
+def once(run, key: object, compute: Callable[[], T]) -> T:
+    """``compute()`` the first time ``key`` is asked for on this run, then what it gave."""
+    cache = shared(run)
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
 def per_run(fn: Callable[..., T]) -> Callable[..., T]:
     """Memoise ``fn(run)`` on the run (keyed by the function)."""
     key = f"{fn.__module__}.{fn.__qualname__}"
 
     @functools.wraps(fn)
     def wrapper(run) -> T:
-        cache = run.__dict__.setdefault(CACHE_ATTRIBUTE, {})
-        if key not in cache:
-            cache[key] = fn(run)
-        return cache[key]
+        return once(run, key, lambda: fn(run))
 
     def seed(run, value: T) -> None:
         """Keep ``value`` as ``fn(run)`` (a result the run already computed while it was
         built, equal to what ``fn`` gives; :meth:`~tfprof_widgets.Run.clear_cache`
         forgets it like the others)."""
-        run.__dict__.setdefault(CACHE_ATTRIBUTE, {})[key] = value
+        shared(run)[key] = value
 
     wrapper.seed = seed
     return wrapper

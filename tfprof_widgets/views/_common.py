@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..analysis.inputs import CACHE_ATTRIBUTE
+from ..analysis.inputs import once
 from ..analysis.steps import CATEGORIES, CATEGORY_LABELS
 from ._display import CATEGORY_COLORS, esc
 
@@ -78,11 +78,7 @@ def of_run(run, key: str | tuple, compute: Callable[[], T]) -> T:
     them), so that the view's cell run again, or another view, finds it ready. Kept with
     the analyses' shared inputs (:mod:`tfprof_widgets.analysis.inputs`), so
     :meth:`~tfprof_widgets.Run.clear_cache` forgets it too. Views only read what it gives."""
-    cache = run.__dict__.setdefault(CACHE_ATTRIBUTE, {})
-    key = ("views", key)
-    if key not in cache:
-        cache[key] = compute()
-    return cache[key]
+    return once(run, ("views", key), compute)
 
 
 def of_runs(run_a, run_b, key: str, compute: Callable[[], T]) -> T:

@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from ...inputs import CACHE_ATTRIBUTE, per_run
+from ...inputs import per_run, shared
 
 try:
     from . import _tf_ops
@@ -136,7 +136,7 @@ def _parse_in_python(values: list, memo: dict) -> tuple[np.ndarray, np.ndarray, 
 
 def name_memo(run) -> dict:
     """The names of a run parsed so far (shared by its analyses)."""
-    return run.__dict__.setdefault(CACHE_ATTRIBUTE, {}).setdefault("tf_ops.parsed", {})
+    return shared(run).setdefault("tf_ops.parsed", {})
 
 
 @per_run
