@@ -16,7 +16,7 @@ from conftest import ROOT, SAMPLES
 
 import tfprof_widgets as tw
 from tfprof_widgets.analysis.steps import CATEGORIES, overview_steps
-from tfprof_widgets.views import _display, _png, base
+from tfprof_widgets.views import _display, _lib, _png, base
 from tfprof_widgets.views.memory_view import activity_window
 from tfprof_widgets.views.names import short_kernel_name, short_op_name, unique_labels
 from tfprof_widgets.views.op_stats_view import PIE_SLICES, pie_values
@@ -538,7 +538,7 @@ def test_without_kaleido_a_view_is_text_and_script(shown, ib, monkeypatch):
 
 def test_the_viewer_script_comes_again_when_its_cell_reruns(monkeypatch):
     cells = iter([("c1", 1), ("c1", 1), ("c2", 2), ("c1", 3), ("c1", 3)])
-    monkeypatch.setattr(_display, "_cell", lambda: next(cells))
+    monkeypatch.setattr(_lib, "_cell", lambda: next(cells))
     _display.reset_lib()
     assert [_display.lib_needed() for _ in range(5)] == [True, False, False, True, False]
     _display.reset_lib()
@@ -556,7 +556,7 @@ def test_payloads_are_small_enough_for_a_3_mb_report(gpu):
 def test_vendored_plotly_matches_plotly_py():
     import plotly.offline
 
-    head = _display._static("plotly-basic.min.js")[:200]
+    head = _lib._static("plotly-basic.min.js")[:200]
     assert f"v{plotly.offline.get_plotlyjs_version()}" in head
     lic = (ROOT / "tfprof_widgets" / "views" / "static" / "plotly-basic.LICENSE.txt").read_text()
     assert "MIT License" in lic

@@ -9,7 +9,7 @@ from conftest import SAMPLES
 
 import tfprof_widgets as tw
 from tfprof_widgets import _kernel, report
-from tfprof_widgets.views import _display, _png
+from tfprof_widgets.views import _display, _lib, _png
 
 PLOTLY = "plotly.js (basic - minified) v4.1.1"
 
@@ -37,7 +37,7 @@ def shown(run, monkeypatch):
     monkeypatch.setattr(IPython.display, "display", fake)
     monkeypatch.setattr(_png, "available", lambda: False)
     cells = iter([("c1", 1)] * 50)
-    monkeypatch.setattr(_display, "_cell", lambda: next(cells))
+    monkeypatch.setattr(_lib, "_cell", lambda: next(cells))
     _display.reset_lib()
     yield fake
     _display.reset_lib()
@@ -85,8 +85,90 @@ def test_a_view_shown_in_another_cell_carries_the_script_again(shown, run, monke
     were re-run without the view, the notebook would keep a view with no script to draw it."""
     monkeypatch.setattr(_kernel, "in_kernel", lambda: True)
     cells = iter([("c1", 1), ("c1", 1), ("c2", 2), ("c2", 2), ("c2", 2)])
-    monkeypatch.setattr(_display, "_cell", lambda: next(cells))
+    monkeypatch.setattr(_lib, "_cell", lambda: next(cells))
     view = tw.views.op_stats(run)  # cell c1
     assert PLOTLY in scripts(shown.outputs)[0]
     view._ipython_display_()  # cell c2
     assert PLOTLY in scripts(shown.outputs)[-1]
+
+
+class Shell:
+    """What prefetch uses of a kernel's IPython: its events."""
+
+    def __init__(self):
+        from IPython.core.events import EventManager, available_events
+
+        self.events = EventManager(self, available_events)
+
+
+class Shown:
+    """IPython's display() with display ids: each output and its updates, in order."""
+
+    def __init__(self):
+        self.outputs: list[dict] = []
+
+    def __call__(self, data, raw=False, display_id=None, metadata=None):
+        self.outputs.append(data)
+        if display_id:
+            i = len(self.outputs) - 1
+
+            class Handle:
+                def update(_self, new, raw=False):
+                    self.outputs[i] = new
+
+            return Handle()
+        return None
+
+
+@pytest.fixture
+def kernel(monkeypatch):
+    import IPython
+    import IPython.display
+
+    shell, shown = Shell(), Shown()
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    monkeypatch.setattr(IPython.display, "display", shown)
+    monkeypatch.setattr(_kernel, "in_kernel", lambda: True)
+    monkeypatch.setattr(_lib, "_prefetched", False)
+    monkeypatch.setattr(_png, "available", lambda: False)
+    monkeypatch.delenv("TFPROF_WIDGETS_PRELOAD", raising=False)
+    cells = iter([("c2", 2)] * 50)  # the view's cell
+    monkeypatch.setattr(_lib, "_cell", lambda: next(cells))
+    _display.reset_lib()
+    yield shell, shown
+    _display.reset_lib()
+
+
+def test_the_first_load_in_a_kernel_sends_the_script_and_keeps_it_out_of_the_notebook(kernel):
+    shell, shown = kernel
+    run = tw.load(SAMPLES / "input_bound", progress=False)
+    assert len(shown.outputs) == 1
+    sent = shown.outputs[0]["application/javascript"]
+    assert sent == _lib.lib_ahead_js() and PLOTLY in sent
+    tw.load(SAMPLES / "input_bound", progress=False)  # once per kernel
+    assert len(shown.outputs) == 1
+    shell.events.trigger("post_run_cell", None)  # the load's cell ends
+    assert shown.outputs[0] == {"application/javascript": _lib.HIDDEN_JS, "text/plain": ""}
+    assert PLOTLY not in _lib.HIDDEN_JS and "hideOutput(element)" in _lib.HIDDEN_JS
+    assert shell.events.callbacks["post_run_cell"] == []  # its hook went with it
+    # The first view still carries the script in its own cell (the notebook needs it), in the
+    # very text the page ran at the load: its JavaScript engine compiles that only once.
+    view = tw.views.op_stats(run)
+    assert shown.outputs[1]["application/javascript"] == sent
+    view._ipython_display_()
+    assert PLOTLY not in shown.outputs[-1]["application/javascript"]
+
+
+def test_no_script_at_load_outside_a_kernel_or_with_preload_off(kernel, monkeypatch):
+    _, shown = kernel
+    monkeypatch.setenv("TFPROF_WIDGETS_PRELOAD", "0")
+    tw.load(SAMPLES / "input_bound", progress=False)
+    assert shown.outputs == []
+    monkeypatch.delenv("TFPROF_WIDGETS_PRELOAD")
+    monkeypatch.setattr(_kernel, "in_kernel", lambda: False)
+    tw.load(SAMPLES / "input_bound", progress=False)
+    assert shown.outputs == []
+    with _lib.lib_not_ahead():  # a report's loads
+        monkeypatch.setattr(_kernel, "in_kernel", lambda: True)
+        tw.load(SAMPLES / "input_bound", progress=False)
+    assert shown.outputs == []

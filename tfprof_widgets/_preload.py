@@ -3,8 +3,9 @@
 view's cell. ``import tfprof_widgets`` in an IPython kernel starts a daemon thread that
 imports them while the user's next cells load a run; scripts, the command line and tests
 (no kernel) import plotly only when a view is made. ``TFPROF_WIDGETS_PRELOAD=0`` turns it
-off. The views wait for the thread (:func:`wait`) before importing anything of plotly's, so
-only one thread imports it at a time.
+off, and with it the viewer script sent to the page at the first ``load()``
+(:func:`viewer_ahead`). The views wait for the thread (:func:`wait`) before importing
+anything of plotly's, so only one thread imports it at a time.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import threading
 
 from . import _kernel
 
-__all__ = ["start", "wait"]
+__all__ = ["start", "viewer_ahead", "wait"]
 
 _thread: threading.Thread | None = None
 
@@ -53,3 +54,13 @@ def wait() -> None:
     t = _thread
     if t is not None and t.is_alive() and t is not threading.current_thread():
         t.join()
+
+
+def viewer_ahead() -> None:
+    """At a ``load()``: in a kernel, the viewer script goes to the page now, the first time
+    (:func:`tfprof_widgets.views._lib.prefetch`), so that a fresh page has it before a view."""
+    if os.environ.get("TFPROF_WIDGETS_PRELOAD") == "0" or not _kernel.in_kernel():
+        return
+    from .views import _lib
+
+    _lib.prefetch()

@@ -20,7 +20,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import pandas as pd
 
-from . import schema
+from . import _preload, schema
 from .errors import (
     CorruptProfileError,
     ProfileError,
@@ -105,6 +105,7 @@ def load(
     anything wrong with the input. Nothing is ever written.
     """
     files: RunFiles = resolve(path, run)
+    _preload.viewer_ahead()  # in a kernel: the page parses plotly.js while this reads
     sources, tool_sources = _select_hosts(
         path, host_sources(files.files), tool_files_of(list(files.tool_files)), hosts
     )

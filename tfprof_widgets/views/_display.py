@@ -1,21 +1,11 @@
-"""What every view shares on the way to the page: the viewer script, payload JSON, colours.
-
-The viewer (the modules in ``static/views/``, joined by :mod:`._bundle`) and the vendored
-plotly.js basic bundle (``static/plotly-basic.min.js``, bar/pie/scatter, MIT, see
-``plotly-basic.LICENSE.txt``) go into a notebook once: with the first view a kernel
-displays, and again when the cell that carried them is run again (its outputs, and the script
-with them, are replaced). A report embeds them once at its top. Nothing is fetched from a
-network.
-"""
+"""What every view shares on the way to the page: payload JSON, colours, and the viewer
+script (:mod:`._lib`, re-exported here)."""
 
 from __future__ import annotations
 
 import base64
-import contextlib
-import functools
 import html
 import json
-from importlib import resources
 
 import numpy as np
 import pandas as pd
@@ -24,19 +14,31 @@ from _plotly_utils.basevalidators import is_homogeneous_array
 from _plotly_utils.utils import to_typed_array_spec
 from plotly.io.json import to_json_plotly
 
-from .. import _kernel
-from . import _bundle
+from ._lib import (
+    lib_ahead_js,
+    lib_moved,
+    lib_needed,
+    lib_not_ahead,
+    lib_script,
+    reset_lib,
+    send_lib_ahead,
+    viewer_lib,
+)
 
 __all__ = [
     "CATEGORY_COLORS",
     "esc",
     "fig_json",
+    "lib_ahead_js",
+    "lib_moved",
+    "lib_needed",
+    "lib_not_ahead",
     "lib_script",
     "reset_lib",
-    "lib_moved",
     "send_lib_ahead",
     "to_json",
     "viewer_js",
+    "viewer_lib",
 ]
 
 # The plotly.js the bundle was cut from; plotly.py must emit figures for the same version.
@@ -59,128 +61,6 @@ CATEGORY_COLORS = {
 
 def esc(s: object) -> str:
     return html.escape(str(s))
-
-
-@functools.cache
-def _static(name: str) -> str:
-    return (resources.files("tfprof_widgets.views") / "static" / name).read_text(encoding="utf-8")
-
-
-@functools.cache  # 1.2 MB, joined once per process
-def viewer_lib() -> str:
-    """plotly.js (kept private: a page's own ``window.Plotly`` is left as it was) and the
-    viewer, as one script that defines ``window.__tfprof`` once per page."""
-    return (
-        "if (!window.__tfprof) {\n(function () {\n"
-        "var had = Object.prototype.hasOwnProperty.call(window, 'Plotly'), prev = window.Plotly;\n"
-        "var hadName = Object.prototype.hasOwnProperty.call(window, 'moduleName'),"
-        " prevName = window.moduleName;\n"
-        # No CommonJS/AMD detection in the bundle may catch a page's own module system.
-        "(function (module, exports, define) {\n"
-        + _static("plotly-basic.min.js")
-        + "\n}).call(window);\n"
-        "window.__tfprofPlotly = window.Plotly;\n"
-        "if (had) window.Plotly = prev; else delete window.Plotly;\n"
-        "if (hadName) window.moduleName = prevName; else delete window.moduleName;\n"
-        "})();\n" + _bundle.views_script() + "\n}\n"
-    )
-
-
-# -- once per notebook ----------------------------------------------------------------------
-_lib_sent_in: tuple[object, object] | None = None  # (cell id, execution count) that carried it
-
-
-def reset_lib() -> None:
-    """Forget that the viewer script was sent (the next view carries it again)."""
-    global _lib_sent_in
-    _lib_sent_in = None
-
-
-def _cell() -> tuple[object, object]:
-    """The running cell's id (JupyterLab sends it) and execution count, where known."""
-    try:
-        from IPython import get_ipython
-
-        ip = get_ipython()
-        if ip is None:
-            return None, None
-        cell_id = None
-        kernel = getattr(ip, "kernel", None)
-        if kernel is not None and hasattr(kernel, "get_parent"):
-            cell_id = (kernel.get_parent() or {}).get("metadata", {}).get("cellId")
-        return cell_id, ip.execution_count
-    except Exception:  # no kernel: a script; the report path embeds the script itself
-        return None, None
-
-
-def lib_needed() -> bool:
-    """Whether the next viewer output must carry the script: the first one in this kernel,
-    or the first one of a new run of the cell that carried it (its old outputs are gone)."""
-    global _lib_sent_in
-    here = _cell()
-    if _lib_sent_in is None:
-        _lib_sent_in = here
-        return True
-    cell_id, count = _lib_sent_in
-    if cell_id is not None and here[0] == cell_id and here[1] != count:
-        _lib_sent_in = here
-        return True
-    return False
-
-
-# A fresh page parses and runs the viewer script (plotly.js: 1.2 MB) in 0.35-0.6 s. Sent
-# after the view's analyses, that time came on top of them; sent when a view starts being
-# built, the page runs it while the kernel computes (issue 29 item 11).
-_ahead_off = 0
-
-
-@contextlib.contextmanager
-def lib_not_ahead():
-    """Views made inside this block send no viewer script ahead (a report makes views for a
-    file, not for the cell's outputs)."""
-    global _ahead_off
-    _ahead_off += 1
-    try:
-        yield
-    finally:
-        _ahead_off -= 1
-
-
-def send_lib_ahead() -> tuple[object, object] | None:
-    """In a notebook's kernel, where this cell needs the viewer script (:func:`lib_needed`):
-    send it now, as an output of its own that hides itself, ahead of the view's outputs
-    (their script finds ``window.__tfprof`` there, or waits for it). Returns the cell it
-    went into (None: not sent)."""
-    if _ahead_off or not _kernel.in_kernel() or not lib_needed():
-        return None
-    from IPython.display import display
-
-    display({"application/javascript": lib_ahead_js(), "text/plain": ""}, raw=True)
-    return _cell()
-
-
-def lib_moved(sent_in: tuple[object, object] | None) -> bool:
-    """Whether a view whose construction sent the script ahead into cell ``sent_in`` is shown
-    in another cell (or another run of it): it then carries the script again, or a notebook
-    whose first cell is re-run without the view would keep views that cannot draw."""
-    return sent_in is not None and sent_in != _cell()
-
-
-def lib_ahead_js() -> str:
-    """The application/javascript of the viewer script sent ahead: the script, then its own
-    output hidden (an empty output would still take a row), then the first plot of the page
-    drawn off screen while it waits for the view."""
-    return (
-        viewer_lib() + "(function (element) {\n"
-        "var t = window.__tfprof;\n"
-        "if (element && t && t.hideOutput) t.hideOutput(element);\n"
-        # The page is idle until the view's payload comes: its first plot drawn meanwhile,
-        # unless a view came first (a warm-up would then only delay it; its node may not be
-        # in the page yet, so the viewer counts the views it mounted).
-        "if (t && t.warmUp && !t.warmed) { t.warmed = true; setTimeout(function () {\n"
-        "  if (!t.mountCount()) t.warmUp(); }, 0); }\n"
-        "})(typeof element !== 'undefined' ? element : null);\n"
-    )
 
 
 # -- JSON -------------------------------------------------------------------------------------
@@ -303,11 +183,6 @@ def viewer_js(payload_json: str, include_lib: bool) -> str:
         "else (window.__tfprofPending = window.__tfprofPending || []).push(go);\n"
         "})(typeof element !== 'undefined' ? element : null);\n"
     )
-
-
-def lib_script() -> str:
-    """The viewer script as an HTML <script> (a report embeds it once)."""
-    return "<script>" + viewer_lib().replace("</script", "<\\/script") + "</script>"
 
 
 def check_plotly_version() -> None:

@@ -1,0 +1,210 @@
+"""The viewer script and its way into a notebook: plotly.js and the viewer, sent once.
+
+The viewer (the modules in ``static/views/``, joined by :mod:`._bundle`) and the vendored
+plotly.js basic bundle (``static/plotly-basic.min.js``, bar/pie/scatter, MIT, see
+``plotly-basic.LICENSE.txt``) go into a notebook once: with the first view a kernel
+displays, and again when the cell that carried them is run again (its outputs, and the script
+with them, are replaced). A report embeds them once at its top. Nothing is fetched from a
+network.
+
+A fresh page takes 0.35-0.9 s to parse and run the script, so in a kernel it goes to the page
+before the view needs it: at the first :func:`~tfprof_widgets.load` (:func:`prefetch`), while
+the user's next cells run, and again as the first view starts being built
+(:func:`send_lib_ahead`), which then costs the page a few milliseconds (the same text: the
+page's JavaScript engine keeps its compiled code). Imports no plotly: ``load()`` uses it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import threading
+from importlib import resources
+
+from .. import _kernel
+from . import _bundle
+
+__all__ = [
+    "lib_ahead_js",
+    "lib_moved",
+    "lib_needed",
+    "lib_not_ahead",
+    "lib_script",
+    "prefetch",
+    "reset_lib",
+    "send_lib_ahead",
+    "viewer_lib",
+]
+
+
+@functools.cache
+def _static(name: str) -> str:
+    return (resources.files("tfprof_widgets.views") / "static" / name).read_text(encoding="utf-8")
+
+
+@functools.cache  # 1.2 MB, joined once per process
+def viewer_lib() -> str:
+    """plotly.js (kept private: a page's own ``window.Plotly`` is left as it was) and the
+    viewer, as one script that defines ``window.__tfprof`` once per page."""
+    return (
+        "if (!window.__tfprof) {\n(function () {\n"
+        "var had = Object.prototype.hasOwnProperty.call(window, 'Plotly'), prev = window.Plotly;\n"
+        "var hadName = Object.prototype.hasOwnProperty.call(window, 'moduleName'),"
+        " prevName = window.moduleName;\n"
+        # No CommonJS/AMD detection in the bundle may catch a page's own module system.
+        "(function (module, exports, define) {\n"
+        + _static("plotly-basic.min.js")
+        + "\n}).call(window);\n"
+        "window.__tfprofPlotly = window.Plotly;\n"
+        "if (had) window.Plotly = prev; else delete window.Plotly;\n"
+        "if (hadName) window.moduleName = prevName; else delete window.moduleName;\n"
+        "})();\n" + _bundle.views_script() + "\n}\n"
+    )
+
+
+# -- once per notebook ----------------------------------------------------------------------
+_lib_sent_in: tuple[object, object] | None = None  # (cell id, execution count) that carried it
+
+
+def reset_lib() -> None:
+    """Forget that the viewer script was sent (the next view carries it again)."""
+    global _lib_sent_in
+    _lib_sent_in = None
+
+
+def _cell() -> tuple[object, object]:
+    """The running cell's id (JupyterLab sends it) and execution count, where known."""
+    try:
+        from IPython import get_ipython
+
+        ip = get_ipython()
+        if ip is None:
+            return None, None
+        cell_id = None
+        kernel = getattr(ip, "kernel", None)
+        if kernel is not None and hasattr(kernel, "get_parent"):
+            cell_id = (kernel.get_parent() or {}).get("metadata", {}).get("cellId")
+        return cell_id, ip.execution_count
+    except Exception:  # no kernel: a script; the report path embeds the script itself
+        return None, None
+
+
+def lib_needed() -> bool:
+    """Whether the next viewer output must carry the script: the first one in this kernel,
+    or the first one of a new run of the cell that carried it (its old outputs are gone)."""
+    global _lib_sent_in
+    here = _cell()
+    if _lib_sent_in is None:
+        _lib_sent_in = here
+        return True
+    cell_id, count = _lib_sent_in
+    if cell_id is not None and here[0] == cell_id and here[1] != count:
+        _lib_sent_in = here
+        return True
+    return False
+
+
+# A fresh page parses and runs the viewer script (plotly.js: 1.2 MB) in 0.35-0.6 s. Sent
+# after the view's analyses, that time came on top of them; sent when a view starts being
+# built, the page runs it while the kernel computes (issue 29 item 11).
+_ahead_off = 0
+
+
+@contextlib.contextmanager
+def lib_not_ahead():
+    """Views made inside this block send no viewer script ahead (a report makes views for a
+    file, not for the cell's outputs)."""
+    global _ahead_off
+    _ahead_off += 1
+    try:
+        yield
+    finally:
+        _ahead_off -= 1
+
+
+def send_lib_ahead() -> tuple[object, object] | None:
+    """In a notebook's kernel, where this cell needs the viewer script (:func:`lib_needed`):
+    send it now, as an output of its own that hides itself, ahead of the view's outputs
+    (their script finds ``window.__tfprof`` there, or waits for it). Returns the cell it
+    went into (None: not sent)."""
+    if _ahead_off or not _kernel.in_kernel() or not lib_needed():
+        return None
+    from IPython.display import display
+
+    display({"application/javascript": lib_ahead_js(), "text/plain": ""}, raw=True)
+    return _cell()
+
+
+def lib_moved(sent_in: tuple[object, object] | None) -> bool:
+    """Whether a view whose construction sent the script ahead into cell ``sent_in`` is shown
+    in another cell (or another run of it): it then carries the script again, or a notebook
+    whose first cell is re-run without the view would keep views that cannot draw."""
+    return sent_in is not None and sent_in != _cell()
+
+
+def lib_ahead_js() -> str:
+    """The application/javascript of the viewer script sent ahead: the script, then its own
+    output hidden (an empty output would still take a row), then the first plot of the page
+    drawn off screen while it waits for the view."""
+    return (
+        viewer_lib() + "(function (element) {\n"
+        "var t = window.__tfprof;\n"
+        "if (element && t && t.hideOutput) t.hideOutput(element);\n"
+        # The page is idle until the view's payload comes: its first plot drawn meanwhile,
+        # unless a view came first (a warm-up would then only delay it; its node may not be
+        # in the page yet, so the viewer counts the views it mounted).
+        "if (t && t.warmUp && !t.warmed) { t.warmed = true; setTimeout(function () {\n"
+        "  if (!t.mountCount()) t.warmUp(); }, 0); }\n"
+        "})(typeof element !== 'undefined' ? element : null);\n"
+    )
+
+
+def lib_script() -> str:
+    """The viewer script as an HTML <script> (a report embeds it once)."""
+    return "<script>" + viewer_lib().replace("</script", "<\\/script") + "</script>"
+
+
+# -- ahead of the first view ------------------------------------------------------------------
+# Where the prefetched script's output went once its cell ended: an output that hides itself
+# (no 1.2 MB kept in the notebook for the load's cell; the first view's cell carries it).
+HIDDEN_JS = (
+    "(function (element) {\n"
+    "var hide = function () { window.__tfprof.hideOutput(element); };\n"
+    "if (window.__tfprof) hide();\n"
+    "else (window.__tfprofPending = window.__tfprofPending || []).push(hide);\n"
+    "})(typeof element !== 'undefined' ? element : null);\n"
+)
+_prefetched = False
+
+
+def prefetch() -> bool:
+    """At the first ``load()`` of a notebook's kernel (unless ``TFPROF_WIDGETS_PRELOAD=0``):
+    send the viewer script to the page now, so that a fresh page has parsed it and drawn its
+    first plot off screen by the time a view comes (the user's next cells, the load itself).
+    Its output is replaced by one that hides itself when the cell ends: the script stays in
+    the page, not in the saved notebook. Returns whether it was sent."""
+    global _prefetched
+    if (
+        _prefetched
+        or _ahead_off
+        or os.environ.get("TFPROF_WIDGETS_PRELOAD") == "0"
+        or threading.current_thread() is not threading.main_thread()
+        or not _kernel.in_kernel()
+    ):
+        return False
+    _prefetched = True
+    from IPython import get_ipython
+    from IPython.display import display
+
+    handle = display(
+        {"application/javascript": lib_ahead_js(), "text/plain": ""}, raw=True, display_id=True
+    )
+    shell = get_ipython()
+
+    def hide(*_args) -> None:
+        shell.events.unregister("post_run_cell", hide)
+        handle.update({"application/javascript": HIDDEN_JS, "text/plain": ""}, raw=True)
+
+    shell.events.register("post_run_cell", hide)
+    return True
