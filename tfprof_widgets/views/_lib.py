@@ -145,8 +145,8 @@ def lib_moved(sent_in: tuple[object, object] | None) -> bool:
 
 def lib_ahead_js() -> str:
     """The application/javascript of the viewer script sent ahead: the script, then its own
-    output hidden (an empty output would still take a row), then the first plot of the page
-    drawn off screen while it waits for the view."""
+    output hidden (an empty output would still take a row), then a small view like the real
+    ones drawn off screen while the page waits (``warmUp`` in static/views/outputs.js)."""
     return (
         viewer_lib() + "(function (element) {\n"
         "var t = window.__tfprof;\n"

@@ -6,8 +6,7 @@
 import { Plotly } from "./plotly_ref.js";
 import { theme } from "./theme.js";
 import { Table } from "./table.js";
-import { hideOutput, mount, mountAll, mountCount } from "./outputs.js";
-import { warmUp } from "./plot.js";
+import { hideOutput, mount, mountAll, mountCount, warmUp } from "./outputs.js";
 
 const VERSION = 1;
 

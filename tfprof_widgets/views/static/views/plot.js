@@ -122,15 +122,3 @@ export class Plot {
     table.root.scrollIntoView({block: "nearest"});
   }
 }
-export function warmUp() {
-  // A fresh page's first plot takes 0.2-0.3 s longer than the next ones: plotly.js's code
-  // runs for the first time. Where the viewer script came ahead of a view (the kernel still
-  // builds it), a small bar, line and pie are drawn off screen meanwhile, then dropped.
-  const div = el("div");
-  div.style.cssText = "position:fixed;left:-10000px;top:0;width:480px;height:320px;visibility:hidden";
-  document.body.appendChild(div);
-  const data = [{type: "bar", x: ["a", "b"], y: [1, 2]}, {type: "scatter", mode: "lines", x: [0, 1], y: [2, 1]},
-                {type: "pie", labels: ["a", "b"], values: [1, 2], domain: {x: [0.6, 1]}}];
-  const done = () => { Plotly.purge(div); div.remove(); };
-  Promise.resolve(Plotly.newPlot(div, data, {width: 480, height: 320}, {displaylogo: false})).then(done, done);
-}
