@@ -398,6 +398,18 @@ def test_tf_data_graph_offers_pipelines_and_calls(ib):
     assert len(p["variants"]) == 5  # the five slowest calls
 
 
+def test_tf_data_graph_reads_each_calls_iterators_once(ib, monkeypatch):
+    view = tw.views.tf_data_graph(ib)
+    stats, calls = view.stats, []
+    real = type(stats).iterator_stats
+    monkeypatch.setattr(
+        type(stats), "iterator_stats", lambda self, **kw: calls.append(kw) or real(self, **kw)
+    )
+    view.static_html()
+    p = payload(view)
+    assert len(p["variants"]) == 5 and len(calls) == 5  # its graph and its table share it
+
+
 def test_pod_viewer_names_the_straggler_and_its_cause():
     rows = []
     for h, extra_input in (("w0", 0), ("w1", 0), ("w2", 5000), ("w3", 0)):

@@ -40,6 +40,7 @@ class TfDataGraphView(View):
         elif host is None and len(pipes):
             host, pipeline = pipes["host"].iloc[0], int(pipes["pipeline"].iloc[0])
         self.host, self.pipeline, self.rank = host, pipeline, rank
+        self._nodes: dict[tuple, pd.DataFrame | None] = {}
 
     def executions(self, host=None, pipeline=None) -> pd.DataFrame:
         """Calls of one pipeline's root iterator, slowest first."""
@@ -51,10 +52,17 @@ class TfDataGraphView(View):
 
     def nodes(self, host=None, pipeline=None, rank: int | None = None) -> pd.DataFrame | None:
         """Iterators of one call (rank 0 = the slowest) with their layout and the
-        bottleneck (the blocking iterator with the most self time)."""
+        bottleneck (the blocking iterator with the most self time). Each call's once: its
+        graph and its table both read it."""
         host = self.host if host is None else host
         pipeline = self.pipeline if pipeline is None else pipeline
         rank = self.rank if rank is None else rank
+        key = (host, pipeline, rank)
+        if key not in self._nodes:
+            self._nodes[key] = self._call_nodes(host, pipeline, rank)
+        return self._nodes[key]
+
+    def _call_nodes(self, host, pipeline, rank: int) -> pd.DataFrame | None:
         ex = self.executions(host, pipeline)
         if not len(ex):
             return None
