@@ -8,6 +8,9 @@ import re
 import numpy as np
 import pandas as pd
 
+from .... import stat_columns
+from ...inputs import per_run
+
 STEP_MARKER = re.compile(r"^ProfilerStep#(\d{1,18})$")
 # torch.utils.data's iterators, as the profiler names each batch they hand out.
 _DATALOADER = re.compile(r"^enumerate\(DataLoader\)#.*\.__next__$|^enumerate\(DataPipe\)#")
@@ -48,6 +51,17 @@ def cat_types(categories: pd.Index) -> np.ndarray:
     """Per distinct ``cat``: its event type (OTHER where torch-tb-profiler ignores it)."""
     low = pd.Series(categories, dtype=object).astype(str).str.lower()
     return low.map(_CAT_TYPES).fillna(OTHER).to_numpy(np.int8)
+
+
+@per_run
+def event_types(run) -> np.ndarray:
+    """Per event of run.events: the type of its Kineto ``cat`` (:func:`cat_types`; -1 for
+    an event without one). Read-only: the operator trees, the steps' roles and the memory
+    events' operators all start from it."""
+    cat = stat_columns.categorical(run.stat_store, "cat", len(run.events))
+    kind = np.append(cat_types(cat.categories), -1)[np.asarray(cat.codes)]
+    kind.setflags(write=False)
+    return kind
 
 
 def is_step_marker(names: pd.Series) -> np.ndarray:

@@ -48,7 +48,7 @@ def _kinds(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ev = run.events
     n = len(ev)
     cat = stat_columns.categorical(run.stat_store, "cat", n)
-    kind = np.append(torch_names.cat_types(cat.categories), -1)[np.asarray(cat.codes)]
+    kind = torch_names.event_types(run)
     host = ~on_device(run)
     codes = ev["name"].cat.codes.to_numpy()
     names = pd.Series(ev["name"].cat.categories.astype(str))

@@ -65,8 +65,7 @@ def _event_kinds(run) -> tuple[np.ndarray, np.ndarray]:
     """Per event: its role (-1: none), and whether it is a step marker."""
     ev = run.events
     n = len(ev)
-    cat = stat_columns.categorical(run.stat_store, "cat", n)
-    kind = np.append(torch_names.cat_types(cat.categories), -1)[np.asarray(cat.codes)]
+    kind = torch_names.event_types(run).copy()
     device = on_device(run)
     kind[device & (kind == ANNOTATION)] = -1  # GPU user annotations
     codes = ev["name"].cat.codes.to_numpy()
