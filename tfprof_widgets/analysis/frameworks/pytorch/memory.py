@@ -60,7 +60,8 @@ def _ranks(values: np.ndarray) -> np.ndarray:
 
 
 def _enclosing_ops(run, rows: np.ndarray) -> np.ndarray:
-    """Per memory event: the name of the innermost operator around it on its line ('')."""
+    """Per memory event: the innermost operator around it on its line, as the code of its
+    name (:func:`_no_op` where none)."""
     ev = run.events
     ops = np.flatnonzero(event_types(run) == OPERATOR)
     both = np.concatenate([ops, rows])
@@ -72,11 +73,25 @@ def _enclosing_ops(run, rows: np.ndarray) -> np.ndarray:
     inv = np.empty(len(both), np.int64)
     inv[order] = np.arange(len(both))
     par = parent[inv[len(ops) :]]
-    names = ev["name"].array
-    # Each enclosing operator's name from the names' categories (no string per event).
-    op_names = np.append(np.asarray(names.categories, object), np.nan)
-    names = np.append(op_names[np.asarray(names.codes)[both[order]]], "")
-    return np.asarray(names[np.where(par >= 0, par, -1)], dtype=object)
+    # Codes into the names' categories; len(categories) (''), where no operator encloses it.
+    codes = np.append(np.asarray(ev["name"].array.codes, np.int64)[both[order]], _no_op(run))
+    return codes[np.where(par >= 0, par, -1)]
+
+
+def _no_op(run) -> int:
+    """The code of '' in :func:`_enclosing_ops`' codes: one past the names' categories."""
+    return len(run.events["name"].cat.categories)
+
+
+def _categorical(codes: np.ndarray, names: np.ndarray) -> pd.Categorical:
+    """Codes into ``names`` (str; -1: missing) as a categorical of the names used, sorted:
+    what ``astype("category")`` makes of the texts, without a Python string per row."""
+    used = np.unique(codes[codes >= 0])
+    distinct, inverse = np.unique(names[used], return_inverse=True)
+    remap = np.full(len(names) + 1, -1, np.int64)
+    remap[used] = inverse.reshape(-1)
+    dtype = pd.CategoricalDtype(pd.Index(distinct.tolist()))
+    return pd.Categorical.from_codes(remap[codes], dtype=dtype, validate=False)
 
 
 def memory_events(run) -> pd.DataFrame | None:
@@ -113,16 +128,17 @@ def memory_events(run) -> pd.DataFrame | None:
         allocated = _running_totals(allocated, size, has_total[order], segment)
         reserved = np.where(has_total[order], reserved, allocated)
     address = num("Addr")[order]
-    op = _inherited(_enclosing_ops(run, rows), address, size > 0, segment)
+    op = _inherited(_enclosing_ops(run, rows), address, size > 0, segment, _no_op(run))
     group = ev["group_id"].to_numpy(dtype=float, na_value=np.nan)[rows]
     group = np.where(np.isnan(group), -1, group).astype(np.int64)
-    blank = np.full(len(rows), "", object)
+    blank = _categorical(np.zeros(len(rows), np.int64), np.array([""], object))
+    op_names = np.append(np.asarray(ev["name"].cat.categories, object), "")
     out = {
-        "host": schema.text_categorical(host_names[host_code]),
-        "allocator": schema.text_categorical(alloc_names[alloc_code]),
+        "host": _categorical(host_code, host_names),
+        "allocator": _categorical(alloc_code, alloc_names),
         "time_us": time_us,
-        "activity": schema.text_categorical(
-            np.where(size > 0, "ALLOCATION", "DEALLOCATION").astype(object)
+        "activity": _categorical(
+            np.where(size > 0, 0, 1), np.array(["ALLOCATION", "DEALLOCATION"], object)
         ),
         "stack_reserved_bytes": np.zeros(len(rows), np.int64),
         "heap_allocated_bytes": allocated,
@@ -132,20 +148,21 @@ def memory_events(run) -> pd.DataFrame | None:
         "requested_bytes": np.abs(size),
         "allocation_bytes": np.abs(size),
         "address": address,
-        "tf_op": schema.text_categorical(op),
+        "tf_op": _categorical(op, op_names),
         "group_id": _steps_outside_filled(group, starts),
-        "region_type": schema.text_categorical(blank),
-        "data_type": schema.text_categorical(blank),
-        "tensor_shape": schema.text_categorical(blank),
+        "region_type": blank,
+        "data_type": blank.copy(),
+        "tensor_shape": blank.copy(),
         "event": rows,
         "peak_bytes_in_use": _running_max(allocated, starts),
     }
     return schema.conform(pd.DataFrame({c: out[c] for c in schema.MEMORY}), schema.MEMORY)
 
 
-def _inherited(op, address, is_alloc, segment) -> np.ndarray:
-    """A free takes the op of the last allocation before it at its address on its allocator
-    (``segment``: the allocator's number; rows in time order within it), '' where none."""
+def _inherited(op, address, is_alloc, segment, none: int) -> np.ndarray:
+    """A free takes the op (code) of the last allocation before it at its address on its
+    allocator (``segment``: the allocator's number; rows in time order within it), ``none``
+    where there is none."""
     if not len(op):
         return op
     order = np.lexsort((np.arange(len(op)), address, segment))
@@ -156,8 +173,8 @@ def _inherited(op, address, is_alloc, segment) -> np.ndarray:
     )
     last_alloc = np.maximum.accumulate(np.where(is_alloc[order], pos, -1))
     source = np.where(last_alloc >= group_start, last_alloc, -1)
-    inherited = np.empty(len(op), object)
-    inherited[order] = np.append(op[order], "")[source]
+    inherited = np.empty(len(op), np.int64)
+    inherited[order] = np.append(op[order], none)[source]
     return np.where(is_alloc, op, inherited)
 
 
