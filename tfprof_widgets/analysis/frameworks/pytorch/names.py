@@ -64,8 +64,21 @@ def event_types(run) -> np.ndarray:
     return kind
 
 
+def texts(names) -> list[str]:
+    """Distinct names (a Series, Index or array) as a list of str."""
+    return [v if type(v) is str else str(v) for v in np.asarray(names, dtype=object).tolist()]
+
+
+# The rules below run on distinct names (hundreds to a few thousand per capture), in Python:
+# pandas' string methods cost ~1 ms a call in overhead on so few values, more than the
+# matching, and they follow Python's ``re`` (where pyarrow's differs, pandas falls back to it).
+def _flags(names, test) -> np.ndarray:
+    values = texts(names)
+    return np.fromiter(map(test, values), bool, len(values))
+
+
 def is_step_marker(names: pd.Series) -> np.ndarray:
-    return names.astype(str).str.match(STEP_MARKER).to_numpy(dtype=bool)
+    return _flags(names, lambda s: STEP_MARKER.match(s) is not None)
 
 
 def step_numbers(names: pd.Series) -> np.ndarray:
@@ -73,15 +86,20 @@ def step_numbers(names: pd.Series) -> np.ndarray:
     return pd.to_numeric(found, errors="coerce").to_numpy(dtype=float)
 
 
+def is_dataloader_name(name: str) -> bool:
+    """Is it the DataLoader (or a DataPipe) handing out a batch?"""
+    return _DATALOADER.search(name) is not None
+
+
 def is_dataloader_next(names: pd.Series) -> np.ndarray:
-    """Per name: is it the DataLoader (or a DataPipe) handing out a batch?"""
-    return names.astype(str).str.contains(_DATALOADER).to_numpy(dtype=bool)
+    """Per name: :func:`is_dataloader_name`."""
+    return _flags(names, is_dataloader_name)
 
 
 def is_launch(names: pd.Series) -> np.ndarray:
     """Per name: is it a runtime call that puts work on a stream?"""
-    return names.astype(str).str.match(_LAUNCH).to_numpy(dtype=bool)
+    return _flags(names, lambda s: _LAUNCH.match(s) is not None)
 
 
 def is_collective(names: pd.Series) -> np.ndarray:
-    return names.astype(str).isin(COLLECTIVE_OPS).to_numpy(dtype=bool)
+    return _flags(names, COLLECTIVE_OPS.__contains__)
