@@ -86,6 +86,8 @@ def _encode(s: pd.Series, kind: str, digits: int | None):
                 return v.tolist()
         return [None if pd.isna(x) else int(x) for x in v.tolist()]
     if kind == "bool":
+        if s.dtype == bool:  # numpy's bool has no missing value: no per-row check
+            return s.to_numpy().astype(np.int64).tolist()
         return [None if pd.isna(x) else int(bool(x)) for x in s.tolist()]
     if isinstance(s.dtype, pd.CategoricalDtype):
         return _categorical_text(s)
@@ -167,20 +169,42 @@ def _empty(s: pd.Series) -> bool:
 
 def _front_code(names: list[str]) -> list:
     out: list = []
-    prev = ""
-    for n in names:
-        # The longest shared prefix by bisection on slices (compared in C), not a Python
-        # loop over every character of names hundreds of characters long.
-        lo, hi = 0, min(len(n), len(prev))
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if n[:mid] == prev[:mid]:
-                lo = mid
-            else:
-                hi = mid - 1
+    for n, lo in zip(names, _shared_prefixes(names).tolist()):
         out += [lo, n[lo:]]
-        prev = n
     return out
+
+
+# The most code points _shared_prefixes compares as one array (4 bytes each).
+_PREFIX_CELLS = 4_000_000
+
+
+def _shared_prefixes(names: list[str]) -> np.ndarray:
+    """Per name: the length of the longest prefix it shares with the name before it (0 for
+    the first). All at once on the names as one array of code points (numpy pads each to
+    the longest with zeros, which end a shared prefix like a name's end does), instead of a
+    bisection on slices per name; names that numpy cannot hold as they are (a NUL, which it
+    strips at the end) or too many code points in all take the bisection."""
+    width = max(map(len, names), default=0)
+    if not names or len(names) * width > _PREFIX_CELLS or any("\0" in n for n in names):
+        return np.array([_shared_prefix(a, b) for a, b in zip([""] + names[:-1], names)])
+    cells = np.array(names, dtype=f"<U{max(width, 1)}").view(np.uint32).reshape(len(names), -1)
+    differ = cells[1:] != cells[:-1]
+    first = np.where(differ.any(axis=1), differ.argmax(axis=1), cells.shape[1])
+    lengths = np.fromiter(map(len, names), np.int64, len(names))
+    return np.r_[0, np.minimum(first, np.minimum(lengths[1:], lengths[:-1]))].astype(np.int64)
+
+
+def _shared_prefix(prev: str, n: str) -> int:
+    """The longest prefix ``n`` shares with ``prev``, by bisection on slices (compared in C),
+    not a Python loop over every character of names hundreds of characters long."""
+    lo, hi = 0, min(len(n), len(prev))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if n[:mid] == prev[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def encode_column(values, kind: str | None = None, digits: int | None = None):

@@ -17,8 +17,9 @@ import pandas as pd
 from .... import schema, stat_columns
 from ...event_index import event_plane_rows, times_ps
 from ...inputs import per_run
+from ...nesting import group_numbers
 from .names import KERNEL
-from .ops import group_numbers, launches, operator_tree
+from .ops import launches, operator_tree
 
 ROOT = "CallTreeRoot"
 _LAUNCH = ("grid", "block", "registers_per_thread", "shared_memory_bytes")

@@ -33,7 +33,7 @@ import pandas as pd
 from .... import schema, stat_columns
 from ...event_index import on_device, times_ps
 from ...inputs import per_run
-from ...nesting import stack_nesting
+from ...nesting import group_numbers, stack_nesting
 from . import names as torch_names
 from .names import ANNOTATION, KERNEL, MEMCPY, MEMSET, OPERATOR, RUNTIME
 
@@ -226,18 +226,6 @@ def _subtree_sums(values: np.ndarray, parent: np.ndarray) -> np.ndarray:
         more = parent[up] >= 0
         who, carry = up[more], carry[more]
     return out
-
-
-def group_numbers(columns: list[np.ndarray]) -> np.ndarray:
-    """Per row: the number of its group of equal values in ``columns``, the groups numbered
-    in order of first appearance (``groupby(sort=False)``'s order). One integer key in
-    place of several object ones: pandas groups by it for a fraction of their cost, with the
-    same rows in each group in the same order, so the same sums."""
-    code = np.zeros(len(columns[0]) if columns else 0, np.int64)
-    for c in columns:
-        c_code, distinct = pd.factorize(c)
-        code, _ = pd.factorize(code * max(len(distinct), 1) + c_code)
-    return np.asarray(code, np.int64)
 
 
 def _grouped(run, keys: list[str], table: dict) -> pd.DataFrame:
