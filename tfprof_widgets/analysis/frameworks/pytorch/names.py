@@ -82,8 +82,11 @@ def is_step_marker(names: pd.Series) -> np.ndarray:
 
 
 def step_numbers(names: pd.Series) -> np.ndarray:
-    found = names.astype(str).str.extract(STEP_MARKER, expand=False)
-    return pd.to_numeric(found, errors="coerce").to_numpy(dtype=float)
+    """Per name: N of ``ProfilerStep#N`` (NaN for another name)."""
+    found = [STEP_MARKER.match(t) for t in texts(names)]
+    # ``\d`` takes any script's digits; only ASCII ones make a number (as pd.to_numeric).
+    digits = [m.group(1) if m else "" for m in found]
+    return np.array([float(d) if d and d.isascii() else np.nan for d in digits], dtype=float)
 
 
 def is_dataloader_name(name: str) -> bool:
