@@ -56,14 +56,18 @@ DATA_TYPES = [
 def memory_events(run) -> pd.DataFrame:
     """One row per allocator event, ordered by host, allocator and time: schema.MEMORY; a
     framework's own allocator events (its ``memory_events`` rule) follow XProf's."""
-    ours = _xprof_memory_events(run)
     own = framework_of(run).memory_events(run)
     if not own:
-        return ours
-    both = [m for m in (ours, *own) if len(m)]
+        return _xprof_memory_events(run)
+    # Without XProf's allocator events ours would be an empty frame, left out below.
+    has_ours = run.events["name"].cat.categories.isin(_XPROF_EVENTS).any()
+    both = [m for m in ((_xprof_memory_events(run),) if has_ours else ()) + tuple(own) if len(m)]
     if len(both) == 1:
         return both[0]
     return schema.conform(pd.concat(both, ignore_index=True), schema.MEMORY)
+
+
+_XPROF_EVENTS = ("MemoryAllocation", "MemoryDeallocation")
 
 
 def _xprof_memory_events(run) -> pd.DataFrame:
