@@ -27,6 +27,8 @@ anything else is counted in the span only.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -38,6 +40,9 @@ from .nesting import interval_union, to_ps
 _COMMUNICATION = r"^nccl.*Kernel"
 _MEMORY = r"^(?:Memcpy|Memset|dma)"
 _NOT_COMPUTE = r"^(?:nccl.*Kernel|.*Memcpy|Memset|.*Sync)"
+_COMMUNICATION_RE, _MEMORY_RE, _NOT_COMPUTE_RE = (
+    re.compile(p) for p in (_COMMUNICATION, _MEMORY, _NOT_COMPUTE)
+)
 # The kinds in the order HTA names them when they overlap.
 KINDS = ("COMPUTATION", "COMMUNICATION", "MEMORY")
 _OTHER = len(KINDS)
@@ -57,12 +62,18 @@ def device_activity(run) -> np.ndarray:
 
 def kernel_kinds(names: pd.Series) -> np.ndarray:
     """Per name: its kind's index in KINDS (len(KINDS) where none)."""
-    text = names.astype(str)
-    kind = np.full(len(text), _OTHER, np.int8)
-    kind[~text.str.match(_NOT_COMPUTE).to_numpy(dtype=bool)] = 0
-    kind[text.str.match(_MEMORY).to_numpy(dtype=bool)] = 2
-    kind[text.str.match(_COMMUNICATION).to_numpy(dtype=bool)] = 1
-    return kind
+    # In Python over the distinct names: pandas' string methods cost more in overhead (and
+    # follow Python's re).
+    text = [v if type(v) is str else str(v) for v in np.asarray(names, dtype=object).tolist()]
+    return np.fromiter(map(_kind_of_name, text), np.int8, len(text))
+
+
+def _kind_of_name(name: str) -> int:
+    if _COMMUNICATION_RE.match(name):
+        return 1
+    if _MEMORY_RE.match(name):
+        return 2
+    return _OTHER if _NOT_COMPUTE_RE.match(name) else 0
 
 
 def _groups(run, rows: np.ndarray | None = None):
@@ -99,18 +110,24 @@ def temporal_breakdown(run) -> pd.DataFrame:
         compute = int((ce - cs).sum())
         idle, non_compute = span - busy, busy - compute
         out.append((host, device, span, idle, compute, non_compute))
-    df = pd.DataFrame(
-        out, columns=["host", "device", "span", "idle", "compute", "non_compute"]
-    ).astype({c: np.float64 for c in ("span", "idle", "compute", "non_compute")})
-    for c in ("idle", "compute", "non_compute"):
-        df[f"{c}_us"] = df[c] / 1e6
+    # Columns made from the rows at once: a frame of a device or two costs more in pandas'
+    # per-column steps than in what they compute.
+    col = dict(zip(("host", "device"), (np.array(c, object) for c in zip(*out)))) if out else {}
+    figures = np.array([r[2:] for r in out], np.float64).reshape(len(out), 4)
+    span = figures[:, 0]
+    df = {
+        "host": pd.Categorical(col.get("host", np.array([], object))),
+        "device": pd.Categorical(col.get("device", np.array([], object))),
+        "span_us": span / 1e6,
+    }
+    for i, c in enumerate(("idle", "compute", "non_compute"), start=1):
+        df[f"{c}_us"] = figures[:, i] / 1e6
         df[f"{c}_percent"] = np.where(
-            df["span"] > 0, 100 * df[c] / df["span"].where(df["span"] > 0, 1), 0.0
+            span > 0, 100 * figures[:, i] / np.where(span > 0, span, 1), 0.0
         )
-    df["span_us"] = df["span"] / 1e6
-    df["host"] = pd.Categorical(df["host"])
-    df["device"] = pd.Categorical(df["device"])
-    return schema.conform(df, schema.TEMPORAL_BREAKDOWN)
+    return schema.conform(
+        pd.DataFrame({c: df[c] for c in schema.TEMPORAL_BREAKDOWN}), schema.TEMPORAL_BREAKDOWN
+    )
 
 
 def _covered_before(s: np.ndarray, e: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -144,21 +161,24 @@ def temporal_breakdown_steps(run) -> pd.DataFrame:
     """Idle, compute and non-compute time of each device in each step of ``run.steps``
     (schema.TEMPORAL_BREAKDOWN_STEPS): one row per host, device with activity and step."""
     steps = run.steps
-    out = []
+    step_host = steps["host"].astype(str).to_numpy(object)
+    step_start = steps["start_us"].to_numpy()
+    step_end = (steps["start_us"] + steps["step_time_us"]).to_numpy()
+    step_number = steps["step"].array
+    parts = []
     for host, device, start, end, kind in _groups(run, stream_activity(run)):
-        mine = steps[steps["host"].astype(str) == host]
+        mine = np.flatnonzero(step_host == host)
         if not len(mine):
             continue
-        ws = to_ps(mine["start_us"].to_numpy())
-        we = to_ps((mine["start_us"] + mine["step_time_us"]).to_numpy())
+        ws, we = to_ps(step_start[mine]), to_ps(step_end[mine])
         busy, compute, active = _window_breakdown(start, end, kind, ws, we)
         window = we - ws
-        frame = pd.DataFrame(
+        parts.append(
             {
-                "host": host,
-                "device": device,
-                "step": mine["step"].to_numpy(),
-                "start_us": mine["start_us"].to_numpy(),
+                "host": np.full(len(mine), host, object),
+                "device": np.full(len(mine), device, object),
+                "step": mine,  # rows of run.steps: their numbers taken at once below
+                "start_us": step_start[mine],
                 "window_us": window / 1e6,
                 "active_us": active / 1e6,
                 "idle_us": (window - busy) / 1e6,
@@ -166,21 +186,25 @@ def temporal_breakdown_steps(run) -> pd.DataFrame:
                 "non_compute_us": (busy - compute) / 1e6,
             }
         )
-        out.append(frame)
-    if not out:
+    if not parts:
         return schema.empty(schema.TEMPORAL_BREAKDOWN_STEPS)
-    df = pd.concat(out, ignore_index=True)
+    # One frame from the parts' columns (not a frame per device, then concat and astype).
+    df = {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
+    df["step"] = step_number[df["step"]]
     # HTA's shares: over its span on the cut trace (active_us), whose idle part is the
     # active span less the busy time; steps whose GPU starts late differ by tens of points
     # from shares over the whole window.
-    active = df["active_us"].where(df["active_us"] > 0)
+    active = np.where(df["active_us"] > 0, df["active_us"], np.nan)
     idle_in_active = df["active_us"] - df["compute_us"] - df["non_compute_us"]
     df["idle_percent"] = 100 * idle_in_active / active
     df["compute_percent"] = 100 * df["compute_us"] / active
     df["non_compute_percent"] = 100 * df["non_compute_us"] / active
     df["host"] = pd.Categorical(df["host"])
     df["device"] = pd.Categorical(df["device"])
-    return schema.conform(df, schema.TEMPORAL_BREAKDOWN_STEPS)
+    return schema.conform(
+        pd.DataFrame({c: df[c] for c in schema.TEMPORAL_BREAKDOWN_STEPS}),
+        schema.TEMPORAL_BREAKDOWN_STEPS,
+    )
 
 
 def _overlaps(start: np.ndarray, end: np.ndarray, kind: np.ndarray) -> np.ndarray:

@@ -28,6 +28,7 @@ from .. import schema, stat_columns
 from .event_index import event_line_ids, is_derived_line, on_device
 from .event_ops import parsed_values
 from .frameworks import framework_of
+from .nesting import group_numbers
 
 # Kernel-name fragments of NVIDIA Tensor Core kernels (XProf's list).
 TENSOR_CORE_PATTERNS = (
@@ -114,17 +115,7 @@ def kernel_stats(run) -> pd.DataFrame:
         "is_op_tensor_core_eligible",
         "operation",
     ]
-    agg = (
-        df.groupby(keys, sort=False)
-        .agg(
-            occupancy_percent=("occupancy_percent", "first"),
-            occurrences=("dur", "size"),
-            total_time_us=("dur", "sum"),
-            min_time_us=("dur", "min"),
-            max_time_us=("dur", "max"),
-        )
-        .reset_index()
-    )
+    agg = _per_launch_config(df, keys)
     agg["shmem_bytes"] = agg["static_shmem"] + agg["dynamic_shmem"]
     agg["avg_time_us"] = agg["total_time_us"] / agg["occurrences"]
     agg = agg.sort_values(
@@ -134,6 +125,39 @@ def kernel_stats(run) -> pd.DataFrame:
     )
     agg = agg.groupby("host", sort=False).head(MAX_KERNELS).reset_index(drop=True)
     return schema.conform(agg, schema.KERNELS)
+
+
+def _per_launch_config(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """The launches grouped by ``keys`` (in order of first appearance): the first occupancy,
+    the count and the total, min and max duration of each. Grouped by one integer per
+    distinct key (:func:`.nesting.group_numbers`), not by ten object and number columns: the
+    same groups, rows and order, so pandas' aggregates give the same numbers."""
+    if any(pd.isna(df[k].to_numpy()).any() for k in keys):  # groupby drops such rows
+        return (
+            df.groupby(keys, sort=False)
+            .agg(
+                occupancy_percent=("occupancy_percent", "first"),
+                occurrences=("dur", "size"),
+                total_time_us=("dur", "sum"),
+                min_time_us=("dur", "min"),
+                max_time_us=("dur", "max"),
+            )
+            .reset_index()
+        )
+    group = group_numbers([df[k].to_numpy() for k in keys])
+    first = np.unique(group, return_index=True)[1]
+    g = df[["occupancy_percent", "dur"]].groupby(group, sort=False)
+    dur = g["dur"]
+    return pd.DataFrame(
+        {
+            **{k: df[k].to_numpy()[first] for k in keys},
+            "occupancy_percent": g["occupancy_percent"].first().to_numpy(),
+            "occurrences": dur.size().to_numpy(),
+            "total_time_us": dur.sum().to_numpy(),
+            "min_time_us": dur.min().to_numpy(),
+            "max_time_us": dur.max().to_numpy(),
+        }
+    )
 
 
 def _launches(run) -> pd.DataFrame | None:

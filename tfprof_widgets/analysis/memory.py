@@ -56,14 +56,18 @@ DATA_TYPES = [
 def memory_events(run) -> pd.DataFrame:
     """One row per allocator event, ordered by host, allocator and time: schema.MEMORY; a
     framework's own allocator events (its ``memory_events`` rule) follow XProf's."""
-    ours = _xprof_memory_events(run)
     own = framework_of(run).memory_events(run)
     if not own:
-        return ours
-    both = [m for m in (ours, *own) if len(m)]
+        return _xprof_memory_events(run)
+    # Without XProf's allocator events ours would be an empty frame, left out below.
+    has_ours = run.events["name"].cat.categories.isin(_XPROF_EVENTS).any()
+    both = [m for m in ((_xprof_memory_events(run),) if has_ours else ()) + tuple(own) if len(m)]
     if len(both) == 1:
         return both[0]
     return schema.conform(pd.concat(both, ignore_index=True), schema.MEMORY)
+
+
+_XPROF_EVENTS = ("MemoryAllocation", "MemoryDeallocation")
 
 
 def _xprof_memory_events(run) -> pd.DataFrame:
@@ -260,11 +264,6 @@ def _peak_position(in_use: np.ndarray, event: np.ndarray) -> int:
     return int(tied[np.argmax(event[tied])])
 
 
-def _peak_index(g: pd.DataFrame) -> int:
-    """:func:`_peak_position` of one allocator's rows of run.memory."""
-    return _peak_position(g["in_use_bytes"].to_numpy(), g["event"].to_numpy())
-
-
 def _peak_step(in_use: np.ndarray, group_id: np.ndarray) -> int:
     """Step of the peak: that of the latest event (in time) at the peak usage, as XProf
     picks it (which can differ from the peak event's own step when the peak is reached
@@ -353,14 +352,15 @@ def memory_breakdown(run, allocator: str | None = None, host: str | None = None)
     if not len(sel):
         raise KeyError(f"no allocator {allocator!r}" + (f" on host {host!r}" if host else ""))
     s = sel.iloc[0]
-    g = memory[(memory["host"] == s["host"]) & (memory["allocator"] == allocator)]
-    g = g.reset_index(drop=True)
-    live, unmapped = _live_at_peak(g, int(s["peak_group_id"]), int(s["peak_heap_bytes"]))
-    picked = g.loc[live, _BREAKDOWN_ITEM]
-    items = [
-        {c: ("" if pd.isna(v) else v) for c, v in zip(_BREAKDOWN_ITEM, row)}
-        for row in picked.itertuples(index=False)
-    ]
+    rows = np.flatnonzero(
+        _equals(memory["host"], s["host"]) & _equals(memory["allocator"], allocator)
+    )
+    col = {c: memory[c].to_numpy()[rows] for c in _LIVE_INPUTS}
+    live, unmapped = _live_at_peak(col, int(s["peak_group_id"]), int(s["peak_heap_bytes"]))
+    # The live allocations' columns, text as str with missing values as "".
+    picked = {c: memory[c].to_numpy()[rows[live]] for c in _BREAKDOWN_ITEM[:2]}
+    picked.update({c: _texts(memory[c], rows[live]) for c in _BREAKDOWN_ITEM[2:]})
+    items = [picked]
     for name, nbytes, region in (
         ("unused preallocated device memory", unmapped, "persist/dynamic"),
         ("stack", int(s["peak_stack_bytes"]), "stack"),
@@ -368,21 +368,19 @@ def memory_breakdown(run, allocator: str | None = None, host: str | None = None)
         if nbytes > 0:
             items.append(
                 {
-                    "allocation_bytes": nbytes,
-                    "requested_bytes": nbytes,
-                    "tf_op": name,
-                    "region_type": region,
-                    "data_type": _unrecorded_type(run),
-                    "tensor_shape": "unknown",
+                    "allocation_bytes": [nbytes],
+                    "requested_bytes": [nbytes],
+                    "tf_op": [name],
+                    "region_type": [region],
+                    "data_type": [_unrecorded_type(run)],
+                    "tensor_shape": ["unknown"],
                 }
             )
-    df = pd.DataFrame(items, columns=_BREAKDOWN_ITEM)
-    for c in _BREAKDOWN_ITEM[2:]:
-        df[c] = df[c].astype(str)
-    out = df.groupby(_BREAKDOWN_ITEM, sort=False).size().rename("occurrences").reset_index()
-    out = out.sort_values(
-        _BREAKDOWN_ITEM, ascending=[False, False, True, True, True, True], ignore_index=True
-    )
+    cols = [
+        np.concatenate([np.asarray(i[c], object if k >= 2 else np.int64) for i in items])
+        for k, c in enumerate(_BREAKDOWN_ITEM)
+    ]
+    out = _merged_identical(cols)
     out["group_id"] = int(s["peak_group_id"])
     return schema.conform(out, schema.MEMORY_BREAKDOWN)
 
@@ -397,31 +395,80 @@ _BREAKDOWN_ITEM = [
 ]
 
 
-def _live_at_peak(g: pd.DataFrame, step: int, peak_heap: int) -> tuple[list[int], int]:
-    """XProf's accounting of the peak step's activity up to the peak, in time order: the rows
-    of the allocations still live at the peak, and the heap none of them accounts for."""
-    peak_t = g["time_us"].iloc[_peak_index(g)]
-    upto = g.iloc[: int(np.searchsorted(g["time_us"].to_numpy(), peak_t, side="right"))]
-    upto = upto[upto["group_id"].to_numpy() == step]
-    unmapped = peak_heap
-    unmapped_free = 0
-    live: dict[int, int] = {}
-    for i, act, addr, nbytes in zip(
-        upto.index,
-        upto["activity"].to_numpy(),
-        upto["address"].to_numpy(),
-        upto["allocation_bytes"].to_numpy(),
-    ):
-        if act == "ALLOCATION":
-            live[addr] = i
-            unmapped -= nbytes
-        else:
-            if addr in live:
-                del live[addr]
-            else:
-                unmapped_free += nbytes
-            unmapped += nbytes
-    return list(live.values()), unmapped - unmapped_free
+def _merged_identical(cols: list[np.ndarray]) -> pd.DataFrame:
+    """Rows of the breakdown's columns (:data:`_BREAKDOWN_ITEM`: two byte counts, then
+    texts) with identical ones merged (``occurrences``), the most bytes allocated, then
+    requested first, then by the texts."""
+    texts = [np.unique(c.astype(str), return_inverse=True) for c in cols[2:]]
+    order = np.lexsort([t[1] for t in texts[::-1]] + [-cols[1], -cols[0]])
+    key = np.stack([-cols[0], -cols[1], *[t[1] for t in texts]])[:, order]
+    first = (
+        np.flatnonzero(np.r_[True, (key[:, 1:] != key[:, :-1]).any(axis=0)])
+        if len(order)
+        else order
+    )
+    keep = order[first]
+    out = {c: v[keep] for c, v in zip(_BREAKDOWN_ITEM[:2], cols)}
+    out.update({c: u[i[keep]] for c, (u, i) in zip(_BREAKDOWN_ITEM[2:], texts)})
+    out["occurrences"] = np.diff(np.r_[first, len(order)]).astype(np.int64)
+    return pd.DataFrame(out)
+
+
+_LIVE_INPUTS = (
+    "time_us",
+    "group_id",
+    "activity",
+    "address",
+    "allocation_bytes",
+    "in_use_bytes",
+    "event",
+)
+
+
+def _equals(col: pd.Series, value) -> np.ndarray:
+    """Rows of a (categorical) column equal to ``value``, by its code where it is one."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        at = col.cat.categories.get_indexer([value])[0]
+        return np.asarray(col.array.codes) == at if at >= 0 else np.zeros(len(col), bool)
+    return (col == value).to_numpy(dtype=bool)
+
+
+def _texts(col: pd.Series, rows: np.ndarray) -> np.ndarray:
+    """A text column's values at ``rows`` as str, a missing one as ""."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        names = np.append(np.asarray(col.cat.categories.astype(str), object), "")
+        return names[np.asarray(col.array.codes)[rows]]
+    v = col.to_numpy(dtype=object)[rows]
+    return np.where(pd.isna(v), "", v).astype(str).astype(object)
+
+
+def _live_at_peak(g: dict[str, np.ndarray], step: int, peak_heap: int) -> tuple[np.ndarray, int]:
+    """XProf's accounting of the peak step's activity up to the peak, in time order (one
+    allocator's columns of run.memory, ``g``): the positions of the allocations still live at
+    the peak, and the heap none of them accounts for.
+
+    XProf walks the events keeping the live allocations by address: an allocation takes its
+    address (and its bytes leave the unaccounted heap), a free gives its bytes back and
+    releases its address, or, where no allocation holds the address, its bytes are
+    unaccounted frees. So an allocation is live when it is the last event at its address,
+    and a free matched one when the event before it at its address is an allocation."""
+    t = g["time_us"]
+    peak_t = t[_peak_position(g["in_use_bytes"], g["event"])]
+    upto = int(np.searchsorted(t, peak_t, side="right"))
+    rows = np.flatnonzero(g["group_id"][:upto] == step)
+    if not len(rows):
+        return rows, peak_heap
+    is_alloc = g["activity"][rows] == "ALLOCATION"
+    addr, nbytes = g["address"][rows], g["allocation_bytes"][rows]
+    order = np.lexsort((np.arange(len(rows)), addr))  # by address, then time
+    a, alloc = addr[order], is_alloc[order]
+    same = a[1:] == a[:-1]
+    last_at_address = np.r_[~same, True]
+    freed_live = np.r_[False, same & alloc[:-1]]  # a free whose address an allocation holds
+    live = rows[order[last_at_address & alloc]]
+    unmatched_free = nbytes[order][~alloc & ~freed_live].sum()
+    unmapped = peak_heap - nbytes[is_alloc].sum() + nbytes[~is_alloc].sum() - unmatched_free
+    return np.sort(live), int(unmapped)
 
 
 __all__ = ["DATA_TYPES", "memory_breakdown", "memory_events", "memory_summary"]

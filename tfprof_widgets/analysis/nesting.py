@@ -8,11 +8,15 @@ begin is not on top discards what lies above it (XProf's ``OpStack::Pop``), so e
 overlap without nesting lose their inner partner. :func:`stack_nesting` reproduces that,
 vectorised for lines that nest properly (all real ones we have seen) and with a plain loop
 for lines that do not.
+
+Also the numbering of rows by equal values that several tables group by
+(:func:`group_numbers`).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 
 def to_ps(us: np.ndarray) -> np.ndarray:
@@ -114,3 +118,15 @@ def interval_union(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.n
     reach = np.maximum.accumulate(e)
     first = np.flatnonzero(np.r_[True, s[1:] > reach[:-1]])
     return s[first], np.maximum.reduceat(e, first)
+
+
+def group_numbers(columns: list[np.ndarray]) -> np.ndarray:
+    """Per row: the number of its group of equal values in ``columns``, the groups numbered
+    in order of first appearance (``groupby(sort=False)``'s order). One integer key in
+    place of several object ones: pandas groups by it for a fraction of their cost, with the
+    same rows in each group in the same order, so the same sums."""
+    code = np.zeros(len(columns[0]) if columns else 0, np.int64)
+    for c in columns:
+        c_code, distinct = pd.factorize(c)
+        code, _ = pd.factorize(code * max(len(distinct), 1) + c_code)
+    return np.asarray(code, np.int64)

@@ -315,10 +315,11 @@ def _device_types(
         return np.zeros(0, np.int16)
 
     def name_rules(names: pd.Series):
-        text = names.astype(str)
+        # In Python over the distinct names: pandas' string methods cost more in overhead.
+        text = [str(t) for t in names.tolist()]
         return (
-            text.str.contains("half|fp16").to_numpy(),
-            text.str.lower().str.startswith("nccl").to_numpy(),
+            np.fromiter((("half" in t) or ("fp16" in t) for t in text), bool, len(text)),
+            np.fromiter((t.lower().startswith("nccl") for t in text), bool, len(text)),
             op_types[names.index],
         )
 

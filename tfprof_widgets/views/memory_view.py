@@ -61,16 +61,19 @@ class MemoryTimelineView(View):
         return [str(a) for a in self.summary["allocator"]] if len(self.summary) else []
 
     def _summary_row(self, allocator, host) -> pd.Series:
-        s = self.summary
-        return s[(s["allocator"] == allocator) & (s["host"] == host)].iloc[0]
+        return self.summary.iloc[self._index(allocator, host)]
 
     def series(self, allocator: str | None = None, host: str | None = None) -> pd.DataFrame:
         """The allocator's events (all of them), in time order."""
         allocator = self.allocator if allocator is None else allocator
         host = self.host if host is None else host
-        mem = self.run.memory
-        sel = mem[(mem["allocator"] == allocator) & (mem["host"] == host)]
-        return sel.reset_index(drop=True)
+        # Once per allocator: the plot, the header and the hover all read it.
+        cache = self.__dict__.setdefault("_series", {})
+        if (allocator, host) not in cache:
+            mem = self.run.memory
+            rows = np.flatnonzero(_equals(mem["allocator"], allocator) & _equals(mem["host"], host))
+            cache[allocator, host] = mem.take(rows).reset_index(drop=True)
+        return cache[allocator, host]
 
     def choices(self) -> list[Choice]:
         if len(self.summary) < 2:
@@ -93,12 +96,22 @@ class MemoryTimelineView(View):
         return [Choice("allocator", "Allocator", str(current), options)]
 
     def _index(self, allocator, host) -> int:
-        s = self.summary
-        hit = np.flatnonzero(
-            (s["allocator"].astype(str) == str(allocator)).to_numpy()
-            & (s["host"].astype(str) == str(host)).to_numpy()
-        )
-        return int(hit[0]) if len(hit) else 0
+        """The allocator's row in the summary (0 where it has none)."""
+        if "_rows" not in self.__dict__:  # the summary's few rows, read once per view
+            self._rows = {
+                (a, h): i
+                for i, (a, h) in reversed(
+                    list(
+                        enumerate(
+                            zip(
+                                self.summary["allocator"].astype(str).tolist(),
+                                self.summary["host"].astype(str).tolist(),
+                            )
+                        )
+                    )
+                )
+            }
+        return self._rows.get((str(allocator), str(host)), 0)
 
     def _pick(self, allocator: str | None) -> tuple[str, str]:
         if allocator is None:
@@ -238,21 +251,27 @@ _HOVER = (
 
 def _hover_columns(d: pd.DataFrame, heap: np.ndarray, stack: np.ndarray) -> list:
     """The hover's columns of each plotted memory event (customdata of the in-use curve)."""
-    op = d["tf_op"].astype(object).where(d["tf_op"].notna(), "").astype(str)
-    op = op.where(op.str.len() > 0, "(no op)")
-    step = d["group_id"].astype("Int64").astype(str).replace("<NA>", "—")
+    op = _texts(d["tf_op"], "")
+    op[op == ""] = "(no op)"
     return [
-        d["activity"].astype(str).to_numpy(),
-        op.to_numpy(),
+        _texts(d["activity"]),
+        op,
         (d["requested_bytes"].to_numpy() / MIB).round(4),
         (d["allocation_bytes"].to_numpy() / MIB).round(4),
-        d["region_type"].astype(str).to_numpy(),
-        d["data_type"].astype(str).to_numpy(),
-        d["tensor_shape"].astype(str).to_numpy(),
-        step.to_numpy(),
+        _texts(d["region_type"]),
+        _texts(d["data_type"]),
+        _texts(d["tensor_shape"]),
+        d["group_id"].to_numpy(np.int64).astype(str).astype(object),
         heap.round(3),
         stack.round(3),
     ]
+
+
+def _texts(col: pd.Series, missing: object = np.nan) -> np.ndarray:
+    """A categorical column of run.memory as an object array of str (``missing`` where a
+    row has none), from its categories: no Python string made per row."""
+    names = np.append(np.asarray(col.cat.categories.astype(str), object), missing)
+    return names[np.asarray(col.array.codes)]
 
 
 def _add_curves(traces: list, d: pd.DataFrame, x, heap, stack) -> None:
@@ -309,6 +328,12 @@ def _add_curves(traces: list, d: pd.DataFrame, x, heap, stack) -> None:
             uid="mem-frag",
         )
     )
+
+
+def _equals(col: pd.Series, value) -> np.ndarray:
+    """Rows of a categorical column of run.memory equal to ``value`` (by its code)."""
+    at = col.cat.categories.get_indexer([value])[0]
+    return np.asarray(col.array.codes) == at if at >= 0 else np.zeros(len(col), bool)
 
 
 def _blank(col: pd.Series) -> bool:

@@ -86,11 +86,54 @@ def _encode(s: pd.Series, kind: str, digits: int | None):
                 return v.tolist()
         return [None if pd.isna(x) else int(x) for x in v.tolist()]
     if kind == "bool":
+        if s.dtype == bool:  # numpy's bool has no missing value: no per-row check
+            return s.to_numpy().astype(np.int64).tolist()
         return [None if pd.isna(x) else int(bool(x)) for x in s.tolist()]
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return _categorical_text(s)
+    fast = _plain_text(s)
+    if fast is not None:
+        return fast
     text = s.astype(object).where(s.notna(), None)
     values = [None if v is None else str(v) for v in text.tolist()]
     cats = pd.Categorical(values)
     return _text_payload([str(c) for c in cats.categories], cats.codes, values)
+
+
+def _categorical_text(s: pd.Series):
+    """:func:`_encode` of a categorical text column from its categories and codes: the
+    distinct texts of the categories used, sorted as ``pd.Categorical`` sorts them (code
+    point order, as np.unique), and each row's code among them; without the Python string
+    per row and the pandas string array that a categorical of the row values costs (5 ms
+    a column of 2,000 rows)."""
+    names = np.array([n if type(n) is str else str(n) for n in s.cat.categories.tolist()], object)
+    codes = np.asarray(s.array.codes, np.int64)
+    used = np.unique(codes[codes >= 0])
+    distinct, inverse = np.unique(names[used], return_inverse=True)
+    remap = np.full(len(names) + 1, -1, np.int64)
+    remap[used] = inverse
+    values = np.append(names, None)[codes]
+    return _text_payload(distinct.tolist(), remap[codes], values)
+
+
+def _plain_text(s: pd.Series):
+    """:func:`_encode` of a column of strings and missing values, by np.unique (which sorts
+    and numbers the strings as ``pd.Categorical`` does) instead of a pandas categorical of
+    Python strings; None where some value is not a string."""
+    if not (pd.api.types.is_string_dtype(s.dtype) or pd.api.types.is_object_dtype(s.dtype)):
+        return None
+    v = s.to_numpy(dtype=object)
+    missing = pd.isna(v)
+    present = v[~missing] if missing.any() else v
+    if not all(type(x) is str for x in present.tolist()):
+        return None
+    names, inverse = np.unique(present, return_inverse=True)
+    codes = np.full(len(v), -1, np.int64)
+    codes[~missing] = inverse
+    if missing.any():
+        v = v.copy()
+        v[missing] = None
+    return _text_payload(names.tolist(), codes, v)
 
 
 def _text_payload(names: list[str], codes: np.ndarray, values: list | np.ndarray):
@@ -106,25 +149,62 @@ def _text_payload(names: list[str], codes: np.ndarray, values: list | np.ndarray
 
 
 def _empty(s: pd.Series) -> bool:
+    """Whether a column has no text: all missing, or all empty strings."""
+    if isinstance(s.dtype, pd.CategoricalDtype):  # by the categories used, not each row
+        codes = np.asarray(s.array.codes)
+        if not len(codes) or (codes < 0).all():
+            return True
+        return bool((codes >= 0).all()) and all(
+            str(c) == "" for c in s.cat.categories[np.unique(codes)].tolist()
+        )
+    if pd.api.types.is_string_dtype(s.dtype) or pd.api.types.is_object_dtype(s.dtype):
+        v = s.to_numpy(dtype=object)
+        missing = pd.isna(v)
+        if missing.all():
+            return True
+        # A missing value among others is not an empty text (its str is not "").
+        return not missing.any() and not any(str(x) != "" for x in v.tolist())
     return bool(s.isna().all()) or bool((s.astype(str).str.len() == 0).all())
 
 
 def _front_code(names: list[str]) -> list:
     out: list = []
-    prev = ""
-    for n in names:
-        # The longest shared prefix by bisection on slices (compared in C), not a Python
-        # loop over every character of names hundreds of characters long.
-        lo, hi = 0, min(len(n), len(prev))
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if n[:mid] == prev[:mid]:
-                lo = mid
-            else:
-                hi = mid - 1
+    for n, lo in zip(names, _shared_prefixes(names).tolist()):
         out += [lo, n[lo:]]
-        prev = n
     return out
+
+
+# The most code points _shared_prefixes compares as one array (4 bytes each).
+_PREFIX_CELLS = 4_000_000
+
+
+def _shared_prefixes(names: list[str]) -> np.ndarray:
+    """Per name: the length of the longest prefix it shares with the name before it (0 for
+    the first). All at once on the names as one array of code points (numpy pads each to
+    the longest with zeros, which end a shared prefix like a name's end does), instead of a
+    bisection on slices per name; names that numpy cannot hold as they are (a NUL, which it
+    strips at the end) or too many code points in all take the bisection."""
+    width = max(map(len, names), default=0)
+    if not names or len(names) * width > _PREFIX_CELLS or any("\0" in n for n in names):
+        return np.array([_shared_prefix(a, b) for a, b in zip([""] + names[:-1], names)])
+    cells = np.array(names, dtype=f"<U{max(width, 1)}").view(np.uint32).reshape(len(names), -1)
+    differ = cells[1:] != cells[:-1]
+    first = np.where(differ.any(axis=1), differ.argmax(axis=1), cells.shape[1])
+    lengths = np.fromiter(map(len, names), np.int64, len(names))
+    return np.r_[0, np.minimum(first, np.minimum(lengths[1:], lengths[:-1]))].astype(np.int64)
+
+
+def _shared_prefix(prev: str, n: str) -> int:
+    """The longest prefix ``n`` shares with ``prev``, by bisection on slices (compared in C),
+    not a Python loop over every character of names hundreds of characters long."""
+    lo, hi = 0, min(len(n), len(prev))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if n[:mid] == prev[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def encode_column(values, kind: str | None = None, digits: int | None = None):

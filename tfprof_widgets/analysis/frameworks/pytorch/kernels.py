@@ -17,6 +17,7 @@ import pandas as pd
 from .... import schema, stat_columns
 from ...event_index import event_plane_rows, times_ps
 from ...inputs import per_run
+from ...nesting import group_numbers
 from .names import KERNEL
 from .ops import launches, operator_tree
 
@@ -29,8 +30,9 @@ def _kernel_ops(run) -> tuple[np.ndarray, np.ndarray]:
     ev = run.events
     gpu, call = launches(run, (KERNEL,))
     tree = operator_tree(run)
-    names = ev["name"].to_numpy(dtype=object)
-    owner = pd.Series(names[tree.nodes[tree.call_node]], index=tree.calls, dtype=object)
+    name = ev["name"].array
+    names = np.asarray(name.categories, object)[np.asarray(name.codes)[tree.nodes[tree.call_node]]]
+    owner = pd.Series(names, index=tree.calls, dtype=object)
     owner = pd.concat([owner, pd.Series(ROOT, index=tree.root_calls, dtype=object)])
     owner = owner[~owner.index.duplicated(keep="first")]
     op = owner.reindex(call).to_numpy(dtype=object, copy=True)
@@ -62,8 +64,8 @@ def torch_kernels(run) -> pd.DataFrame:
 
     df = pd.DataFrame(
         {
-            "host": ev["host"].to_numpy(dtype=object)[rows].astype(str),
-            "name": ev["name"].to_numpy(dtype=object)[rows].astype(str),
+            "host": _texts(ev["host"], rows),
+            "name": _texts(ev["name"], rows),
             "operator": op.astype(str),
             "grid": text("grid"),
             "block": text("block"),
@@ -74,22 +76,37 @@ def torch_kernels(run) -> pd.DataFrame:
             "ow": number("est. achieved occupancy %") * dur,
         }
     )
-    g = df.groupby(["host", "name", "operator", *_LAUNCH], sort=False)
-    out = g.agg(
-        calls=("dur", "size"),
-        total_us=("dur", "sum"),
-        mean_us=("dur", "mean"),
-        max_us=("dur", "max"),
-        min_us=("dur", "min"),
-        bw=("bw", "sum"),
-        ow=("ow", "sum"),
-    ).reset_index()
+    keys = ["host", "name", "operator", *_LAUNCH]
+    group = group_numbers([df[c].to_numpy() for c in keys])
+    first = np.unique(group, return_index=True)[1]
+    g = df[["dur", "bw", "ow"]].groupby(group, sort=False)
+    dur = g["dur"]
+    out = pd.DataFrame(
+        {
+            **{c: df[c].to_numpy()[first] for c in keys},
+            "calls": dur.size().to_numpy(),
+            "total_us": dur.sum().to_numpy(),
+            "mean_us": dur.mean().to_numpy(),
+            "max_us": dur.max().to_numpy(),
+            "min_us": dur.min().to_numpy(),
+            "bw": g["bw"].sum().to_numpy(),
+            "ow": g["ow"].sum().to_numpy(),
+        }
+    )
     total = out["total_us"].where(out["total_us"] > 0)
     out["mean_blocks_per_sm"] = (out["bw"] / total).fillna(0.0)
     out["mean_est_achieved_occupancy_percent"] = (out["ow"] / total).fillna(0.0)
     out = out.sort_values(["host", "total_us"], ascending=[True, False], kind="stable")
     out["host"] = pd.Categorical(out["host"])
     return schema.conform(out.reset_index(drop=True), schema.TORCH_KERNELS)
+
+
+def _texts(col: pd.Series, rows: np.ndarray) -> np.ndarray:
+    """A categorical column's values at ``rows`` as str, from its categories (no Python
+    object made per event of the run)."""
+    return np.asarray(col.cat.categories.astype(str), object)[
+        np.asarray(col.array.codes)[rows]
+    ].astype(str)
 
 
 @per_run
@@ -111,17 +128,17 @@ def torch_gpu_metrics(run) -> pd.DataFrame:
     start, end = times_ps(run)
     blocks, has_blocks = stat_columns.floats(run.stat_store, "blocks per SM", n)
     occ, has_occ = stat_columns.floats(run.stat_store, "est. achieved occupancy %", n)
-    plane = run.planes["plane"].to_numpy(dtype=object)[event_plane_rows(run)]
-    host = ev["host"].to_numpy(dtype=object)
     out = []
-    for (h, p), rows in pd.Series(kernels).groupby([host[kernels], plane[kernels]]):
-        mine = steps[(steps["host"].astype(str) == str(h))]
-        kept = mine[mine["complete"]]
+    step_host = steps["host"].astype(str).to_numpy(object)
+    complete = steps["complete"].to_numpy(bool)
+    step_start, step_time = steps["start_us"].to_numpy(), steps["step_time_us"].to_numpy()
+    for h, p, r in _by_host_and_plane(run, kernels):
+        mine = step_host == h
+        kept = np.flatnonzero(mine & complete)
         if not len(kept):
             continue
-        w0 = int(round(mine["start_us"].iloc[0] * 1e6))
-        w1 = int(round((kept["start_us"].iloc[-1] + kept["step_time_us"].iloc[-1]) * 1e6))
-        r = rows.to_numpy()
+        w0 = int(round(step_start[np.flatnonzero(mine)[0]] * 1e6))
+        w1 = int(round((step_start[kept[-1]] + step_time[kept[-1]]) * 1e6))
         s, e = np.clip(start[r], w0, w1), np.clip(end[r], w0, w1)
         busy = _union_length(s, e)
         b = has_blocks[r] & (blocks[r] > 0)
@@ -134,6 +151,23 @@ def torch_gpu_metrics(run) -> pd.DataFrame:
     df = pd.DataFrame(out, columns=list(schema.TORCH_GPU_METRICS))
     df["host"] = pd.Categorical(df["host"])
     return schema.conform(df, schema.TORCH_GPU_METRICS)
+
+
+def _by_host_and_plane(run, rows: np.ndarray):
+    """``rows`` split by host and plane: (host, plane, its rows in order), sorted by host,
+    then plane, as a groupby of both names orders them."""
+    hosts = run.events["host"].array
+    host_names = np.asarray(hosts.categories.astype(str), object)
+    plane_names = np.asarray(run.planes["plane"].astype(str), object)
+    h = np.asarray(hosts.codes, np.int64)[rows]
+    p = event_plane_rows(run)[rows].astype(np.int64)
+    key = h * len(plane_names) + p
+    pairs = sorted(
+        (host_names[k // len(plane_names)], plane_names[k % len(plane_names)], k)
+        for k in np.unique(key).tolist()
+    )
+    for host, plane, k in pairs:
+        yield host, plane, rows[key == k]
 
 
 def _union_length(s: np.ndarray, e: np.ndarray) -> int:

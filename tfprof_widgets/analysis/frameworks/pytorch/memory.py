@@ -29,27 +29,41 @@ import pandas as pd
 
 from .... import schema, stat_columns
 from ...nesting import stack_nesting
-from .names import OPERATOR, cat_types
+from .names import OPERATOR, event_types
 
 MEMORY_EVENT = "[memory]"
 _DEVICE_NAMES = {0: "CPU", 1: "GPU"}
 
 
-def _allocators(dtype: np.ndarray, dev: np.ndarray) -> np.ndarray:
-    names = {}
-    for t, d in set(zip(dtype.tolist(), dev.tolist())):
-        kind = _DEVICE_NAMES.get(t, str(t))
-        names[(t, d)] = kind if kind == "CPU" else f"{kind}:{d}"
-    return np.array([names[k] for k in zip(dtype.tolist(), dev.tolist())], dtype=object)
+def _allocators(dtype: np.ndarray, dev: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each event's allocator as a code into the allocators' names, sorted."""
+    order = np.lexsort((dev, dtype))
+    t, d = dtype[order], dev[order]
+    first = np.r_[True, (t[1:] != t[:-1]) | (d[1:] != d[:-1])] if len(t) else np.zeros(0, bool)
+    pair = np.empty(len(t), np.int64)
+    pair[order] = np.cumsum(first) - 1
+    names = [
+        kind if kind == "CPU" else f"{kind}:{d}"
+        for kind, d in (
+            (_DEVICE_NAMES.get(t, str(t)), d) for t, d in zip(t[first].tolist(), d[first].tolist())
+        )
+    ]
+    ranks = _ranks(np.array(names, object))
+    return ranks[pair], np.array(sorted(names), object)
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Each value's rank in sorted order."""
+    ranks = np.empty(len(values), np.int64)
+    ranks[np.argsort(values, kind="stable")] = np.arange(len(values))
+    return ranks
 
 
 def _enclosing_ops(run, rows: np.ndarray) -> np.ndarray:
-    """Per memory event: the name of the innermost operator around it on its line ('')."""
+    """Per memory event: the innermost operator around it on its line, as the code of its
+    name (:func:`_no_op` where none)."""
     ev = run.events
-    n = len(ev)
-    cat = stat_columns.categorical(run.stat_store, "cat", n)
-    kind = np.append(cat_types(cat.categories), -1)[np.asarray(cat.codes)]
-    ops = np.flatnonzero(kind == OPERATOR)
+    ops = np.flatnonzero(event_types(run) == OPERATOR)
     both = np.concatenate([ops, rows])
     line = np.asarray(run.event_line_rows)[both]
     start = np.round(ev["start_us"].to_numpy()[both] * 1e6).astype(np.int64)
@@ -59,8 +73,25 @@ def _enclosing_ops(run, rows: np.ndarray) -> np.ndarray:
     inv = np.empty(len(both), np.int64)
     inv[order] = np.arange(len(both))
     par = parent[inv[len(ops) :]]
-    names = np.append(ev["name"].to_numpy(dtype=object)[both[order]], "")
-    return np.asarray(names[np.where(par >= 0, par, -1)], dtype=object)
+    # Codes into the names' categories; len(categories) (''), where no operator encloses it.
+    codes = np.append(np.asarray(ev["name"].array.codes, np.int64)[both[order]], _no_op(run))
+    return codes[np.where(par >= 0, par, -1)]
+
+
+def _no_op(run) -> int:
+    """The code of '' in :func:`_enclosing_ops`' codes: one past the names' categories."""
+    return len(run.events["name"].cat.categories)
+
+
+def _categorical(codes: np.ndarray, names: np.ndarray) -> pd.Categorical:
+    """Codes into ``names`` (str; -1: missing) as a categorical of the names used, sorted:
+    what ``astype("category")`` makes of the texts, without a Python string per row."""
+    used = np.unique(codes[codes >= 0])
+    distinct, inverse = np.unique(names[used], return_inverse=True)
+    remap = np.full(len(names) + 1, -1, np.int64)
+    remap[used] = inverse.reshape(-1)
+    dtype = pd.CategoricalDtype(pd.Index(distinct.tolist()))
+    return pd.Categorical.from_codes(remap[codes], dtype=dtype, validate=False)
 
 
 def memory_events(run) -> pd.DataFrame | None:
@@ -70,7 +101,7 @@ def memory_events(run) -> pd.DataFrame | None:
     if MEMORY_EVENT not in cats:
         return None
     code = cats.get_loc(MEMORY_EVENT)
-    rows = np.flatnonzero(ev["name"].cat.codes.to_numpy() == code)
+    rows = np.flatnonzero(np.asarray(ev["name"].array.codes) == code)
     n = len(ev)
 
     def num(name):
@@ -80,64 +111,97 @@ def memory_events(run) -> pd.DataFrame | None:
     size = num("Bytes")
     allocated, reserved = num("Total Allocated"), num("Total Reserved")
     has_total = stat_columns.present(run.stat_store, "Total Allocated", n)[rows]
-    allocator = _allocators(num("Device Type"), num("Device Id"))
-    host = ev["host"].to_numpy(dtype=object)[rows].astype(str)
+    alloc_code, alloc_names = _allocators(num("Device Type"), num("Device Id"))
+    hosts = ev["host"].array
+    host_names = np.asarray(hosts.categories.astype(str), object)
+    host_code = _ranks(host_names)[np.asarray(hosts.codes, np.int64)[rows]]
+    host_names = np.sort(host_names)
     time_us = ev["start_us"].to_numpy()[rows]
-    order = np.lexsort((time_us, allocator, host))
+    # By host and allocator (their names), then time.
+    order = np.lexsort((time_us, alloc_code, host_code))
     rows, size, allocated, reserved = rows[order], size[order], allocated[order], reserved[order]
-    allocator, host, time_us = allocator[order], host[order], time_us[order]
+    alloc_code, host_code, time_us = alloc_code[order], host_code[order], time_us[order]
+    key = host_code * (len(alloc_names) + 1) + alloc_code
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else key
+    segment = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(key)]))
     if not has_total.all():
-        allocated = _running_totals(allocated, size, has_total[order], host, allocator)
+        allocated = _running_totals(allocated, size, has_total[order], segment)
         reserved = np.where(has_total[order], reserved, allocated)
-    op = _inherited(_enclosing_ops(run, rows), num("Addr")[order], size > 0, host, allocator)
+    address = num("Addr")[order]
+    op = _inherited(_enclosing_ops(run, rows), address, size > 0, segment, _no_op(run))
     group = ev["group_id"].to_numpy(dtype=float, na_value=np.nan)[rows]
-    out = pd.DataFrame(
-        {
-            "host": host,
-            "allocator": allocator,
-            "time_us": time_us,
-            "activity": np.where(size > 0, "ALLOCATION", "DEALLOCATION"),
-            "stack_reserved_bytes": np.zeros(len(rows), np.int64),
-            "heap_allocated_bytes": allocated,
-            "free_memory_bytes": np.maximum(reserved - allocated, 0),
-            "in_use_bytes": allocated,
-            "fragmentation": np.full(len(rows), np.nan),
-            "requested_bytes": np.abs(size),
-            "allocation_bytes": np.abs(size),
-            "address": num("Addr")[order],
-            "tf_op": op,
-            "group_id": np.where(np.isnan(group), -1, group).astype(np.int64),
-            "region_type": "",
-            "data_type": "",
-            "tensor_shape": "",
-            "event": rows,
-        }
+    group = np.where(np.isnan(group), -1, group).astype(np.int64)
+    blank = _categorical(np.zeros(len(rows), np.int64), np.array([""], object))
+    op_names = np.append(np.asarray(ev["name"].cat.categories, object), "")
+    out = {
+        "host": _categorical(host_code, host_names),
+        "allocator": _categorical(alloc_code, alloc_names),
+        "time_us": time_us,
+        "activity": _categorical(
+            np.where(size > 0, 0, 1), np.array(["ALLOCATION", "DEALLOCATION"], object)
+        ),
+        "stack_reserved_bytes": np.zeros(len(rows), np.int64),
+        "heap_allocated_bytes": allocated,
+        "free_memory_bytes": np.maximum(reserved - allocated, 0),
+        "in_use_bytes": allocated,
+        "fragmentation": np.full(len(rows), np.nan),
+        "requested_bytes": np.abs(size),
+        "allocation_bytes": np.abs(size),
+        "address": address,
+        "tf_op": _categorical(op, op_names),
+        "group_id": _steps_outside_filled(group, starts),
+        "region_type": blank,
+        "data_type": blank.copy(),
+        "tensor_shape": blank.copy(),
+        "event": rows,
+        "peak_bytes_in_use": _running_max(allocated, starts),
+    }
+    return schema.conform(pd.DataFrame({c: out[c] for c in schema.MEMORY}), schema.MEMORY)
+
+
+def _inherited(op, address, is_alloc, segment, none: int) -> np.ndarray:
+    """A free takes the op (code) of the last allocation before it at its address on its
+    allocator (``segment``: the allocator's number; rows in time order within it), ``none``
+    where there is none."""
+    if not len(op):
+        return op
+    order = np.lexsort((np.arange(len(op)), address, segment))
+    a, s = address[order], segment[order]
+    pos = np.arange(len(order))
+    group_start = np.maximum.accumulate(
+        np.where(np.r_[True, (a[1:] != a[:-1]) | (s[1:] != s[:-1])], pos, 0)
     )
-    key = [out["host"], out["allocator"]]
-    out["peak_bytes_in_use"] = out.groupby(key)["in_use_bytes"].cummax()
-    out["group_id"] = _steps_outside_filled(out["group_id"], key)
-    for c in ("host", "allocator", "activity", "tf_op", "region_type", "data_type", "tensor_shape"):
-        out[c] = pd.Categorical(out[c].astype(str))
-    return schema.conform(out[list(schema.MEMORY)], schema.MEMORY)
+    last_alloc = np.maximum.accumulate(np.where(is_alloc[order], pos, -1))
+    source = np.where(last_alloc >= group_start, last_alloc, -1)
+    inherited = np.empty(len(op), np.int64)
+    inherited[order] = np.append(op[order], none)[source]
+    return np.where(is_alloc, op, inherited)
 
 
-def _inherited(op, address, is_alloc, host, allocator) -> np.ndarray:
-    """A free takes the op of the last allocation at its address on its allocator."""
-    mine = pd.Series(np.where(is_alloc, op, None), dtype=object)
-    last = mine.groupby([host, allocator, address], sort=False).ffill()
-    return np.where(is_alloc, op, last.fillna("").to_numpy(dtype=object))
+def _steps_outside_filled(steps: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Events outside steps (-1) take their allocator's previous step's group + 1 (0 before
+    the first), as XProf numbers them (rows ``starts[i]:starts[i + 1]`` per allocator)."""
+    valid = steps >= 0
+    last = (
+        np.maximum.accumulate(np.where(valid, np.arange(len(steps)), -1)) if len(steps) else steps
+    )
+    first_of = np.repeat(starts, np.diff(np.r_[starts, len(steps)]))
+    prev = np.where(last >= first_of, steps[np.maximum(last, 0)], -1)
+    return np.where(valid, steps, prev + 1).astype(np.int64)
 
 
-def _steps_outside_filled(group: pd.Series, key) -> pd.Series:
-    """Events outside steps (-1) take the previous step's group + 1, as XProf numbers them."""
-    prev = group.where(group >= 0).groupby(key).ffill()
-    filled = np.where(group >= 0, group, np.where(prev.isna(), 0, prev + 1))
-    return pd.Series(filled.astype(np.int64), index=group.index)
+def _running_max(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per allocator (rows ``starts[i]:starts[i + 1]``): the largest value so far."""
+    out = np.empty_like(values)
+    for a, b in zip(starts.tolist(), np.r_[starts[1:], len(values)].tolist()):
+        out[a:b] = np.maximum.accumulate(values[a:b])
+    return out
 
 
-def _running_totals(allocated, size, has_total, host, allocator) -> np.ndarray:
-    """Per allocator (rows sorted by it, then time): the running sum of the sizes, less its
-    lowest point where that is below 0, where the event has no total of its own."""
-    running = pd.Series(size).groupby([host, allocator], sort=False).cumsum()
-    low = running.groupby([host, allocator], sort=False).transform("min").clip(upper=0)
+def _running_totals(allocated, size, has_total, segment) -> np.ndarray:
+    """Per allocator (``segment``; rows sorted by it, then time): the running sum of the
+    sizes, less its lowest point where that is below 0, where the event has no total of its
+    own."""
+    running = pd.Series(size).groupby(segment, sort=False).cumsum()
+    low = running.groupby(segment, sort=False).transform("min").clip(upper=0)
     return np.where(has_total, allocated, (running - low).to_numpy(np.int64))

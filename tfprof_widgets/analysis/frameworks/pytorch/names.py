@@ -8,6 +8,9 @@ import re
 import numpy as np
 import pandas as pd
 
+from .... import stat_columns
+from ...inputs import per_run
+
 STEP_MARKER = re.compile(r"^ProfilerStep#(\d{1,18})$")
 # torch.utils.data's iterators, as the profiler names each batch they hand out.
 _DATALOADER = re.compile(r"^enumerate\(DataLoader\)#.*\.__next__$|^enumerate\(DataPipe\)#")
@@ -46,28 +49,60 @@ _CAT_TYPES = {
 
 def cat_types(categories: pd.Index) -> np.ndarray:
     """Per distinct ``cat``: its event type (OTHER where torch-tb-profiler ignores it)."""
-    low = pd.Series(categories, dtype=object).astype(str).str.lower()
-    return low.map(_CAT_TYPES).fillna(OTHER).to_numpy(np.int8)
+    # A few distinct categories: a dict lookup each (a pandas map costs ~5 ms in overhead).
+    return np.array([_CAT_TYPES.get(c.lower(), OTHER) for c in texts(categories)], np.int8)
+
+
+@per_run
+def event_types(run) -> np.ndarray:
+    """Per event of run.events: the type of its Kineto ``cat`` (:func:`cat_types`; -1 for
+    an event without one). Read-only: the operator trees, the steps' roles and the memory
+    events' operators all start from it."""
+    cat = stat_columns.categorical(run.stat_store, "cat", len(run.events))
+    kind = np.append(cat_types(cat.categories), -1)[np.asarray(cat.codes)]
+    kind.setflags(write=False)
+    return kind
+
+
+def texts(names) -> list[str]:
+    """Distinct names (a Series, Index or array) as a list of str."""
+    return [v if type(v) is str else str(v) for v in np.asarray(names, dtype=object).tolist()]
+
+
+# The rules below run on distinct names (hundreds to a few thousand per capture), in Python:
+# pandas' string methods cost ~1 ms a call in overhead on so few values, more than the
+# matching, and they follow Python's ``re`` (where pyarrow's differs, pandas falls back to it).
+def _flags(names, test) -> np.ndarray:
+    values = texts(names)
+    return np.fromiter(map(test, values), bool, len(values))
 
 
 def is_step_marker(names: pd.Series) -> np.ndarray:
-    return names.astype(str).str.match(STEP_MARKER).to_numpy(dtype=bool)
+    return _flags(names, lambda s: STEP_MARKER.match(s) is not None)
 
 
 def step_numbers(names: pd.Series) -> np.ndarray:
-    found = names.astype(str).str.extract(STEP_MARKER, expand=False)
-    return pd.to_numeric(found, errors="coerce").to_numpy(dtype=float)
+    """Per name: N of ``ProfilerStep#N`` (NaN for another name)."""
+    found = [STEP_MARKER.match(t) for t in texts(names)]
+    # ``\d`` takes any script's digits; only ASCII ones make a number (as pd.to_numeric).
+    digits = [m.group(1) if m else "" for m in found]
+    return np.array([float(d) if d and d.isascii() else np.nan for d in digits], dtype=float)
+
+
+def is_dataloader_name(name: str) -> bool:
+    """Is it the DataLoader (or a DataPipe) handing out a batch?"""
+    return _DATALOADER.search(name) is not None
 
 
 def is_dataloader_next(names: pd.Series) -> np.ndarray:
-    """Per name: is it the DataLoader (or a DataPipe) handing out a batch?"""
-    return names.astype(str).str.contains(_DATALOADER).to_numpy(dtype=bool)
+    """Per name: :func:`is_dataloader_name`."""
+    return _flags(names, is_dataloader_name)
 
 
 def is_launch(names: pd.Series) -> np.ndarray:
     """Per name: is it a runtime call that puts work on a stream?"""
-    return names.astype(str).str.match(_LAUNCH).to_numpy(dtype=bool)
+    return _flags(names, lambda s: _LAUNCH.match(s) is not None)
 
 
 def is_collective(names: pd.Series) -> np.ndarray:
-    return names.astype(str).isin(COLLECTIVE_OPS).to_numpy(dtype=bool)
+    return _flags(names, COLLECTIVE_OPS.__contains__)

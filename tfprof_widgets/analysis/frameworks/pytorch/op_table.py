@@ -39,19 +39,28 @@ MODULE_PREFIX = "nn.Module: "
 def parse_op_names(names: pd.Index) -> pd.DataFrame:
     """Per name: category ('pytorch' or 'unknown'), op_name (the name) and op_type (see
     the module docstring)."""
-    text = pd.Series(np.asarray(names, dtype=object), dtype=object).astype(str)
-    op_type = text.str.extract(_NAMESPACE, expand=False).astype(object)
-    op_type[text.str.match(_AUTOGRAD_NODE).to_numpy()] = "autograd"
-    op_type[text.str.startswith(MODULE_PREFIX).to_numpy()] = "nn.Module"
-    op_type[torch_names.is_dataloader_next(text)] = "DataLoader"
-    known = op_type.notna().to_numpy()
+    text = torch_names.texts(names)
+    op_type = [_op_type(t) for t in text]
+    known = [t is not None for t in op_type]
     return pd.DataFrame(
         {
-            "category": np.where(known, CATEGORY, UNKNOWN_OP).astype(object),
-            "op_name": text.to_numpy(dtype=object),
-            "op_type": op_type.where(known, text).to_numpy(dtype=object),
+            "category": np.array([CATEGORY if k else UNKNOWN_OP for k in known], dtype=object),
+            "op_name": np.array(text, dtype=object),
+            "op_type": np.array([t if t is not None else n for t, n in zip(op_type, text)], object),
         }
     )
+
+
+def _op_type(name: str) -> str | None:
+    """The op type of one name (None: no PyTorch op); the later rules win."""
+    if torch_names.is_dataloader_name(name):
+        return "DataLoader"
+    if name.startswith(MODULE_PREFIX):
+        return "nn.Module"
+    if _AUTOGRAD_NODE.match(name):
+        return "autograd"
+    m = _NAMESPACE.search(name)
+    return m.group(1) if m else None
 
 
 def launching_operators(run) -> tuple[np.ndarray, np.ndarray]:

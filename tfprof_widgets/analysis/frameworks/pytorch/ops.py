@@ -33,7 +33,7 @@ import pandas as pd
 from .... import schema, stat_columns
 from ...event_index import on_device, times_ps
 from ...inputs import per_run
-from ...nesting import stack_nesting
+from ...nesting import group_numbers, stack_nesting
 from . import names as torch_names
 from .names import ANNOTATION, KERNEL, MEMCPY, MEMSET, OPERATOR, RUNTIME
 
@@ -48,7 +48,7 @@ def _kinds(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ev = run.events
     n = len(ev)
     cat = stat_columns.categorical(run.stat_store, "cat", n)
-    kind = np.append(torch_names.cat_types(cat.categories), -1)[np.asarray(cat.codes)]
+    kind = torch_names.event_types(run)
     host = ~on_device(run)
     codes = ev["name"].cat.codes.to_numpy()
     names = pd.Series(ev["name"].cat.categories.astype(str))
@@ -172,8 +172,10 @@ def operator_tree(run) -> Tree:
     return Tree(nodes, parent, merged, calls[keep], rep[to[keep]], root)
 
 
+@per_run
 def _node_figures(run) -> pd.DataFrame:
-    """Per operator call: host, name, input shapes, and its four times (µs)."""
+    """Per operator call: host, name, input shapes, and its four times (µs). Once per run
+    (both tables group it); read only."""
     ev = run.events
     n = len(ev)
     kind, _, operator = _kinds(run)
@@ -192,10 +194,16 @@ def _node_figures(run) -> pd.DataFrame:
     rows = np.flatnonzero(operator[nodes] & ~merged)
     shapes, _ = stat_columns.strings(run.stat_store, "Input Dims", n)
     pick = nodes[rows]
+
+    def text(col):  # a categorical column's str values at ``pick``, from its categories
+        return np.asarray(col.array.categories.astype(str), object)[
+            np.asarray(col.array.codes)[pick]
+        ]
+
     return pd.DataFrame(
         {
-            "host": ev["host"].to_numpy()[pick],
-            "name": ev["name"].to_numpy()[pick],
+            "host": text(ev["host"]),
+            "name": text(ev["name"]),
             "input_shapes": pd.Series(shapes[pick], dtype=object).fillna("").to_numpy(),
             "host_self_us": self_host[rows] / 1e6,
             "host_total_us": dur[rows] / 1e6,
@@ -224,11 +232,15 @@ def _grouped(run, keys: list[str], table: dict) -> pd.DataFrame:
     per_call = _node_figures(run)
     if not len(per_call):
         return schema.empty(table)
-    per_call["name"] = per_call["name"].astype(str)
-    g = per_call.groupby(["host", *keys], observed=True, sort=False)
-    out = g[list(_FIGURES)].sum()
+    cols = ["host", *keys]
+    group = group_numbers([per_call[c].to_numpy() for c in cols])
+    first = np.unique(group, return_index=True)[1]
+    g = per_call[list(_FIGURES)].groupby(group, sort=False)
+    out = g.sum()
     out.insert(0, "calls", g.size())
-    out = out.reset_index().sort_values(
+    for i, c in enumerate(cols):
+        out.insert(i, c, per_call[c].to_numpy()[first])
+    out = out.reset_index(drop=True).sort_values(
         ["host", "device_self_us", "host_self_us"], ascending=[True, False, False], kind="stable"
     )
     out["host"] = pd.Categorical(out["host"].astype(str))

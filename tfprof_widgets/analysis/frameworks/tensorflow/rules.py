@@ -28,7 +28,7 @@ from ...event_types import (
     HOST_TO_HOST,
     HOST_WAIT_INPUT,
 )
-from ..base import Advice, DeviceOps, Framework, RunNames
+from ..base import Advice, DeviceOps, Framework, RunNames, name_flags
 from .op_names import UNKNOWN, name_table
 
 _TF_STATS = frozenset({"tf_function_call", "is_eager", "eager_op", "step_name", "level 0"})
@@ -230,18 +230,19 @@ class TensorFlow(Framework):
         return bool(events.str.startswith(_TF_EVENTS).any() or events.str.match(_TF_OP_EVENT).any())
 
     def step_marker_names(self, names: pd.Series) -> np.ndarray:
-        return super().step_marker_names(names) | (names.astype(str) == "Profiled batch").to_numpy()
+        return super().step_marker_names(names) | name_flags(names, "Profiled batch".__eq__)
 
     def implicit_step_markers(self, events, stats, host: np.ndarray):
         return function_call_markers(events, stats, host)
 
     def host_wrappers(self, names: pd.Series) -> np.ndarray:
-        return names.astype(str).str.startswith(_WRAPPERS).to_numpy()
+        return name_flags(names, lambda t: t.startswith(_WRAPPERS))
 
     def host_event_types(self, names: pd.Series, op_types: np.ndarray) -> np.ndarray:
-        lower = pd.Series(np.asarray(names, dtype=object)).astype(str).str.lower()
         types = np.full(len(names), HOST_COMPUTE, np.int16)
-        types[lower.str.startswith("iteratorgetnext").to_numpy()] = HOST_WAIT_INPUT
+        types[name_flags(names, lambda t: t.lower().startswith("iteratorgetnext"))] = (
+            HOST_WAIT_INPUT
+        )
         types[op_types == "MemcpyHToH"] = HOST_TO_HOST
         types[np.isin(op_types, list(_ENQUEUE_TYPES))] = HOST_TO_DEVICE
         return types

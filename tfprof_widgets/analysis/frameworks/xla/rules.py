@@ -23,6 +23,7 @@ from ..base import Advice, DeviceOps, Framework, RunNames
 from ..tensorflow.op_names import name_table
 from ..tensorflow.rules import ops_of_tf_op_stat
 from . import gpu, tpu, tpu_steps
+from .tpu import tpu_plane_rows
 
 _XLA_STATS = frozenset({"hlo_op", "hlo_module", "program_id", "hlo_category"})
 _XLA_PLANES = ("/host:metadata", "/device:TPU:")
@@ -92,6 +93,8 @@ class XLA(Framework):
         return tpu.hlo_16bit_percent(run)
 
     def device_steps(self, run) -> pd.DataFrame | None:
+        if not len(tpu_plane_rows(run)):  # no TPU core: no steps of its own (nor a frame)
+            return None
         return tpu_steps.tpu_steps(run)
 
     def overview_verdicts(self, run) -> dict | None:
