@@ -57,7 +57,9 @@ VIEWS = {
     "timeline": "tw.views.timeline(run)",
 }
 
-# Run cell i (not awaited: awaiting run-all can hang) and note when it was sent; a
+# Run cell i (not awaited: awaiting run-all can hang), scrolled to the top of the notebook's
+# view first (a view out of sight draws when scrolled near or when the page is idle, by design:
+# the last cells of a long notebook waited 0.1-0.5 s for that), and note when it was sent; a
 # MutationObserver notes when the cell's output is drawn (a view's root gets data-drawn-ms,
 # the trace viewer data-window), whether or not the kernel is still busy (it waits for the
 # view's PNG at the end of the cell).
@@ -66,6 +68,7 @@ RUN_CELL = """(i) => { const nb = window.jupyterapp.shell.currentWidget;
   if (nb.content.widgets.filter((c) => nb.content.isSelectedOrActive(c)).length !== 1)
     throw new Error('more than one cell selected');
   const node = nb.content.widgets[i].node;
+  node.scrollIntoView({block: 'start'});  // in sight, as the cell a person runs
   window.__drawn = null; window.__idleAt = null; window.__seenBusy = false;
   const drawn = () => node.querySelector('.jp-OutputArea .tfprof-root[data-drawn-ms],'
                                         + ' .jp-OutputArea .tfpv[data-window]');

@@ -1,10 +1,10 @@
 // The views' CSS, put in the page once (a <style id="tfprof-views-css">), and the table row
-// height it and the table component share. Nothing from Python.
+// height it and the table component share. Nothing from Python. No :has() rules: in a
+// JupyterLab page each one is checked again on every change of the DOM below it, and two that
+// hid a view's static outputs (outputs.js keepHidden does that) made plotly's drawing slower.
 
 export const ROW_H = 22;
 const VIEWS_CSS = `
-.jp-OutputArea-child:has(+ .jp-OutputArea-child .tfprof-view),
-.jp-OutputArea-child:has(+ .jp-OutputArea-child + .jp-OutputArea-child .tfprof-view[data-statics="2"]){display:none}
 .tfprof-root{color:var(--tf-fg);font:13px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;
 max-width:100%;min-width:0;box-sizing:border-box;overflow:hidden;padding:2px 0}
 .tfprof-root *{box-sizing:border-box}
