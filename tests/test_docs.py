@@ -31,6 +31,7 @@ import ast
 import contextlib
 import importlib.util
 import io
+import json
 import os
 import pathlib
 import re
@@ -250,3 +251,18 @@ def test_every_link_between_pages_reaches_its_page_and_heading():
             if anchor:
                 headings = re.findall(r"^#+ (.+)$", path.read_text(encoding="utf-8"), re.M)
                 assert anchor in {_slug(h) for h in headings}, f"{page}: {target}#{anchor}"
+
+
+def test_notebooks_remove_their_temporary_folders():
+    """Issue 29 item 16: nbval stops each notebook's kernel at once (no exit handlers run), so
+    a TemporaryDirectory "removed with the kernel" stayed in /tmp after every suite. A notebook
+    that makes one removes it in its last code cell."""
+    made = 0
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        code = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+        names = re.findall(r"^(\w+) = tempfile\.TemporaryDirectory\(", "\n".join(code), re.M)
+        made += len(names)
+        for name in names:
+            assert f"{name}.cleanup()" in code[-1], (path.name, name)
+    assert made >= 4
