@@ -38,12 +38,15 @@ def _warm() -> None:
         pass
 
 
+def _on() -> bool:
+    """In a notebook's kernel, and TFPROF_WIDGETS_PRELOAD is not 0."""
+    return os.environ.get("TFPROF_WIDGETS_PRELOAD") != "0" and _kernel.in_kernel()
+
+
 def start() -> None:
     """Start the warm-up once, in a kernel, unless TFPROF_WIDGETS_PRELOAD=0."""
     global _thread
-    if _thread is not None or os.environ.get("TFPROF_WIDGETS_PRELOAD") == "0":
-        return
-    if not _kernel.in_kernel():
+    if _thread is not None or not _on():
         return
     _thread = threading.Thread(target=_warm, name="tfprof_widgets-preload", daemon=True)
     _thread.start()
@@ -59,7 +62,7 @@ def wait() -> None:
 def viewer_ahead() -> None:
     """At a ``load()``: in a kernel, the viewer script goes to the page now, the first time
     (:func:`tfprof_widgets.views._lib.prefetch`), so that a fresh page has it before a view."""
-    if os.environ.get("TFPROF_WIDGETS_PRELOAD") == "0" or not _kernel.in_kernel():
+    if not _on():
         return
     from .views import _lib
 

@@ -35,6 +35,7 @@ import pandas as pd
 from .. import schema
 from .event_index import event_plane_rows, is_derived_line, on_device, timed, times_ps
 from .frameworks import framework_of
+from .frameworks.base import name_texts
 from .nesting import interval_union, to_ps
 
 _COMMUNICATION = r"^nccl.*Kernel"
@@ -62,9 +63,7 @@ def device_activity(run) -> np.ndarray:
 
 def kernel_kinds(names: pd.Series) -> np.ndarray:
     """Per name: its kind's index in KINDS (len(KINDS) where none)."""
-    # In Python over the distinct names: pandas' string methods cost more in overhead (and
-    # follow Python's re).
-    text = [v if type(v) is str else str(v) for v in np.asarray(names, dtype=object).tolist()]
+    text = name_texts(names)
     return np.fromiter(map(_kind_of_name, text), np.int8, len(text))
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import threading
 from importlib import resources
 
@@ -179,19 +178,15 @@ _prefetched = False
 
 
 def prefetch() -> bool:
-    """At the first ``load()`` of a notebook's kernel (unless ``TFPROF_WIDGETS_PRELOAD=0``):
-    send the viewer script to the page now, so that a fresh page has parsed it and drawn its
-    first plot off screen by the time a view comes (the user's next cells, the load itself).
-    Its output is replaced by one that hides itself when the cell ends: the script stays in
-    the page, not in the saved notebook. Returns whether it was sent."""
+    """At the first ``load()`` of a notebook's kernel (called by
+    :func:`tfprof_widgets._preload.viewer_ahead`, which checks that this is one and that
+    ``TFPROF_WIDGETS_PRELOAD`` is not 0): send the viewer script to the page now, so that a
+    fresh page has parsed it and drawn its first view off screen by the time a view comes
+    (the user's next cells, the load itself). Its output is replaced by one that hides itself
+    when the cell ends: the script stays in the page, not in the saved notebook. Returns
+    whether it was sent."""
     global _prefetched
-    if (
-        _prefetched
-        or _ahead_off
-        or os.environ.get("TFPROF_WIDGETS_PRELOAD") == "0"
-        or threading.current_thread() is not threading.main_thread()
-        or not _kernel.in_kernel()
-    ):
+    if _prefetched or _ahead_off or threading.current_thread() is not threading.main_thread():
         return False
     _prefetched = True
     from IPython import get_ipython

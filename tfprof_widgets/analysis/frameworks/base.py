@@ -128,12 +128,16 @@ class Advice:
         return sentence
 
 
+def name_texts(names) -> list[str]:
+    """Distinct names (a Series, Index or array) as a list of str. The name rules run on
+    distinct names, hundreds to a few thousand: in Python, where pandas' string methods cost
+    ~1 ms a call in overhead (and follow Python's ``re`` and ``str`` methods)."""
+    return [v if type(v) is str else str(v) for v in np.asarray(names, dtype=object).tolist()]
+
+
 def name_flags(names, test) -> np.ndarray:
-    """``test(name)`` of each distinct name (a Series, Index or array; str of each value),
-    as a bool array. The rules run on distinct names, hundreds to a few thousand: in Python,
-    where pandas' string methods cost ~1 ms a call in overhead (and follow Python's ``re``
-    and ``str`` methods)."""
-    values = [v if type(v) is str else str(v) for v in np.asarray(names, dtype=object).tolist()]
+    """``test(name)`` of each distinct name (:func:`name_texts`), as a bool array."""
+    values = name_texts(names)
     return np.fromiter(map(test, values), bool, len(values))
 
 

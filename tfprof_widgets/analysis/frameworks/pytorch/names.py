@@ -10,6 +10,7 @@ import pandas as pd
 
 from .... import stat_columns
 from ...inputs import per_run
+from ..base import name_flags, name_texts
 
 STEP_MARKER = re.compile(r"^ProfilerStep#(\d{1,18})$")
 # torch.utils.data's iterators, as the profiler names each batch they hand out.
@@ -50,7 +51,7 @@ _CAT_TYPES = {
 def cat_types(categories: pd.Index) -> np.ndarray:
     """Per distinct ``cat``: its event type (OTHER where torch-tb-profiler ignores it)."""
     # A few distinct categories: a dict lookup each (a pandas map costs ~5 ms in overhead).
-    return np.array([_CAT_TYPES.get(c.lower(), OTHER) for c in texts(categories)], np.int8)
+    return np.array([_CAT_TYPES.get(c.lower(), OTHER) for c in name_texts(categories)], np.int8)
 
 
 @per_run
@@ -64,26 +65,17 @@ def event_types(run) -> np.ndarray:
     return kind
 
 
-def texts(names) -> list[str]:
-    """Distinct names (a Series, Index or array) as a list of str."""
-    return [v if type(v) is str else str(v) for v in np.asarray(names, dtype=object).tolist()]
-
-
-# The rules below run on distinct names (hundreds to a few thousand per capture), in Python:
-# pandas' string methods cost ~1 ms a call in overhead on so few values, more than the
-# matching, and they follow Python's ``re`` (where pyarrow's differs, pandas falls back to it).
-def _flags(names, test) -> np.ndarray:
-    values = texts(names)
-    return np.fromiter(map(test, values), bool, len(values))
-
-
+# The rules below run on distinct names (hundreds to a few thousand per capture), in Python
+# (frameworks.base.name_flags): pandas' string methods cost ~1 ms a call in overhead on so few
+# values, more than the matching, and they follow Python's ``re`` (where pyarrow's differs,
+# pandas falls back to it).
 def is_step_marker(names: pd.Series) -> np.ndarray:
-    return _flags(names, lambda s: STEP_MARKER.match(s) is not None)
+    return name_flags(names, lambda s: STEP_MARKER.match(s) is not None)
 
 
 def step_numbers(names: pd.Series) -> np.ndarray:
     """Per name: N of ``ProfilerStep#N`` (NaN for another name)."""
-    found = [STEP_MARKER.match(t) for t in texts(names)]
+    found = [STEP_MARKER.match(t) for t in name_texts(names)]
     # ``\d`` takes any script's digits; only ASCII ones make a number (as pd.to_numeric).
     digits = [m.group(1) if m else "" for m in found]
     return np.array([float(d) if d and d.isascii() else np.nan for d in digits], dtype=float)
@@ -96,13 +88,13 @@ def is_dataloader_name(name: str) -> bool:
 
 def is_dataloader_next(names: pd.Series) -> np.ndarray:
     """Per name: :func:`is_dataloader_name`."""
-    return _flags(names, is_dataloader_name)
+    return name_flags(names, is_dataloader_name)
 
 
 def is_launch(names: pd.Series) -> np.ndarray:
     """Per name: is it a runtime call that puts work on a stream?"""
-    return _flags(names, lambda s: _LAUNCH.match(s) is not None)
+    return name_flags(names, lambda s: _LAUNCH.match(s) is not None)
 
 
 def is_collective(names: pd.Series) -> np.ndarray:
-    return _flags(names, COLLECTIVE_OPS.__contains__)
+    return name_flags(names, COLLECTIVE_OPS.__contains__)

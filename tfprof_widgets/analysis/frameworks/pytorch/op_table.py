@@ -26,7 +26,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..base import UNKNOWN_OP, DeviceOps
+from ..base import UNKNOWN_OP, DeviceOps, name_texts
 from . import names as torch_names
 from .ops import _kinds, launches, operator_tree
 
@@ -39,7 +39,7 @@ MODULE_PREFIX = "nn.Module: "
 def parse_op_names(names: pd.Index) -> pd.DataFrame:
     """Per name: category ('pytorch' or 'unknown'), op_name (the name) and op_type (see
     the module docstring)."""
-    text = torch_names.texts(names)
+    text = name_texts(names)
     op_type = [_op_type(t) for t in text]
     known = [t is not None for t in op_type]
     return pd.DataFrame(

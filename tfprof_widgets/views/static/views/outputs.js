@@ -4,7 +4,6 @@
 // down while a kernel-backed live widget shows (payload.live); out of sight, waiting until
 // scrolled near or the page is idle. In a report, every <div class="tfprof-mount"> with its
 // payload in a JSON <script> (views/base.py View.html, report.py).
-import { Plotly } from "./plotly_ref.js";
 import { el, whenConnected } from "./dom.js";
 import { injectCss } from "./style.js";
 import { observeTheme, views } from "./theme.js";
@@ -189,7 +188,7 @@ export function warmUp() {
   let v = null;
   const drawn = () => ({plots: v.plots.length, rows: root.querySelectorAll(".tft-row").length});
   const done = (out) => {
-    for (const pl of v ? v.plots : []) { if (pl.ro) pl.ro.disconnect(); Plotly.purge(pl.div); }
+    if (v) v.dropPlots();
     host.remove();
     return out;
   };

@@ -60,9 +60,13 @@ export class View {
     }
     return box;
   }
-  renderContent() {
+  dropPlots() {
+    // Its plots' resize observers and plotly's state, before they are replaced or dropped.
     for (const pl of this.plots) { if (pl.ro) pl.ro.disconnect(); Plotly.purge(pl.div); }
     this.plots = [];
+  }
+  renderContent() {
+    this.dropPlots();
     this.content.replaceChildren();
     const blocks = this.payload.variants[this.key()] || [];
     const pending = [];
