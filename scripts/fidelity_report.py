@@ -1,11 +1,12 @@
 """How close our numbers are to TensorBoard's on every capture xprof reads.
 
-    python scripts/fidelity_report.py [--shared DIR] [--markdown]
+    python scripts/fidelity_report.py [--shared DIR] [--markdown] [CAPTURE ...]
 
 For each ``.xplane.pb`` in ``sample_profiles/`` and in the team's shared captures (default
-``../shared/captures``), runs xprof's converters (overview_page, framework_op_stats,
-memory_profile, kernel_stats, hlo_stats; each on a private copy of the file, ``use_saved_result``
-off, so nothing is written beside the capture) and our analyses of the same file, and
+``../shared/captures``), or each CAPTURE named, runs xprof's converters (overview_page,
+framework_op_stats, memory_profile, kernel_stats, hlo_stats; each on a private copy of the
+file, ``use_saved_result`` off, so nothing is written beside the capture) and our analyses of
+the same file, and
 prints one row per (capture, tool, figure): ours, xprof's, and the relative difference
 (text figures: "same" or "differs"). The figures and their keys are those of
 ``tests/fidelity_figures.py``, which the tests compare on the goldens; on XLA captures (those
@@ -13,6 +14,10 @@ carrying HLO programs) also ``xla_device_ops_matching``: XProf's device op rows 
 its name, type, occurrences and self time, and (roofline_model, op_profile) the device's
 peaks and ridge point, the roofline's op rows and the op profile's nodes that equal xprof's
 (:func:`xla_roofline_figures`). Needs the dev extra (xprof).
+
+The table prints as aligned plain text, or with ``--markdown`` as a Markdown table (for an
+issue or a pull request). Its rows come in the same order on every run: xprof's allocators
+(a map in its output, in no fixed order) are listed by name.
 """
 
 from __future__ import annotations
@@ -156,6 +161,7 @@ def report(paths: list[pathlib.Path]) -> list[tuple]:
 
     rows = []
     for path in paths:
+        path = path.resolve()
         name = path.relative_to(path.parents[1]).as_posix()
         tools = {"xla_device_ops_matching": "framework_op_stats"}
         out = {t: xprof_tool(path, t) for t in TOOLS}
@@ -181,16 +187,32 @@ def report(paths: list[pathlib.Path]) -> list[tuple]:
     return rows
 
 
-def main() -> None:
+HEAD = ("capture", "tool", "figure", "ours", "xprof", "difference")
+
+
+def table(rows: list[tuple], markdown: bool = False) -> str:
+    """The rows under HEAD: a Markdown table (``|`` in a cell escaped), or plain text in
+    columns as wide as their widest cell."""
+    if markdown:
+        lines = ["| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+        return "\n".join(lines)
+    widths = [max(len(str(c)) for c in col) for col in zip(HEAD, *rows)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [fmt.format(*HEAD), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*r) for r in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shared", default=str(ROOT.parent / "shared" / "captures"))
-    args = ap.parse_args()
-    rows = report(captures(pathlib.Path(args.shared)))
-    head = ("capture", "tool", "figure", "ours", "xprof", "difference")
-    print("| " + " | ".join(head) + " |")
-    print("|" + "---|" * len(head))
-    for r in rows:
-        print("| " + " | ".join(r) + " |")
+    ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    ap.add_argument("capture", nargs="*", help="only these .xplane.pb files")
+    args = ap.parse_args(argv)
+    paths = [pathlib.Path(p) for p in args.capture] or captures(pathlib.Path(args.shared))
+    rows = report(paths)
+    print(table(rows, args.markdown))
     exact = sum(r[5] in ("0", "same") for r in rows)
     close = sum(
         r[5].endswith("%") and not math.isnan(float(r[5][:-1])) and abs(float(r[5][:-1])) <= 0.5

@@ -107,7 +107,8 @@ def xprof_figures(out: dict) -> dict:
             f[f"{side.lower()}_op_rows"] = int((s["type"] != "IDLE").sum())
     mem = out.get("memory_profile")
     if mem:
-        for alloc, per in mem.get("memoryProfilePerAllocator", {}).items():
+        # A map in xprof's output: its order changes from run to run; by name, always.
+        for alloc, per in sorted(mem.get("memoryProfilePerAllocator", {}).items()):
             s = per["profileSummary"]
             for key, (theirs, _) in MEMORY.items():
                 v = s.get(theirs, s["peakStats"].get(theirs, 0))
