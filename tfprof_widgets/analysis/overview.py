@@ -17,7 +17,7 @@ import pandas as pd
 
 from .. import stat_columns
 from .frameworks import Advice, rules_of
-from .results import Summary
+from .results import StepCount, Summary
 from .steps import CATEGORIES, overview_steps
 
 HIGHLY_INPUT, MODERATELY_INPUT = 20.0, 5.0
@@ -111,6 +111,9 @@ class OverviewSummary(Summary):
 
     _not_in_frame = ("recommendations", "tools")
 
+    # The steps the averages are over, counted as every text counts steps: distinct step
+    # numbers, once however many hosts ran each (``run.step_count.averaged``); the host-step
+    # rows averaged can be more on a multi-host run.
     n_steps: int
     step_time_ms_avg: float
     step_time_ms_std: float
@@ -324,7 +327,7 @@ def overview_summary(run) -> OverviewSummary:
             f"tfprof {r.checker}: {r.finding}" for r in run.tfprof_advice.itertuples()
         ]
     return OverviewSummary(
-        n_steps=n,
+        n_steps=StepCount.of(steps, kept).averaged,
         step_time_ms_avg=float(st.mean()) if n else 0.0,
         step_time_ms_std=float(st.std(ddof=1)) if n > 1 else 0.0,
         step_time_ms_min=float(st.min()) if n else 0.0,
