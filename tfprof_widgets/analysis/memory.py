@@ -195,11 +195,13 @@ def _data_types(numbers: np.ndarray, names: dict[int, str] | None = None) -> pd.
     return _sorted_categorical(inverse, labels)
 
 
-def _unrecorded_type(run) -> str:
+def unrecorded_data_type(run) -> str:
     """What a row with no tensor (the stack, unused preallocated memory) shows as its
-    dtype: the framework's name for 0, XProf's "INVALID" for TensorFlow's DataType."""
-    if not hasattr(run, "events"):  # a pod's slice of one allocator (scale.pod): no trace
-        return DATA_TYPES[0]
+    dtype: the framework's name for 0, XProf's "INVALID" for TensorFlow's DataType. A pod's
+    slice of one allocator (scale.pod) has no trace to tell the framework: it carries the
+    name its host's run gave at conversion (``unrecorded_data_type``)."""
+    if not hasattr(run, "events"):
+        return getattr(run, "unrecorded_data_type", DATA_TYPES[0])
     names = framework_of(run).primary.memory_data_type_names()
     return DATA_TYPES[0] if names is None else names.get(0, DATA_TYPES[0])
 
@@ -372,7 +374,7 @@ def memory_breakdown(run, allocator: str | None = None, host: str | None = None)
                     "requested_bytes": [nbytes],
                     "tf_op": [name],
                     "region_type": [region],
-                    "data_type": [_unrecorded_type(run)],
+                    "data_type": [unrecorded_data_type(run)],
                     "tensor_shape": ["unknown"],
                 }
             )

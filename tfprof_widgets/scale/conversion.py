@@ -19,6 +19,7 @@ import os
 import time
 import warnings
 
+from ..analysis.memory import unrecorded_data_type
 from ..errors import ProfileError
 from ..loading import load
 from ..readers.discovery import resolve, text_path
@@ -190,6 +191,9 @@ def _entry(job: HostJob, run: Run, tables: dict, seconds: float) -> dict:
         "duration_us": float(run.duration_us) if timed.any() else 0.0,
         "steps": int(len(tables["steps"])),
         "step_groups": "file" if "group_id" in run.stat_names else "derived",
+        # what a memory breakdown's row without a tensor (the stack) shows as its dtype: the
+        # framework's name, which a pod's slice of one allocator cannot tell without the trace
+        "unrecorded_data_type": unrecorded_data_type(run),
         "sources": [
             {"path": os.path.abspath(f), "size": os.path.getsize(f), "mtime": os.path.getmtime(f)}
             for f in job.files

@@ -275,6 +275,7 @@ _HOST_FIELDS = {
     "duration_us": (lambda v: _real(v) and v >= 0, "a finite number >= 0", True),
     "steps": (_count, "a whole number >= 0", True),
     "step_groups": (_text, "text", True),
+    "unrecorded_data_type": (_text, "text", False),
     "sources": (lambda v: isinstance(v, list) and len(v) > 0, "a non-empty list", True),
     "rows": (lambda v: isinstance(v, dict) and all(_count(n) for n in v.values()),
              "tables' row counts (whole numbers >= 0)", False),

@@ -433,12 +433,15 @@ class Pod:
         elif host is None:
             hosts = summary.loc[summary["allocator"] == allocator, "host"]
             host = hosts.iloc[0] if len(hosts) else None
+        entry = next((e for e in self._entries if e["host"] == host), {})
         one = types.SimpleNamespace(
             memory=self.memory_of(host, allocator)
             if host is not None
             else schema.empty(schema.MEMORY),
             memory_summary=summary,
         )
+        if "unrecorded_data_type" in entry:  # datasets converted before it was kept: XProf's
+            one.unrecorded_data_type = entry["unrecorded_data_type"]
         return memory_breakdown(one, allocator=allocator, host=host)
 
     @functools.cached_property
