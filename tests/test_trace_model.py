@@ -12,6 +12,7 @@ import pytest
 from conftest import ROOT
 
 from tfprof_widgets.views.timeline_lod import (
+    XPROF_INTERNAL_EVENTS,
     EventIndex,
     TraceModel,
     event_details,
@@ -41,8 +42,18 @@ def bert_model(bert):
 def overlapping(events: pd.DataFrame, x0: float, x1: float) -> int:
     """Events a window [x0, x1) holds: starting in it, or running at x0."""
     s, e = events["start_us"].to_numpy(), events["end_us"].to_numpy()
-    timed = (events["occurrences"].to_numpy() == 1) & ~np.isnan(s)
+    timed = (events["occurrences"].to_numpy() == 1) & ~np.isnan(s) & ~_internal(events)
     return int((timed & (s < x1) & ((e > x0) | (s >= x0))).sum())
+
+
+def _internal(events: pd.DataFrame) -> np.ndarray:
+    """XProf's internal events, which the trace viewer does not draw (as XProf's)."""
+    return events["name"].astype(str).isin(XPROF_INTERNAL_EVENTS).to_numpy()
+
+
+def _drawn(run) -> int:
+    """The run's events the trace viewer draws: all but XProf's internal ones."""
+    return len(run.events) - int(_internal(run.events).sum())
 
 
 def frame(rows: list[tuple]) -> pd.DataFrame:
@@ -129,6 +140,7 @@ def max_overlap(start: np.ndarray, end: np.ndarray) -> int:
 def check_rows_are_max_overlap(m: TraceModel, events: pd.DataFrame) -> None:
     """Every lane has as many rows as its events ever overlap, and no row overlaps."""
     timed = (events["occurrences"].to_numpy() == 1) & events["start_us"].notna().to_numpy()
+    timed &= ~_internal(events)
     key = events[["host", "plane", "line"]].astype(str).agg("|".join, axis=1).to_numpy()
     lanes = m.lanes
     for i in range(len(lanes)):
@@ -505,7 +517,7 @@ def test_the_notebook_gets_the_live_widget_then_text_then_the_offline_viewer(ber
     trace_viewer(bert)._ipython_display_()
     live, text, viewer = shown
     assert "application/vnd.jupyter.widget-view+json" in live
-    assert "<script" not in text["text/html"] and "23,128 events" in text["text/plain"]
+    assert "<script" not in text["text/html"] and f"{_drawn(bert):,} events" in text["text/plain"]
     js = viewer["application/javascript"]
     assert "__tfpvRenderOffline" in js and "export " not in js.split("var payload", 1)[0]
     assert "</script" not in js.lower()  # an exported page wraps it in a <script>
@@ -558,7 +570,7 @@ def test_offline_payload_fits_its_budget_and_keeps_the_busiest_step(bert):
     exact = [t for t in payload["tiles"] if t["exact"]]
     assert exact and exact[0]["label"].startswith("step 0 (")
     root = payload["tiles"][0]
-    assert root["header"]["n_events"] == len(bert.events)
+    assert root["header"]["n_events"] == _drawn(bert)
     assert "detail ends" in payload["meta"]["offline_note"]
     # the tree: children cover their parent in four
     for t in payload["tiles"]:
