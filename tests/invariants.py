@@ -522,6 +522,17 @@ def peaks(cap: Capture) -> list[str]:
     lo, avg, hi = o.step_time_ms_min, o.step_time_ms_avg, o.step_time_ms_max
     if not (hi + 1e-9 >= avg >= lo - 1e-9 >= -1e-9):
         bad.append(f"overview step time: max {_fmt(hi)}, avg {_fmt(avg)}, min {_fmt(lo)} ms")
+    from tfprof_widgets.analysis.steps import overview_steps
+
+    kept = overview_steps(run.steps) if len(run.steps) else run.steps
+    if len(kept):
+        st = _num(kept["step_time_us"]) / 1e3
+        for what, ours, theirs in (("max", hi, np.nanmax(st)), ("min", lo, np.nanmin(st))):
+            if not _close(ours, float(theirs)):
+                bad.append(
+                    f"overview step time {what} {_fmt(ours)} ms vs the steps it averages "
+                    f"{_fmt(float(theirs))} ms"
+                )
     return bad
 
 
@@ -563,8 +574,8 @@ def step_numbering(cap: Capture) -> list[str]:
                             f"{vname}: {m.group(0)!r} names step {g}; the steps table has "
                             f"{_span(numbers)}"
                         )
-        for fig in v.figures:
-            bad += _step_axis(vname, fig, numbers)
+        for fig in v.figures:  # every choice's copy of a plot: each finding once
+            bad += [b for b in _step_axis(vname, fig, numbers) if b not in bad]
     return bad[:12]
 
 
@@ -625,8 +636,14 @@ def _step_axis(vname: str, fig: dict, numbers: set) -> list[str]:
         xs = t.get("x")
         if not isinstance(xs, list):
             continue
-        ints = [x for x in xs if isinstance(x, (int, float)) and float(x).is_integer()]
-        extra = sorted({int(x) for x in ints} - numbers)
+        # a category axis sends the step numbers as text
+        ints = [
+            int(x)
+            for x in xs
+            if (isinstance(x, (int, float)) and float(x).is_integer())
+            or (isinstance(x, str) and re.fullmatch(r"-?\d+", x))
+        ]
+        extra = sorted(set(ints) - numbers)
         if extra:
             out.append(
                 f"{vname} plot {fig['_name']!r} step axis shows steps {extra[:6]}; the steps "
