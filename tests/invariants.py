@@ -60,7 +60,7 @@ def bundled_captures() -> dict[str, Callable[[pathlib.Path], pathlib.Path]]:
         out[d.relative_to(DATA).as_posix()] = _tool_data(d)
     for p in sorted(DATA.rglob("*.tfprof")):
         out[p.relative_to(DATA).as_posix()] = same(p)
-    out["tpu_hlo (synthetic TPU capture)"] = _synthetic_tpu
+    out["tpu_hlo/synthetic_tpu_capture"] = _synthetic_tpu
     for d in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
         tfprof = sorted(d.glob("*.tfprof"))
         out["sample_profiles/" + d.name] = same(tfprof[0] if tfprof else d)

@@ -17,7 +17,7 @@ CAPTURES = (
     "xplane_h100_jax/jax_cnn_graphs.xplane.pb",
     "xplane_amd_jax/jax08_conv.xplane.pb",
     "chrome/torch_transformer_h100.pt.trace.json.gz",
-    "tpu_hlo (synthetic TPU capture)",
+    "tpu_hlo/synthetic_tpu_capture",
     "sample_profiles/gpu_shaped",
 )
 
