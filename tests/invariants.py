@@ -73,6 +73,8 @@ def folder_captures(folder: pathlib.Path) -> dict[str, Callable[[pathlib.Path], 
     out: dict[str, Callable[[pathlib.Path], pathlib.Path]] = {}
     for p in sorted(folder.rglob("*")):
         rel = p.relative_to(folder).as_posix()
+        if "tooldata" in p.relative_to(folder).parts[:-1]:
+            continue  # a tool-data run's files: the run directory is the capture
         if p.is_file() and (p.name.endswith((".xplane.pb", ".json", ".json.gz", ".tfprof"))):
             out[rel] = lambda _s, p=p: p
         elif p.is_dir() and p.parent.name == "tooldata":
@@ -574,9 +576,9 @@ def step_numbering(cap: Capture) -> list[str]:
                             f"{vname}: {m.group(0)!r} names step {g}; the steps table has "
                             f"{_span(numbers)}"
                         )
-        for fig in v.figures:  # every choice's copy of a plot: each finding once
-            bad += [b for b in _step_axis(vname, fig, numbers) if b not in bad]
-    return bad[:12]
+        for fig in v.figures:
+            bad += _step_axis(vname, fig, numbers)
+    return list(dict.fromkeys(bad))[:12]  # a plot in every choice, a trace per part: once
 
 
 def _memory_peak_step(cap: Capture, steps: pd.DataFrame) -> list[str]:
