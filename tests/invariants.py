@@ -73,7 +73,7 @@ def folder_captures(folder: pathlib.Path) -> dict[str, Callable[[pathlib.Path], 
     out: dict[str, Callable[[pathlib.Path], pathlib.Path]] = {}
     for p in sorted(folder.rglob("*")):
         rel = p.relative_to(folder).as_posix()
-        if "tooldata" in p.relative_to(folder).parts[:-1]:
+        if p.is_file() and "tooldata" in p.relative_to(folder).parts[:-1]:
             continue  # a tool-data run's files: the run directory is the capture
         if p.is_file() and (p.name.endswith((".xplane.pb", ".json", ".json.gz", ".tfprof"))):
             out[rel] = lambda _s, p=p: p
