@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import pathlib
 import sys
-import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -66,8 +65,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         captures = folder_captures(folder)
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory():
-        results = sweep(captures)
+    results = sweep(captures)
     head = ("capture", *INVARIANTS)
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
