@@ -1109,10 +1109,27 @@ ROOFLINE: dict[str, tuple[str, str]] = {
     "optimal_gflops_per_s": ("float64", "The roof above the bottleneck intensity, GFLOP/s."),
     "roofline_efficiency": (
         "float64",
-        "FLOP rate over that roof (HBM-bound: HBM bandwidth over its peak).",
+        "FLOP rate over that roof (HBM-bound: HBM bandwidth over its peak), at most 1 "
+        "(above_roof says where the measured rate was above).",
     ),
-    "compute_efficiency": ("float64", "model_gflops_per_s / peak FLOP rate (a fraction)."),
-    "max_mem_bw_utilization": ("float64", "hbm_bw_gibps / peak HBM bandwidth (a fraction)."),
+    "compute_efficiency": (
+        "float64",
+        "model_gflops_per_s / peak FLOP rate (a fraction), at most 1 as XProf caps it.",
+    ),
+    "max_mem_bw_utilization": (
+        "float64",
+        "hbm_bw_gibps / peak HBM bandwidth (a fraction), at most 1 (above_roof: it was above).",
+    ),
+    "xprof_roofline_efficiency": (
+        "float64",
+        "XProf's roofline efficiency, not capped (above 1 where the op is above a roof).",
+    ),
+    "above_roof": (
+        "bool",
+        "A rate above its roof (FLOP rate over the peak, or bandwidth over a memory's peak): "
+        "the modelled FLOPs or bytes cannot have run in the measured time.",
+    ),
+    "roof_note": ("category", "Why the op is above a roof ('' where it is not)."),
     "flops_modeled": (
         "bool",
         "Our FLOPs and bytes are XProf's (False: a cuBLAS GEMM call, which xprof 2.24 shows as 0).",

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import collections.abc
 import functools
+import re
 
 import numpy as np
 import pandas as pd
@@ -252,8 +253,50 @@ def rate_columns(
     with np.errstate(divide="ignore", invalid="ignore"):
         res["normalized_gflops_per_s"] = np.where(secs > 0, device / secs / 1e9, 0.0)
     res["bound_by"] = schema.text_categorical(res["bound_by"])
+    res["roof_note"] = schema.text_categorical(
+        roof_notes(name, res["above_roof"], res["compute_efficiency"] >= 1.0, modeled | on_tpu)
+    )
     new = {"flops_modeled": modeled | on_tpu, "flops": flops, "bytes_accessed": nbytes}
     return {**new, "hbm_bytes": hbm, **res}
+
+
+_ASYNC = re.compile(r"-(start|done|update)(\.\d+)?$")
+NOTE_ASYNC = (
+    "above its roof: an async op's start/done events time its issue or wait, not the "
+    "transfer its bytes count"
+)
+NOTE_UNMODELED = (
+    "above the compute roof: FLOPs from the call's shapes (no cost model), more than its "
+    "measured time allows"
+)
+NOTE_COMPUTE = (
+    "above the compute roof: the cost model's FLOPs are more than the measured time allows "
+    "(time not all attributed to the op)"
+)
+NOTE_MEMORY = (
+    "above the memory roof: the cost model's bytes are more than the memory moves in the "
+    "measured time (caches serve data it counts as memory traffic, or time not attributed)"
+)
+
+
+def roof_notes(
+    names: np.ndarray, above: np.ndarray, compute_full: np.ndarray, modeled: np.ndarray
+) -> np.ndarray:
+    """Why an op's rate is above a roof ('' where it is not): an async start/done op, FLOPs
+    no cost model gave, or modelled FLOPs or bytes the measured time cannot hold."""
+    names = np.asarray(names, object)
+    out = np.full(len(names), "", object)
+    if not above.any():
+        return out
+    idx = np.flatnonzero(above)
+    for i in idx.tolist():  # the few rows above a roof
+        if _ASYNC.search(str(names[i])):
+            out[i] = NOTE_ASYNC
+        elif compute_full[i]:
+            out[i] = NOTE_COMPUTE if modeled[i] else NOTE_UNMODELED
+        else:
+            out[i] = NOTE_MEMORY
+    return out
 
 
 def _at(column: pd.Series, at: np.ndarray) -> np.ndarray:
@@ -487,6 +530,14 @@ def _rates(flops, measured, nbytes, hbm, onchip, secs, peaks) -> dict:
             ]
         )
         eff = np.maximum(mem, compute)
+        # A rate above its roof cannot have run: the modelled FLOPs or bytes are more than
+        # the measured time allows (an async op's start/done events time its issue and wait,
+        # not the transfer; kernels whose time went to another op; caches serving what the
+        # cost model counts as HBM traffic). XProf shows such utilisations above 1; we keep
+        # its figure (xprof_roofline_efficiency), cap the ones a user reads at 1 (as XProf's
+        # op profile caps its utilisations) and say why on the row.
+        above = np.maximum(np.maximum(compute, hbm_util), np.max(
+            np.stack([chip_util[c] for c in ON_CHIP], axis=1), axis=1)) > 1.0 + 1e-9  # fmt: skip
     return {
         "model_gflops_per_s": gflops,
         "memory_bw_gibps": rate(nbytes, GIB),
@@ -500,9 +551,11 @@ def _rates(flops, measured, nbytes, hbm, onchip, secs, peaks) -> dict:
         "bottleneck_operational_intensity": bottleneck,
         "bound_by": bound,
         "optimal_gflops_per_s": np.where(eff > 0, measured_gflops / np.where(eff > 0, eff, 1), 0.0),
-        "roofline_efficiency": eff,
-        "compute_efficiency": compute,
-        "max_mem_bw_utilization": mem,
+        "roofline_efficiency": np.minimum(eff, 1.0),
+        "compute_efficiency": np.minimum(compute, 1.0),
+        "max_mem_bw_utilization": np.minimum(mem, 1.0),
+        "xprof_roofline_efficiency": eff,
+        "above_roof": above,
     }
 
 
