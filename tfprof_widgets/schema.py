@@ -420,6 +420,11 @@ KERNELS: dict[str, tuple[str, str]] = {
     "avg_time_us": ("float64", "Average duration, µs."),
     "min_time_us": ("float64", "Shortest launch, µs."),
     "max_time_us": ("float64", "Longest launch, µs."),
+    "beyond_xprof": (
+        "bool",
+        "Ours, not XProf's: the op of a kernel inside a CUDA graph (XProf: 'XlaModule'), or "
+        "Tensor Cores credited by a kernel name XProf's list misses (nvjet_*, sm90_xmma_*).",
+    ),
 }
 
 MEMORY: dict[str, tuple[str, str]] = {
