@@ -262,3 +262,52 @@ def test_hopper_tensor_core_kernels_are_credited_beyond_xprof(name):
     assert xmma["is_kernel_using_tensor_core"].all() and xmma["beyond_xprof"].all()
     other = k[k["kernel_name"].str.contains("nhwcAddPaddingKernel|ReduceSplitK")]
     assert len(other) >= 2 and not other["is_kernel_using_tensor_core"].any()
+
+
+# -- item 10: the op profile and the roofline show one figure --------------------------------
+
+
+@pytest.mark.parametrize("name", ["jax_cnn_graphs", "jax_cnn_nographs", "jax08_conv"])
+def test_op_profile_and_roofline_show_the_same_utilisations(name):
+    """An op's FLOP and HBM bandwidth utilisation in the op profile are the roofline's
+    (compute_efficiency, max_mem_bw_utilization): one figure in both views, each at most 1.
+    XProf's FLOP 'utilisation' (FLOPs over the whole tree's time: gemm_fusion_dot.2 reads
+    0.0000 there where its own rate is 0.16 % of the peak) stays in xprof_flop_utilization."""
+    run = load(name)
+    tree, rl = run.op_profile, run.roofline
+    assert schema.mismatches(tree, schema.OP_PROFILE) == []
+    ops = tree[tree["level"] == "op"].set_index("name")
+    by_op = rl.set_index(rl["hlo_op_name"].astype(str))
+    many = name.startswith("jax_cnn")
+    assert len(ops) >= (20 if many else 4)
+    for col, theirs in (
+        ("flop_utilization", "compute_efficiency"),
+        ("hbm_bw_utilization", "max_mem_bw_utilization"),
+    ):
+        np.testing.assert_allclose(ops[col], by_op.loc[ops.index, theirs], rtol=1e-9, atol=1e-12)
+        assert (tree[col] <= 1.0).all() and (tree[col] >= 0).all()
+    assert (ops["flop_utilization"] >= ops["xprof_flop_utilization"] - 1e-12).all()
+    assert (ops["flop_utilization"] > 2 * ops["xprof_flop_utilization"]).sum() >= (
+        10 if many else 2
+    )
+
+
+def test_op_profile_and_roofline_headers_carry_their_units():
+    """Every number column a user reads says its unit in its header: HBM bytes shown in MiB
+    read 'HBM (MiB)', FLOPs in GFLOP (no 20-digit integer cut off), shares in %; the
+    utilisations share their labels across the two views."""
+    run = load("jax_cnn_nographs")
+    prof = {c.name: c for c in tw.views.hlo_op_profile(run).table().columns if not c.hidden}
+    roof = {c.name: c for c in tw.views.roofline(run).table().columns if not c.hidden}
+    assert prof["hbm_bytes"].label == "HBM (MiB)" and prof["hbm_bytes"].kind == "bytes"
+    assert "flops" not in prof and prof["gflops"].label == "GFLOP"
+    for cols in (prof, roof):
+        for c in cols.values():
+            if c.kind == "pct":
+                assert c.label.endswith("(%)"), c.label
+    for col in ("flop_utilization", "hbm_bw_utilization"):
+        want = {
+            "flop_utilization": "compute_efficiency",
+            "hbm_bw_utilization": "max_mem_bw_utilization",
+        }
+        assert prof[col].label == roof[want[col]].label

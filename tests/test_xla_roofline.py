@@ -158,7 +158,7 @@ def test_op_profile_tree_is_xprofs(name):
             # xprof rounds this utilisation to 4 decimals; under CUDA graphs the tree's time
             # holds the ops only we attribute, so the shares are of a larger whole
             if not beyond:
-                assert abs(row.flop_utilization - m.get("flops", 0)) <= 6e-5, row.path
+                assert abs(row.xprof_flop_utilization - m.get("flops", 0)) <= 6e-5, row.path
     assert beyond or list(tree["level"].iloc[:2]) == ["program", "category"]
 
 

@@ -151,7 +151,7 @@ def test_tpu_op_profile_is_xprofs(name):
         row = ours.loc[path]
         assert abs(row["time_us"] * 1e6 - m["rawTime"]) <= 1, path
         assert np.isclose(row["flops"], m.get("rawFlops", 0), rtol=1e-6), path
-        assert abs(row["flop_utilization"] - m.get("flops", 0)) <= 1e-9, path
+        assert abs(row["xprof_flop_utilization"] - m.get("flops", 0)) <= 1e-9, path
         assert np.isclose(row["hbm_bytes"], m["rawBytesAccessedArray"][0], rtol=1e-6), path
     leaves = {
         p.rsplit("/", 1)[-1]: m
@@ -165,7 +165,7 @@ def test_tpu_op_profile_is_xprofs(name):
         assert abs(row.time_us * 1e6 - m["rawTime"]) <= 1, row.path
         assert np.isclose(row.flops, m.get("rawFlops", 0), rtol=1e-6), row.path
         assert np.isclose(row.hbm_bytes, m["rawBytesAccessedArray"][0], rtol=1e-6), row.path
-        assert abs(row.flop_utilization - m.get("flops", 0)) <= 1e-9, row.path
+        assert abs(row.xprof_flop_utilization - m.get("flops", 0)) <= 1e-9, row.path
         assert abs(row.hbm_bw_utilization - m["bandwidthUtils"][0]) <= 5e-4, row.path
 
 

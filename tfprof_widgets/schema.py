@@ -1167,7 +1167,13 @@ OP_PROFILE: dict[str, tuple[str, str]] = {
     "hbm_bytes": ("float64", "HBM bytes of the node's ops (rawBytesAccessedArray[0])."),
     "flop_utilization": (
         "float64",
-        "flops / (the whole tree's time × peak FLOP rate): XProf's 'flops' utilisation.",
+        "flops / (the node's time × peak FLOP rate), at most 1: an op's equals the roofline's "
+        "compute_efficiency.",
+    ),
+    "xprof_flop_utilization": (
+        "float64",
+        "flops / (the whole tree's time × peak FLOP rate): XProf's 'flops' utilisation, a "
+        "share of the whole tree (children add up to their parent).",
     ),
     "hbm_bw_utilization": (
         "float64",

@@ -38,27 +38,38 @@ class HloOpProfileView(View):
     def table(self) -> Table:
         t = self.tree
         indent = t["level"].astype(str).map({"program": "", "category": "  ", "op": "    "})
-        t = t.assign(node=indent + t["name"].astype(str))
+        t = t.assign(node=indent + t["name"].astype(str), gflops=t["flops"] / 1e9)
         cols = [
             Column("time_us", "time (µs)", digits=1),
-            Column("time_percent", "time %", "pct", digits=1),
+            Column("time_percent", "time (%)", "pct", digits=1),
             Column(
                 "flop_utilization",
-                "FLOP util.",
+                "FLOP util. (%)",
                 "pct",
                 digits=2,
-                title="FLOPs over the whole tree's time at the peak FLOP rate (XProf's rule)",
+                title="FLOPs over the node's time at the peak FLOP rate, at most 100 %: an "
+                "op's is the roofline view's 'FLOP util.'",
             ),
             Column(
                 "hbm_bw_utilization",
-                "HBM BW util.",
+                "HBM BW util. (%)",
                 "pct",
                 digits=1,
-                title="HBM bytes over the node's time at the peak HBM bandwidth",
+                title="HBM bytes over the node's time at the peak HBM bandwidth, at most "
+                "100 %: an op's is the roofline view's 'HBM BW util.'",
+            ),
+            Column(
+                "xprof_flop_utilization",
+                "XProf FLOP share (%)",
+                "pct",
+                digits=2,
+                title="XProf's 'FLOPS utilization': FLOPs over the whole tree's time at the "
+                "peak, so the children add up to their parent (not the node's own rate)",
             ),
             Column("occurrences", "count", "int"),
-            Column("flops", "FLOPs", digits=0),
-            Column("hbm_bytes", "HBM bytes", "bytes"),
+            Column("gflops", "GFLOP", digits=3, title="FLOPs of the node's ops, in 10^9 (XProf's)"),
+            Column("flops", hidden=True),
+            Column("hbm_bytes", "HBM (MiB)", "bytes", title="HBM bytes of the node's ops, MiB"),
             Column("level", "level"),
             Column("tf_op_name", "framework op"),
             Column("path", hidden=True),
