@@ -228,7 +228,7 @@ def test_sorting_the_op_profile_sorts_within_each_parent(tmp_path):
         page.goto(out.as_uri())
         test_browser.draw_everything(page)
         root = page.locator("section#hlo_op_profile .tfprof-view").first
-        rows = root.evaluate(f"r => ({_tree_rows_js('time %', 2)})(r)")  # desc, then asc
+        rows = root.evaluate(f"r => ({_tree_rows_js('time (%)', 2)})(r)")  # desc, then asc
         browser.close()
     assert sorted(rows) == sorted(shown["path"]), rows
     for k, path in enumerate(rows):

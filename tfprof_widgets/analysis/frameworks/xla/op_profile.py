@@ -6,10 +6,10 @@ self time, XLA's cost model × occurrences). FLOP utilisation (ours) is the node
 its own time at the peak FLOP rate, at most 1, an op's the roofline's compute efficiency
 (one figure in both views); XProf 2.24's, kept as ``xprof_flop_utilization``, is the node's
 FLOPs over the whole tree's time at the peak (so the children's add up to their parent's,
-and an op at 70 % of its roof reads a few %). HBM bandwidth utilisation is the node's HBM bytes over its own time at
-the peak HBM bandwidth, capped at 1 (a TPU op's HBM bytes: the HBM entries of its
-memory_access_breakdown only, XProf's BytesAccessedPerCore). Programs are named
-``<module>(<program id>)``, the id unsigned. Rows are in tree order (depth first), each
+and an op at 70 % of its roof reads a few %). HBM bandwidth utilisation is the node's HBM
+bytes over its own time at the peak HBM bandwidth, capped at 1 (a TPU op's HBM bytes: the
+HBM entries of its memory_access_breakdown only, XProf's BytesAccessedPerCore). Programs are
+named ``<module>(<program id>)``, the id unsigned. Rows are in tree order (depth first), each
 level by time, descending (ties by name).
 
 As XProf, an op that other ops ran nested in (on a TPU core's clock) is no node of its own
