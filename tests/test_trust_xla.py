@@ -311,3 +311,79 @@ def test_op_profile_and_roofline_headers_carry_their_units():
             "hbm_bw_utilization": "max_mem_bw_utilization",
         }
         assert prof[col].label == roof[want[col]].label
+
+
+# -- items 3, 15, 16: memory -----------------------------------------------------------------
+
+CHROME = ROOT / "tests" / "data" / "chrome"
+
+
+def _chrome(name: str):
+    key = f"chrome/{name}"
+    if key not in _RUNS:
+        path = CHROME / name
+        if not path.exists():
+            pytest.skip(f"{path} is absent")
+        _RUNS[key] = tw.load(path, progress=False)
+    return _RUNS[key]
+
+
+def test_the_memory_peak_is_labelled_with_the_steps_tables_step():
+    """The profiler's step group of the PyTorch transformer's GPU peak is 1, but the steps
+    table (ProfilerStep#2-5) puts its time, 35.5 ms, in step 3: the header says step 3, the
+    number every other view shows for that time."""
+    run = _chrome("torch_transformer_h100.pt.trace.json.gz")
+    view = tw.views.memory_timeline(run)
+    s = run.memory_summary.set_index(run.memory_summary["allocator"].astype(str)).loc["GPU:0"]
+    steps = run.steps
+    start = steps["start_us"].to_numpy()
+    hold = steps["step"][
+        (start <= s["peak_time_us"]) & (s["peak_time_us"] < start + steps["step_time_us"])
+    ]
+    assert list(hold) == [3] and s["peak_group_id"] != 3
+    header = view.header("GPU:0", str(s["host"]))
+    assert "(step 3;" in header and f"(step {s['peak_group_id']};" not in header
+
+
+def test_a_capture_without_steps_names_no_step_at_the_peak(tmp_path):
+    """A TPU capture with allocator events but no steps: the header names no step (it said
+    '(step 0)'); the lifetime peak says what it counts."""
+    path = tpu_v6e_copies(tmp_path / "v6e.xplane.pb")
+    b = XSpaceBuilder("tpu-v6e")
+    b.space.ParseFromString(path.read_bytes())
+    host = b.plane("/host:CPU", 1000).line("py_xla_execute", 3118851, timestamp_ns=1_000_000)
+    for k, (name, nbytes) in enumerate(
+        (("MemoryAllocation", 1 << 20), ("MemoryAllocation", 3 << 20))
+    ):
+        stats = {"bytes_allocated": nbytes, "peak_bytes_in_use": nbytes, "bytes_reserved": 0}
+        stats.update(bytes_available=1 << 30, requested_bytes=1 << 20, allocation_bytes=1 << 20)
+        stats.update(addr=k + 1, id=k + 1, data_type=1, index_on_host=0, fragmentation=0.0)
+        host.event(name, 1_000_000 * (k + 1), 0, stats)
+    run = tw.load(b.write(tmp_path / "mem.xplane.pb"), progress=False)
+    assert len(run.memory) == 2 and not len(run.steps)
+    view = tw.views.memory_timeline(run)
+    header = view.header(view.allocator, view.host)
+    assert "step" not in header
+    assert "lifetime peak of its heap (allocated bytes, stack not counted)" in header
+
+
+def test_a_pytorch_trace_without_memory_events_gets_pytorchs_advice():
+    """The B200 eager trace was recorded without profile_memory: the memory view tells a
+    PyTorch user to turn that on, not TensorFlow's host tracer level."""
+    run = _chrome("eager_b200.json.gz")
+    assert not len(run.memory)
+    text = " ".join(tw.views.memory_timeline(run).findings())
+    assert "profile_memory=True" in text and "TF 2.x" not in text and "tracer" not in text
+
+
+@pytest.mark.parametrize(
+    "name, label",
+    [("torch_transformer_h100.pt.trace.json.gz", "operator"), ("jax_cnn_graphs", "op")],
+)
+def test_memory_tables_use_the_frameworks_word_for_an_op(name, label):
+    """The 'what was live at the peak' table heads its op column with the framework's word:
+    'operator' on PyTorch, 'op' on JAX; 'TF op' only on TensorFlow."""
+    run = load(name) if name in CAPTURES else _chrome(name)
+    view = tw.views.memory_timeline(run)
+    cols = {c.name: c.label for c in view.breakdown(view.allocator, view.host).columns}
+    assert cols["tf_op"] == label

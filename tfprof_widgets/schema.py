@@ -477,7 +477,11 @@ MEMORY_SUMMARY: dict[str, tuple[str, str]] = {
     "peak_free_bytes": ("int64", "Free memory at the peak."),
     "peak_fragmentation": ("float64", "Fragmentation at the peak (0..1)."),
     "peak_time_us": ("float64", "When the peak was reached, µs on the run's clock."),
-    "peak_group_id": ("int64", "Step group of the peak (MEMORY.group_id)."),
+    "peak_group_id": (
+        "int64",
+        "Step group of the peak (MEMORY.group_id), as XProf shows it: not always the step "
+        "number of run.steps (analysis.memory.steps_at gives that).",
+    ),
 }
 
 MEMORY_BREAKDOWN: dict[str, tuple[str, str]] = {
