@@ -387,3 +387,67 @@ def test_memory_tables_use_the_frameworks_word_for_an_op(name, label):
     view = tw.views.memory_timeline(run)
     cols = {c.name: c.label for c in view.breakdown(view.allocator, view.host).columns}
     assert cols["tf_op"] == label
+
+
+# -- items 12, 19: JAX on CPU ----------------------------------------------------------------
+
+JAX_CPU = ROOT / "tests" / "data" / "jax_cpu" / "jax_cnn_cpu_10steps.xplane.pb"
+
+
+@pytest.fixture(scope="module")
+def jax_cpu():
+    if not JAX_CPU.exists():
+        pytest.skip(f"{JAX_CPU} is absent")
+    return tw.load(JAX_CPU, progress=False)
+
+
+def test_a_jax_step_that_compiles_shows_its_compile(jax_cpu):
+    """Step 0 of the CPU capture compiles the program (JAX's backend_compile_and_load on
+    the Python thread, 1.1 of its 1.5 s): its compile time is that, not host compute
+    (XProf 2.24 types every host event host compute); the other steps compile nothing."""
+    steps = jax_cpu.steps.set_index("step")
+    ev = jax_cpu.events
+    compile_us = ev.loc[ev["name"].astype(str) == "backend_compile_and_load", "dur_us"].sum()
+    assert steps.loc[0, "compile_us"] == pytest.approx(compile_us, rel=1e-6)
+    assert steps.loc[0, "compile_us"] >= 0.5 * steps.loc[0, "step_time_us"]
+    assert steps.loc[0, "host_compute_us"] < 0.2 * steps.loc[0, "step_time_us"]
+    assert (steps.loc[1:, "compile_us"] == 0).all()
+
+
+def test_the_overview_leaves_a_compile_step_out_of_its_averages(jax_cpu):
+    """A capture of five steps (what %%tfprof --backend jax gave: XProf keeps all steps of a
+    host with five or fewer) averages steps 1..4: step 0, mostly compile, is left out and
+    the count says why. With ten steps XProf's rule already leaves step 0 out, and the count
+    says only that."""
+    from tfprof_widgets.analysis.results import StepCount
+    from tfprof_widgets.analysis.steps import overview_steps
+
+    five = jax_cpu.steps.iloc[:5]
+    kept = overview_steps(five)
+    assert kept["step"].tolist() == [1, 2, 3, 4]
+    count = StepCount.of(five, kept)
+    assert "mostly compiling" in count.summary_line() and "first and last" not in count.DROPPED
+    assert kept["step_time_us"].max() < 0.2 * five["step_time_us"].max()
+    ten = jax_cpu.step_count
+    assert (ten.averaged_first, ten.averaged_last) == (1, 8)
+    assert "compil" not in ten.summary_line()
+
+
+def test_the_jax_cpu_steps_are_xprofs(jax_cpu):
+    """Fidelity (issue 36 item 19): on this capture, xprof's overview keeps steps 1..8 and
+    every kept step's time and host compute equal ours to the µs (XLA:CPU's thunks on the
+    XLAEigen and PjRt client threads are no host compute in either); step 0 (compile) is
+    outside both averages."""
+    from golden_tables import data_table, golden
+
+    pages = golden("jax_cpu_10steps", "overview_page")
+    table = next(t for t in pages if "cols" in t and t["cols"][0]["id"] == "stepnum")
+    theirs = data_table(table)
+    theirs["step"] = theirs["stepnum"].str.split().str[-1].astype(int)
+    ours = jax_cpu.steps.set_index("step").loc[theirs["step"]]
+    assert theirs["step"].tolist() == list(range(1, 9))
+    np.testing.assert_allclose(ours["step_time_us"] / 1e3, theirs["stepTimeMs"], atol=1e-3)
+    np.testing.assert_allclose(
+        ours["host_compute_us"] / 1e3, theirs["hostComputeTimeMs"], atol=1e-3
+    )
+    assert (theirs["compileTimeMs"] == 0).all() and (ours["compile_us"] == 0).all()
