@@ -451,3 +451,81 @@ def test_the_jax_cpu_steps_are_xprofs(jax_cpu):
         ours["host_compute_us"] / 1e3, theirs["hostComputeTimeMs"], atol=1e-3
     )
     assert (theirs["compileTimeMs"] == 0).all() and (ours["compile_us"] == 0).all()
+
+
+# -- item 19: custom calls no cost model covers ----------------------------------------------
+
+
+def _custom_call_capture(path):
+    """An H100 plane (the JAX H100 capture's device stats) running one program: a GEMM
+    custom call (the cost model's dot rule) and a TransformerEngine-like fused-attention
+    custom call no cost model covers, each kernel naming its instruction by hlo_op."""
+    from tfprof_widgets.proto import xla_hlo_pb2
+
+    proto = xla_hlo_pb2.HloProto()
+    m = proto.hlo_module
+    m.name, m.entry_computation_name, m.id = "jit_attn", "main.1", 5
+    main = m.computations.add(name="main.1", id=1)
+    seq = m.schedule.sequences[1]
+    for k, (name, opcode, target, operands) in enumerate(
+        [
+            ("p0", "parameter", "", []),
+            ("p1", "parameter", "", []),
+            ("custom-call.7", "custom-call", "te_fused_attn_forward_ffi", [100, 101]),
+            ("custom-call.8", "custom-call", "__cublas$gemm", [100, 101]),
+        ]
+    ):
+        ins = main.instructions.add(name=name, opcode=opcode, id=100 + k)
+        ins.custom_call_target = target
+        ins.operand_ids.extend(operands)
+        ins.parameter_number = k if opcode == "parameter" else 0
+        ins.shape.element_type = xla_hlo_pb2.BF16
+        ins.shape.dimensions.extend([2048, 2048])
+        ins.shape.layout.minor_to_major.extend([1, 0])
+        if target == "__cublas$gemm":
+            ins.backend_config = (
+                b'{"gemm_backend_config":{"dot_dimension_numbers":{"lhs_contracting_dimensions":'
+                b'["1"],"rhs_contracting_dimensions":["0"]}}}'
+            )
+        seq.instruction_ids.append(100 + k)
+    main.root_id = 103
+    b = XSpaceBuilder("vm")
+    md = b.plane("/host:metadata", 1)
+    md.event_id("jit_attn(5)", stats={"Hlo Proto": proto.SerializeToString(), "program_id": 5})
+    gpu = b.plane("/device:GPU:0", 3)
+    for stat, value in (
+        ("clock_rate", 1_980_000),
+        ("core_count", 132),
+        ("memory_bandwidth", np.uint64(3_352_320_000_000)),
+        ("compute_cap_major", 9),
+        ("compute_cap_minor", 0),
+        ("device_vendor", "Nvidia"),
+    ):
+        gpu.add_plane_stat(stat, value)
+    line = gpu.line("Stream #14(Compute)", 14)
+    details = "regs:32 static_shared:0 dynamic_shared:0 grid:8,1,1 block:128,1,1 occ_pct:50.0"
+    for s in range(3):
+        for k, (op, kernel) in enumerate(
+            [("custom-call.7", "fmha_fwd_kernel"), ("custom-call.8", "nvjet_sm90_tst_x")]
+        ):
+            stats = {"hlo_op": ("ref", op), "hlo_module": ("ref", "jit_attn"), "program_id": 5}
+            stats.update(kernel_details=details, correlation_id=10 * s + k)
+            line.event(kernel, (s * 1000 + 100 * k) * 1_000_000, 20 * 1_000_000, stats)
+    return b.write(path)
+
+
+def test_a_custom_call_no_cost_model_covers_is_bound_by_unknown(tmp_path):
+    """XProf counts neither FLOPs nor bytes for a custom call its cost model does not know
+    and says 'Unknown'; ours counted its operands' and result's bytes and called it
+    HBM-bound (587-1,693 GiB/s on an MI355's TransformerEngine attention). Now: bound
+    'Unknown', no efficiency, a note saying why; the GEMM call keeps its dot FLOPs."""
+    run = tw.load(_custom_call_capture(tmp_path / "te.xplane.pb"), progress=False)
+    rl = run.roofline.set_index(run.roofline["hlo_op_name"].astype(str))
+    te = rl.loc["custom-call.7"]
+    assert te["flops"] == 0 and te["bytes_accessed"] > 0
+    assert te["bound_by"] == "Unknown" and te["roofline_efficiency"] == 0
+    assert "no cost model" in str(te["roof_note"])
+    gemm = rl.loc["custom-call.8"]
+    assert gemm["flops"] == pytest.approx(2 * 3 * 2048**3) and gemm["bound_by"] != "Unknown"
+    hs = run.hlo_stats.set_index(run.hlo_stats["hlo_op_name"].astype(str))
+    assert hs.loc["custom-call.7", "bound_by"] == "Unknown"

@@ -1138,7 +1138,11 @@ ROOFLINE: dict[str, tuple[str, str]] = {
         "A rate above its roof (FLOP rate over the peak, or bandwidth over a memory's peak): "
         "the modelled FLOPs or bytes cannot have run in the measured time.",
     ),
-    "roof_note": ("category", "Why the op is above a roof ('' where it is not)."),
+    "roof_note": (
+        "category",
+        "Why the op is above a roof, or why its bound is unknown (a custom call no cost model "
+        "covers); '' otherwise.",
+    ),
     "flops_modeled": (
         "bool",
         "Our FLOPs and bytes are XProf's (False: a cuBLAS GEMM call, which xprof 2.24 shows as 0).",

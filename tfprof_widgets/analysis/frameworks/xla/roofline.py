@@ -250,12 +250,21 @@ def rate_columns(
     secs = ops["total_time_us"].to_numpy(float) / 1e6
     peaks = _host_peaks(run, host)
     res = _rates(flops, measured, nbytes, hbm, onchip, secs, peaks)
+    # A GPU custom call no cost model covers (TransformerEngine's fused attention, a user's
+    # kernel) has no FLOPs: what bounds it is unknown, as XProf says (it counts no bytes
+    # either), not 'HBM' from the bytes of its shapes alone.
+    unknown = ~on_tpu & (flops <= 0) & _custom_calls(run, host, program, name)
+    if unknown.any():
+        res["bound_by"] = np.where(unknown, "Unknown", res["bound_by"])
+        for col in ("roofline_efficiency", "bottleneck_operational_intensity"):
+            res[col] = np.where(unknown, 0.0, res[col])
+        res["optimal_gflops_per_s"] = np.where(unknown, 0.0, res["optimal_gflops_per_s"])
     with np.errstate(divide="ignore", invalid="ignore"):
         res["normalized_gflops_per_s"] = np.where(secs > 0, device / secs / 1e9, 0.0)
     res["bound_by"] = schema.text_categorical(res["bound_by"])
-    res["roof_note"] = schema.text_categorical(
-        roof_notes(name, res["above_roof"], res["compute_efficiency"] >= 1.0, modeled | on_tpu)
-    )
+    notes = roof_notes(name, res["above_roof"], res["compute_efficiency"] >= 1.0, modeled | on_tpu)
+    notes[unknown & (notes == "")] = NOTE_UNCOVERED
+    res["roof_note"] = schema.text_categorical(notes)
     new = {"flops_modeled": modeled | on_tpu, "flops": flops, "bytes_accessed": nbytes}
     return {**new, "hbm_bytes": hbm, **res}
 
@@ -277,6 +286,32 @@ NOTE_MEMORY = (
     "above the memory roof: the cost model's bytes are more than the memory moves in the "
     "measured time (caches serve data it counts as memory traffic, or time not attributed)"
 )
+
+
+NOTE_UNCOVERED = (
+    "bound unknown: a custom call no cost model covers (no FLOPs), so its bytes alone do not "
+    "say what bounds it"
+)
+
+
+def _custom_calls(run, host: np.ndarray, program: np.ndarray, name: np.ndarray) -> np.ndarray:
+    """Per op (host, program id, HLO op name): is it a custom-call instruction of its
+    program (run.hlo_instructions)?"""
+    h = run.hlo_instructions
+    if not len(h) or not len(name):
+        return np.zeros(len(name), bool)
+    calls = h[(h["opcode"].astype(str) == "custom-call").to_numpy()]
+    if not len(calls):
+        return np.zeros(len(name), bool)
+    index = pd.MultiIndex.from_arrays(
+        [
+            calls["host"].astype(str).to_numpy(object),
+            calls["program_id"].to_numpy().astype(np.int64),
+            calls["instruction"].astype(str).to_numpy(object),
+        ]
+    )
+    keys = pd.MultiIndex.from_arrays([host, program, name])
+    return index.unique().get_indexer(keys) >= 0
 
 
 def roof_notes(
