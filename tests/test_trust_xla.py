@@ -102,7 +102,7 @@ def _breakdown(read: int, write: int) -> bytes:
     return out
 
 
-def tpu_v6e_copies(path):
+def tpu_v6e_copies(path, copy_done_ps: int = 9_000):
     """A TPU v6 lite core (the real capture's plane stats: 918 TFLOP/s, HBM 1,638 GB/s, no
     CMEM) running copy-start/copy-done of a 5 GiB array, each a few ns of 'XLA Ops' time
     (the transfer runs between them, on 'Async XLA Ops'), and one ordinary fusion."""
@@ -125,7 +125,7 @@ def tpu_v6e_copies(path):
         "copy-start": (f"%copy-start = ({COPY}, u32[]) copy-start(...)", "data formatting",
                        0, 2 * COPY_BYTES, (COPY_BYTES, COPY_BYTES), 4_000),
         "copy-done": (f"%copy-done = {COPY} copy-done(...)", "data formatting",
-                      0, 2 * COPY_BYTES, (COPY_BYTES, COPY_BYTES), 9_000),
+                      0, 2 * COPY_BYTES, (COPY_BYTES, COPY_BYTES), copy_done_ps),
         "fusion.1": ("%fusion.1 = bf16[1024,1024]{1,0:T(8,128)} fusion(...)", "loop fusion",
                      2 * 1024**3, 6 * 1024**2, (4 * 1024**2, 2 * 1024**2), 5_000_000),
     }  # fmt: skip
@@ -529,3 +529,22 @@ def test_a_custom_call_no_cost_model_covers_is_bound_by_unknown(tmp_path):
     assert gemm["flops"] == pytest.approx(2 * 3 * 2048**3) and gemm["bound_by"] != "Unknown"
     hs = run.hlo_stats.set_index(run.hlo_stats["hlo_op_name"].astype(str))
     assert hs.loc["custom-call.7", "bound_by"] == "Unknown"
+
+
+def test_times_of_a_second_or_more_are_shown_in_ms(tmp_path):
+    """A TPU's copy-done can wait tens of seconds over a capture (77,773,215.7 µs on the
+    real v6e one): the op profile and roofline tables then show ms, the unit in the header,
+    and the op profile's summary a unit that fits; µs stays in the CSV."""
+    run = tw.load(tpu_v6e_copies(tmp_path / "long.xplane.pb", 26 * 10**12), progress=False)
+    for view in (tw.views.hlo_op_profile(run), tw.views.roofline(run)):
+        table = view.table()
+        shown = [c for c in table.columns if not c.hidden]
+        labels = [c.label for c in shown]
+        assert any(str(lb).endswith("(ms)") for lb in labels), labels
+        assert not any("(µs)" in str(lb) for lb in labels), labels
+        ms = next(c for c in shown if str(c.label).endswith("(ms)"))
+        assert table.df[ms.name].max() == pytest.approx(78_000, rel=0.01)
+    assert " s of device time" in tw.views.hlo_op_profile(run).findings()[0]
+    small = load("jax_cnn_nographs")
+    labels = [c.label for c in tw.views.hlo_op_profile(small).table().columns if not c.hidden]
+    assert "time (µs)" in labels  # a GPU capture's ms-scale ops stay in µs

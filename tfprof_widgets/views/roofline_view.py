@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from ._common import quick_figure
 from ._display import esc
 from .base import Html, Plot, Plots, TableBlock, View
+from .hlo_op_profile_view import time_columns
 from .names import short_op_name
 from .tables import Column, Table
 
@@ -133,8 +134,9 @@ class RooflineView(View):
         return fig
 
     def table(self) -> Table:
+        ops, time_cols = time_columns(self.ops, "total_self_time_us", "self")
         cols = [
-            Column("total_self_time_us", "self (µs)", digits=1),
+            *time_cols,
             Column("occurrences", "count", "int"),
             Column(
                 "model_gflops_per_s",
@@ -184,7 +186,7 @@ class RooflineView(View):
             Column("tf_op_name", "framework op"),
             Column("hlo_op_name", "HLO op"),
         ]
-        return Table(self.ops, cols, csv="roofline.csv", sort=("total_self_time_us", "desc"))
+        return Table(ops, cols, csv="roofline.csv", sort=(time_cols[0].name, "desc"))
 
     def blocks(self, **_) -> list:
         if not len(self.ops) or not len(self.peaks):
