@@ -22,6 +22,8 @@ CAPTURES = {
     "jax_cnn_nographs": H100 / "jax_cnn_nographs.xplane.pb",
     "jax08_conv": AMD / "jax08_conv.xplane.pb",
     "jax08_gemm": AMD / "jax08_gemm.xplane.pb",
+    "jax08_attention": AMD / "jax08_attention.xplane.pb",
+    "jax08_elementwise": AMD / "jax08_elementwise.xplane.pb",
 }
 _RUNS: dict = {}
 GB = 2.0**30 / 1e9
@@ -56,6 +58,23 @@ def test_no_roofline_figure_is_above_its_roof(name):
     if name.startswith("jax_cnn"):
         assert over.sum() >= 2  # the H100 pair does have ops XProf puts above the HBM roof
         assert (notes[over].str.contains("memory roof")).all()
+
+
+def test_no_tpu_roofline_figure_is_above_its_roof(tmp_path):
+    """The same invariant on the TPU builder captures (tests/tpu_rates_builder.py: libtpu's
+    costs on ops of a few hundred ns, many far above the chip's roofs): every figure a user
+    reads at most 1, every op above a roof marked and explained, in the roofline and in the
+    op profile."""
+    from tpu_rates_builder import tpu_memory_capture
+
+    run = tw.load(tpu_memory_capture().write(tmp_path / "tpu.xplane.pb"), progress=False)
+    rl = run.roofline
+    assert len(rl) >= 8 and rl["above_roof"].any()
+    for col in ("roofline_efficiency", "compute_efficiency", "max_mem_bw_utilization"):
+        assert (rl[col] <= 1.0).all(), col
+    assert (rl.loc[rl["above_roof"], "roof_note"].astype(str) != "").all()
+    tree = run.op_profile
+    assert (tree["flop_utilization"] <= 1).all() and (tree["hbm_bw_utilization"] <= 1).all()
 
 
 @pytest.mark.parametrize("name", ["jax_cnn_graphs", "jax_cnn_nographs"])
@@ -365,6 +384,12 @@ def test_a_capture_without_steps_names_no_step_at_the_peak(tmp_path):
     header = view.header(view.allocator, view.host)
     assert "step" not in header
     assert "lifetime peak of its heap (allocated bytes, stack not counted)" in header
+    assert "below the heap" not in header
+    # An allocator whose own lifetime peak is below the heap the capture saw (the real v6e:
+    # 'peak in use 20,497 MiB ... lifetime peak 10,240 MiB'): the header says they differ.
+    s = view.summary.iloc[0].copy()
+    s["peak_bytes_lifetime"] = s["peak_heap_bytes"] // 2
+    assert "below the heap at the capture's peak" in view._lifetime(s)
 
 
 def test_a_pytorch_trace_without_memory_events_gets_pytorchs_advice():
