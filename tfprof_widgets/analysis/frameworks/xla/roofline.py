@@ -43,6 +43,7 @@ from ....proto.wire import varint as _varint
 from ...inputs import per_run
 from .columns import text, with_columns
 from .cost import costs_by_instruction
+from .gpu import ran_instructions
 from .tpu import COST_STATS, tpu_device_ops
 
 GIB = float(1 << 30)
@@ -296,9 +297,11 @@ NOTE_UNCOVERED = (
 
 def _custom_calls(run, host: np.ndarray, program: np.ndarray, name: np.ndarray) -> np.ndarray:
     """Per op (host, program id, HLO op name): is it a custom-call instruction of its
-    program (run.hlo_instructions)?"""
-    h = run.hlo_instructions
-    if not len(h) or not len(name):
+    program (of the GPU programs that ran: the whole table is never made for this)?"""
+    if not len(name):
+        return np.zeros(len(name), bool)
+    h = ran_instructions(run)
+    if not len(h):
         return np.zeros(len(name), bool)
     calls = h[(h["opcode"].astype(str) == "custom-call").to_numpy()]
     if not len(calls):
