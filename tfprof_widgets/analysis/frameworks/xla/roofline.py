@@ -276,8 +276,9 @@ NOTE_ASYNC = (
     "transfer its bytes count"
 )
 NOTE_UNMODELED = (
-    "above the compute roof: FLOPs from the call's shapes (no cost model), more than its "
-    "measured time allows"
+    "above the compute roof: FLOPs from the call's shapes (no cost model), counted once per "
+    "device event as XProf counts a cost, so a call running several kernels (a split-K "
+    "GEMM and its reduction) counts them more than once"
 )
 NOTE_COMPUTE = (
     "above the compute roof: the cost model's FLOPs are more than the measured time allows "
