@@ -75,6 +75,12 @@ def test_no_tpu_roofline_figure_is_above_its_roof(tmp_path):
     assert (rl.loc[rl["above_roof"], "roof_note"].astype(str) != "").all()
     tree = run.op_profile
     assert (tree["flop_utilization"] <= 1).all() and (tree["hbm_bw_utilization"] <= 1).all()
+    p = run.roofline_peaks.iloc[0]
+    for t in tw.views.roofline(run).figure().data:
+        if t.mode == "markers":
+            x, y = np.asarray(t.x, float), np.asarray(t.y, float)
+            roof = np.minimum(x * p["peak_hbm_gibps"] * GB, p["peak_gflops"])
+            assert (y <= roof * (1 + 1e-9)).all(), t.name
 
 
 @pytest.mark.parametrize("name", ["jax_cnn_graphs", "jax_cnn_nographs"])
