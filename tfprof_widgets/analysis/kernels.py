@@ -202,7 +202,8 @@ def _launches(run) -> pd.DataFrame | None:
         known = ~pd.isna(named)
         op_names[known] = named[known]
     # Kernels we name inside CUDA graphs (XProf: the graph's 'XlaModule'): beyond XProf.
-    beyond = graph_kernel_rows(run, rows) if named is not None else np.zeros(len(rows), bool)
+    xla = named is not None and "xla" in frameworks.names
+    beyond = graph_kernel_rows(run, rows) if xla else np.zeros(len(rows), bool)
     uniq, inv = np.unique(details[rows].astype(str), return_inverse=True)
     params = pd.DataFrame([parse_kernel_details(d) for d in uniq]).iloc[inv].reset_index(drop=True)
     vendors = np.array(
