@@ -128,17 +128,24 @@ def test_kernel_rows_are_xprofs(name):
     gold = rows(golden(name, "kernel_stats"))
     k = load(name).kernels
     assert len(k) == len(gold)
-    key = ["kernel_name", "operation", "occurrences"]
+    key = ["kernel_name", "occurrences"]
     flags = ["is_op_tensor_core_eligible", "is_kernel_using_tensor_core"]
-    ours = k.astype({"kernel_name": str, "operation": str})[key + ["total_time_us", *flags]]
-    theirs = gold.rename(columns={"op_name": "operation"})[key + ["total_duration_us", *flags]]
-    theirs = theirs.astype({"occurrences": int}).rename(columns={"total_duration_us": "t"})
-    ours = ours.rename(columns={"total_time_us": "t"})
+    cols = [*key, "operation", "t", *flags]
+    ours = k.astype({"kernel_name": str, "operation": str}).rename(columns={"total_time_us": "t"})
+    ours = ours[[*cols, "beyond_xprof"]]
+    theirs = gold.rename(columns={"op_name": "operation", "total_duration_us": "t"})[cols]
+    theirs = theirs.astype({"occurrences": int})
     ours, theirs = (d.sort_values([*key, "t"], ignore_index=True) for d in (ours, theirs))
     assert ours[key].equals(theirs[key])
-    for flag in flags:  # JAX's convolutions and dots are eligible; AMD's matrix cores count
-        assert ours[flag].astype(bool).tolist() == theirs[flag].astype(bool).tolist(), flag
     np.testing.assert_allclose(ours["t"], theirs["t"], rtol=5e-3, atol=1e-3)
+    # Rows beyond XProf (issue 36 items 5, 6): a kernel inside a CUDA graph named by its
+    # instruction's op (XProf: 'XlaModule'), Tensor Cores credited by the names XProf's list
+    # misses (tests/test_trust_xla.py); every other row is xprof's as it is.
+    same = ~ours["beyond_xprof"].to_numpy(bool)
+    assert ours["operation"][same].tolist() == theirs["operation"][same].tolist()
+    for flag in flags:  # JAX's convolutions and dots are eligible; AMD's matrix cores count
+        got, want = ours[flag].astype(bool)[same], theirs[flag].astype(bool)[same]
+        assert got.tolist() == want.tolist(), flag
 
 
 def test_cuda_graph_kernels_are_attributed_beyond_xprof():

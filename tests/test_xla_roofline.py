@@ -94,11 +94,14 @@ def test_per_op_flops_bytes_and_bound_are_xprofs(name):
         ("operational_intensity", "operational_intensity"),
         ("bottleneck_operational_intensity", "bottleneck_operational_intensity"),
         ("optimal_flop_rate", "optimal_gflops_per_s"),
-        ("roofline_efficiency", "roofline_efficiency"),
+        ("roofline_efficiency", "xprof_roofline_efficiency"),
         ("max_mem_bw_utilization", "max_mem_bw_utilization"),
     ):
-        ok = close(j.loc[same, "our_" + ours], j.loc[same, theirs])
-        assert ok.all(), (theirs, j.loc[same][~ok.to_numpy()]["operation"].tolist())
+        want = j.loc[same, theirs].astype(float)
+        if ours == "max_mem_bw_utilization":  # ours capped at 1 (issue 36: no op above a roof)
+            want = want.clip(upper=1.0)
+        ok = close(j.loc[same, "our_" + ours], want)
+        assert ok.all(), (theirs, j.loc[same][~ok]["operation"].tolist())
 
 
 def test_gemm_calls_get_their_dot_flops_where_xprof_shows_zero():
@@ -155,7 +158,7 @@ def test_op_profile_tree_is_xprofs(name):
             # xprof rounds this utilisation to 4 decimals; under CUDA graphs the tree's time
             # holds the ops only we attribute, so the shares are of a larger whole
             if not beyond:
-                assert abs(row.flop_utilization - m.get("flops", 0)) <= 6e-5, row.path
+                assert abs(row.xprof_flop_utilization - m.get("flops", 0)) <= 6e-5, row.path
     assert beyond or list(tree["level"].iloc[:2]) == ["program", "category"]
 
 

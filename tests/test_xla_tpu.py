@@ -108,10 +108,13 @@ def test_device_ops_are_named_by_the_framework_op_of_their_instruction(tpu, xpro
     rows sums XProf's rows of its HLO ops and runs as often as the busiest of them."""
     h = tpu.hlo_instructions
     named = dict(zip(h["instruction"].astype(str), h["op_name"].astype(str)))
+    opcode = dict(zip(h["instruction"].astype(str), h["opcode"].astype(str)))
+    # Without an op_name, ours types the op by its HLO opcode where XProf says 'Unknown'
+    # (issue 36 item 9: on a real v6e capture 96.5 % of the device time read 'Unknown').
     gold = xprof_ops.assign(
         ours=[named.get(n) or n for n in xprof_ops["operation"]],
         ours_type=[
-            named[n].rsplit("/", 1)[-1] if named.get(n) else "Unknown"
+            named[n].rsplit("/", 1)[-1] if named.get(n) else opcode[n]
             for n in xprof_ops["operation"]
         ],
     )
@@ -212,7 +215,8 @@ def test_tpu_op_metadata_carries_the_cost_analysis(tpu):
 
 def test_without_the_programs_the_names_are_xprofs(tmp_path, xprof_ops):
     """A TPU capture without /host:metadata (no HLO to read): every device op row is XProf's
-    as is (the HLO op's name, type 'Unknown'), and there is no 16-bit share of ours."""
+    as is (the HLO op's name; its type the name's stem where XProf says 'Unknown'), and there
+    is no 16-bit share of ours."""
     from tpu_builder import tpu_capture
 
     b = tpu_capture()
@@ -224,5 +228,7 @@ def test_without_the_programs_the_names_are_xprofs(tmp_path, xprof_ops):
     ops = run.ops
     dev = ops[(ops["host_or_device"] == "Device") & (ops["type"] != "IDLE")]
     assert sorted(dev["operation"].astype(str)) == sorted(xprof_ops["operation"])
-    assert (dev["type"].astype(str) == "Unknown").all()
+    # XProf's type is 'Unknown'; ours the name's stem, the HLO opcode (issue 36 item 9)
+    stems = dev["operation"].astype(str).str.replace(r"\.\d+$", "", regex=True)
+    assert (dev["type"].astype(str) == stems).all()
     assert np.isnan(overview_summary(run).program_16bit_percent)

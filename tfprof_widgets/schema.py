@@ -420,6 +420,11 @@ KERNELS: dict[str, tuple[str, str]] = {
     "avg_time_us": ("float64", "Average duration, µs."),
     "min_time_us": ("float64", "Shortest launch, µs."),
     "max_time_us": ("float64", "Longest launch, µs."),
+    "beyond_xprof": (
+        "bool",
+        "Ours, not XProf's: the op of a kernel inside a CUDA graph (XProf: 'XlaModule'), or "
+        "Tensor Cores credited by a kernel name XProf's list misses (nvjet_*, sm90_xmma_*).",
+    ),
 }
 
 MEMORY: dict[str, tuple[str, str]] = {
@@ -472,7 +477,11 @@ MEMORY_SUMMARY: dict[str, tuple[str, str]] = {
     "peak_free_bytes": ("int64", "Free memory at the peak."),
     "peak_fragmentation": ("float64", "Fragmentation at the peak (0..1)."),
     "peak_time_us": ("float64", "When the peak was reached, µs on the run's clock."),
-    "peak_group_id": ("int64", "Step group of the peak (MEMORY.group_id)."),
+    "peak_group_id": (
+        "int64",
+        "Step group of the peak (MEMORY.group_id), as XProf shows it: not always the step "
+        "number of run.steps (analysis.memory.steps_at gives that).",
+    ),
 }
 
 MEMORY_BREAKDOWN: dict[str, tuple[str, str]] = {
@@ -1109,10 +1118,31 @@ ROOFLINE: dict[str, tuple[str, str]] = {
     "optimal_gflops_per_s": ("float64", "The roof above the bottleneck intensity, GFLOP/s."),
     "roofline_efficiency": (
         "float64",
-        "FLOP rate over that roof (HBM-bound: HBM bandwidth over its peak).",
+        "FLOP rate over that roof (HBM-bound: HBM bandwidth over its peak), at most 1 "
+        "(above_roof says where the measured rate was above).",
     ),
-    "compute_efficiency": ("float64", "model_gflops_per_s / peak FLOP rate (a fraction)."),
-    "max_mem_bw_utilization": ("float64", "hbm_bw_gibps / peak HBM bandwidth (a fraction)."),
+    "compute_efficiency": (
+        "float64",
+        "model_gflops_per_s / peak FLOP rate (a fraction), at most 1 as XProf caps it.",
+    ),
+    "max_mem_bw_utilization": (
+        "float64",
+        "hbm_bw_gibps / peak HBM bandwidth (a fraction), at most 1 (above_roof: it was above).",
+    ),
+    "xprof_roofline_efficiency": (
+        "float64",
+        "XProf's roofline efficiency, not capped (above 1 where the op is above a roof).",
+    ),
+    "above_roof": (
+        "bool",
+        "A rate above its roof (FLOP rate over the peak, or bandwidth over a memory's peak): "
+        "the modelled FLOPs or bytes cannot have run in the measured time.",
+    ),
+    "roof_note": (
+        "category",
+        "Why the op is above a roof, or why its bound is unknown (a custom call no cost model "
+        "covers); '' otherwise.",
+    ),
     "flops_modeled": (
         "bool",
         "Our FLOPs and bytes are XProf's (False: a cuBLAS GEMM call, which xprof 2.24 shows as 0).",
@@ -1145,7 +1175,13 @@ OP_PROFILE: dict[str, tuple[str, str]] = {
     "hbm_bytes": ("float64", "HBM bytes of the node's ops (rawBytesAccessedArray[0])."),
     "flop_utilization": (
         "float64",
-        "flops / (the whole tree's time × peak FLOP rate): XProf's 'flops' utilisation.",
+        "flops / (the node's time × peak FLOP rate), at most 1: an op's equals the roofline's "
+        "compute_efficiency.",
+    ),
+    "xprof_flop_utilization": (
+        "float64",
+        "flops / (the whole tree's time × peak FLOP rate): XProf's 'flops' utilisation, a "
+        "share of the whole tree (children add up to their parent).",
     ),
     "hbm_bw_utilization": (
         "float64",

@@ -28,6 +28,7 @@ from .. import schema, stat_columns
 from .event_index import event_line_ids, is_derived_line, on_device
 from .event_ops import parsed_values
 from .frameworks import framework_of
+from .frameworks.xla.gpu import graph_kernel_rows
 from .nesting import group_numbers
 
 # Kernel-name fragments of NVIDIA Tensor Core kernels (XProf's list).
@@ -53,6 +54,14 @@ TENSOR_CORE_PATTERNS = (
     "xmma_warp_specialized_implicit_gemm",
 )
 _TC_RE = re.compile("|".join(re.escape(p) for p in TENSOR_CORE_PATTERNS))
+# Ours, beyond XProf's list: Hopper's Tensor Core kernels it does not know. cuBLASLt's
+# ``nvjet_*`` GEMMs (``nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NNN``: warpgroup MMA), and
+# cuDNN/cuBLAS ``sm90_xmma_*`` kernels (``sm90_xmma_fprop_implicit_gemm_bf16bf16_...``,
+# ``sm90_xmma_gemm_*tf32*``): every xmma kernel runs on Tensor Cores (tf32 included), XProf
+# matches only ``xmma_gemm``/``xmma_implicit_gemm``; CUTLASS kernels built on its Tensor Core
+# MMA (``cutlass_tensorop_*``, mangled ``...MmaTensorOp...``: any case) alike.
+EXTRA_TENSOR_CORE_PATTERNS = ("nvjet_", "_xmma_", "xmma__", "tensorop", "wgmma")
+_EXTRA_TC_RE = re.compile("|".join(re.escape(p) for p in EXTRA_TENSOR_CORE_PATTERNS), re.IGNORECASE)
 # Kernel-name fragments of AMD matrix-core kernels (hipBLASLt/Tensile's Cijk_ GEMMs, MFMA and
 # WMMA kernels, XLA's GEMM fusions), as XProf 2.24 marks them on AMD GPUs (seen in its kernel
 # stats of the MI300X JAX captures).
@@ -137,6 +146,7 @@ def _per_launch_config(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
             df.groupby(keys, sort=False)
             .agg(
                 occupancy_percent=("occupancy_percent", "first"),
+                beyond_xprof=("beyond_xprof", "any"),
                 occurrences=("dur", "size"),
                 total_time_us=("dur", "sum"),
                 min_time_us=("dur", "min"),
@@ -146,12 +156,13 @@ def _per_launch_config(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         )
     group = group_numbers([df[k].to_numpy() for k in keys])
     first = np.unique(group, return_index=True)[1]
-    g = df[["occupancy_percent", "dur"]].groupby(group, sort=False)
+    g = df[["occupancy_percent", "beyond_xprof", "dur"]].groupby(group, sort=False)
     dur = g["dur"]
     return pd.DataFrame(
         {
             **{k: df[k].to_numpy()[first] for k in keys},
             "occupancy_percent": g["occupancy_percent"].first().to_numpy(),
+            "beyond_xprof": g["beyond_xprof"].any().to_numpy(),
             "occurrences": dur.size().to_numpy(),
             "total_time_us": dur.sum().to_numpy(),
             "min_time_us": dur.min().to_numpy(),
@@ -190,6 +201,9 @@ def _launches(run) -> pd.DataFrame | None:
     if named is not None:
         known = ~pd.isna(named)
         op_names[known] = named[known]
+    # Kernels we name inside CUDA graphs (XProf: the graph's 'XlaModule'): beyond XProf.
+    xla = named is not None and "xla" in frameworks.names
+    beyond = graph_kernel_rows(run, rows) if xla else np.zeros(len(rows), bool)
     uniq, inv = np.unique(details[rows].astype(str), return_inverse=True)
     params = pd.DataFrame([parse_kernel_details(d) for d in uniq]).iloc[inv].reset_index(drop=True)
     vendors = np.array(
@@ -198,6 +212,10 @@ def _launches(run) -> pd.DataFrame | None:
     )
     uniq_names, name_inv = np.unique(names, return_inverse=True)
     nvidia_tc = np.array([bool(_TC_RE.search(k)) for k in uniq_names], bool)[name_inv]
+    extra_tc = np.array([bool(_EXTRA_TC_RE.search(k)) for k in uniq_names], bool)[name_inv]
+    extra_tc &= ~nvidia_tc & np.isin(vendors, ["", "nvidia"])
+    nvidia_tc |= extra_tc
+    beyond |= extra_tc
     amd_tc = np.array([bool(_AMD_TC_RE.search(k)) for k in uniq_names], bool)[name_inv]
     uses_tc = np.where(vendors == "amd", amd_tc, nvidia_tc & np.isin(vendors, ["", "nvidia"]))
     eligible = np.array(
@@ -219,6 +237,7 @@ def _launches(run) -> pd.DataFrame | None:
             "is_op_tensor_core_eligible": eligible,
             "is_kernel_using_tensor_core": uses_tc,
             "operation": op_names,
+            "beyond_xprof": beyond,
             "dur": sub["dur_us"].to_numpy(),
         }
     )

@@ -276,9 +276,11 @@ def _peak_step(in_use: np.ndarray, group_id: np.ndarray) -> int:
 def memory_summary(run) -> pd.DataFrame:
     """One row per (host, allocator): activity counts, capacity, peaks and when they happened.
 
-    ``peak_in_use_bytes`` is stack + heap at the profile's peak (``peak_time_us``, in step
-    ``peak_group_id``); ``peak_bytes_lifetime`` is the allocator's own lifetime peak, which
-    can predate the capture.
+    ``peak_in_use_bytes`` is stack + heap at the profile's peak (``peak_time_us``, in the
+    profiler's step group ``peak_group_id``, XProf's; :func:`steps_at` gives the step of
+    run.steps, the number the views show); ``peak_bytes_lifetime`` is the allocator's own
+    lifetime peak of its heap (allocated bytes; its stack, or reserved bytes, not counted),
+    which can predate the capture.
     """
     memory = run.memory
     c = {k: memory[k].to_numpy() for k in _SUMMARY_INPUTS}
@@ -315,6 +317,26 @@ def memory_summary(run) -> pd.DataFrame:
     return schema.conform(
         pd.DataFrame(rows, columns=list(schema.MEMORY_SUMMARY)), schema.MEMORY_SUMMARY
     )
+
+
+def steps_at(run, hosts: np.ndarray, times_us: np.ndarray) -> np.ndarray:
+    """The step (run.steps' ``step``: the numbering every view shows) whose span holds each
+    time on its host, -1 where no step does (or the run has none). A memory event's
+    ``group_id`` is the profiler's step group, which need not be that number (a capture's
+    groups can start above 0, or a framework can number its steps its own way)."""
+    out = np.full(len(times_us), -1, np.int64)
+    steps = run.steps
+    if not len(steps) or not len(times_us):
+        return out
+    start = steps["start_us"].to_numpy(float)
+    end = start + steps["step_time_us"].to_numpy(float)
+    host = steps["host"].astype(str).to_numpy(object)
+    number = steps["step"].to_numpy(np.int64)
+    for i, (h, t) in enumerate(zip(hosts.tolist(), np.asarray(times_us, float).tolist())):
+        hit = np.flatnonzero((host == str(h)) & (start <= t) & (t < end))
+        if len(hit):
+            out[i] = number[hit[-1]]
+    return out
 
 
 _SUMMARY_INPUTS = (

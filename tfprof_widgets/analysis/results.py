@@ -83,6 +83,8 @@ class StepCount:
     averaged: int  # distinct step numbers the overview averages over
     averaged_first: int | None
     averaged_last: int | None
+    compiling: int = 0  # steps left out as mostly compile (ours)
+    edges: bool = True  # whether the first and last steps are left out (XProf's rule)
 
     @classmethod
     def of(cls, steps: pd.DataFrame, kept: pd.DataFrame) -> StepCount:
@@ -94,10 +96,15 @@ class StepCount:
             s = pd.unique(t["step"].to_numpy())
             return len(s), int(s.min()), int(s.max())
 
+        from .steps import edge_steps_kept
+
         n, first, last = numbers(steps)
         k, kfirst, klast = numbers(kept)
         hosts = int(steps["host"].nunique()) if len(steps) else 0
-        return cls(n, first, last, hosts, k, kfirst, klast)
+        edge_kept = edge_steps_kept(steps) if len(steps) else steps
+        compiling = max(len(edge_kept) - len(kept), 0)
+        edges = len(edge_kept) < len(steps)
+        return cls(n, first, last, hosts, k, kfirst, klast, compiling, edges)
 
     @staticmethod
     def _span(first: int | None, last: int | None) -> str:
@@ -118,7 +125,19 @@ class StepCount:
             return plural(0, "step")
         return f"{plural(self.steps, 'step')} ({self._span(self.first, self.last)}){self._on()}"
 
-    DROPPED = "XProf leaves out each host's first and last step"
+    EDGES = "XProf leaves out each host's first and last step"
+
+    @property
+    def DROPPED(self) -> str:  # noqa: N802 (read as the constant it was)
+        """Why steps are left out of the averages: XProf's first and last per host, and
+        (ours) the steps that are mostly XLA compile."""
+        compiling = (
+            f"{plural(self.compiling, 'step')} mostly compiling the program left out "
+            "(ours; XProf averages them in)"
+        )
+        if self.compiling and self.edges:
+            return f"{self.EDGES}; {compiling}"
+        return compiling if self.compiling else self.EDGES
 
     def averaged_text(self) -> str:
         """Which steps the overview's averages cover: ``"all 4 steps"``, ``"the one

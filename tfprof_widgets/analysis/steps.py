@@ -580,7 +580,16 @@ def overview_steps(steps: pd.DataFrame) -> pd.DataFrame:
     """The steps XProf's overview and input-pipeline pages average over: per host, all but
     the first and the last when the host has more than DROP_EDGE_STEPS_ABOVE steps (they
     are usually cut by the capture window); all of them otherwise, and all of them when
-    the steps are TensorBoard's own list (a run without a trace), which it already cut."""
+    the steps are TensorBoard's own list (a run without a trace), which it already cut.
+    Ours, beyond XProf: then also the steps that are mostly compile (:func:`compile_steps`),
+    where others remain."""
+    kept = edge_steps_kept(steps)
+    compiling = compile_steps(kept)
+    return kept[~compiling] if compiling.any() and not compiling.all() else kept
+
+
+def edge_steps_kept(steps: pd.DataFrame) -> pd.DataFrame:
+    """XProf's part of :func:`overview_steps`: all but each host's first and last step."""
     if steps.attrs.get("edge_steps_dropped") or not len(steps):
         return steps
     col = steps["host"]
@@ -596,6 +605,19 @@ def overview_steps(steps: pd.DataFrame) -> pd.DataFrame:
     keep[starts[big]] = False
     keep[ends[big] - 1] = False
     return steps.iloc[order[keep]]
+
+
+# Ours (issue 36 item 12): a step at least this share of which is compile time (the first
+# run of an XLA program a capture did not warm up) is left out of the averages too.
+COMPILE_STEP_SHARE = 0.5
+
+
+def compile_steps(steps: pd.DataFrame) -> np.ndarray:
+    """Per step: is it mostly compile (compile_us at least COMPILE_STEP_SHARE of its time)?"""
+    if "compile_us" not in steps or not len(steps):
+        return np.zeros(len(steps), bool)
+    comp = steps["compile_us"].to_numpy(float)
+    return (comp > 0) & (comp >= COMPILE_STEP_SHARE * steps["step_time_us"].to_numpy(float))
 
 
 def _first_seen_rank(codes: np.ndarray) -> np.ndarray:

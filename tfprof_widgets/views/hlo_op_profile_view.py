@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._display import esc
 from .base import Choice, Html, TableBlock, View
 from .names import short_op_name
@@ -38,27 +40,39 @@ class HloOpProfileView(View):
     def table(self) -> Table:
         t = self.tree
         indent = t["level"].astype(str).map({"program": "", "category": "  ", "op": "    "})
-        t = t.assign(node=indent + t["name"].astype(str))
+        t = t.assign(node=indent + t["name"].astype(str), gflops=t["flops"] / 1e9)
+        t, time_cols = time_columns(t, "time_us", "time")
         cols = [
-            Column("time_us", "time (µs)", digits=1),
-            Column("time_percent", "time %", "pct", digits=1),
+            *time_cols,
+            Column("time_percent", "time (%)", "pct", digits=1),
             Column(
                 "flop_utilization",
-                "FLOP util.",
+                "FLOP util. (%)",
                 "pct",
                 digits=2,
-                title="FLOPs over the whole tree's time at the peak FLOP rate (XProf's rule)",
+                title="FLOPs over the node's time at the peak FLOP rate, at most 100 %: an "
+                "op's is the roofline view's 'FLOP util.'",
             ),
             Column(
                 "hbm_bw_utilization",
-                "HBM BW util.",
+                "HBM BW util. (%)",
                 "pct",
                 digits=1,
-                title="HBM bytes over the node's time at the peak HBM bandwidth",
+                title="HBM bytes over the node's time at the peak HBM bandwidth, at most "
+                "100 %: an op's is the roofline view's 'HBM BW util.'",
+            ),
+            Column(
+                "xprof_flop_utilization",
+                "XProf FLOP share (%)",
+                "pct",
+                digits=2,
+                title="XProf's 'FLOPS utilization': FLOPs over the whole tree's time at the "
+                "peak, so the children add up to their parent (not the node's own rate)",
             ),
             Column("occurrences", "count", "int"),
-            Column("flops", "FLOPs", digits=0),
-            Column("hbm_bytes", "HBM bytes", "bytes"),
+            Column("gflops", "GFLOP", digits=3, title="FLOPs of the node's ops, in 10^9 (XProf's)"),
+            Column("flops", hidden=True),
+            Column("hbm_bytes", "HBM (MiB)", "bytes", title="HBM bytes of the node's ops, MiB"),
             Column("level", "level"),
             Column("tf_op_name", "framework op"),
             Column("path", hidden=True),
@@ -91,7 +105,7 @@ class HloOpProfileView(View):
         top = ops.iloc[0]
         return [
             f"{len(progs)} programs, {len(cats)} categories, {len(ops)} HLO ops, "
-            f"{progs['time_us'].sum():,.1f} µs of device time (IDLE excluded)",
+            f"{duration_text(progs['time_us'].sum())} of device time (IDLE excluded)",
             f"Largest category: {cats.iloc[0]['name']} ({cats.iloc[0]['time_percent']:.1f} %); "
             f"largest op: {top['name']} ({top['time_percent']:.1f} %, "
             f"{short_op_name(str(top['tf_op_name']), 60) or 'no framework op'})",
@@ -102,6 +116,28 @@ class HloOpProfileView(View):
             "No op profile: the capture has no XLA programs with device ops on a GPU or TPU "
             "whose peaks the device plane gives."
         )
+
+
+def time_columns(df, column: str, label: str, digits: int = 1):
+    """A µs column as a user can read it: in µs, or, where its largest value is a second or
+    more (a TPU's copy-done summed over a capture: 77,773,215.7 µs), in ms under a header
+    saying so, the µs kept for the CSV. Returns the frame and the columns to show."""
+    values = df[column].to_numpy(float)
+    if not len(values) or np.nanmax(values) < 1e6:
+        return df, [Column(column, f"{label} (µs)", digits=digits)]
+    ms = column.removesuffix("_us") + "_ms"
+    df = df.assign(**{ms: values / 1e3})
+    return df, [Column(ms, f"{label} (ms)", digits=digits), Column(column, hidden=True)]
+
+
+def duration_text(us: float) -> str:
+    """A duration in the unit that reads best: µs below a millisecond, ms below a second,
+    else s."""
+    if us < 1e3:
+        return f"{us:,.1f} µs"
+    if us < 1e6:
+        return f"{us / 1e3:,.2f} ms"
+    return f"{us / 1e6:,.3f} s"
 
 
 def hlo_op_profile(run) -> HloOpProfileView:

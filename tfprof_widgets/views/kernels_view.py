@@ -53,7 +53,21 @@ class KernelStatsView(View):
                 "is_kernel_using_tensor_core",
                 "uses TC",
                 "bool",
-                title="the kernel uses Tensor Cores",
+                title="the kernel uses Tensor Cores (by its name: XProf's list, and ours for "
+                "Hopper's nvjet_*, sm90_xmma_* and CUTLASS TensorOp kernels)",
+            ),
+            *(
+                [
+                    Column(
+                        "beyond_xprof",
+                        "beyond XProf",
+                        "bool",
+                        title="ours, not XProf's: the op of a kernel inside a CUDA graph "
+                        "(XProf: XlaModule), or Tensor Cores XProf's name list misses",
+                    )
+                ]
+                if "beyond_xprof" in k and k["beyond_xprof"].any()
+                else []
             ),
             *([Column("host", "host")] if multi else [Column("host", hidden=True)]),
             Column("operation", rules_of(self.run).op_label),

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..analysis.memory import memory_breakdown
+from ..analysis.frameworks import rules_of
+from ..analysis.memory import memory_breakdown, steps_at
 from ..analysis.results import plural
 from ..analysis.tool_data import no_trace_note
 from ._common import legend_under_title, of_run, quick_figure
@@ -166,7 +167,8 @@ class MemoryTimelineView(View):
                 # Left out where no allocation names one (XLA's allocators record none).
                 Column("data_type", "dtype", hidden=_blank(b["data_type"])),
                 Column("tensor_shape", "shape", hidden=_blank(b["tensor_shape"])),
-                Column("tf_op", "TF op"),
+                # The op column under the framework's word ("TF op", "operator", "op").
+                Column("tf_op", rules_of(self.run).op_label),
                 Column("group_id", hidden=True),
             ],
             csv=f"memory_at_peak_{allocator}.csv",
@@ -179,14 +181,42 @@ class MemoryTimelineView(View):
         return (
             f"<div><b>{esc(allocator)}</b> on {esc(host)}: peak in use "
             f"<b>{s['peak_in_use_bytes'] / MIB:,.2f} MiB</b> at "
-            f"{s['peak_time_us'] / 1e3:,.3f} ms (step {s['peak_group_id']}; heap "
-            f"{s['peak_heap_bytes'] / MIB:,.2f} MiB, stack {s['peak_stack_bytes'] / MIB:,.2f}"
+            f"{s['peak_time_us'] / 1e3:,.3f} ms ({self._step(s)}heap "
+            f"{s['peak_heap_bytes'] / MIB:,.2f} MiB + stack {s['peak_stack_bytes'] / MIB:,.2f}"
             f" MiB, fragmentation {fragmentation_text(s['peak_fragmentation'])}"
             f"{self._range(allocator, host)}); capacity "
-            f"{s['memory_capacity_bytes'] / MIB:,.1f} MiB; the allocator's lifetime peak "
-            f"{s['peak_bytes_lifetime'] / MIB:,.2f} MiB. {s['num_allocations']:,} "
-            f"allocations, {s['num_deallocations']:,} deallocations in the capture.</div>"
+            f"{s['memory_capacity_bytes'] / MIB:,.1f} MiB; {self._lifetime(s)} "
+            f"{s['num_allocations']:,} allocations, {s['num_deallocations']:,} deallocations "
+            "in the capture.</div>"
         )
+
+    def _step(self, s) -> str:
+        """'step N; ' of the steps table's numbering where a step holds the peak, 'between
+        steps; ' where the run has steps but none holds it, '' where it has none (the
+        profiler's group id is not that number, and a capture without steps has none)."""
+        if not len(self.run.steps):
+            return ""
+        (step,) = steps_at(self.run, np.array([s["host"]], object), np.array([s["peak_time_us"]]))
+        return f"step {step}; " if step >= 0 else "between steps; "
+
+    @staticmethod
+    def _lifetime(s) -> str:
+        """The allocator's own lifetime peak, saying what it counts and, where it is below
+        the heap at the capture's peak, why the two do not compare."""
+        life, heap = s["peak_bytes_lifetime"], s["peak_heap_bytes"]
+        if life <= 0:
+            return "the allocator reports no lifetime peak."
+        text = (
+            f"the allocator's own lifetime peak of its heap (allocated bytes, stack not "
+            f"counted) {life / MIB:,.2f} MiB"
+        )
+        if life < heap:
+            text += (
+                ", below the heap at the capture's peak: the allocator's counter is not of "
+                "these bytes (it can be of one of several memories, or restart), so the "
+                "capture's peak above is the one to read"
+            )
+        return text + "."
 
     def _range(self, allocator: str, host: str) -> str:
         """How far the fragmentation line goes over the capture, beside the peak's value
@@ -215,9 +245,7 @@ class MemoryTimelineView(View):
 
     def empty_text(self) -> str:
         return no_trace_note(self.run, "memory-profile (<host>.memory_profile.json.gz)") or (
-            "No allocator events in this capture: the profiler records MemoryAllocation "
-            "events only when memory tracing is on (TF 2.x with the default host tracer "
-            "level 2 or more)."
+            no_memory_text(rules_of(self.run).names)
         )
 
     def findings(self) -> list[str]:
@@ -232,6 +260,26 @@ class MemoryTimelineView(View):
             f"{s['peak_stack_bytes'] / MIB:,.2f} MiB), capacity "
             f"{s['memory_capacity_bytes'] / MIB:,.1f} MiB"
         ]
+
+
+def no_memory_text(frameworks: tuple[str, ...]) -> str:
+    """Why a capture has no allocator events, and how the user's framework records them."""
+    if "pytorch" in frameworks:
+        return (
+            "No memory events in this trace: PyTorch records them when the profiler runs "
+            "with profile_memory=True (torch.profiler.profile(..., profile_memory=True))."
+        )
+    if "xla" in frameworks and "tensorflow" not in frameworks:
+        return (
+            "No allocator events in this capture: JAX's profiler records MemoryAllocation "
+            "events with its host tracer at level 2 or more (the default of "
+            "jax.profiler.trace; ProfileOptions.host_tracer_level if set lower)."
+        )
+    return (
+        "No allocator events in this capture: the profiler records MemoryAllocation "
+        "events only when memory tracing is on (TF 2.x with the default host tracer "
+        "level 2 or more)."
+    )
 
 
 def memory_timeline(run, allocator: str | None = None) -> MemoryTimelineView:

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from ._common import quick_figure
 from ._display import esc
 from .base import Html, Plot, Plots, TableBlock, View
+from .hlo_op_profile_view import time_columns
 from .names import short_op_name
 from .tables import Column, Table
 
@@ -49,7 +50,7 @@ class RooflineView(View):
         gb = 2.0**30 / 1e9
         for uid, name, bw, dash in (
             ("hbm", "HBM", p["peak_hbm_gibps"], "solid"),
-            ("shm", "shared memory / L1", p["peak_shm_gibps"], "dot"),
+            ("shm", on_chip_memory(p), p["peak_shm_gibps"], "dot"),
         ):
             if bw > 0:
                 traces.append(
@@ -64,33 +65,60 @@ class RooflineView(View):
                         uid=f"roof-{uid}",
                     )
                 )
-        for bound, g in ops.groupby("bound_by", observed=True, sort=True):
+        # An op above a roof (its modelled FLOPs or bytes more than its time allows) is drawn
+        # on the roof, hollow, in a group of its own: never in the region no op can reach.
+        above = (
+            ops["above_roof"].to_numpy(bool) if "above_roof" in ops else np.zeros(len(ops), bool)
+        )
+        roof = np.minimum(
+            ops["hbm_operational_intensity"].to_numpy(float) * p["peak_hbm_gibps"] * gb,
+            p["peak_gflops"],
+        )
+        y_all = ops["model_gflops_per_s"].to_numpy(float)
+        # The plot's rate is the model FLOP rate; on TPU the utilisations read the measured
+        # FLOPs, so a point can be above the drawn roofs with no utilisation above 1.
+        above = above | (y_all > roof * (1 + 1e-9))
+        ops = ops.assign(_y=np.where(above, np.minimum(y_all, roof), y_all))
+        groups = [
+            (f"bound by {b}", str(b), False, g)
+            for b, g in ops[~above].groupby("bound_by", observed=True, sort=True)
+        ]
+        if above.any():
+            groups.append(("above a roof (drawn on it; see its note)", "above", True, ops[above]))
+        for label, bound, hollow, g in groups:
             names = g["hlo_op_name"].astype(str).tolist()
             traces.append(
                 dict(
                     type="scatter",
                     x=g["hbm_operational_intensity"],
-                    y=g["model_gflops_per_s"],
+                    y=g["_y"],
                     mode="markers",
-                    name=f"bound by {bound}",
+                    name=label,
                     marker=dict(
-                        color=COLORS.get(str(bound), "#9e9e9e"),
+                        color="#ff7f0e" if hollow else COLORS.get(bound, "#9e9e9e"),
+                        symbol="circle-open" if hollow else "circle",
                         size=np.clip(np.sqrt(g["total_self_time_us"].to_numpy(float)), 5, 24),
                     ),
                     customdata=[
-                        [n, c, short_op_name(str(t), 60), s]
-                        for n, c, t, s in zip(
+                        [n, c, short_op_name(str(t), 60), s, m, note]
+                        for n, c, t, s, m, note in zip(
                             names,
                             g["category"].astype(str),
                             g["tf_op_name"],
                             g["total_self_time_us"],
+                            g["model_gflops_per_s"],
+                            g["roof_note"].astype(str) if "roof_note" in g else [""] * len(g),
                         )
                     ],
                     hovertemplate="%{customdata[0]} (%{customdata[1]})<br>%{customdata[2]}<br>"
-                    "%{y:,.0f} GFLOP/s at %{x:,.2f} FLOP/B (HBM)<br>"
-                    "self time %{customdata[3]:,.1f} µs"
-                    "<extra></extra>",
-                    uid=f"ops-{str(bound).lower()}",
+                    + (
+                        "modelled %{customdata[4]:,.0f} GFLOP/s at %{x:,.2f} FLOP/B (HBM), "
+                        "drawn on the roof<br>%{customdata[5]}<br>"
+                        if hollow
+                        else "%{y:,.0f} GFLOP/s at %{x:,.2f} FLOP/B (HBM)<br>"
+                    )
+                    + "self time %{customdata[3]:,.1f} µs<extra></extra>",
+                    uid=f"ops-{bound.lower().replace(' ', '-')}",
                 )
             )
         layout = dict(
@@ -109,14 +137,48 @@ class RooflineView(View):
         return fig
 
     def table(self) -> Table:
+        ops, time_cols = time_columns(self.ops, "total_self_time_us", "self")
         cols = [
-            Column("total_self_time_us", "self (µs)", digits=1),
+            *time_cols,
             Column("occurrences", "count", "int"),
-            Column("model_gflops_per_s", "GFLOP/s", digits=1),
+            Column(
+                "model_gflops_per_s",
+                "GFLOP/s",
+                digits=1,
+                title="Modelled FLOPs over the self time (above the peak where 'above roof')",
+            ),
             Column("hbm_bw_gibps", "HBM GiB/s", digits=1),
             Column("hbm_operational_intensity", "FLOP/B (HBM)", digits=2),
-            Column("roofline_efficiency", "roofline eff.", "pct", digits=1),
+            Column(
+                "roofline_efficiency",
+                "roofline eff. (%)",
+                "pct",
+                digits=1,
+                title="The op's rate over the roof above it, at most 100 % (see 'above roof')",
+            ),
+            Column(
+                "compute_efficiency",
+                "FLOP util. (%)",
+                "pct",
+                digits=2,
+                title="FLOP rate over the peak FLOP rate, at most 100 % (as the op profile)",
+            ),
+            Column(
+                "max_mem_bw_utilization",
+                "HBM BW util. (%)",
+                "pct",
+                digits=1,
+                title="HBM bandwidth over its peak, at most 100 % (as the op profile)",
+            ),
             Column("bound_by", "bound by"),
+            Column(
+                "above_roof",
+                "above roof",
+                "bool",
+                title="The modelled FLOPs or bytes are more than the measured time allows: "
+                "the point is drawn on the roof, and 'roof note' says why",
+            ),
+            Column("roof_note", "roof note"),
             Column(
                 "flops_modeled",
                 "as XProf",
@@ -127,7 +189,7 @@ class RooflineView(View):
             Column("tf_op_name", "framework op"),
             Column("hlo_op_name", "HLO op"),
         ]
-        return Table(self.ops, cols, csv="roofline.csv", sort=("total_self_time_us", "desc"))
+        return Table(ops, cols, csv="roofline.csv", sort=(time_cols[0].name, "desc"))
 
     def blocks(self, **_) -> list:
         if not len(self.ops) or not len(self.peaks):
@@ -160,6 +222,22 @@ class RooflineView(View):
             f"{p['device_type']}: peak {p['peak_gflops']:,.0f} GFLOP/s, HBM "
             f"{p['peak_hbm_gibps']:,.1f} GiB/s, ridge point {p['hbm_ridge_point']:,.1f} FLOP/B",
             f"Self time by bottleneck: {shares}",
+            *self._above_roof(),
+        ]
+
+    def _above_roof(self) -> list[str]:
+        """A line naming the ops above a roof, drawn on it (none: no line)."""
+        if "above_roof" not in self.ops:
+            return []
+        above = self.ops[self.ops["above_roof"].to_numpy(bool)]
+        if not len(above):
+            return []
+        names = ", ".join(above["hlo_op_name"].astype(str).tolist()[:4])
+        more = f" and {len(above) - 4} more" if len(above) > 4 else ""
+        return [
+            f"{len(above)} ops above a roof ({names}{more}): their modelled FLOPs or bytes "
+            "are more than their measured time allows; drawn on the roof, capped at 100 %, "
+            "each row's note says why"
         ]
 
     def empty_text(self) -> str:
@@ -167,6 +245,17 @@ class RooflineView(View):
             "No roofline: the capture has no XLA ops on a device whose plane gives its peaks "
             "(GPU core count, clock and memory bandwidth, or a TPU's peak stats)."
         )
+
+
+def on_chip_memory(peaks) -> str:
+    """The name of a device's second (on-chip) roof: a TPU's VMEM writes, an AMD GPU's LDS,
+    an NVIDIA GPU's shared memory / L1."""
+    device, kind = str(peaks.get("device", "")), str(peaks.get("device_type", ""))
+    if device.startswith("/device:TPU:") or kind.startswith("TPU"):
+        return "VMEM write"
+    if kind.startswith("AMD"):
+        return "LDS"
+    return "shared memory / L1"
 
 
 def roofline(run) -> RooflineView:

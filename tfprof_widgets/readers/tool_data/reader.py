@@ -366,6 +366,7 @@ def _kernels(db, host: str) -> pd.DataFrame:
             "avg_time_us": np.divide(total_ns / 1e3, occ, out=np.zeros(len(reps)), where=occ > 0),
             "min_time_us": np.array([r.min_duration_ns for r in reps], np.uint64) / 1e3,
             "max_time_us": np.array([r.max_duration_ns for r in reps], np.uint64) / 1e3,
+            "beyond_xprof": np.zeros(len(reps), bool),  # the file is XProf's own table
         }
     )
     return schema.conform(df, schema.KERNELS)

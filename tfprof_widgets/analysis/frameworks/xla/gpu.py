@@ -12,16 +12,19 @@ XProf 2.24's rules (``ConvertDeviceTraceXPlaneToOpMetricsDb`` and the kernel-sta
   op name, the instruction's own name with type 'Unknown'.
 * Occurrences: every event of an instruction is one (a cuDNN convolution's memsets and
   kernels are several); a TF-level op ran as often as its busiest instruction.
-* Kernel stats name a kernel's op by its instruction's ``op_name`` ('' where it has none).
+* Kernel stats name a kernel's op by its instruction's ``op_name`` ('' where it has none);
+  ours also for the kernels inside command buffers below (XProf: ``XlaModule``).
 
 Beyond XProf: under CUDA graphs XLA launches most kernels inside a command buffer, and their
 ``hlo_op`` is ``command_buffer_N``, which is no HLO instruction (command buffers are made
 after the HLO is final), so XProf leaves them out. We attribute each such kernel to the
 instruction that emitted it: a fusion's kernel is named after the fusion (``.`` written
 ``_``: ``loop_convert_fusion.1`` -> ``loop_convert_fusion_1``; AMD adds ``.kd``); a library
-kernel (cuBLAS, cuDNN) goes to the library call (custom call, or convolution/dot outside a fusion)
-scheduled between the instructions of the fusion kernels around it in the same graph
-launch, when that says which one (one call there, or as many calls as kernels, in order).
+kernel (cuBLAS, cuDNN) goes to the library call (custom call, convolution/dot outside a
+fusion, or a custom fusion no kernel is named after: cuBLAS ``nvjet_*`` GEMMs of a
+``gemm_fusion_dot`` the autotuner gave to cuBLAS) scheduled between the instructions of
+the fusion kernels around it in the same graph launch, when that says which one (one call
+there, or as many calls as kernels, in order).
 Those rows are ``beyond_xprof``. A graph kernel neither rule attributes keeps the op of its
 ``tf_op`` stat (``XlaModule``), beyond XProf too (see :class:`~.rules.XLA`).
 """
@@ -144,7 +147,13 @@ def _in_command_buffers(run, rows, h: pd.DataFrame, hosts, program) -> np.ndarra
     if (found >= 0).all():
         return found
     corr, _ = stat_columns.numbers(run.stat_store, "correlation_id", len(run.events))
-    library = top[top["opcode"].astype(str).isin(LIBRARY_OPCODES).to_numpy()]
+    # Library calls: custom calls (and convolutions/dots outside fusions), and the custom
+    # fusions no kernel is named after (a 'gemm_fusion_dot.22' the autotuner gave to cuBLAS
+    # runs an nvjet_* kernel; one Triton compiled runs a kernel of its own name).
+    opcode = top["opcode"].astype(str).to_numpy()
+    named = np.isin(top.index.to_numpy(), found[found >= 0])
+    custom = (opcode == "fusion") & (top["fusion_kind"].astype(str).to_numpy() == "kCustom")
+    library = top[np.isin(opcode, LIBRARY_OPCODES) | (custom & ~named)]
     library = library[library["schedule_index"].to_numpy() >= 0]
     # Each instruction's schedule index by its label (a row of run.hlo_instructions).
     sched = np.full(int(h.index.max()) + 1 if len(h) else 0, -1, np.int64)
@@ -223,10 +232,12 @@ def tf_level_ops(h: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 
 def kernel_op_names(run, rows: np.ndarray) -> np.ndarray:
-    """Per kernel row: its instruction's ``op_name`` ('' where it has none) where XProf
-    finds the instruction, None elsewhere (the kernel keeps its ``tf_op``)."""
+    """Per kernel row: its instruction's ``op_name`` ('' where it has none) where the rules
+    find the instruction, None elsewhere (the kernel keeps its ``tf_op``). Under CUDA graphs
+    that includes the kernels we attribute inside command buffers (fusions by name, cuBLAS
+    ``nvjet_*`` and cuDNN kernels by the schedule), which XProf's kernel stats leave at the
+    graph's ``XlaModule`` (:func:`graph_kernel_rows` says which)."""
     k = kernel_instructions(run)
-    k = k[~k["beyond_xprof"].to_numpy()]
     out = np.full(len(rows), None, object)
     pos = pd.Index(k["row"].to_numpy()).get_indexer(rows)
     hit = pos >= 0
@@ -234,6 +245,14 @@ def kernel_op_names(run, rows: np.ndarray) -> np.ndarray:
     names = h["op_name"].astype(str).to_numpy(object)
     out[hit] = names[positions(h, k["instruction"].to_numpy()[pos[hit]])]
     return out
+
+
+def graph_kernel_rows(run, rows: np.ndarray) -> np.ndarray:
+    """Per event row: whether it is a kernel attributed inside a command buffer (beyond
+    XProf, whose kernel stats name it by the graph's ``XlaModule``)."""
+    k = kernel_instructions(run)
+    k = k[k["beyond_xprof"].to_numpy()]
+    return np.isin(np.asarray(rows, np.int64), k["row"].to_numpy())
 
 
 def device_op_units(run, rows: np.ndarray):
@@ -251,6 +270,7 @@ def device_op_units(run, rows: np.ndarray):
 __all__ = [
     "device_op_units",
     "device_ops",
+    "graph_kernel_rows",
     "has_instructions",
     "kernel_instructions",
     "kernel_op_names",

@@ -2,12 +2,14 @@
 HLO op, IDLE excluded (XProf's ``byProgramExcludeIdle``), one row per node.
 
 A node's time, FLOPs and HBM bytes are the sums of its ops' (:func:`.roofline.roofline`:
-self time, XLA's cost model × occurrences). XProf 2.24's utilisations: FLOP utilisation is
-the node's FLOPs over the whole tree's time at the peak FLOP rate (so the children's add up
-to their parent's); HBM bandwidth utilisation is the node's HBM bytes over its own time at
-the peak HBM bandwidth, capped at 1 (a TPU op's HBM bytes: the HBM entries of its
-memory_access_breakdown only, XProf's BytesAccessedPerCore). Programs are named
-``<module>(<program id>)``, the id unsigned. Rows are in tree order (depth first), each
+self time, XLA's cost model × occurrences). FLOP utilisation (ours) is the node's FLOPs over
+its own time at the peak FLOP rate, at most 1, an op's the roofline's compute efficiency
+(one figure in both views); XProf 2.24's, kept as ``xprof_flop_utilization``, is the node's
+FLOPs over the whole tree's time at the peak (so the children's add up to their parent's,
+and an op at 70 % of its roof reads a few %). HBM bandwidth utilisation is the node's HBM
+bytes over its own time at the peak HBM bandwidth, capped at 1 (a TPU op's HBM bytes: the
+HBM entries of its memory_access_breakdown only, XProf's BytesAccessedPerCore). Programs are
+named ``<module>(<program id>)``, the id unsigned. Rows are in tree order (depth first), each
 level by time, descending (ties by name).
 
 As XProf, an op that other ops ran nested in (on a TPU core's clock) is no node of its own
@@ -85,7 +87,14 @@ def op_profile(run) -> pd.DataFrame:
     with np.errstate(divide="ignore", invalid="ignore"):
         util = np.where(t_all * peak > 0, tree["flops"] / (t_all * peak), 0.0)
         norm = tree["norm_us"].to_numpy(float) / 1e6
-        tree["flop_utilization"] = util * np.where(norm > 0, t / norm, 1.0)
+        tree["xprof_flop_utilization"] = util * np.where(norm > 0, t / norm, 1.0)
+        # The figure a user reads: the node's FLOP rate over the peak, at most 1; an op's is
+        # the roofline's compute efficiency, so both views show one number (XProf's share
+        # of the whole tree's time reads 0.04 where the op runs at 0.7 of a roof).
+        own = np.where(norm * peak > 0, tree["flops"] / (norm * peak), 0.0)
+        is_op = (tree["level"] == "op").to_numpy()
+        op_util = tree["op_flop_util"].to_numpy(float)
+        tree["flop_utilization"] = np.minimum(np.where(is_op, op_util, own), 1.0)
         bwu = np.where(t * bw > 0, tree["hbm_bytes"] / (t * bw), 0.0)
         tree["hbm_bw_utilization"] = np.minimum(bwu, 1.0)
         tree["time_percent"] = np.where(t_all > 0, 100 * t / t_all, 0.0)
@@ -114,6 +123,7 @@ def _level(ops: pd.DataFrame, keys: list[str], level: str) -> pd.DataFrame:
             hbm_bytes=("hbm_bytes", "sum"),
             norm_us=("norm_us", "sum"),
             tf_op_name=("tf_op_name", "first"),
+            op_flop_util=("compute_efficiency", "first"),
         )
         .reset_index()
     )

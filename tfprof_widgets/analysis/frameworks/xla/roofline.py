@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import collections.abc
 import functools
+import re
 
 import numpy as np
 import pandas as pd
@@ -42,6 +43,7 @@ from ....proto.wire import varint as _varint
 from ...inputs import per_run
 from .columns import text, with_columns
 from .cost import costs_by_instruction
+from .gpu import ran_instructions
 from .tpu import COST_STATS, tpu_device_ops
 
 GIB = float(1 << 30)
@@ -249,11 +251,91 @@ def rate_columns(
     secs = ops["total_time_us"].to_numpy(float) / 1e6
     peaks = _host_peaks(run, host)
     res = _rates(flops, measured, nbytes, hbm, onchip, secs, peaks)
+    # A GPU custom call no cost model covers (TransformerEngine's fused attention, a user's
+    # kernel) has no FLOPs: what bounds it is unknown, as XProf says (it counts no bytes
+    # either), not 'HBM' from the bytes of its shapes alone.
+    unknown = ~on_tpu & (flops <= 0) & _custom_calls(run, host, program, name)
+    if unknown.any():
+        res["bound_by"] = np.where(unknown, "Unknown", res["bound_by"])
+        for col in ("roofline_efficiency", "bottleneck_operational_intensity"):
+            res[col] = np.where(unknown, 0.0, res[col])
+        res["optimal_gflops_per_s"] = np.where(unknown, 0.0, res["optimal_gflops_per_s"])
     with np.errstate(divide="ignore", invalid="ignore"):
         res["normalized_gflops_per_s"] = np.where(secs > 0, device / secs / 1e9, 0.0)
     res["bound_by"] = schema.text_categorical(res["bound_by"])
+    notes = roof_notes(name, res["above_roof"], res["compute_efficiency"] >= 1.0, modeled | on_tpu)
+    notes[unknown & (notes == "")] = NOTE_UNCOVERED
+    res["roof_note"] = schema.text_categorical(notes)
     new = {"flops_modeled": modeled | on_tpu, "flops": flops, "bytes_accessed": nbytes}
     return {**new, "hbm_bytes": hbm, **res}
+
+
+_ASYNC = re.compile(r"-(start|done|update)(\.\d+)?$")
+NOTE_ASYNC = (
+    "above its roof: an async op's start/done events time its issue or wait, not the "
+    "transfer its bytes count"
+)
+NOTE_UNMODELED = (
+    "above the compute roof: FLOPs from the call's shapes (no cost model), counted once per "
+    "device event as XProf counts a cost, so a call running several kernels (a split-K "
+    "GEMM and its reduction) counts them more than once"
+)
+NOTE_COMPUTE = (
+    "above the compute roof: the cost model's FLOPs are more than the measured time allows "
+    "(time not all attributed to the op)"
+)
+NOTE_MEMORY = (
+    "above the memory roof: the cost model's bytes are more than the memory moves in the "
+    "measured time (caches serve data it counts as memory traffic, or time not attributed)"
+)
+
+
+NOTE_UNCOVERED = (
+    "bound unknown: a custom call no cost model covers (no FLOPs), so its bytes alone do not "
+    "say what bounds it"
+)
+
+
+def _custom_calls(run, host: np.ndarray, program: np.ndarray, name: np.ndarray) -> np.ndarray:
+    """Per op (host, program id, HLO op name): is it a custom-call instruction of its
+    program (of the GPU programs that ran: the whole table is never made for this)?"""
+    if not len(name):
+        return np.zeros(len(name), bool)
+    h = ran_instructions(run)
+    if not len(h):
+        return np.zeros(len(name), bool)
+    calls = h[(h["opcode"].astype(str) == "custom-call").to_numpy()]
+    if not len(calls):
+        return np.zeros(len(name), bool)
+    index = pd.MultiIndex.from_arrays(
+        [
+            calls["host"].astype(str).to_numpy(object),
+            calls["program_id"].to_numpy().astype(np.int64),
+            calls["instruction"].astype(str).to_numpy(object),
+        ]
+    )
+    keys = pd.MultiIndex.from_arrays([host, program, name])
+    return index.unique().get_indexer(keys) >= 0
+
+
+def roof_notes(
+    names: np.ndarray, above: np.ndarray, compute_full: np.ndarray, modeled: np.ndarray
+) -> np.ndarray:
+    """Why an op's rate is above a roof ('' where it is not): an async start/done op, FLOPs
+    no cost model gave, or modelled FLOPs or bytes the measured time cannot hold."""
+    names = np.asarray(names, object)
+    out = np.full(len(names), "", object)
+    if not above.any():
+        return out
+    idx = np.flatnonzero(above)
+    for i in idx.tolist():  # the few rows above a roof
+        if _ASYNC.search(str(names[i])):
+            out[i] = NOTE_ASYNC
+        elif compute_full[i]:
+            out[i] = NOTE_COMPUTE if modeled[i] else NOTE_UNMODELED
+        else:
+            out[i] = NOTE_MEMORY
+    return out
 
 
 def _at(column: pd.Series, at: np.ndarray) -> np.ndarray:
@@ -487,6 +569,14 @@ def _rates(flops, measured, nbytes, hbm, onchip, secs, peaks) -> dict:
             ]
         )
         eff = np.maximum(mem, compute)
+        # A rate above its roof cannot have run: the modelled FLOPs or bytes are more than
+        # the measured time allows (an async op's start/done events time its issue and wait,
+        # not the transfer; kernels whose time went to another op; caches serving what the
+        # cost model counts as HBM traffic). XProf shows such utilisations above 1; we keep
+        # its figure (xprof_roofline_efficiency), cap the ones a user reads at 1 (as XProf's
+        # op profile caps its utilisations) and say why on the row.
+        above = np.maximum(np.maximum(compute, hbm_util), np.max(
+            np.stack([chip_util[c] for c in ON_CHIP], axis=1), axis=1)) > 1.0 + 1e-9  # fmt: skip
     return {
         "model_gflops_per_s": gflops,
         "memory_bw_gibps": rate(nbytes, GIB),
@@ -500,9 +590,11 @@ def _rates(flops, measured, nbytes, hbm, onchip, secs, peaks) -> dict:
         "bottleneck_operational_intensity": bottleneck,
         "bound_by": bound,
         "optimal_gflops_per_s": np.where(eff > 0, measured_gflops / np.where(eff > 0, eff, 1), 0.0),
-        "roofline_efficiency": eff,
-        "compute_efficiency": compute,
-        "max_mem_bw_utilization": mem,
+        "roofline_efficiency": np.minimum(eff, 1.0),
+        "compute_efficiency": np.minimum(compute, 1.0),
+        "max_mem_bw_utilization": np.minimum(mem, 1.0),
+        "xprof_roofline_efficiency": eff,
+        "above_roof": above,
     }
 
 

@@ -8,6 +8,9 @@ apart and how their device ops are named.
   ``train`` event with ``step_num`` and ``_r=1``), the defaults of :class:`~..base.Framework`;
   on TPU, XProf's TPU step database from each core's ``Steps`` and ``XLA Ops`` lines and
   its TPU verdicts (:mod:`.tpu_steps`).
+* Host events: host compute, as XProf types them, but XLA's compiles (JAX's
+  ``backend_compile_and_load``, PjRt's ``...Client::Compile``, the compiler's passes):
+  compile time (ours).
 * Op names: XProf's ``ParseTfOpFullname`` knows JAX's lower-case op types too.
 * Device ops: on TPU, the events of the op lines named by their metadata (:mod:`.tpu`); on
   GPU, a kernel's ``tf_op`` stat (``XlaModule:`` for JAX), as XProf does without the HLO
@@ -19,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..base import Advice, DeviceOps, Framework, RunNames
+from ...event_types import HOST_COMPILE, HOST_COMPUTE
+from ..base import Advice, DeviceOps, Framework, RunNames, name_flags
 from ..tensorflow.op_names import name_table
 from ..tensorflow.rules import ops_of_tf_op_stat
 from . import gpu, tpu, tpu_steps
@@ -38,6 +42,17 @@ ADVICE = Advice(
 )
 
 
+# JAX's and PjRt's compile events (ours: XProf 2.24 types them host compute): JAX's
+# 'backend_compile_and_load' on the calling thread, PjRt's '<Client>::Compile' and XLA's
+# CPU/GPU compiler passes on the compiler thread pool.
+_COMPILE_PREFIXES = ("backend_compile", "CpuCompiler::", "GpuCompiler::", "JitCompiler::")
+_COMPILE_SUFFIXES = ("Client::Compile",)
+
+
+def _is_compile(name: str) -> bool:
+    return name.startswith(_COMPILE_PREFIXES) or name.endswith(_COMPILE_SUFFIXES)
+
+
 class XLA(Framework):
     name = "xla"
     title = "XLA"
@@ -51,6 +66,14 @@ class XLA(Framework):
         if names.planes.str.startswith(_XLA_PLANES).any():
             return True
         return bool(names.lines.isin(tpu.TPU_OP_LINES + tpu.MODULE_LINES).any())
+
+    def host_event_types(self, names: pd.Series, op_types: np.ndarray) -> np.ndarray:
+        """Host events are host compute (XProf's rule), but XLA's compiles, which are
+        compile time: a step that compiles the program (the first of a capture that did not
+        warm up) shows its compile, and the overview can leave it out of its averages."""
+        types = np.full(len(names), HOST_COMPUTE, np.int16)
+        types[name_flags(names, _is_compile)] = HOST_COMPILE
+        return types
 
     def parse_op_names(self, names: pd.Index, memo: dict | None = None) -> pd.DataFrame:
         return name_table(names, memo)

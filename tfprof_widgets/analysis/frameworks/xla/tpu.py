@@ -17,7 +17,8 @@ instruction's framework op) are on ``/host:metadata`` (``run.hlo_instructions``)
   nests. Ops merge across cores by (program, name); the TF-level rows take the metadata's
   ``tf_op``, else (ours, :func:`framework_ops`) the instruction's ``metadata.op_name`` from
   the program's HLO, else the op's own name with type 'Unknown' (XProf 2.24 stops at the
-  ``tf_op``), and run as often as their busiest HLO op.
+  ``tf_op``; ours, where neither names a framework op: type = the instruction's HLO
+  opcode, as ``copy-done``), and run as often as their busiest HLO op.
 * IDLE per core: the span from the first to the last event of its ``Steps`` and op lines
   (plus, in a capture XProf has to group itself, the host-clock span of the ops that name a
   TF op, which XProf copies to a derived ``Framework Ops`` line) minus the ops' self time.
@@ -257,7 +258,26 @@ def framework_ops(run, hlo: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         where = np.flatnonzero(use)[ours]
         h_name, h_type = tf_level_ops(h)
         name[where], typ[where] = h_name[at[where]], h_type[at[where]]
+    # An op with no framework op at all (XLA's own copies, copy-start/copy-done, converts):
+    # XProf types it 'Unknown', which on a TPU can be most of the device time. Ours: its
+    # HLO opcode from the program, else its name without the '.N' suffix ('copy-done').
+    unknown = (typ == "Unknown") & (tf_op == "")
+    if unknown.any():
+        opcode = _name_stems(hlo["op_name"].astype(str).to_numpy(object))
+        if len(run.hlo_instructions):
+            codes = column_text(run.hlo_instructions["opcode"])
+            known = at >= 0
+            opcode[known] = codes[at[known]]
+        typ[unknown] = opcode[unknown]
     return name, typ
+
+
+_STEM = re.compile(r"\.\d+$")
+
+
+def _name_stems(names: np.ndarray) -> np.ndarray:
+    """HLO instruction names without XLA's '.N' suffix ('copy-done.3' -> 'copy-done')."""
+    return np.array([_STEM.sub("", n) or "Unknown" for n in names.tolist()], object)
 
 
 def instruction_rows(run, ops: pd.DataFrame) -> np.ndarray:
