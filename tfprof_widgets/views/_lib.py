@@ -165,15 +165,12 @@ def lib_script() -> str:
 
 
 # -- ahead of the first view ------------------------------------------------------------------
-# Where the prefetched script's output went once its cell ended: an output that hides itself
-# (no 1.2 MB kept in the notebook for the load's cell; the first view's cell carries it).
-HIDDEN_JS = (
-    "(function (element) {\n"
-    "var hide = function () { window.__tfprof.hideOutput(element); };\n"
-    "if (window.__tfprof) hide();\n"
-    "else (window.__tfprofPending = window.__tfprofPending || []).push(hide);\n"
-    "})(typeof element !== 'undefined' ? element : null);\n"
-)
+# Once its cell ends, the prefetched script's output becomes one with nothing in it (prefetch).
+# The script stays in the page (it ran), not in the saved notebook (no 1.2 MB in the load's
+# cell; the first view's cell carries it). An output with no data is drawn as nothing by every
+# front end (JupyterLab: an empty element, no prompt; nbconvert and GitHub: nothing), also in
+# a notebook reopened without any view: an output that hid itself by a script stayed there as
+# an empty row, its script waiting for a viewer no view brought (issue 42 item 8).
 _prefetched = False
 
 
@@ -182,8 +179,8 @@ def prefetch() -> bool:
     :func:`tfprof_widgets._preload.viewer_ahead`, which checks that this is one and that
     ``TFPROF_WIDGETS_PRELOAD`` is not 0): send the viewer script to the page now, so that a
     fresh page has parsed it and drawn its first view off screen by the time a view comes
-    (the user's next cells, the load itself). Its output is replaced by one that hides itself
-    when the cell ends: the script stays in the page, not in the saved notebook. Returns
+    (the user's next cells, the load itself). Its output is emptied when the cell ends
+    (an output with no data): the script stays in the page, not in the saved notebook. Returns
     whether it was sent."""
     global _prefetched
     if _prefetched or _ahead_off or threading.current_thread() is not threading.main_thread():
@@ -199,7 +196,7 @@ def prefetch() -> bool:
 
     def hide(*_args) -> None:
         shell.events.unregister("post_run_cell", hide)
-        handle.update({"application/javascript": HIDDEN_JS, "text/plain": ""}, raw=True)
+        handle.update({}, raw=True)
 
     shell.events.register("post_run_cell", hide)
     return True
