@@ -5,7 +5,7 @@ blocked; about 60 s; skipped without Chromium):
   the next cell; it stayed busy 2.3-3.2 s after a cold view for its PNG), the image follows
   as a display update after the cell, and the notebook saved from the page holds it;
 - issue 42 item 8: a cell that only loads a run (the viewer script goes to the page there,
-  views/_lib.py prefetch), saved and reopened, shows no output row, as a cell with no output.
+  views/_lib.py prefetch, as a widget model) has no output; saved and reopened, no row.
 """
 
 import json
@@ -84,6 +84,9 @@ def test_a_load_without_a_view_leaves_no_row_when_reopened(tmp_path, jupyterlab,
     notebook = jupyterlab.notebook(path)
     browser, page = lab_page(chromium, jupyterlab.port, notebook)
     run_cell(page, 0)
+    # The viewer script reached the page (a view coming next finds it), as no output.
+    page.wait_for_function("() => !!window.__tfprof", timeout=60_000)
+    assert page.evaluate(f"() => {NB}.content.model.cells.get(0).outputs.length") == 0
     run_cell(page, 1)
     lab.save_and_shut_down(page)
     browser.close()

@@ -16,7 +16,6 @@ from plotly.io.json import to_json_plotly
 
 import tfprof_widgets as tw
 from tfprof_widgets import _kernel
-from tfprof_widgets.analysis import memory
 from tfprof_widgets.views import _common, _png, tables, timeline_static
 from tfprof_widgets.views._display import fig_json
 
@@ -84,11 +83,11 @@ def test_an_images_figure_is_what_the_validated_copy_gave(validated):
 
 def test_memory_advice_reads_only_the_peaks():
     run = tw.load(KINETO, progress=False)
-    from tfprof_widgets.analysis.frameworks.pytorch.steps import memory_advice
+    from tfprof_widgets.analysis.frameworks.pytorch.steps import allocator_peaks, memory_advice
 
     assert memory_advice(run) == []  # 2.2 GB of an 80 GB H100
     assert "memory_summary" not in vars(run)  # not made for it
-    peaks = memory.peak_in_use_bytes(run)
+    peaks = allocator_peaks(run)
     summary = run.memory_summary
     assert peaks.tolist() == summary["peak_in_use_bytes"].tolist()
     assert [a for _, a in peaks.index] == summary["allocator"].astype(str).tolist()

@@ -315,15 +315,6 @@ def memory_summary(run) -> pd.DataFrame:
     )
 
 
-def peak_in_use_bytes(run) -> pd.Series:
-    """Each (host, allocator)'s ``peak_in_use_bytes`` of :func:`memory_summary` (stack + heap
-    at the profile's peak), and nothing else of it, from ``run.memory``: what advice that reads
-    one peak per device needs (issue 42 item 7). The most in use is the peak's own value,
-    whichever of equal peaks XProf picks."""
-    memory = run.memory
-    return memory.groupby(["host", "allocator"], observed=True, sort=True)["in_use_bytes"].max()
-
-
 _SUMMARY_INPUTS = (
     "in_use_bytes",
     "event",

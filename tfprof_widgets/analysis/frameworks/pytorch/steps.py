@@ -234,14 +234,12 @@ def verdicts(run) -> dict | None:
 def memory_advice(run) -> list[str]:
     """torch-tb-profiler's memory rule: a GPU whose allocated peak passed 90 % of its
     memory. Reads the memory summary where it was made already (the memory view), else just
-    the peaks (``memory.peak_in_use_bytes``), not the whole summary."""
+    each allocator's peak (:func:`allocator_peaks`), not the whole summary."""
     summary = vars(run).get("memory_summary")
     if summary is not None:
         peaks = zip(summary["allocator"], summary["peak_in_use_bytes"])
     else:
-        from ...memory import peak_in_use_bytes
-
-        peaks = ((a, v) for (_, a), v in peak_in_use_bytes(run).items())
+        peaks = ((a, v) for (_, a), v in allocator_peaks(run).items())
     planes = run.planes
     size = dict(zip(planes["plane"].astype(str), planes["memory_size"]))
     for allocator, peak in peaks:
@@ -258,6 +256,14 @@ def memory_advice(run) -> list[str]:
                 "Precision."
             ]
     return []
+
+
+def allocator_peaks(run) -> pd.Series:
+    """Each (host, allocator)'s ``peak_in_use_bytes`` of ``run.memory_summary`` (in use at
+    the profile's peak), and nothing else of it, from ``run.memory``: the most in use is the
+    peak's own value, whichever of equal peaks XProf picks."""
+    memory = run.memory
+    return memory.groupby(["host", "allocator"], observed=True, sort=True)["in_use_bytes"].max()
 
 
 def _verdict_texts(pct: dict[str, float], low_gpus: list[tuple[str, float]]) -> dict:
