@@ -10,6 +10,10 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_profiles"
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+# Every kernel and subprocess of a test imports this checkout (tests/under_test.py).
+from under_test import use_this_checkout  # noqa: E402
+
+use_this_checkout()
 
 # Kernels started by the tests (nbval, JupyterLab) make views' images at once: the 1 s a view
 # leaves its page to draw first (views/_png.py) would only lengthen the suite.

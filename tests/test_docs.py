@@ -13,9 +13,9 @@ nowhere else. A block's type is the first word of its fence's info string:
 - ``bash``: run by bash in the page's directory, with this checkout first on PYTHONPATH;
   a block of plain ``tfprof-widgets ...`` commands runs them in this process through
   ``tfprof_widgets.cli.main``, the console script's entry point (an interpreter start saved
-  per command), exit code 0 expected. A block whose every command is ``pip install ...``
-  is not run: the README's two set-up commands (``.ci/run`` runs them) and the extras'
-  installs need the network and change the environment.
+  per command), exit code 0 expected. The README's two set-up commands (``.ci/run`` runs
+  the second) and a block whose every command is ``pip install ...`` (the extras) are not
+  run: they need the network and change the environment.
 - ``text``: a layout or an output, not a command: nothing runs.
 - a second word ``no-run`` (```` ```python no-run ````): not run, because it needs what a
   test cannot have (a cluster, object storage, a model of the reader's own); its first line
@@ -51,7 +51,7 @@ FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.M | re.S)
 SETUP_COMMANDS = (
     "pip install -e . && tfprof-widgets report sample_profiles/input_bound -o "
     "input_bound_report.html --force",
-    'pip install -e ".[dev]" && python -m pytest',
+    'python3 -m venv .venv && .venv/bin/pip install -e ".[dev]" && .venv/bin/python -m pytest',
 )
 HAS_TF = importlib.util.find_spec("tensorflow") is not None
 
@@ -139,6 +139,8 @@ def run_bash(src: str, cwd: pathlib.Path, label: str) -> None:
 
 
 def is_install(src: str) -> bool:
+    if src.strip() in SETUP_COMMANDS:
+        return True
     lines = [ln.strip() for ln in src.splitlines() if ln.strip() and not ln.strip().startswith("#")]
     return bool(lines) and all(ln.startswith("pip install") for ln in lines)
 
@@ -191,11 +193,32 @@ def test_the_readme_is_a_front_page():
     assert len(text.splitlines()) <= 150
     bash = [src.strip() for _, kind, _, src in blocks("README.md") if kind == "bash"]
     assert bash[:2] == list(SETUP_COMMANDS), "the two set-up commands stay byte-identical"
-    tour = [src for _, kind, _, src in blocks("README.md") if kind == "python"]
-    assert len(tour) == 1 and len(tour[0].splitlines()) <= 20
-    assert "logs/" not in tour[0], "the tour runs on the bundled samples"
+    # Issue 42 item 9: a JAX and a PyTorch user see their captures work first, three lines
+    # each on a bundled capture; then the TensorFlow tour.
+    jax, torch, tour = [src for _, kind, _, src in blocks("README.md") if kind == "python"]
+    first_screen = text[: text.index("## Set up")]
+    for src, words in ((jax, ("JAX", "jax.profiler")), (torch, ("PyTorch", "torch.profiler"))):
+        assert src in first_screen and all(w in first_screen for w in words)
+        lines = src.strip().splitlines()
+        assert len(lines) == 3 and lines[0] == "import tfprof_widgets as tw", src
+        assert "tw.load(" in lines[1] and lines[2].startswith("tw.views."), src
+    for src, framework in ((jax, "xla"), (torch, "pytorch")):
+        path = re.search(r'tw\.load\("([^"]+)"\)', src).group(1)
+        assert str(tw.load(ROOT / path).framework) == framework, path
+    assert len(tour.splitlines()) <= 20
+    assert "logs/" not in tour, "the tour runs on the bundled samples"
     for page in re.findall(r"\]\((docs/[^)#]+)", text):
         assert (ROOT / page).exists(), page
+
+
+def test_ci_runs_the_readmes_test_command():
+    """``.ci/run`` (CI's entry point) ends by running the README's test command as it is
+    written there: a virtual environment of the checkout's own (issue 42 item 3)."""
+    lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
+    assert lines[-1] == SETUP_COMMANDS[1]
+    commands = [ln for ln in lines[:-1] if not ln.lstrip().startswith("#")]
+    assert not any("pip install" in ln for ln in commands), "nothing installed machine-wide"
+    assert ".venv/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
 
 
 def test_no_magic_line_carries_a_comment():

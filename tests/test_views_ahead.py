@@ -4,6 +4,8 @@ the moment it starts being built, so the page runs it while the kernel computes;
 own script then carries only its payload. Outside a kernel, for the trace viewer and for a
 report's views, nothing is sent ahead."""
 
+import json
+
 import pytest
 from conftest import SAMPLES
 
@@ -148,8 +150,10 @@ def test_the_first_load_in_a_kernel_sends_the_script_and_keeps_it_out_of_the_not
     tw.load(SAMPLES / "input_bound", progress=False)  # once per kernel
     assert len(shown.outputs) == 1
     shell.events.trigger("post_run_cell", None)  # the load's cell ends
-    assert shown.outputs[0] == {"application/javascript": _lib.HIDDEN_JS, "text/plain": ""}
-    assert PLOTLY not in _lib.HIDDEN_JS and "hideOutput(element)" in _lib.HIDDEN_JS
+    # Nothing left in the saved notebook that a front end would draw: an output that hid
+    # itself by a script showed as an empty row where the notebook was reopened without a
+    # view (no viewer came to run the hiding) or untrusted (its empty text/plain shown).
+    assert shown.outputs[0] == {}
     assert shell.events.callbacks["post_run_cell"] == []  # its hook went with it
     # The first view still carries the script in its own cell (the notebook needs it), in the
     # very text the page ran at the load: its JavaScript engine compiles that only once.
@@ -157,6 +161,36 @@ def test_the_first_load_in_a_kernel_sends_the_script_and_keeps_it_out_of_the_not
     assert shown.outputs[1]["application/javascript"] == sent
     view._ipython_display_()
     assert PLOTLY not in shown.outputs[-1]["application/javascript"]
+
+
+def test_in_jupyterlab_the_first_load_sends_the_script_as_a_model_not_an_output(
+    kernel, monkeypatch
+):
+    """Issue 42 item 8: any output of a load's cell (one that hid itself, or one emptied at
+    the end) kept an empty row under the cell when the notebook was reopened. In JupyterLab
+    the script goes as an anywidget model never displayed (anywidget runs its module when
+    the model is made), by a comm of its own: the state anywidget itself would send."""
+    import anywidget
+    import comm
+
+    class Same(anywidget.AnyWidget):
+        _esm = "export default {}"
+
+    theirs = Same().get_state()
+    _, shown = kernel
+    opened = []
+    monkeypatch.setattr(_kernel, "page_keeps_outputs", lambda: True)
+    monkeypatch.setattr(comm, "create_comm", lambda **kw: opened.append(kw) or object())
+    tw.load(SAMPLES / "input_bound", progress=False)
+    tw.load(SAMPLES / "input_bound", progress=False)  # once per kernel
+    assert shown.outputs == []
+    (sent,) = opened
+    assert sent["target_name"] == "jupyter.widget"
+    assert sent["metadata"] == {"version": __import__("ipywidgets").__protocol_version__}
+    state = sent["data"]["state"]
+    assert state["_esm"] == _lib.ahead_module() and json.dumps(_lib.lib_ahead_js()) in state["_esm"]
+    for key in ("_model_name", "_model_module", "_model_module_version", "_view_name"):
+        assert state[key] == theirs[key], key
 
 
 def test_no_script_at_load_outside_a_kernel_or_with_preload_off(kernel, monkeypatch):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import threading
 from importlib import resources
 
@@ -165,16 +166,43 @@ def lib_script() -> str:
 
 
 # -- ahead of the first view ------------------------------------------------------------------
-# Where the prefetched script's output went once its cell ended: an output that hides itself
-# (no 1.2 MB kept in the notebook for the load's cell; the first view's cell carries it).
-HIDDEN_JS = (
-    "(function (element) {\n"
-    "var hide = function () { window.__tfprof.hideOutput(element); };\n"
-    "if (window.__tfprof) hide();\n"
-    "else (window.__tfprofPending = window.__tfprofPending || []).push(hide);\n"
-    "})(typeof element !== 'undefined' ? element : null);\n"
-)
+# A load's cell keeps nothing of the script in the saved notebook (no 1.2 MB in it; the first
+# view's cell carries the script). In JupyterLab it goes to the page as an anywidget model that
+# is never displayed (anywidget runs a model's module when the model is made): no output at
+# all. An output, even one emptied when the cell ends, kept an empty row under a cell that
+# showed nothing else when the notebook was reopened (issue 42 item 8). Elsewhere (nbconvert,
+# VS Code, Colab: undisplayed models not known to run there) it goes as an output, emptied
+# when the cell ends (an output with no data).
 _prefetched = False
+_ahead_comm = None  # the model's comm, kept open for the kernel's life (closing drops the model)
+# ipywidgets 8's widget message protocol (the "jupyter.widget" comm target).
+WIDGET_PROTOCOL = "2.1.0"
+
+
+def ahead_module() -> str:
+    """The ES module the model carries: it runs the script sent ahead (:func:`lib_ahead_js`)
+    as a classic script in the page's global scope (a module's own scope is strict)."""
+    return f"(0, eval)({json.dumps(lib_ahead_js())});\nexport default {{ initialize() {{}} }};\n"
+
+
+def ahead_model_state() -> dict:
+    """An anywidget model's state (``AnyModel``, the installed anywidget's version range) whose
+    module is :func:`ahead_module`: made by a comm of its own, without importing ipywidgets
+    and anywidget (0.3-1 s) on the first load's cell."""
+    from importlib.metadata import version
+
+    major, minor, patch = (version("anywidget").split(".", 2) + ["0", "0"])[:3]
+    semver = f"{major}.{minor}.{patch}" if "a" in patch or "b" in patch else f"~{major}.{minor}.*"
+    return {
+        "_model_name": "AnyModel",
+        "_model_module": "anywidget",
+        "_model_module_version": semver,
+        "_view_name": "AnyView",
+        "_view_module": "anywidget",
+        "_view_module_version": semver,
+        "_anywidget_id": "tfprof_widgets.viewer_ahead",
+        "_esm": ahead_module(),
+    }
 
 
 def prefetch() -> bool:
@@ -182,13 +210,21 @@ def prefetch() -> bool:
     :func:`tfprof_widgets._preload.viewer_ahead`, which checks that this is one and that
     ``TFPROF_WIDGETS_PRELOAD`` is not 0): send the viewer script to the page now, so that a
     fresh page has parsed it and drawn its first view off screen by the time a view comes
-    (the user's next cells, the load itself). Its output is replaced by one that hides itself
-    when the cell ends: the script stays in the page, not in the saved notebook. Returns
-    whether it was sent."""
-    global _prefetched
+    (the user's next cells, the load itself). In JupyterLab as a widget model (no output),
+    elsewhere as an output emptied when the cell ends. Returns whether it was sent."""
+    global _prefetched, _ahead_comm
     if _prefetched or _ahead_off or threading.current_thread() is not threading.main_thread():
         return False
     _prefetched = True
+    if _kernel.page_keeps_outputs():
+        from comm import create_comm
+
+        _ahead_comm = create_comm(
+            target_name="jupyter.widget",
+            data={"state": ahead_model_state(), "buffer_paths": []},
+            metadata={"version": WIDGET_PROTOCOL},
+        )
+        return True
     from IPython import get_ipython
     from IPython.display import display
 
@@ -199,7 +235,7 @@ def prefetch() -> bool:
 
     def hide(*_args) -> None:
         shell.events.unregister("post_run_cell", hide)
-        handle.update({"application/javascript": HIDDEN_JS, "text/plain": ""}, raw=True)
+        handle.update({}, raw=True)
 
     shell.events.register("post_run_cell", hide)
     return True

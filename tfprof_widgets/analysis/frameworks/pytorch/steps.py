@@ -233,24 +233,37 @@ def verdicts(run) -> dict | None:
 
 def memory_advice(run) -> list[str]:
     """torch-tb-profiler's memory rule: a GPU whose allocated peak passed 90 % of its
-    memory."""
-    summary = run.memory_summary
+    memory. Reads the memory summary where it was made already (the memory view), else just
+    each allocator's peak (:func:`allocator_peaks`), not the whole summary."""
+    summary = vars(run).get("memory_summary")
+    if summary is not None:
+        peaks = zip(summary["allocator"], summary["peak_in_use_bytes"])
+    else:
+        peaks = ((a, v) for (_, a), v in allocator_peaks(run).items())
     planes = run.planes
     size = dict(zip(planes["plane"].astype(str), planes["memory_size"]))
-    for row in summary.itertuples():
-        allocator = str(row.allocator)
+    for allocator, peak in peaks:
+        allocator = str(allocator)
         total = size.get(f"/device:{allocator}")
         if not allocator.startswith("GPU:") or total is None or pd.isna(total) or not total:
             continue
-        if row.peak_in_use_bytes > MEMORY_LIMIT_SHARE * total:
+        if peak > MEMORY_LIMIT_SHARE * total:
             return [
                 f"Device memory usage is at the limit of device memory capacity "
-                f"({100 * row.peak_in_use_bytes / total:.1f}% of {total / 2**30:.1f}GB on "
+                f"({100 * peak / total:.1f}% of {total / 2**30:.1f}GB on "
                 f"{allocator}). To get better value of your GPU or to use larger batch size "
                 "for training, please refer to Gradient Checkpoint or Automatic Mixed "
                 "Precision."
             ]
     return []
+
+
+def allocator_peaks(run) -> pd.Series:
+    """Each (host, allocator)'s ``peak_in_use_bytes`` of ``run.memory_summary`` (in use at
+    the profile's peak), and nothing else of it, from ``run.memory``: the most in use is the
+    peak's own value, whichever of equal peaks XProf picks."""
+    memory = run.memory
+    return memory.groupby(["host", "allocator"], observed=True, sort=True)["in_use_bytes"].max()
 
 
 def _verdict_texts(pct: dict[str, float], low_gpus: list[tuple[str, float]]) -> dict:
