@@ -468,8 +468,15 @@ MEMORY_SUMMARY: dict[str, tuple[str, str]] = {
     ),
     "peak_bytes_lifetime": (
         "int64",
-        "The allocator's own lifetime peak (may predate the capture) as its last event in "
-        "the file reports it (TensorBoard's figure; 0 when that event lacks the stat).",
+        "The allocator's own lifetime peak of its heap (allocated bytes; may predate the "
+        "capture): the most any of its events reports (the counter never falls, so its "
+        "latest reading); 0 when no event has the stat.",
+    ),
+    "peak_bytes_lifetime_xprof": (
+        "int64",
+        "XProf's (TensorBoard's) lifetime peak: the counter as the allocator's last event "
+        "in file order (thread by thread, not time) reports it, which can be an earlier, "
+        "lower reading than peak_bytes_lifetime (0 when that event lacks the stat).",
     ),
     "peak_in_use_bytes": ("int64", "Stack + heap at the profile's peak."),
     "peak_heap_bytes": ("int64", "Heap at the peak."),

@@ -210,6 +210,15 @@ class MemoryTimelineView(View):
             f"the allocator's own lifetime peak of its heap (allocated bytes, stack not "
             f"counted) {life / MIB:,.2f} MiB"
         )
+        xprof = s.get("peak_bytes_lifetime_xprof", life)
+        if 0 < xprof < life:
+            # XProf keeps the counter's reading on the last event of the file's last
+            # thread, an earlier one; the counter never falls, so its latest is the larger.
+            text += (
+                f" (XProf shows {xprof / MIB:,.2f} MiB: the counter as the last event in "
+                "the file's thread order read it, an earlier reading; the counter only "
+                "rises, so the largest reading is its latest)"
+            )
         if life < heap:
             text += (
                 ", below the heap at the capture's peak: the allocator's counter is not of "
