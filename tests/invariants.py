@@ -590,13 +590,54 @@ def step_numbering(cap: Capture) -> list[str]:
 
 
 def _memory_peak_step(cap: Capture, steps: pd.DataFrame) -> list[str]:
-    """The memory view names a peak's step only as the steps table numbers the step whose
-    group holds the peak (a peak outside every step names none)."""
-    v, ms = cap.views.get("memory"), cap.run.memory_summary
-    if v is None or not len(ms):
+    """The memory view names a peak's step only as the steps table numbers the step its
+    event is in: the step of the event's own step group (run.events, on its host), or, for
+    an event in no group, a step whose group's host events span its time; a peak in no
+    step names none.
+
+    Not the memory profile's ``peak_group_id``: that is XProf's, of the latest event at the
+    peak's level (custom_loop: 17, the "previous group + 1" XProf gives events after the
+    last step, while the peak event the view times is in group 16, step 18). Not the step
+    whose steps-table span holds the peak's time either: on a GPU the steps table spans the
+    device's work while the host allocates for the next step (JAX H100: the host's step-9
+    input transfer at 70.07 ms, device step 8 until 70.73 ms)."""
+    run = cap.run
+    v, ms, mem = cap.views.get("memory"), run.memory_summary, run.memory
+    if v is None or not len(ms) or "event" not in mem:
         return []
-    groups = dict(zip(steps["group_id"], steps["step"])) if len(steps) else {}
-    allowed = {int(groups[g]) for g in ms["peak_group_id"] if g in groups}
+    ev = run.events
+    number = (
+        {
+            (str(h), int(g)): int(n)
+            for h, g, n in zip(steps["host"], steps["group_id"], steps["step"])
+            if pd.notna(g) and pd.notna(n)
+        }
+        if len(steps)
+        else {}
+    )
+    host_ev = ev[ev["plane"].astype(str).str.startswith("/host:") & ev["group_id"].notna()]
+    spans = (
+        host_ev.groupby([host_ev["host"].astype(str), "group_id"], observed=True)
+        .agg(lo=("start_us", "min"), hi=("end_us", "max"))
+        .reset_index()
+    )
+    allowed, groups = set(), set()
+    for r in ms.itertuples():
+        at = mem[
+            (mem["host"] == r.host)
+            & (mem["allocator"] == r.allocator)
+            & (mem["time_us"] == r.peak_time_us)
+            & (mem["in_use_bytes"] == r.peak_in_use_bytes)
+        ]
+        for e in at["event"].tolist():
+            h, g, t = str(ev["host"].iat[e]), ev["group_id"].iat[e], float(ev["start_us"].iat[e])
+            if pd.notna(g):
+                groups.add(int(g))
+                if (h, int(g)) in number:
+                    allowed.add(number[h, int(g)])
+                continue
+            hold = spans[(spans["host"] == h) & (spans["lo"] <= t) & (t <= spans["hi"])]
+            allowed |= {number[h, int(x)] for x in hold["group_id"] if (h, int(x)) in number}
     named = set()
     for t in [v.text, v.static_html] + _html_blocks(v.payload):
         for m in STEP_MENTION.finditer(_plain(t)):
@@ -605,9 +646,8 @@ def _memory_peak_step(cap: Capture, steps: pd.DataFrame) -> list[str]:
     if not extra:
         return []
     return [
-        f"memory: names step(s) {extra[:6]} for its peaks; the steps table's steps holding the "
-        f"peaks' groups {sorted(set(ms['peak_group_id'].tolist()))[:6]} are "
-        f"{sorted(allowed) or 'none'}"
+        f"memory: names step(s) {extra[:6]} for its peaks; the steps table's steps of the "
+        f"peak events (groups {sorted(groups)[:6] or 'none'}) are {sorted(allowed) or 'none'}"
     ]
 
 

@@ -487,7 +487,7 @@ MEMORY_SUMMARY: dict[str, tuple[str, str]] = {
     "peak_group_id": (
         "int64",
         "Step group of the peak (MEMORY.group_id), as XProf shows it: not always the step "
-        "number of run.steps (analysis.memory.steps_at gives that).",
+        "number of run.steps (analysis.memory.peak_steps gives that).",
     ),
 }
 

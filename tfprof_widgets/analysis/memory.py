@@ -277,7 +277,7 @@ def memory_summary(run) -> pd.DataFrame:
     """One row per (host, allocator): activity counts, capacity, peaks and when they happened.
 
     ``peak_in_use_bytes`` is stack + heap at the profile's peak (``peak_time_us``, in the
-    profiler's step group ``peak_group_id``, XProf's; :func:`steps_at` gives the step of
+    profiler's step group ``peak_group_id``, XProf's; :func:`peak_steps` gives the step of
     run.steps, the number the views show); ``peak_bytes_lifetime`` is the allocator's own
     lifetime peak of its heap (allocated bytes; its stack, or reserved bytes, not counted),
     which can predate the capture: the largest reading of that counter in the capture, at
@@ -326,23 +326,86 @@ def memory_summary(run) -> pd.DataFrame:
     )
 
 
-def steps_at(run, hosts: np.ndarray, times_us: np.ndarray) -> np.ndarray:
-    """The step (run.steps' ``step``: the numbering every view shows) whose span holds each
-    time on its host, -1 where no step does (or the run has none). A memory event's
-    ``group_id`` is the profiler's step group, which need not be that number (a capture's
-    groups can start above 0, or a framework can number its steps its own way)."""
-    out = np.full(len(times_us), -1, np.int64)
+def steps_of_events(run, rows: np.ndarray) -> np.ndarray:
+    """The step of run.steps (its ``step``: the numbering every view shows) each of the
+    run.events rows ``rows`` (host events: memory allocations, say) belongs to, -1 where
+    none does (or the run has no steps).
+
+    An event the profiler put in a step group belongs to the step of that group (on its
+    host). Its time is not compared with the step's span: on a GPU or TPU the steps table
+    spans the device's work, while the host already prepares the next step (JAX H100: the
+    host's step-9 input transfer at 70.07 ms, while the device still runs step 8 until
+    70.73 ms). An event in no group (PyTorch's autograd thread, a JAX runtime thread)
+    belongs to the step whose group's host events span its time on its host (the
+    backward pass inside ``ProfilerStep#10``), none where no step's do (a step whose
+    group has no host events cannot hold it). The memory profile's own ``group_id`` is
+    not read: outside the groups it is XProf's "previous group + 1", no step at all."""
+    rows = np.asarray(rows, np.int64)
+    out = np.full(len(rows), -1, np.int64)
     steps = run.steps
-    if not len(steps) or not len(times_us):
+    if not len(steps) or not len(rows):
         return out
-    start = steps["start_us"].to_numpy(float)
-    end = start + steps["step_time_us"].to_numpy(float)
-    host = steps["host"].astype(str).to_numpy(object)
-    number = steps["step"].to_numpy(np.int64)
-    for i, (h, t) in enumerate(zip(hosts.tolist(), np.asarray(times_us, float).tolist())):
-        hit = np.flatnonzero((host == str(h)) & (start <= t) & (t < end))
-        if len(hit):
-            out[i] = number[hit[-1]]
+    ev = run.events
+    s_host = steps["host"].astype(str).to_numpy(object)
+    s_group = steps["group_id"].to_numpy(dtype=float, na_value=np.nan)
+    s_step = steps["step"].to_numpy(dtype=float, na_value=np.nan)
+    keep = ~np.isnan(s_group) & ~np.isnan(s_step)
+    s_host, s_group, s_step = s_host[keep], s_group[keep].astype(np.int64), s_step[keep]
+    step_index = pd.MultiIndex.from_arrays([s_host, s_group])
+    e_host = np.asarray(ev["host"].astype(str).to_numpy(object))
+    group = ev["group_id"].to_numpy(dtype=float, na_value=np.nan)
+    g = group[rows]
+    grouped = ~np.isnan(g)
+    at = step_index.get_indexer(
+        pd.MultiIndex.from_arrays([e_host[rows][grouped], g[grouped].astype(np.int64)])
+    )
+    out[np.flatnonzero(grouped)] = np.where(at >= 0, s_step[np.maximum(at, 0)], -1)
+    loose = np.flatnonzero(~grouped)
+    if not len(loose):
+        return out
+    # Each step's host span: its group's events on the host planes.
+    on_host = ev["plane"].astype(str).str.startswith("/host:").to_numpy() & ~np.isnan(group)
+    idx = np.flatnonzero(on_host)
+    at = step_index.get_indexer(pd.MultiIndex.from_arrays([e_host[idx], group[idx].astype(int)]))
+    idx, at = idx[at >= 0], at[at >= 0]
+    if not len(idx):
+        return out
+    lo = np.full(len(s_step), np.inf)
+    hi = np.full(len(s_step), -np.inf)
+    np.minimum.at(lo, at, ev["start_us"].to_numpy(float)[idx])
+    np.maximum.at(hi, at, ev["end_us"].to_numpy(float)[idx])
+    t, h = ev["start_us"].to_numpy(float)[rows[loose]], e_host[rows[loose]]
+    for k in np.flatnonzero(lo <= hi):  # per step, not per event: a capture has few
+        hit = (h == s_host[k]) & (lo[k] <= t) & (t <= hi[k])
+        out[loose[hit]] = int(s_step[k])  # overlapping spans: the later step wins
+    return out
+
+
+def peak_events(run) -> np.ndarray:
+    """The run.events row of each memory_summary row's peak (the event at its
+    ``peak_time_us``, XProf's pick among equal peaks), -1 where the summary comes from tool
+    data (no trace)."""
+    summary, memory = run.memory_summary, run.memory
+    out = np.full(len(summary), -1, np.int64)
+    if tool_data_source(run) is not None or not len(summary):
+        return out
+    for i, (h, a) in enumerate(zip(summary["host"].tolist(), summary["allocator"].tolist())):
+        sel = np.flatnonzero(_equals(memory["host"], h) & _equals(memory["allocator"], a))
+        if len(sel):
+            p = _peak_position(
+                memory["in_use_bytes"].to_numpy()[sel], memory["event"].to_numpy()[sel]
+            )
+            out[i] = int(memory["event"].to_numpy()[sel][p])
+    return out
+
+
+def peak_steps(run) -> np.ndarray:
+    """The step of run.steps each memory_summary row's peak is in (:func:`steps_of_events`
+    of :func:`peak_events`), -1 where none is (or the run has no steps or no trace)."""
+    ev = peak_events(run)
+    out = np.full(len(ev), -1, np.int64)
+    has = ev >= 0
+    out[has] = steps_of_events(run, ev[has])
     return out
 
 
@@ -502,4 +565,12 @@ def _live_at_peak(g: dict[str, np.ndarray], step: int, peak_heap: int) -> tuple[
     return np.sort(live), int(unmapped)
 
 
-__all__ = ["DATA_TYPES", "memory_breakdown", "memory_events", "memory_summary"]
+__all__ = [
+    "DATA_TYPES",
+    "memory_breakdown",
+    "memory_events",
+    "memory_summary",
+    "peak_events",
+    "peak_steps",
+    "steps_of_events",
+]

@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..analysis.frameworks import rules_of
-from ..analysis.memory import memory_breakdown, steps_at
+from ..analysis.memory import memory_breakdown, peak_steps, steps_of_events
 from ..analysis.results import plural
 from ..analysis.tool_data import no_trace_note
 from ._common import legend_under_title, of_run, quick_figure
@@ -130,7 +130,7 @@ class MemoryTimelineView(View):
         x = (d["time_us"].to_numpy() / 1e3).astype(np.float32)
         heap = (d["heap_allocated_bytes"].to_numpy() / MIB).astype(np.float32)
         stack = (d["stack_reserved_bytes"].to_numpy() / MIB).astype(np.float32)
-        custom = _hover_columns(d, heap, stack)
+        custom = _hover_columns(d, heap, stack, self._step_texts(d))
         traces: list[dict] = []
         _add_curves(traces, d, x, heap, stack)
         px, py = float(peak["peak_time_us"]) / 1e3, float(peak["peak_in_use_bytes"]) / MIB
@@ -191,13 +191,27 @@ class MemoryTimelineView(View):
         )
 
     def _step(self, s) -> str:
-        """'step N; ' of the steps table's numbering where a step holds the peak, 'between
-        steps; ' where the run has steps but none holds it, '' where it has none (the
-        profiler's group id is not that number, and a capture without steps has none)."""
+        """'step N; ' of the steps table's numbering where the peak's event is in a step
+        (analysis.memory.steps_of_events: its step group's, else the step whose host
+        activity spans it), 'outside the steps; ' where the run has steps but the peak is
+        in none, '' where it has none (the profiler's group id is not that number, and a
+        capture without steps has none)."""
         if not len(self.run.steps):
             return ""
-        (step,) = steps_at(self.run, np.array([s["host"]], object), np.array([s["peak_time_us"]]))
-        return f"step {step}; " if step >= 0 else "between steps; "
+        if "_peak_steps" not in self.__dict__:
+            self._peak_steps = peak_steps(self.run)
+        step = int(self._peak_steps[self._index(s["allocator"], s["host"])])
+        return f"step {step}; " if step >= 0 else "outside the steps; "
+
+    def _step_texts(self, d: pd.DataFrame) -> np.ndarray:
+        """The hover's step of each plotted event: ', step N' in the steps table's
+        numbering (not the memory profile's group id), ', outside the steps' where it is
+        in none, '' on a run without steps."""
+        if not len(self.run.steps):
+            return np.full(len(d), "", object)
+        step = steps_of_events(self.run, d["event"].to_numpy(np.int64))
+        text = np.where(step >= 0, ", step " + step.astype(str).astype(object), "")
+        return np.where(step >= 0, text, ", outside the steps").astype(object)
 
     @staticmethod
     def _lifetime(s) -> str:
@@ -298,7 +312,7 @@ def memory_timeline(run, allocator: str | None = None) -> MemoryTimelineView:
 
 
 _HOVER = (
-    "<b>%{customdata[0]}</b> %{customdata[1]}<br>at %{x:,.3f} ms, step %{customdata[7]}"
+    "<b>%{customdata[0]}</b> %{customdata[1]}<br>at %{x:,.3f} ms%{customdata[7]}"
     "<br>requested %{customdata[2]:,.3f} MiB, allocated %{customdata[3]:,.3f} MiB"
     "<br>%{customdata[4]} %{customdata[5]} %{customdata[6]}"
     "<br>in use %{y:,.2f} MiB (heap %{customdata[8]:,.2f}, stack "
@@ -306,8 +320,9 @@ _HOVER = (
 )
 
 
-def _hover_columns(d: pd.DataFrame, heap: np.ndarray, stack: np.ndarray) -> list:
-    """The hover's columns of each plotted memory event (customdata of the in-use curve)."""
+def _hover_columns(d: pd.DataFrame, heap: np.ndarray, stack: np.ndarray, steps) -> list:
+    """The hover's columns of each plotted memory event (customdata of the in-use curve);
+    ``steps`` the text of each one's step (MemoryTimelineView._step_texts)."""
     op = _texts(d["tf_op"], "")
     op[op == ""] = "(no op)"
     return [
@@ -318,7 +333,7 @@ def _hover_columns(d: pd.DataFrame, heap: np.ndarray, stack: np.ndarray) -> list
         _texts(d["region_type"]),
         _texts(d["data_type"]),
         _texts(d["tensor_shape"]),
-        d["group_id"].to_numpy(np.int64).astype(str).astype(object),
+        steps,
         heap.round(3),
         stack.round(3),
     ]
