@@ -352,7 +352,7 @@ def steps_of_events(run, rows: np.ndarray) -> np.ndarray:
     keep = ~np.isnan(s_group) & ~np.isnan(s_step)
     s_host, s_group, s_step = s_host[keep], s_group[keep].astype(np.int64), s_step[keep]
     step_index = pd.MultiIndex.from_arrays([s_host, s_group])
-    e_host = np.asarray(ev["host"].astype(str).to_numpy(object))
+    e_host = _texts_of(ev["host"])
     group = ev["group_id"].to_numpy(dtype=float, na_value=np.nan)
     g = group[rows]
     grouped = ~np.isnan(g)
@@ -364,7 +364,9 @@ def steps_of_events(run, rows: np.ndarray) -> np.ndarray:
     if not len(loose):
         return out
     # Each step's host span: its group's events on the host planes.
-    on_host = ev["plane"].astype(str).str.startswith("/host:").to_numpy() & ~np.isnan(group)
+    plane = ev["plane"].array  # by its few names, not per event
+    is_host = np.append(np.asarray(plane.categories.astype(str).str.startswith("/host:")), False)
+    on_host = is_host[np.asarray(plane.codes)] & ~np.isnan(group)
     idx = np.flatnonzero(on_host)
     at = step_index.get_indexer(pd.MultiIndex.from_arrays([e_host[idx], group[idx].astype(int)]))
     idx, at = idx[at >= 0], at[at >= 0]
@@ -379,6 +381,12 @@ def steps_of_events(run, rows: np.ndarray) -> np.ndarray:
         hit = (h == s_host[k]) & (lo[k] <= t) & (t <= hi[k])
         out[loose[hit]] = int(s_step[k])  # overlapping spans: the later step wins
     return out
+
+
+def _texts_of(col: pd.Series) -> np.ndarray:
+    """A categorical column as an object array of str, from its categories ("" missing)."""
+    names = np.append(np.asarray(col.cat.categories.astype(str), object), "")
+    return names[np.asarray(col.array.codes)]
 
 
 def peak_events(run) -> np.ndarray:
