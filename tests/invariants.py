@@ -752,7 +752,8 @@ def figures_agree(cap: Capture) -> list[str]:
     its step count against the steps table (and run.step_count); the input share in every
     sentence of the overview and input pipeline; the 16-bit share wherever printed; on XLA,
     the op stats' device time against the op profile's and the HLO stats' totals; the kernel
-    stats' total at most the device op time it is part of."""
+    stats' total, less the launches no op accounts for (the op stats' IDLE, said on the
+    kernels view), at most the device op time it is part of."""
     from tfprof_widgets.analysis.steps import overview_steps
 
     run, bad = cap.run, []
@@ -820,12 +821,25 @@ def figures_agree(cap: Capture) -> list[str]:
             bad.append(f"HLO stats total {_fmt(hlo)} µs vs op stats device time {_fmt(dev_us)} µs")
     k = run.kernels
     if len(k) and len(dev):
+        kv = cap.views.get("kernels")
         for host, g in k.groupby("host", observed=True, sort=True):
+            # Launches no op accounts for (no_op_time_us: ROCm's copy kernels, a launch
+            # whose annotation was lost) are not part of the device op time: the op stats
+            # (as XProf's, whose kernel_stats lists them too) count them as IDLE. The rest
+            # of the kernel time is part of it; the kernels view must say why the two
+            # totals differ.
             kt = float(g["total_time_us"].sum())
+            no_op = float(g["no_op_time_us"].sum())
             dt = float(dev.loc[dev["host"] == host, "total_self_time_us"].sum())
-            if kt > dt * (1 + REL) + 0.01:
+            if kt - no_op > dt * (1 + REL) + 0.01 or not -1e-9 <= no_op <= kt + 1e-6:
                 bad.append(
-                    f"{host}: kernel stats total {_fmt(kt)} µs > device op time {_fmt(dt)} µs"
+                    f"{host}: kernel stats total {_fmt(kt)} µs ({_fmt(no_op)} µs of it in no "
+                    f"op) > device op time {_fmt(dt)} µs"
+                )
+            if no_op > 0.05 and kv is not None and "no op accounts for" not in kv.text:
+                bad.append(
+                    f"{host}: {_fmt(no_op)} µs of kernel time in no op (op stats IDLE), and "
+                    "the kernels view does not say so"
                 )
     return bad
 

@@ -425,6 +425,14 @@ KERNELS: dict[str, tuple[str, str]] = {
         "Ours, not XProf's: the op of a kernel inside a CUDA graph (XProf: 'XlaModule'), or "
         "Tensor Cores credited by a kernel name XProf's list misses (nvjet_*, sm90_xmma_*).",
     ),
+    "no_op_time_us": (
+        "float64",
+        "Part of total_time_us in launches no op accounts for (the profiler recorded no op "
+        "for them: the runtime's own copy kernels, ROCm's __amd_rocclr_copyBuffer on a "
+        "copy stream, or a launch whose annotation was lost): the op stats, as XProf's, "
+        "count that time as device IDLE, so it is kernel time but not device op time, µs "
+        "(0 from a kernel-stats file, which does not tell).",
+    ),
 }
 
 MEMORY: dict[str, tuple[str, str]] = {
