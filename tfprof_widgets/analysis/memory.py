@@ -329,7 +329,7 @@ def memory_summary(run) -> pd.DataFrame:
 def steps_of_events(run, rows: np.ndarray) -> np.ndarray:
     """The step of run.steps (its ``step``: the numbering every view shows) each of the
     run.events rows ``rows`` (host events: memory allocations, say) belongs to, -1 where
-    none does (or the run has no steps).
+    none does (or the run has no steps, or the row is -1: no event).
 
     An event the profiler put in a step group belongs to the step of that group (on its
     host). Its time is not compared with the step's span: on a GPU or TPU the steps table
@@ -343,7 +343,11 @@ def steps_of_events(run, rows: np.ndarray) -> np.ndarray:
     rows = np.asarray(rows, np.int64)
     out = np.full(len(rows), -1, np.int64)
     steps = run.steps
-    if not len(steps) or not len(rows):
+    known = np.flatnonzero(rows >= 0)  # -1: no event (a memory profile read from tool data)
+    if not len(steps) or not len(known):
+        return out
+    if len(known) < len(rows):
+        out[known] = steps_of_events(run, rows[known])
         return out
     ev = run.events
     s_host = steps["host"].astype(str).to_numpy(object)

@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..analysis.frameworks import rules_of
-from ..analysis.memory import memory_breakdown, peak_steps, steps_of_events
+from ..analysis.memory import memory_breakdown, peak_events, peak_steps, steps_of_events
 from ..analysis.results import plural
 from ..analysis.tool_data import no_trace_note
 from ._common import legend_under_title, of_run, quick_figure
@@ -199,9 +199,12 @@ class MemoryTimelineView(View):
         if not len(self.run.steps):
             return ""
         if "_peak_steps" not in self.__dict__:
-            self._peak_steps = peak_steps(self.run)
-        step = int(self._peak_steps[self._index(s["allocator"], s["host"])])
-        return f"step {step}; " if step >= 0 else "outside the steps; "
+            self._peak_steps = peak_steps(self.run), peak_events(self.run)
+        steps, events = self._peak_steps
+        i = self._index(s["allocator"], s["host"])
+        if events[i] < 0:  # a memory profile without its trace (tool data): not known
+            return ""
+        return f"step {steps[i]}; " if steps[i] >= 0 else "outside the steps; "
 
     def _step_texts(self, d: pd.DataFrame) -> np.ndarray:
         """The hover's step of each plotted event: ', step N' in the steps table's
@@ -209,9 +212,11 @@ class MemoryTimelineView(View):
         in none, '' on a run without steps."""
         if not len(self.run.steps):
             return np.full(len(d), "", object)
-        step = steps_of_events(self.run, d["event"].to_numpy(np.int64))
+        event = d["event"].to_numpy(np.int64)
+        step = steps_of_events(self.run, event)
         text = np.where(step >= 0, ", step " + step.astype(str).astype(object), "")
-        return np.where(step >= 0, text, ", outside the steps").astype(object)
+        # No event (a memory profile read from tool data): its step is not known.
+        return np.where((step >= 0) | (event < 0), text, ", outside the steps").astype(object)
 
     @staticmethod
     def _lifetime(s) -> str:
