@@ -630,6 +630,8 @@ def _memory_peak_step(cap: Capture, steps: pd.DataFrame) -> list[str]:
             & (mem["in_use_bytes"] == r.peak_in_use_bytes)
         ]
         for e in at["event"].tolist():
+            if e < 0:  # a memory profile without its trace (tool data): no step to name
+                continue
             h, g, t = str(ev["host"].iat[e]), ev["group_id"].iat[e], float(ev["start_us"].iat[e])
             if pd.notna(g):
                 groups.add(int(g))
