@@ -45,7 +45,7 @@ STATEMENTS = {
 # xprof's framework_op_stats keeps this many rows per side (IDLE included).
 XPROF_MAX_ROWS = 500
 MEMORY = {
-    "lifetime_peak": ("peakBytesUsageLifetime", "peak_bytes_lifetime"),
+    "lifetime_peak": ("peakBytesUsageLifetime", "peak_bytes_lifetime_xprof"),
     "peak_in_use": ("peakBytesInUse", "peak_in_use_bytes"),
     "peak_heap": ("heapAllocatedBytes", "peak_heap_bytes"),
     "peak_stack": ("stackReservedBytes", "peak_stack_bytes"),

@@ -65,7 +65,7 @@ def test_summary_matches_xprof(case):
         # Lifetime peak: the allocator's own figure on its last event in file order, as xprof
         # takes it (0 when that event lacks the stat, as the synthetic GPU capture's
         # deallocations do) -- not the largest value seen.
-        assert s["peak_bytes_lifetime"] == int(ps.get("peakBytesUsageLifetime", 0))
+        assert s["peak_bytes_lifetime_xprof"] == int(ps.get("peakBytesUsageLifetime", 0))
         # Every allocator event is a snapshot (xprof samples down only past 1000).
         assert s["num_allocations"] + s["num_deallocations"] == len(per["sampledTimelineSnapshots"])
 

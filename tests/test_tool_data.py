@@ -116,7 +116,7 @@ def test_memory_profile_file_is_tensorboards_memory_profile(bert_run):
     assert row["tf_op"] == first["activityMetadata"]["tfOpName"]
     s = run.memory_summary.set_index("allocator").loc["GPU_4_bfc"]
     summary = g4["profileSummary"]
-    assert s["peak_bytes_lifetime"] == int(summary["peakBytesUsageLifetime"])  # 5,006,386,688
+    assert s["peak_bytes_lifetime_xprof"] == int(summary["peakBytesUsageLifetime"])  # 5,006,386,688
     assert s["memory_capacity_bytes"] == int(summary["memoryCapacity"])
     assert s["peak_heap_bytes"] == int(summary["peakStats"]["heapAllocatedBytes"])
     assert s["peak_time_us"] == int(summary["peakStatsTimePs"]) / 1e6

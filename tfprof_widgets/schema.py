@@ -425,6 +425,14 @@ KERNELS: dict[str, tuple[str, str]] = {
         "Ours, not XProf's: the op of a kernel inside a CUDA graph (XProf: 'XlaModule'), or "
         "Tensor Cores credited by a kernel name XProf's list misses (nvjet_*, sm90_xmma_*).",
     ),
+    "no_op_time_us": (
+        "float64",
+        "Part of total_time_us in launches no op accounts for (the profiler recorded no op "
+        "for them: the runtime's own copy kernels, ROCm's __amd_rocclr_copyBuffer on a "
+        "copy stream, or a launch whose annotation was lost): the op stats, as XProf's, "
+        "count that time as device IDLE, so it is kernel time but not device op time, µs "
+        "(0 from a kernel-stats file, which does not tell).",
+    ),
 }
 
 MEMORY: dict[str, tuple[str, str]] = {
@@ -468,8 +476,15 @@ MEMORY_SUMMARY: dict[str, tuple[str, str]] = {
     ),
     "peak_bytes_lifetime": (
         "int64",
-        "The allocator's own lifetime peak (may predate the capture) as its last event in "
-        "the file reports it (TensorBoard's figure; 0 when that event lacks the stat).",
+        "The allocator's own lifetime peak of its heap (allocated bytes; may predate the "
+        "capture): the most any of its events reports (the counter never falls, so its "
+        "latest reading); 0 when no event has the stat.",
+    ),
+    "peak_bytes_lifetime_xprof": (
+        "int64",
+        "XProf's (TensorBoard's) lifetime peak: the counter as the allocator's last event "
+        "in file order (thread by thread, not time) reports it, which can be an earlier, "
+        "lower reading than peak_bytes_lifetime (0 when that event lacks the stat).",
     ),
     "peak_in_use_bytes": ("int64", "Stack + heap at the profile's peak."),
     "peak_heap_bytes": ("int64", "Heap at the peak."),
@@ -480,7 +495,7 @@ MEMORY_SUMMARY: dict[str, tuple[str, str]] = {
     "peak_group_id": (
         "int64",
         "Step group of the peak (MEMORY.group_id), as XProf shows it: not always the step "
-        "number of run.steps (analysis.memory.steps_at gives that).",
+        "number of run.steps (analysis.memory.peak_steps gives that).",
     ),
 }
 

@@ -126,6 +126,7 @@ def kernel_stats(run) -> pd.DataFrame:
     ]
     agg = _per_launch_config(df, keys)
     agg["shmem_bytes"] = agg["static_shmem"] + agg["dynamic_shmem"]
+    agg["no_op_time_us"] = agg["no_op_time_us"].astype(float)
     agg["avg_time_us"] = agg["total_time_us"] / agg["occurrences"]
     agg = agg.sort_values(
         ["host", "total_time_us", "kernel_name"],
@@ -147,6 +148,7 @@ def _per_launch_config(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
             .agg(
                 occupancy_percent=("occupancy_percent", "first"),
                 beyond_xprof=("beyond_xprof", "any"),
+                no_op_time_us=("no_op_dur", "sum"),
                 occurrences=("dur", "size"),
                 total_time_us=("dur", "sum"),
                 min_time_us=("dur", "min"),
@@ -156,13 +158,14 @@ def _per_launch_config(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         )
     group = group_numbers([df[k].to_numpy() for k in keys])
     first = np.unique(group, return_index=True)[1]
-    g = df[["occupancy_percent", "beyond_xprof", "dur"]].groupby(group, sort=False)
+    g = df[["occupancy_percent", "beyond_xprof", "dur", "no_op_dur"]].groupby(group, sort=False)
     dur = g["dur"]
     return pd.DataFrame(
         {
             **{k: df[k].to_numpy()[first] for k in keys},
             "occupancy_percent": g["occupancy_percent"].first().to_numpy(),
             "beyond_xprof": g["beyond_xprof"].any().to_numpy(),
+            "no_op_time_us": g["no_op_dur"].sum().to_numpy(),
             "occurrences": dur.size().to_numpy(),
             "total_time_us": dur.sum().to_numpy(),
             "min_time_us": dur.min().to_numpy(),
@@ -239,8 +242,18 @@ def _launches(run) -> pd.DataFrame | None:
             "operation": op_names,
             "beyond_xprof": beyond,
             "dur": sub["dur_us"].to_numpy(),
+            "no_op_dur": np.where(_in_op_stats(run, rows), 0.0, sub["dur_us"].to_numpy()),
         }
     )
+
+
+def _in_op_stats(run, rows: np.ndarray) -> np.ndarray:
+    """Whether the op stats count each kernel event ``rows`` as a device op's (a GPU event a
+    framework attributes to an op, :func:`.op_stats.gpu_kernel_ops`); one they do not count
+    is in their device IDLE (the runtime's own copy kernels on AMD, as in XProf's)."""
+    from .op_stats import gpu_kernel_ops  # op stats read kernels' neighbours: import late
+
+    return np.isin(rows, gpu_kernel_ops(run)["row"].to_numpy())
 
 
 def _plane_vendors(run) -> dict:

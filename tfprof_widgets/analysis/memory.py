@@ -277,10 +277,12 @@ def memory_summary(run) -> pd.DataFrame:
     """One row per (host, allocator): activity counts, capacity, peaks and when they happened.
 
     ``peak_in_use_bytes`` is stack + heap at the profile's peak (``peak_time_us``, in the
-    profiler's step group ``peak_group_id``, XProf's; :func:`steps_at` gives the step of
+    profiler's step group ``peak_group_id``, XProf's; :func:`peak_steps` gives the step of
     run.steps, the number the views show); ``peak_bytes_lifetime`` is the allocator's own
     lifetime peak of its heap (allocated bytes; its stack, or reserved bytes, not counted),
-    which can predate the capture.
+    which can predate the capture: the largest reading of that counter in the capture, at
+    least the heap of every event. ``peak_bytes_lifetime_xprof`` is XProf's reading of it
+    (the last event in file order), which can be lower.
     """
     memory = run.memory
     c = {k: memory[k].to_numpy() for k in _SUMMARY_INPUTS}
@@ -302,8 +304,13 @@ def memory_summary(run) -> pd.DataFrame:
                 b - a - allocs,
                 int(g["stack_reserved_bytes"][p] + g["heap_allocated_bytes"][p])
                 + int(g["free_memory_bytes"][p]),
-                # The allocator's own lifetime peak as its last event (in file order)
-                # reports it, as XProf takes it (0 when that event lacks the stat).
+                # The allocator's lifetime-peak counter never falls: its largest reading
+                # is its latest. XProf keeps the reading of the last event in file order
+                # (it walks the host's threads one after another), which on a multi-thread
+                # host can be an earlier, lower one (bert_8gpu GPU_4_bfc: 5,006,386,688 B
+                # read at 1,802 ms on one thread, 6,208,853,760 B at 1,810 ms on another,
+                # below the heap the capture saw).
+                int(g["peak_bytes_in_use"].max()),
                 int(g["peak_bytes_in_use"][int(np.argmax(g["event"]))]),
                 int(g["in_use_bytes"][p]),
                 int(g["heap_allocated_bytes"][p]),
@@ -319,23 +326,98 @@ def memory_summary(run) -> pd.DataFrame:
     )
 
 
-def steps_at(run, hosts: np.ndarray, times_us: np.ndarray) -> np.ndarray:
-    """The step (run.steps' ``step``: the numbering every view shows) whose span holds each
-    time on its host, -1 where no step does (or the run has none). A memory event's
-    ``group_id`` is the profiler's step group, which need not be that number (a capture's
-    groups can start above 0, or a framework can number its steps its own way)."""
-    out = np.full(len(times_us), -1, np.int64)
+def steps_of_events(run, rows: np.ndarray) -> np.ndarray:
+    """The step of run.steps (its ``step``: the numbering every view shows) each of the
+    run.events rows ``rows`` (host events: memory allocations, say) belongs to, -1 where
+    none does (or the run has no steps, or the row is -1: no event).
+
+    An event the profiler put in a step group belongs to the step of that group (on its
+    host). Its time is not compared with the step's span: on a GPU or TPU the steps table
+    spans the device's work, while the host already prepares the next step (JAX H100: the
+    host's step-9 input transfer at 70.07 ms, while the device still runs step 8 until
+    70.73 ms). An event in no group (PyTorch's autograd thread, a JAX runtime thread)
+    belongs to the step whose group's host events span its time on its host (the
+    backward pass inside ``ProfilerStep#10``), none where no step's do (a step whose
+    group has no host events cannot hold it). The memory profile's own ``group_id`` is
+    not read: outside the groups it is XProf's "previous group + 1", no step at all."""
+    rows = np.asarray(rows, np.int64)
+    out = np.full(len(rows), -1, np.int64)
     steps = run.steps
-    if not len(steps) or not len(times_us):
+    known = np.flatnonzero(rows >= 0)  # -1: no event (a memory profile read from tool data)
+    if not len(steps) or not len(known):
         return out
-    start = steps["start_us"].to_numpy(float)
-    end = start + steps["step_time_us"].to_numpy(float)
-    host = steps["host"].astype(str).to_numpy(object)
-    number = steps["step"].to_numpy(np.int64)
-    for i, (h, t) in enumerate(zip(hosts.tolist(), np.asarray(times_us, float).tolist())):
-        hit = np.flatnonzero((host == str(h)) & (start <= t) & (t < end))
-        if len(hit):
-            out[i] = number[hit[-1]]
+    if len(known) < len(rows):
+        out[known] = steps_of_events(run, rows[known])
+        return out
+    ev = run.events
+    s_host = steps["host"].astype(str).to_numpy(object)
+    s_group = steps["group_id"].to_numpy(dtype=float, na_value=np.nan)
+    s_step = steps["step"].to_numpy(dtype=float, na_value=np.nan)
+    keep = ~np.isnan(s_group) & ~np.isnan(s_step)
+    s_host, s_group, s_step = s_host[keep], s_group[keep].astype(np.int64), s_step[keep]
+    step_index = pd.MultiIndex.from_arrays([s_host, s_group])
+    e_host = _texts_of(ev["host"])
+    group = ev["group_id"].to_numpy(dtype=float, na_value=np.nan)
+    g = group[rows]
+    grouped = ~np.isnan(g)
+    at = step_index.get_indexer(
+        pd.MultiIndex.from_arrays([e_host[rows][grouped], g[grouped].astype(np.int64)])
+    )
+    out[np.flatnonzero(grouped)] = np.where(at >= 0, s_step[np.maximum(at, 0)], -1)
+    loose = np.flatnonzero(~grouped)
+    if not len(loose):
+        return out
+    # Each step's host span: its group's events on the host planes.
+    plane = ev["plane"].array  # by its few names, not per event
+    is_host = np.append(np.asarray(plane.categories.astype(str).str.startswith("/host:")), False)
+    on_host = is_host[np.asarray(plane.codes)] & ~np.isnan(group)
+    idx = np.flatnonzero(on_host)
+    at = step_index.get_indexer(pd.MultiIndex.from_arrays([e_host[idx], group[idx].astype(int)]))
+    idx, at = idx[at >= 0], at[at >= 0]
+    if not len(idx):
+        return out
+    lo = np.full(len(s_step), np.inf)
+    hi = np.full(len(s_step), -np.inf)
+    np.minimum.at(lo, at, ev["start_us"].to_numpy(float)[idx])
+    np.maximum.at(hi, at, ev["end_us"].to_numpy(float)[idx])
+    t, h = ev["start_us"].to_numpy(float)[rows[loose]], e_host[rows[loose]]
+    for k in np.flatnonzero(lo <= hi):  # per step, not per event: a capture has few
+        hit = (h == s_host[k]) & (lo[k] <= t) & (t <= hi[k])
+        out[loose[hit]] = int(s_step[k])  # overlapping spans: the later step wins
+    return out
+
+
+def _texts_of(col: pd.Series) -> np.ndarray:
+    """A categorical column as an object array of str, from its categories ("" missing)."""
+    names = np.append(np.asarray(col.cat.categories.astype(str), object), "")
+    return names[np.asarray(col.array.codes)]
+
+
+def peak_events(run) -> np.ndarray:
+    """The run.events row of each memory_summary row's peak (the event at its
+    ``peak_time_us``, XProf's pick among equal peaks), -1 where the summary comes from tool
+    data (no trace)."""
+    summary, memory = run.memory_summary, run.memory
+    out = np.full(len(summary), -1, np.int64)
+    if tool_data_source(run) is not None or not len(summary):
+        return out
+    for i, (h, a) in enumerate(zip(summary["host"].tolist(), summary["allocator"].tolist())):
+        sel = np.flatnonzero(_equals(memory["host"], h) & _equals(memory["allocator"], a))
+        if len(sel):
+            p = _peak_position(
+                memory["in_use_bytes"].to_numpy()[sel], memory["event"].to_numpy()[sel]
+            )
+            out[i] = int(memory["event"].to_numpy()[sel][p])
+    return out
+
+
+def peak_steps(run) -> np.ndarray:
+    """The step of run.steps each memory_summary row's peak is in (:func:`steps_of_events`
+    of :func:`peak_events`), -1 where none is (or the run has no steps or no trace)."""
+    ev = peak_events(run)
+    out = np.full(len(ev), -1, np.int64)
+    has = ev >= 0
+    out[has] = steps_of_events(run, ev[has])
     return out
 
 
@@ -495,4 +577,12 @@ def _live_at_peak(g: dict[str, np.ndarray], step: int, peak_heap: int) -> tuple[
     return np.sort(live), int(unmapped)
 
 
-__all__ = ["DATA_TYPES", "memory_breakdown", "memory_events", "memory_summary"]
+__all__ = [
+    "DATA_TYPES",
+    "memory_breakdown",
+    "memory_events",
+    "memory_summary",
+    "peak_events",
+    "peak_steps",
+    "steps_of_events",
+]

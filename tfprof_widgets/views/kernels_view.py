@@ -69,6 +69,19 @@ class KernelStatsView(View):
                 if "beyond_xprof" in k and k["beyond_xprof"].any()
                 else []
             ),
+            *(
+                [
+                    Column(
+                        "no_op_time_us",
+                        "no op (µs)",
+                        digits=1,
+                        title="time of launches no op accounts for: kernel time the op "
+                        "stats count as device IDLE (as XProf's do)",
+                    )
+                ]
+                if k["no_op_time_us"].gt(0).any()
+                else [Column("no_op_time_us", hidden=True)]
+            ),
             *([Column("host", "host")] if multi else [Column("host", hidden=True)]),
             Column("operation", rules_of(self.run).op_label),
             Column("kernel", "kernel", full="kernel_name"),
@@ -106,10 +119,35 @@ class KernelStatsView(View):
                     fallbacks=({"max_chars": 80},),
                 )
             )
+        note = self.no_op_note()
         return [
             pie_row(plots) if plots else Html(f"<p class='tf-muted'>{NO_PIE_NOTE}</p>"),
+            *([Html(f"<p class='tf-muted'>{esc(note)}</p>")] if note else []),
             TableBlock("kernels", self.table(), "Kernels (click a slice to filter)"),
         ]
+
+    def no_op_note(self) -> str:
+        """Why the kernel time here is more than the op stats' device op time, where it is:
+        launches no op accounts for (``no_op_time_us``) are device IDLE there ('' where
+        every launch is an op's)."""
+        k = self.kernels
+        no_op = float(k["no_op_time_us"].sum()) if len(k) else 0.0
+        if no_op <= 0:
+            return ""
+        total = float(k["total_time_us"].sum())
+        names = (
+            k[k["no_op_time_us"] > 0]
+            .groupby("kernel_name")["no_op_time_us"]
+            .sum()
+            .sort_values(ascending=False)
+        )
+        top = ", ".join(short_kernel_name(n) for n in names.index[:3])
+        return (
+            f"{no_op:,.1f} µs of the {total:,.1f} µs of kernel time ran in launches no op "
+            f"accounts for ({top}{', ...' if len(names) > 3 else ''}; the 'no op' column): "
+            f"the op stats count that time as device IDLE, as XProf's do, so the kernels' "
+            f"time in them is {total - no_op:,.1f} µs."
+        )
 
     def findings(self) -> list[str]:
         k = self.kernels
@@ -124,7 +162,7 @@ class KernelStatsView(View):
             f"Largest: {short_kernel_name(by.index[0])}, {by.iloc[0]:,.1f} µs "
             f"({100 * by.iloc[0] / total if total else 0:.1f} %)",
         ]
-        return lines
+        return lines + ([self.no_op_note()] if self.no_op_note() else [])
 
     def empty_text(self) -> str:
         return no_trace_note(self.run, "kernel-stats (<host>.kernel_stats.pb)") or (

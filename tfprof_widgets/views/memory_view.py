@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..analysis.frameworks import rules_of
-from ..analysis.memory import memory_breakdown, steps_at
+from ..analysis.memory import memory_breakdown, peak_events, peak_steps, steps_of_events
 from ..analysis.results import plural
 from ..analysis.tool_data import no_trace_note
 from ._common import legend_under_title, of_run, quick_figure
@@ -130,7 +130,7 @@ class MemoryTimelineView(View):
         x = (d["time_us"].to_numpy() / 1e3).astype(np.float32)
         heap = (d["heap_allocated_bytes"].to_numpy() / MIB).astype(np.float32)
         stack = (d["stack_reserved_bytes"].to_numpy() / MIB).astype(np.float32)
-        custom = _hover_columns(d, heap, stack)
+        custom = _hover_columns(d, heap, stack, self._step_texts(d))
         traces: list[dict] = []
         _add_curves(traces, d, x, heap, stack)
         px, py = float(peak["peak_time_us"]) / 1e3, float(peak["peak_in_use_bytes"]) / MIB
@@ -191,13 +191,32 @@ class MemoryTimelineView(View):
         )
 
     def _step(self, s) -> str:
-        """'step N; ' of the steps table's numbering where a step holds the peak, 'between
-        steps; ' where the run has steps but none holds it, '' where it has none (the
-        profiler's group id is not that number, and a capture without steps has none)."""
+        """'step N; ' of the steps table's numbering where the peak's event is in a step
+        (analysis.memory.steps_of_events: its step group's, else the step whose host
+        activity spans it), 'outside the steps; ' where the run has steps but the peak is
+        in none, '' where it has none (the profiler's group id is not that number, and a
+        capture without steps has none)."""
         if not len(self.run.steps):
             return ""
-        (step,) = steps_at(self.run, np.array([s["host"]], object), np.array([s["peak_time_us"]]))
-        return f"step {step}; " if step >= 0 else "between steps; "
+        if "_peak_steps" not in self.__dict__:
+            self._peak_steps = peak_steps(self.run), peak_events(self.run)
+        steps, events = self._peak_steps
+        i = self._index(s["allocator"], s["host"])
+        if events[i] < 0:  # a memory profile without its trace (tool data): not known
+            return ""
+        return f"step {steps[i]}; " if steps[i] >= 0 else "outside the steps; "
+
+    def _step_texts(self, d: pd.DataFrame) -> np.ndarray:
+        """The hover's step of each plotted event: ', step N' in the steps table's
+        numbering (not the memory profile's group id), ', outside the steps' where it is
+        in none, '' on a run without steps."""
+        if not len(self.run.steps):
+            return np.full(len(d), "", object)
+        event = d["event"].to_numpy(np.int64)
+        step = steps_of_events(self.run, event)
+        text = np.where(step >= 0, ", step " + step.astype(str).astype(object), "")
+        # No event (a memory profile read from tool data): its step is not known.
+        return np.where((step >= 0) | (event < 0), text, ", outside the steps").astype(object)
 
     @staticmethod
     def _lifetime(s) -> str:
@@ -210,6 +229,15 @@ class MemoryTimelineView(View):
             f"the allocator's own lifetime peak of its heap (allocated bytes, stack not "
             f"counted) {life / MIB:,.2f} MiB"
         )
+        xprof = s.get("peak_bytes_lifetime_xprof", life)
+        if 0 < xprof < life:
+            # XProf keeps the counter's reading on the last event of the file's last
+            # thread, an earlier one; the counter never falls, so its latest is the larger.
+            text += (
+                f" (XProf shows {xprof / MIB:,.2f} MiB: the counter as the last event in "
+                "the file's thread order read it, an earlier reading; the counter only "
+                "rises, so the largest reading is its latest)"
+            )
         if life < heap:
             text += (
                 ", below the heap at the capture's peak: the allocator's counter is not of "
@@ -289,7 +317,7 @@ def memory_timeline(run, allocator: str | None = None) -> MemoryTimelineView:
 
 
 _HOVER = (
-    "<b>%{customdata[0]}</b> %{customdata[1]}<br>at %{x:,.3f} ms, step %{customdata[7]}"
+    "<b>%{customdata[0]}</b> %{customdata[1]}<br>at %{x:,.3f} ms%{customdata[7]}"
     "<br>requested %{customdata[2]:,.3f} MiB, allocated %{customdata[3]:,.3f} MiB"
     "<br>%{customdata[4]} %{customdata[5]} %{customdata[6]}"
     "<br>in use %{y:,.2f} MiB (heap %{customdata[8]:,.2f}, stack "
@@ -297,8 +325,9 @@ _HOVER = (
 )
 
 
-def _hover_columns(d: pd.DataFrame, heap: np.ndarray, stack: np.ndarray) -> list:
-    """The hover's columns of each plotted memory event (customdata of the in-use curve)."""
+def _hover_columns(d: pd.DataFrame, heap: np.ndarray, stack: np.ndarray, steps) -> list:
+    """The hover's columns of each plotted memory event (customdata of the in-use curve);
+    ``steps`` the text of each one's step (MemoryTimelineView._step_texts)."""
     op = _texts(d["tf_op"], "")
     op[op == ""] = "(no op)"
     return [
@@ -309,7 +338,7 @@ def _hover_columns(d: pd.DataFrame, heap: np.ndarray, stack: np.ndarray) -> list
         _texts(d["region_type"]),
         _texts(d["data_type"]),
         _texts(d["tensor_shape"]),
-        d["group_id"].to_numpy(np.int64).astype(str).astype(object),
+        steps,
         heap.round(3),
         stack.round(3),
     ]

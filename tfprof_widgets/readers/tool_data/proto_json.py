@@ -80,6 +80,7 @@ def fill_memory(out: HostToolData, doc: dict) -> None:
             np.array([_int(s.get("timeOffsetPs")) for s in snaps], np.int64) == peak_ps
         )
         peak_step = int(mem["group_id"].iloc[at_peak[-1]]) if len(at_peak) else -1
+        lifetime = counts.one(summary.get("peakBytesUsageLifetime"), "peakBytesUsageLifetime")
         summaries.append(
             {
                 "host": out.host,
@@ -89,9 +90,12 @@ def fill_memory(out: HostToolData, doc: dict) -> None:
                 "memory_capacity_bytes": counts.one(
                     summary.get("memoryCapacity"), "memoryCapacity"
                 ),
-                "peak_bytes_lifetime": counts.one(
-                    summary.get("peakBytesUsageLifetime"), "peakBytesUsageLifetime"
+                # TensorBoard's is the counter at the last event in file order; the
+                # snapshots' largest reading is at least that (schema.MEMORY_SUMMARY).
+                "peak_bytes_lifetime": max(
+                    lifetime, int(mem["peak_bytes_in_use"].to_numpy().max(initial=0))
                 ),
+                "peak_bytes_lifetime_xprof": lifetime,
                 "peak_in_use_bytes": counts.one(
                     peak.get("stackReservedBytes"), "peakStats.stackReservedBytes"
                 )

@@ -367,6 +367,7 @@ def _kernels(db, host: str) -> pd.DataFrame:
             "min_time_us": np.array([r.min_duration_ns for r in reps], np.uint64) / 1e3,
             "max_time_us": np.array([r.max_duration_ns for r in reps], np.uint64) / 1e3,
             "beyond_xprof": np.zeros(len(reps), bool),  # the file is XProf's own table
+            "no_op_time_us": np.zeros(len(reps)),  # the file does not tell
         }
     )
     return schema.conform(df, schema.KERNELS)
