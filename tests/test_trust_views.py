@@ -153,9 +153,9 @@ def test_xprofs_input_thresholds():
     ids=["resnet_pytorch", "transformer_pytorch", "jax_h100"],
 )
 def test_no_tensorflow_words_on_jax_and_pytorch(load):
-    """"eager: host 0.0 %" (eager execution is TF's), "(TensorBoard's op placement)", "TF op
-    annotations" and an empty "What can be done" heading were on every JAX and PyTorch
-    overview and input pipeline."""
+    """The words "eager: host 0.0 %" (eager execution is TF's), "(TensorBoard's op
+    placement)", "TF op annotations" and an empty "What can be done" heading were on every
+    JAX and PyTorch overview and input pipeline."""
     run = load()
     text = tw.views.overview(run).text() + "\n" + tw.views.input_pipeline(run).text()
     for words in ("eager", "TensorBoard's op placement", "TF op", "tf.data", "What can be done"):
