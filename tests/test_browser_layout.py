@@ -133,3 +133,73 @@ def test_nothing_clipped_or_overlapping(page_file, width, chromium):
     assert len(ops) == 4
     if width >= 700:
         assert ops[0]["row_height"] <= (1510 if width == 700 else 760)
+
+
+PIE_POINT = """(i) => {
+  // Pie i scrolled into sight; a point inside its first slice (the largest: slices go
+  // clockwise from 12 o'clock) and the full name that slice stands for.
+  const gd = [...document.querySelectorAll('.js-plotly-plot')]
+    .filter((g) => g.querySelector('.pielayer .slice'))[i];
+  if (!gd) return null;
+  gd.scrollIntoView({block: 'center'});
+  const pie = gd.querySelector('.pielayer .trace').getBoundingClientRect();
+  const cx = (pie.left + pie.right) / 2, cy = (pie.top + pie.bottom) / 2;
+  const [mx, my] = gd.calcdata[0][0].pxmid;  // the slice's middle at the rim
+  return {section: gd.closest('section').id, x: cx + 0.8 * mx, y: cy + 0.8 * my,
+          name: gd.data[0].customdata[0][1]};
+}"""
+
+
+def test_pie_hover_names_the_slice(tmp_path, chromium):
+    """Issue 36 item 11: every pie's hover read "-" instead of the op or kernel name (plotly.js
+    reads a pie's 2-D customdata by the slice's list of points, so %{customdata[1]} was
+    undefined), live and in exported HTML alike. Hovering each pie's first slice of a PyTorch
+    run's op stats and kernel stats now shows its full name."""
+    run = tw.load(ROOT / "tests" / "data" / "chrome" / "resnet50_v100_workers0.pt.trace.json.gz")
+    views = {"op_stats": tw.views.op_stats(run), "kernels": tw.views.kernel_stats(run)}
+    body = "".join(f'<section id="{k}">{v.html()}</section>' for k, v in views.items())
+    page_html = tmp_path / "pies.html"
+    page_html.write_text(
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        f"<style>{PAGE_CSS}</style></head><body data-tfprof-page=''><main>{body}</main>"
+        f"{lib_script()}<script>window.__tfprof.mountAll(document);</script></body></html>",
+        encoding="utf-8",
+    )
+    context = chromium.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.route(
+        "**/*",
+        lambda r: r.continue_() if r.request.url.startswith(("file:", "data:")) else r.abort(),
+    )
+    page.goto(page_html.as_uri())
+    page.wait_for_function("() => window.__tfprof !== undefined", timeout=60_000)
+    page.evaluate(
+        "async () => { const h = document.documentElement.scrollHeight;"
+        " for (let y = 0; y < h; y += 600) { window.scrollTo(0, y);"
+        " await new Promise(r => setTimeout(r, 30)); } window.scrollTo(0, 0); }"
+    )
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.tfprof-root')].every(r => r.dataset.drawnMs)",
+        timeout=60_000,
+    )
+    seen = []
+    for i in range(12):
+        t = page.evaluate(PIE_POINT, i)
+        if t is None:
+            break
+        page.wait_for_timeout(100)
+        page.mouse.move(t["x"], t["y"], steps=4)
+        page.wait_for_timeout(300)
+        page.mouse.move(t["x"] + 2, t["y"] + 2, steps=2)  # plotly hovers on a move inside
+        page.wait_for_function(
+            "() => !!document.querySelector('.hoverlayer .hovertext')", timeout=5_000
+        )
+        text = page.eval_on_selector(".hoverlayer .hovertext", "e => e.textContent")
+        seen.append((t["section"], text))
+        assert not text.startswith("-"), (t["section"], text)
+        assert t["name"] and text.startswith(t["name"][:40]), (t["section"], text, t["name"])
+        page.mouse.move(1, 1)
+        page.wait_for_timeout(100)
+    assert len(seen) >= 3 and {s for s, _ in seen} == {"op_stats", "kernels"}, seen
+    context.close()
+    tmp_path.joinpath("pies.html").unlink()

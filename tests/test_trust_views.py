@@ -160,3 +160,50 @@ def test_no_tensorflow_words_on_jax_and_pytorch(load):
     text = tw.views.overview(run).text() + "\n" + tw.views.input_pipeline(run).text()
     for words in ("eager", "TensorBoard's op placement", "TF op", "tf.data", "What can be done"):
         assert words not in text, words
+
+
+# -- item 13: a folder of an XSpace and PyTorch traces --------------------------------------
+
+
+def test_a_folder_of_an_xspace_and_pytorch_traces_says_what_it_left_out(tmp_path):
+    """A folder with the JAX H100 XSpace and two PyTorch traces: load() read the XSpace and
+    dropped the traces without a word, and list_runs() showed one run. Now the load warns,
+    naming them, and list_runs() has a row for each, whose path loads it."""
+    import shutil
+    import warnings
+
+    names = [
+        H100 / "jax_cnn_nographs.xplane.pb",
+        RESNET0,
+        TRANSFORMER,
+    ]
+    for f in names:
+        shutil.copy(f, tmp_path / f.name)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = tw.load(tmp_path, progress=False)
+    assert str(run.framework) == "xla"
+    (note,) = [w for w in run.warnings if "not loaded" in w]
+    assert RESNET0.name in note and TRANSFORMER.name in note
+    assert any(note == str(w.message) for w in caught)
+    runs = tw.list_runs(tmp_path)
+    assert len(runs) == 3
+    assert [str(tw.load(p, progress=False).framework) for p in runs["path"]] == [
+        "xla",
+        "pytorch",
+        "pytorch",
+    ]
+
+
+def test_a_tensorflow_run_directory_keeps_its_xspace_over_its_own_older_trace(tmp_path):
+    """TF 2.2-2.10 wrote ``host.trace.json.gz`` beside ``host.xplane.pb``: the same capture
+    twice; the XSpace is read and nothing is said about the copy."""
+    import shutil
+
+    shutil.copy(
+        ROOT / "tests" / "data" / "bert_8gpu_multi_worker.xplane.pb", tmp_path / "h.xplane.pb"
+    )
+    shutil.copy(CHROME / "tf2_bert_8gpu.trace.json.gz", tmp_path / "h.trace.json.gz")
+    run = tw.load(tmp_path, progress=False)
+    assert not [w for w in run.warnings if "not loaded" in w]
+    assert len(tw.list_runs(tmp_path)) == 1

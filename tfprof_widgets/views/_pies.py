@@ -87,7 +87,10 @@ def pie_plot(
         sort=False,
         direction="clockwise",
         hole=0.35,
-        hovertemplate="%{customdata[1]}<br>%{value:,.1f} " + unit + " (%{percent})<extra></extra>",
+        # The full name by hovertext (%{text} on a pie): plotly.js 4 reads a pie's 2-D
+        # customdata by the slice's list of points, so %{customdata[1]} hovered as "-".
+        hovertext=full,
+        hovertemplate="%{text}<br>%{value:,.1f} " + unit + " (%{percent})<extra></extra>",
         uid=f"pie-{name}",
     )
     if marker:
