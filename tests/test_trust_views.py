@@ -207,3 +207,34 @@ def test_a_tensorflow_run_directory_keeps_its_xspace_over_its_own_older_trace(tm
     run = tw.load(tmp_path, progress=False)
     assert not [w for w in run.warnings if "not loaded" in w]
     assert len(tw.list_runs(tmp_path)) == 1
+
+
+def test_a_file_loaded_by_its_path_says_nothing_of_its_neighbours():
+    """Loading one file of a folder loads that file: its neighbours are not 'left out'."""
+    run = tw.load(H100 / "jax_cnn_nographs.xplane.pb", progress=False)
+    assert not [w for w in run.warnings if "not loaded" in w]
+
+
+# -- item 16: the trace viewer's words ------------------------------------------------------
+
+
+def test_trace_details_and_groups_in_the_frameworks_words():
+    """A PyTorch event's details listed "tf_op —" (no event of a PyTorch trace has a TF op)
+    and Kineto's "Record Window End" mark (``"pid": ""``) made a group "pid ''". A JAX event's
+    op is its framework's 'op', not 'tf_op'."""
+    from tfprof_widgets.views.timeline_lod import event_details
+    from tfprof_widgets.views.timeline_view import _event_index, framework_fields
+
+    torch = kineto_run(RESNET0)
+    assert not [p for p in torch.planes["plane"].astype(str) if "''" in p]
+    assert not [g for g in torch.timeline_model.lanes["group_key"].astype(str) if "''" in g]
+    jax = tw.load(H100 / "jax_cnn_nographs.xplane.pb", progress=False)
+    for run, label in ((torch, None), (jax, "op")):
+        model, index = run.timeline_model, _event_index(run)
+        keys = set()
+        for row in range(0, len(run.events), max(1, len(run.events) // 50)):
+            keys |= {
+                k for k, _ in framework_fields(run, event_details(run, model, index, row))["fields"]
+            }
+        assert "tf_op" not in keys
+        assert (label in keys) if label else not keys & {"op", "operator"}

@@ -166,8 +166,8 @@ def _left_out(files: RunFiles) -> list[str]:
     a capture of its own."""
     if not files.files or not all(f.endswith(".xplane.pb") for f in files.files):
         return []
-    if not os.path.isdir(files.path):
-        return []
+    if not os.path.isdir(files.path) or os.path.basename(files.path) != files.name:
+        return []  # a file loaded by its path (``files.path`` is then its directory)
     try:
         names = sorted(os.listdir(files.path))
     except OSError:
