@@ -238,3 +238,50 @@ def test_trace_details_and_groups_in_the_frameworks_words():
             }
         assert "tf_op" not in keys
         assert (label in keys) if label else not keys & {"op", "operator"}
+
+
+# -- item 18: small things a user meets first -----------------------------------------------
+
+
+def test_a_wrong_path_in_a_notebook_is_one_line_and_tb_keeps_the_traceback(capfd):
+    """A typo in a path printed a 30-line traceback of loader frames above the one line
+    that says what is wrong. In IPython with the extension loaded (and at import in a
+    kernel) a ProfileError shows as that line and a hint; ``%tb`` prints the whole traceback;
+    other errors are shown as before."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_cell("%load_ext tfprof_widgets")
+        typo = str(H100 / "jax_cnn_nograph.xplane.pb")
+        capfd.readouterr()
+        shell.run_cell(f"import tfprof_widgets as tw\ntw.load({typo!r})")
+        out = capfd.readouterr()
+        text = re.sub(r"\x1b\[[0-9;]*m", "", out.out + out.err)  # IPython's colours
+        shown = [s for s in text.splitlines() if s.strip()]
+        assert any(
+            s.endswith(f"ProfileNotFoundError: {typo}: no such file or directory") for s in shown
+        ), shown
+        assert len(shown) <= 3 and not any("loading.py" in s for s in shown), shown
+        shell.run_cell("%tb")
+        full = capfd.readouterr()
+        assert "loading.py" in full.out + full.err and "resolve" in full.out + full.err
+        shell.run_cell("1 / 0")  # not ours: IPython's traceback as ever
+        other = capfd.readouterr()
+        assert "ZeroDivisionError" in other.out + other.err
+        assert "Traceback" in other.out + other.err or "----" in other.out + other.err
+    finally:
+        shell.set_custom_exc((), None)
+        InteractiveShell.clear_instance()
+
+
+def test_views_tab_completion_and_help_say_what_a_user_needs():
+    """``tw.views.`` + Tab listed the view modules and helpers beside the views once any
+    view was used; ``help(tw.views.overview)`` was one line."""
+    tw.views.overview  # noqa: B018 (imports the view's modules, as a first use does)
+    import tfprof_widgets.views.tables  # noqa: F401
+
+    assert dir(tw.views) == sorted(tw.views.__all__)
+    for name in ("overview", "input_pipeline", "op_stats", "operators", "tf_data_graph"):
+        doc = getattr(tw.views, name).__doc__
+        assert len(doc.strip().splitlines()) >= 8 and "Returns:" in doc and "run:" in doc, name

@@ -238,6 +238,18 @@ class InputPipelineView(View):
 
 
 def input_pipeline(run) -> InputPipelineView:
-    """Input time per step on the device side, where the host's input time goes, the input
-    ops and what can be done; ``run.input_pipeline`` holds the numbers."""
+    """The input-pipeline analyzer: is the run waiting for its input, and where does the
+    input time go?
+
+    Shows the verdict, the time each step waited for input (tf.data, the DataLoader) or
+    copied it to the device, where the host's input time goes (tf.data's reads,
+    preprocessing and enqueue ops), the input ops table and what can be done.
+
+    Args:
+        run: a loaded :class:`~tfprof_widgets.Run`.
+
+    Returns:
+        An :class:`InputPipelineView` (end a cell with it); ``run.input_pipeline`` holds the
+        numbers.
+    """
     return InputPipelineView(run)

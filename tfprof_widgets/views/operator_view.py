@@ -247,6 +247,15 @@ class OperatorView(View):
 
 
 def operators(run) -> OperatorView:
-    """PyTorch operators: time pies, the step-time breakdown and the operator table;
-    ``run.torch_ops`` / ``run.torch_ops_by_shape`` / ``run.torch_steps`` hold the numbers."""
+    """PyTorch's operator view, as torch-tb-profiler shows it: the operators' host and
+    device time pies, each step's time by role (kernel, memcpy, runtime, DataLoader, CPU
+    exec...) and the operator table.
+
+    Args:
+        run: a loaded :class:`~tfprof_widgets.Run` of a ``torch.profiler`` trace.
+
+    Returns:
+        An :class:`OperatorView` (end a cell with it); ``run.torch_ops``,
+        ``run.torch_ops_by_shape`` and ``run.torch_steps`` hold the numbers.
+    """
     return OperatorView(run)

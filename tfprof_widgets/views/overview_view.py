@@ -251,5 +251,24 @@ class OverviewView(View):
 
 
 def overview(run) -> OverviewView:
-    """The overview of a run: ``display(overview(run))`` or end a cell with it."""
+    """The overview page of a run, as TensorBoard's Profile tab opens it.
+
+    Shows the steps and their average time (the steps XProf keeps), the step-time graph (one
+    stacked bar per step: device compute, input, kernel launch, host compute, all others),
+    the 16-bit share of device compute, where ops ran, the run's environment, the verdict
+    (input-, launch- or collective-bound) with what to do next, and the top ten ops by self
+    time.
+
+    Args:
+        run: a loaded :class:`~tfprof_widgets.Run` (``tw.load(path)``).
+
+    Returns:
+        An :class:`OverviewView`: end a cell with it, or ``display(...)`` it; ``.text()``
+        gives its findings as plain text. The numbers are ``run.overview_summary``.
+
+    Example::
+
+        run = tw.load("logs/")
+        tw.views.overview(run)
+    """
     return OverviewView(run)

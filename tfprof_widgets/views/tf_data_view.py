@@ -258,8 +258,18 @@ class TfDataGraphView(View):
 
 
 def tf_data_graph(run, host: str | None = None, pipeline: int | None = None) -> TfDataGraphView:
-    """The slowest input pipeline's graph with its bottleneck (or the one chosen); the view's
-    choosers show the other pipelines and the next-slowest calls."""
+    """A tf.data input pipeline's iterator graph, its critical path in bold and its
+    bottleneck in red, with the calls that took longest.
+
+    Args:
+        run: a loaded :class:`~tfprof_widgets.Run` of a TensorFlow capture.
+        host: the host whose pipeline to show (default: the slowest pipeline's).
+        pipeline: the pipeline's id on that host (default: the slowest).
+
+    Returns:
+        A :class:`TfDataGraphView` (end a cell with it); its choosers show the other
+        pipelines and the next-slowest calls.
+    """
     return TfDataGraphView(run, host, pipeline)
 
 
