@@ -285,3 +285,26 @@ def test_views_tab_completion_and_help_say_what_a_user_needs():
     for name in ("overview", "input_pipeline", "op_stats", "operators", "tf_data_graph"):
         doc = getattr(tw.views, name).__doc__
         assert len(doc.strip().splitlines()) >= 8 and "Returns:" in doc and "run:" in doc, name
+
+
+@pytest.mark.parametrize("path", [TIMESFORMER, CHROME / "eager_b200.json.gz"])
+def test_kernel_short_names_name_the_kernel(path):
+    """ATen's kernels in an anonymous namespace were all "native", a softmax "void", vLLM's
+    SFINAE-typed kernels "enable_if<(((8)>", and CUTLASS's GEMMs "Kernel2<…>": names that
+    say nothing. Each short name now holds the kernel's own name."""
+    from tfprof_widgets.views.names import short_kernel_name
+
+    names = kineto_run(path).kernels["kernel_name"].astype(str).unique()
+    shorts = {n: short_kernel_name(n) for n in names}
+    bad = {
+        s
+        for s in shorts.values()
+        if s in ("native", "void") or s.startswith(("Kernel", "enable_if"))
+    }
+    assert not bad, bad
+    for full, short in shorts.items():
+        head = re.match(r"[A-Za-z_]\w*", short)
+        assert head and head.group(0) in full, (short, full[:120])
+    cutlass = [n for n in names if "cutlass::Kernel2<" in n]
+    assert all(shorts[n].startswith("cutlass_") for n in cutlass)
+    assert cutlass or path != TIMESFORMER
