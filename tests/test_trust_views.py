@@ -308,3 +308,15 @@ def test_kernel_short_names_name_the_kernel(path):
     cutlass = [n for n in names if "cutlass::Kernel2<" in n]
     assert all(shorts[n].startswith("cutlass_") for n in cutlass)
     assert cutlass or path != TIMESFORMER
+
+
+def test_the_allocator_chooser_gives_the_peak_the_header_gives():
+    """The transformer's CPU allocator peaks at 0.125 MiB: the chooser read "peak 0.1 MiB"
+    (0.0 MiB for a 0.03 MiB peak) beside the header's two decimals. Both say it alike now."""
+    run = kineto_run(TRANSFORMER)
+    view = tw.views.memory_timeline(run, "CPU")
+    (choice,) = view.choices()
+    labels = [label for label, _ in choice.options]
+    cpu = run.memory_summary.set_index("allocator").loc["CPU", "peak_in_use_bytes"] / 2**20
+    assert any(label.startswith("CPU (peak ") and f"{cpu:,.2f} MiB" in label for label in labels)
+    assert f"{cpu:,.2f} MiB" in view.text()

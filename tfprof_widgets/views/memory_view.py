@@ -81,7 +81,7 @@ class MemoryTimelineView(View):
         multi = self.summary["host"].nunique() > 1
         options = [
             (
-                f"{a}" + (f" on {h}" if multi else "") + f" (peak {p / MIB:,.1f} MiB)",
+                f"{a}" + (f" on {h}" if multi else "") + f" (peak {p / MIB:,.2f} MiB)",  # as the header says it
                 f"{i}",
             )
             for i, (a, h, p) in enumerate(
