@@ -320,3 +320,37 @@ def test_the_allocator_chooser_gives_the_peak_the_header_gives():
     cpu = run.memory_summary.set_index("allocator").loc["CPU", "peak_in_use_bytes"] / 2**20
     assert any(label.startswith("CPU (peak ") and f"{cpu:,.2f} MiB" in label for label in labels)
     assert f"{cpu:,.2f} MiB" in view.text()
+
+
+# -- item 14: the operators view's static image ---------------------------------------------
+
+
+def test_the_operators_image_gives_each_plot_its_own_legend_and_room():
+    """The operators view's PNG drew its five plots with one shared legend (blue both
+    ``aten::native_batch_norm`` and Kernel), later pies' legends lost every label an earlier
+    pie had listed, and the step chart's "step" axis title sat on the title below it."""
+    fig = tw.views.operators(kineto_run(RESNET0)).static_figure()
+    height = fig.layout.height
+    by_legend: dict = {}
+    for t in fig.data:
+        by_legend.setdefault(t.legend or "legend", []).append(t)
+    assert len(by_legend) == 5  # the step bars and four pies, a legend each
+    pies = [t for t in fig.data if t.type == "pie"]
+    for legend, traces in by_legend.items():
+        if traces[0].type == "pie":
+            (pie,) = traces
+            colors = list(pie.marker.colors)
+            assert len(set(colors)) == len(colors), legend  # no colour twice in a legend
+            others = {x for p in pies if p is not pie for x in p.labels}
+            assert not set(pie.labels) & others  # every slice in its own pie's legend
+        else:
+            colors = [t.marker.color for t in traces]
+            assert len(set(colors)) == len(colors), legend
+    # The bars' x axis (its ticks and "step" title) ends 40 px or more above the next title.
+    bars = next(t for t in fig.data if t.type == "bar")
+    axis = fig.layout[bars.yaxis.replace("y", "yaxis")]
+    plot_bottom = (1 - axis.domain[0]) * height
+    titles = [
+        (1 - a.y) * height for a in fig.layout.annotations if (1 - a.y) * height > plot_bottom
+    ]
+    assert titles and min(titles) - plot_bottom >= 40

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from ._common import quick_figure
-from .base import Plot, Plots
+from .base import COLORWAY, Plot, Plots
 from .names import unique_labels
 
 __all__ = [
@@ -28,6 +28,7 @@ HEIGHT = 300
 LEGEND_ROW_PX = 21
 MIN_SLICES = 2  # a pie of one 100 % slice says nothing its table does not, in 300+ px
 NO_PIE_NOTE = "No pie: one slice would be the whole (the table says it)."
+OTHER_COLOR = "#c7c7c7"
 
 
 def worth_a_pie(values: pd.Series) -> bool:
@@ -73,9 +74,11 @@ def pie_plot(
         for k, o in zip(keys, is_other)
     ]
     custom = [[None if o else k, f] for k, o, f in zip(keys, is_other, full)]
-    marker = {}
     if colors:
-        marker = dict(colors=[colors.get(k, "#9e9e9e") for k in keys])
+        marker = dict(colors=[colors.get(k, OTHER_COLOR) for k in keys])
+    else:  # plotly's colours in order, "Other" grey (the 11th colour is the 1st's blue again)
+        named_colors = iter(COLORWAY * (len(keys) // len(COLORWAY) + 1))
+        marker = dict(colors=[OTHER_COLOR if o else next(named_colors) for o in is_other])
     pie = dict(
         type="pie",
         labels=labels,
@@ -93,8 +96,7 @@ def pie_plot(
         hovertemplate="%{text}<br>%{value:,.1f} " + unit + " (%{percent})<extra></extra>",
         uid=f"pie-{name}",
     )
-    if marker:
-        pie["marker"] = marker
+    pie["marker"] = marker
     fig = quick_figure([pie], _pie_layout(title))
     if click is not None:
         click = {**click, "others": [k for k in named], "other": None}
