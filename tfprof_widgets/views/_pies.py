@@ -29,6 +29,20 @@ LEGEND_ROW_PX = 21
 MIN_SLICES = 2  # a pie of one 100 % slice says nothing its table does not, in 300+ px
 NO_PIE_NOTE = "No pie: one slice would be the whole (the table says it)."
 OTHER_COLOR = "#c7c7c7"
+LEGEND_CHARS = 34  # ~260 px of legend text at 12 px
+
+
+def _fit_legend(labels: list[str]) -> list[str]:
+    """Labels a legend beside a pie in half a 1,050 px panel (or under it on a phone) shows
+    whole: longer ones keep their head and tail around an ellipsis (the legend cut them
+    mid-name); still distinct (a repeat gets " #2"), the full name on hover."""
+    cut = [x if len(x) <= LEGEND_CHARS else x[: LEGEND_CHARS - 14] + "…" + x[-13:] for x in labels]
+    seen: dict[str, int] = {}
+    out = []
+    for x in cut:
+        seen[x] = seen.get(x, 0) + 1
+        out.append(x if seen[x] == 1 else f"{x} #{seen[x]}")
+    return out
 
 
 def worth_a_pie(values: pd.Series) -> bool:
@@ -63,7 +77,7 @@ def pie_plot(
     keys = [str(k) for k in values.index]
     is_other = [k == OTHER for k in keys]
     named = [k for k, o in zip(keys, is_other) if not o]
-    labels = unique_labels(named, shorten, fallbacks)
+    labels = _fit_legend(unique_labels(named, shorten, fallbacks))
     it = iter(labels)
     labels = [OTHER if o else next(it) for o in is_other]
     v = values.to_numpy(dtype=float)
