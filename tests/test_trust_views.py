@@ -354,3 +354,21 @@ def test_the_operators_image_gives_each_plot_its_own_legend_and_room():
         (1 - a.y) * height for a in fig.layout.annotations if (1 - a.y) * height > plot_bottom
     ]
     assert titles and min(titles) - plot_bottom >= 40
+
+
+# -- item 17: pie legends a legend can show -------------------------------------------------
+
+
+def test_pie_labels_fit_a_legend_and_stay_distinct():
+    """A pie's legend beside it in half a 1,050 px panel cut long labels mid-name. Labels now
+    keep within 34 characters (head and tail around an ellipsis, or the cut that tells two
+    apart), distinct without falling back to " #2" on the ResNet's kernels."""
+    from tfprof_widgets.views._pies import LEGEND_CHARS
+
+    view = tw.views.kernel_stats(kineto_run(RESNET0))
+    pies = [f.data[0] for f in view.figures().values() if f.data[0].type == "pie"]
+    assert len(pies) == 2
+    for pie in pies:
+        labels = list(pie.labels)
+        assert len(set(labels)) == len(labels)
+        assert all(len(x) <= LEGEND_CHARS and "#" not in x for x in labels), labels

@@ -35,14 +35,29 @@ LEGEND_CHARS = 34  # ~260 px of legend text at 12 px
 def _fit_legend(labels: list[str]) -> list[str]:
     """Labels a legend beside a pie in half a 1,050 px panel (or under it on a phone) shows
     whole: longer ones keep their head and tail around an ellipsis (the legend cut them
-    mid-name); still distinct (a repeat gets " #2"), the full name on hover."""
-    cut = [x if len(x) <= LEGEND_CHARS else x[: LEGEND_CHARS - 14] + "…" + x[-13:] for x in labels]
+    mid-name), or, where two would read alike, another cut that tells them apart (head
+    only, then tail only); a repeat after all that gets " #2". The full name is on hover."""
+    n = LEGEND_CHARS - 1
+    cuts = (
+        lambda x: x[: n - 13] + "…" + x[-13:],
+        lambda x: x[:n] + "…",
+        lambda x: "…" + x[-n:],
+    )
+    out = [x if len(x) <= LEGEND_CHARS else cuts[0](x) for x in labels]
+    for cut in cuts[1:]:
+        counts: dict[str, int] = {}
+        for x in out:
+            counts[x] = counts.get(x, 0) + 1
+        out = [
+            cut(full) if counts[x] > 1 and len(full) > LEGEND_CHARS else x
+            for x, full in zip(out, labels)
+        ]
     seen: dict[str, int] = {}
-    out = []
-    for x in cut:
+    final = []
+    for x in out:
         seen[x] = seen.get(x, 0) + 1
-        out.append(x if seen[x] == 1 else f"{x} #{seen[x]}")
-    return out
+        final.append(x if seen[x] == 1 else f"{x} #{seen[x]}")
+    return final
 
 
 def worth_a_pie(values: pd.Series) -> bool:
