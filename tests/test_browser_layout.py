@@ -11,6 +11,7 @@ CI.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 
@@ -270,14 +271,14 @@ def _inside(a, b, slack: float = 1) -> bool:
     )
 
 
-@pytest.mark.parametrize("width", [450, 700, 1050, 1400])
+@pytest.mark.parametrize("width", [350, 450, 700, 1050, 1400])
 def test_views_fit_their_width(trust_page, width, chromium):
     """Issue 36 item 17: the operators' step-time legend scrolled and hid Kernel, its
     largest entry; in a 1,050 px panel the kernels' last (name) column ran past the table's
     edge, cut without an ellipsis, and headers broke inside words ("boun d by"); at 350-600
     px the roofline's legend took half the plot (~100 px of points, drawn under the legend),
     titles were cut, and the memory view's peak label was cut at the edge ("ntation at the
-    peak")."""
+    peak"), and the tf.data graph's iterator names ran into each other."""
     context = chromium.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
     page.route(
@@ -309,6 +310,9 @@ def test_views_fit_their_width(trust_page, width, chromium):
             assert not _overlap(p["area"], p["legend"]), (where, p["area"], p["legend"])
         for text in p["texts"]:
             assert _inside(text, p["svg"], slack=2), (where, text, p["svg"])
+        if p["section"] == "tf_data":  # the iterators' names apart
+            for a, b in itertools.combinations(p["texts"], 2):
+                assert not _overlap(a, b), (where, a, b)
     steps = next(p for p in plots if p["section"] == "operators" and p["legend_items"])
     assert any(name.strip() == "Kernel" for name, _ in steps["legend_items"])
     roof = next(p for p in plots if p["section"] == "roofline_jax")
