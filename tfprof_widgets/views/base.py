@@ -456,6 +456,45 @@ def _pie_cell(t, k: int, legend: str, domain: dict):
     return t
 
 
+def _xy_cell(out: go.Figure, layout: dict, f: go.Figure, axes: int, x: tuple, y: list):
+    """Figure ``f``'s traces on axes of their own in a grid cell (``x``: its left edge and
+    width; ``y``: the plot's bottom and top, paper), its axes' titles and types kept, a
+    second y axis on the right where it has one. Returns the axes used so far and where its
+    legend goes."""
+    x0, w = x
+    second = any(t.yaxis == "y2" for t in f.data)
+    axes += 1
+    xa, ya = f"x{axes if axes > 1 else ''}", f"y{axes if axes > 1 else ''}"
+    right = x0 + (0.55 if second else 0.6) * w
+    layout[f"xaxis{xa[1:]}"] = {
+        **f.layout.xaxis.to_plotly_json(),
+        "domain": [x0 + 0.12 * w, right],
+        "anchor": ya,
+    }
+    layout[f"yaxis{ya[1:]}"] = {**f.layout.yaxis.to_plotly_json(), "domain": y, "anchor": xa}
+    y2 = ya
+    if second:
+        axes += 1
+        y2 = f"y{axes}"
+        layout[f"yaxis{axes}"] = {
+            **f.layout.yaxis2.to_plotly_json(),
+            "overlaying": ya,
+            "side": "right",
+            "anchor": xa,
+        }
+    for t in f.data:
+        t = go.Figure(t).data[0]
+        t.update(
+            xaxis=xa,
+            yaxis=y2 if t.yaxis == "y2" else ya,
+            name=_short(t.name),
+            # A lone unnamed series (a plot alone shows no legend for it) lists as None.
+            showlegend=t.showlegend if t.name is not None else False,
+        )
+        out.add_trace(t)
+    return axes, x0 + (0.7 if second else 0.64) * w
+
+
 def _grid(figs: list[go.Figure], cols: int) -> go.Figure:
     """Pies and x/y plots in a grid of cells laid out in pixels (the image's height is the
     sum of its rows'): a title, the plot on the cell's left part and its own legend on the
@@ -506,40 +545,9 @@ def _grid(figs: list[go.Figure], cols: int) -> go.Figure:
                 out.add_trace(t)
         else:
             plot_end = y_end - _AXIS_PX
-            second = any(t.yaxis == "y2" for t in f.data)
-            axes += 1
-            xa, ya = f"x{axes if axes > 1 else ''}", f"y{axes if axes > 1 else ''}"
-            right = x0 + (0.55 if second else 0.6) * w
-            legend_x = x0 + (0.7 if second else 0.64) * w
-            layout[f"xaxis{xa[1:]}"] = {
-                **f.layout.xaxis.to_plotly_json(),
-                "domain": [x0 + 0.12 * w, right],
-                "anchor": ya,
-            }
-            layout[f"yaxis{ya[1:]}"] = {
-                **f.layout.yaxis.to_plotly_json(),
-                "domain": [at(plot_end), at(plot_top)],
-                "anchor": xa,
-            }
-            y2 = ya
-            if second:
-                axes += 1
-                y2 = f"y{axes}"
-                layout[f"yaxis{axes}"] = {
-                    **f.layout.yaxis2.to_plotly_json(),
-                    "overlaying": ya,
-                    "side": "right",
-                    "anchor": xa,
-                }
-            for t in f.data:
-                t = go.Figure(t).data[0]
-                t.update(
-                    xaxis=xa,
-                    yaxis=y2 if t.yaxis == "y2" else ya,
-                    legend=legend,
-                    name=_short(t.name),
-                )
-                out.add_trace(t)
+            axes, legend_x = _xy_cell(out, layout, f, axes, (x0, w), [at(plot_end), at(plot_top)])
+            for t in out.data[-len(f.data) :]:
+                t.update(legend=legend)
         layout[legend] = dict(
             x=legend_x,
             xanchor="left",
