@@ -372,11 +372,7 @@ def overview_summary(run) -> OverviewSummary:
         device_core_count=cores,
         recommendations=recommendations,
         program_16bit_percent=program_16,
-        kernel_16bit_percent=(
-            _kernel_16bit_percent(run.kernels)
-            if program_16 != program_16 and hardware == "GPU" and not _kernel_shapes(run)
-            else float("nan")
-        ),
+        kernel_16bit_percent=_kernel_share(run, frameworks, program_16, hardware),
         tools=(
             ["input_pipeline_view", "trace_viewer"]
             if verdicts["input_classification"] in ("host", "both")
@@ -524,10 +520,17 @@ def _precision_shares(precision: pd.DataFrame) -> tuple[float, float]:
 _LOW_PRECISION_TYPE = re.compile(r"bf16|bfloat16|f16|half|fp8|e4m3|e5m2|e2m1|fp4", re.IGNORECASE)
 
 
-def _kernel_shapes(run) -> bool:
-    """Whether the run's events carry tensor shapes (TensorFlow's kernels do: XProf reads
-    the 16-bit share from them, better evidence than the kernels' names)."""
-    return "shape" in set(map(str, run.stat_store.names))
+def _kernel_share(run, frameworks, program_16: float, hardware: str) -> float:
+    """The kernels' 16-bit share (:func:`_kernel_16bit_percent`) where it is the best
+    evidence: a GPU run of a known framework whose compiled programs say nothing and whose
+    kernels carry no tensor shapes (TensorFlow's do, and XProf reads them: its figure stands
+    there, as it does for a pod's tables, whose framework is not known). NaN elsewhere."""
+    if program_16 == program_16 or hardware != "GPU" or not frameworks.names:
+        return float("nan")
+    store = getattr(run, "stat_store", None)
+    if store is None or "shape" in set(map(str, store.names)):
+        return float("nan")
+    return _kernel_16bit_percent(run.kernels)
 
 
 def _kernel_16bit_percent(kernels: pd.DataFrame) -> float:
