@@ -372,3 +372,26 @@ def test_pie_labels_fit_a_legend_and_stay_distinct():
         labels = list(pie.labels)
         assert len(set(labels)) == len(labels)
         assert all(len(x) <= LEGEND_CHARS and "#" not in x for x in labels), labels
+
+
+def test_one_line_errors_are_set_at_import_in_a_kernel_only_where_no_one_else_set_some(
+    monkeypatch,
+):
+    """In a notebook's kernel ``import tfprof_widgets`` sets the hook (no %load_ext needed);
+    it leaves another package's custom-exception handler alone (IPython keeps one)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from tfprof_widgets import _kernel
+    from tfprof_widgets.errors import ProfileError
+    from tfprof_widgets.magic import errors
+
+    shell = InteractiveShell.instance()
+    try:
+        monkeypatch.setattr(_kernel, "in_kernel", lambda: True)
+        assert errors.install_in_kernel()
+        assert shell.custom_exceptions == (ProfileError,)
+        shell.set_custom_exc((KeyError,), lambda *a, **k: None)
+        assert not errors.install(shell) and shell.custom_exceptions == (KeyError,)
+    finally:
+        shell.set_custom_exc((), None)
+        InteractiveShell.clear_instance()
