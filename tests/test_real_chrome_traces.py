@@ -36,17 +36,17 @@ RUNTIME_CATS = ("cuda_runtime", "cuda_driver", "Runtime")
 # file -> (planes with events, device planes, kind of writer)
 FILES = {
     "resnet50_v100_workers0.pt.trace.json.gz": (
-        {"/host:CPU", "Traces", "pid ''", "/device:GPU:0"},
+        {"/host:CPU", "Traces", "(no process id)", "/device:GPU:0"},
         {"/device:GPU:0"},
         "kineto",
     ),
     "resnet50_v100_workers4.pt.trace.json.gz": (
-        {"/host:CPU", "Traces", "pid ''", "/device:GPU:0"},
+        {"/host:CPU", "Traces", "(no process id)", "/device:GPU:0"},
         {"/device:GPU:0"},
         "kineto",
     ),
     "timesformer_h100.json.gz": (
-        {"/host:CPU", "Spans", "Traces", "pid ''", "/device:GPU:0"},
+        {"/host:CPU", "Spans", "Traces", "(no process id)", "/device:GPU:0"},
         {"/device:GPU:0"},
         "kineto",
     ),

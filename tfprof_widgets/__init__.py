@@ -60,6 +60,15 @@ _deprecated.install()
 _preload.start()  # in a notebook's kernel: plotly warms up while the next cells run
 
 
+def _one_line_errors() -> None:
+    from .magic.errors import install_in_kernel
+
+    install_in_kernel()  # in a notebook's kernel: a ProfileError shows as its one line
+
+
+_one_line_errors()
+
+
 # -- analyses: thin wrappers over what a Run caches -----------------------------------------
 def step_breakdown(run: Run) -> _pd.DataFrame:
     """One row per (host, step): step time and its breakdown (``run.steps``)."""
@@ -233,8 +242,10 @@ def load_ipython_extension(ipython) -> None:
     Works without TensorFlow installed; capturing then says how to install it.
     """
     from .magic import TfprofMagics
+    from .magic.errors import install
 
     ipython.register_magics(TfprofMagics)
+    install(ipython)  # a ProfileError shows as its one line (%tb: the whole traceback)
 
 
 def __getattr__(name: str):

@@ -11,6 +11,7 @@ traces and handed to the run as ``run.tool_data``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fnmatch
 import os
 import stat
@@ -31,7 +32,7 @@ from .errors import (
 from .readers.chrome.reader import read_chrome_trace
 from .readers.columnar import HostTables
 from .readers.discovery import RunFiles, find_runs, resolve
-from .readers.formats import file_format, file_kind, host_of, host_sources
+from .readers.formats import file_format, file_kind, host_of, host_sources, is_capture_file
 from .readers.limits import available_memory_bytes, estimated_need, fmt_bytes, memory_cap
 from .readers.tfprof.reader import read_run_metadata, read_tfprof_profile
 from .readers.tool_data.reader import (
@@ -147,7 +148,40 @@ def _notes(files: RunFiles, failed: list[ProfileError], tool_data: list) -> list
     notes = [f"{exc.path}: not loaded ({exc.problem})" for exc in failed]
     notes += [w for t in tool_data for w in t.warnings]
     notes += [f"{p}: named like a capture but not a file; skipped" for p in files.skipped]
+    left = _left_out(files)
+    if left:
+        names = ", ".join(os.path.basename(f) for f in left[:4]) + ("..." if len(left) > 4 else "")
+        notes.append(
+            f"{files.path}: loaded its .xplane.pb only; {len(left)} other capture(s) here "
+            f"are of other hosts or another profiler and were not loaded ({names}): load "
+            "each by its path (list_runs() lists them)"
+        )
     return notes + _sibling_note(files)
+
+
+def _left_out(files: RunFiles) -> list[str]:
+    """The capture files of a run directory that loading it leaves out and that are no other
+    record of a loaded host's capture: beside an XSpace, TensorFlow's older trace of the
+    same host is a copy, but a PyTorch trace (or any trace of a host without an XSpace) is
+    a capture of its own."""
+    if not files.files or not all(f.endswith(".xplane.pb") for f in files.files):
+        return []
+    if not os.path.isdir(files.path) or os.path.basename(files.path) != files.name:
+        return []  # a file loaded by its path (``files.path`` is then its directory)
+    try:
+        names = sorted(os.listdir(files.path))
+    except OSError:
+        return []
+    loaded = set(files.files)
+    hosts = {host_of(f) for f in files.files}
+    out = []
+    for n in names:
+        f = os.path.join(files.path, n)
+        if f in loaded or not is_capture_file(n) or host_of(n) in hosts:
+            continue
+        if os.path.isfile(f):
+            out.append(f)
+    return out
 
 
 def list_runs(logdir: str | os.PathLike[str]) -> pd.DataFrame:
@@ -167,6 +201,10 @@ def list_runs(logdir: str | os.PathLike[str]) -> pd.DataFrame:
     if not runs:  # a run directory itself, as load() takes it
         with contextlib.suppress(ProfileError):
             runs = [resolve(logdir, None)]
+    if len(runs) == 1 and os.path.abspath(runs[0].path) == os.path.abspath(logdir):
+        # A run directory that also holds captures of its own (PyTorch traces beside an
+        # XSpace): each such file is a run of its own, as load() takes it by its path.
+        runs += [dataclasses.replace(resolve(f, None), path=f) for f in _left_out(runs[0])]
     rows = []
     for r in runs:
         stats = [s for s in map(_stat_or_none, r.files + r.tool_files) if s is not None]

@@ -165,6 +165,34 @@ class OverviewSummary(Summary):
     # element type (bf16/f16) of the ops' compiled instructions, %; NaN where the capture
     # carries no compiled program (the framework's hlo_16bit_percent).
     program_16bit_percent: float = float("nan")
+    # Ours: the share of GPU kernel time in kernels whose names name a 16-bit (or narrower)
+    # floating-point type (``bf16``, ``c10::BFloat16``, ``__half``, ``fp8 e4m3``...), %; NaN
+    # where no kernel ran or the programs' types are known (XProf's rule reads only 'half'
+    # and 'fp16' in the same names, and calls a bf16 kernel 32-bit).
+    kernel_16bit_percent: float = float("nan")
+
+    @property
+    def precision_16bit_percent(self) -> float:
+        """The 16-bit share of device compute a user reads, %: from the best evidence the
+        capture holds (:attr:`precision_source` says which)."""
+        return self._precision()[0]
+
+    @property
+    def precision_source(self) -> str:
+        """What :attr:`precision_16bit_percent` is measured from: 'programs' (the compiled
+        programs' output types), 'kernels' (the type names in the kernels' names) or
+        'xprof' (XProf's rule: TF shapes or 'half'/'fp16' in the names)."""
+        return self._precision()[1]
+
+    def _precision(self) -> tuple[float, str]:
+        if self.program_16bit_percent == self.program_16bit_percent:
+            return self.program_16bit_percent, "programs"
+        # Known only where the kernels carry no shapes (XProf then reads their names, and
+        # only 'half' and 'fp16': a bf16 or c10::Half kernel is 32-bit to it).
+        k = self.kernel_16bit_percent
+        if k == k:
+            return k, "kernels"
+        return self.device_compute_16bit_percent, "xprof"
 
     def to_frame(self) -> pd.DataFrame:
         """The scalar figures as a two-column table (name, value), with each category's
@@ -302,6 +330,7 @@ def overview_summary(run) -> OverviewSummary:
         if c16 + c32 > 0 and c16 < LOW_PRECISION_PERCENT
         else ""
     )
+    program_16 = _nan_if_none(frameworks.hlo_16bit_percent(run))
     own = frameworks.overview_verdicts(run) if n else None
     if own is not None:  # the framework's own verdicts, in its terms
         own = dict(own)
@@ -345,7 +374,8 @@ def overview_summary(run) -> OverviewSummary:
         device_type=device_type,
         device_core_count=cores,
         recommendations=recommendations,
-        program_16bit_percent=_nan_if_none(frameworks.hlo_16bit_percent(run)),
+        program_16bit_percent=program_16,
+        kernel_16bit_percent=_kernel_share(run, frameworks, program_16, hardware),
         tools=(
             ["input_pipeline_view", "trace_viewer"]
             if verdicts["input_classification"] in ("host", "both")
@@ -485,6 +515,40 @@ def _precision_shares(precision: pd.DataFrame) -> tuple[float, float]:
     if not c16 + c32:
         return 0.0, 0.0
     return 100.0 * c16 / (c16 + c32), 100.0 * c32 / (c16 + c32)
+
+
+# A 16-bit or narrower floating-point type as GPU kernel names spell it: cuBLAS/cuDNN/CUTLASS
+# (``bf16``, ``f16``, ``fp16``, ``e4m3``), ATen's templates (``c10::BFloat16``, ``c10::Half``),
+# CUDA's (``__half``, ``__nv_bfloat16``), TensorRT-LLM's (``Bfloat16``, ``E4m3``).
+_LOW_PRECISION_TYPE = re.compile(r"bf16|bfloat16|f16|half|fp8|e4m3|e5m2|e2m1|fp4", re.IGNORECASE)
+
+
+def _kernel_share(run, frameworks, program_16: float, hardware: str) -> float:
+    """The kernels' 16-bit share (:func:`_kernel_16bit_percent`) where it is the best
+    evidence: a GPU run of a known framework whose compiled programs say nothing and whose
+    kernels carry no tensor shapes (TensorFlow's do, and XProf reads them: its figure stands
+    there, as it does for a pod's tables, whose framework is not known). NaN elsewhere."""
+    if program_16 == program_16 or hardware != "GPU" or not frameworks.names:
+        return float("nan")
+    store = getattr(run, "stat_store", None)
+    if store is None or "shape" in set(map(str, store.names)):
+        return float("nan")
+    return _kernel_16bit_percent(run.kernels)
+
+
+def _kernel_16bit_percent(kernels: pd.DataFrame) -> float:
+    """Share of kernel time in kernels whose names name a 16-bit or narrower floating-point
+    type, % (a mixed kernel such as ``<BFloat16, float>`` computes on 16-bit operands and
+    counts); NaN without kernel time."""
+    if not len(kernels):
+        return float("nan")
+    total = kernels.groupby("kernel_name", observed=True)["total_time_us"].sum()
+    time = total.to_numpy(np.float64)
+    if not time.sum() > 0:
+        return float("nan")
+    names = total.index.astype(str)
+    low = np.fromiter((_LOW_PRECISION_TYPE.search(n) is not None for n in names), bool, len(names))
+    return 100.0 * float(time[low].sum()) / float(time.sum())
 
 
 def _op_placement(ops: pd.DataFrame) -> dict[str, object]:

@@ -65,7 +65,9 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_MODULES))
+    """The views only: ``tw.views.`` + Tab lists what a user calls, not the modules (they
+    stay importable by name)."""
+    return sorted(__all__)
 
 
 __all__ = [

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from ._common import quick_figure
-from .base import Plot, Plots
+from .base import COLORWAY, Plot, Plots
 from .names import unique_labels
 
 __all__ = [
@@ -28,6 +28,36 @@ HEIGHT = 300
 LEGEND_ROW_PX = 21
 MIN_SLICES = 2  # a pie of one 100 % slice says nothing its table does not, in 300+ px
 NO_PIE_NOTE = "No pie: one slice would be the whole (the table says it)."
+OTHER_COLOR = "#c7c7c7"
+LEGEND_CHARS = 34  # ~260 px of legend text at 12 px
+
+
+def _fit_legend(labels: list[str]) -> list[str]:
+    """Labels a legend beside a pie in half a 1,050 px panel (or under it on a phone) shows
+    whole: longer ones keep their head and tail around an ellipsis (the legend cut them
+    mid-name), or, where two would read alike, another cut that tells them apart (head
+    only, then tail only); a repeat after all that gets " #2". The full name is on hover."""
+    n = LEGEND_CHARS - 1
+    cuts = (
+        lambda x: x[: n - 13] + "…" + x[-13:],
+        lambda x: x[:n] + "…",
+        lambda x: "…" + x[-n:],
+    )
+    out = [x if len(x) <= LEGEND_CHARS else cuts[0](x) for x in labels]
+    for cut in cuts[1:]:
+        counts: dict[str, int] = {}
+        for x in out:
+            counts[x] = counts.get(x, 0) + 1
+        out = [
+            cut(full) if counts[x] > 1 and len(full) > LEGEND_CHARS else x
+            for x, full in zip(out, labels)
+        ]
+    seen: dict[str, int] = {}
+    final = []
+    for x in out:
+        seen[x] = seen.get(x, 0) + 1
+        final.append(x if seen[x] == 1 else f"{x} #{seen[x]}")
+    return final
 
 
 def worth_a_pie(values: pd.Series) -> bool:
@@ -62,7 +92,7 @@ def pie_plot(
     keys = [str(k) for k in values.index]
     is_other = [k == OTHER for k in keys]
     named = [k for k, o in zip(keys, is_other) if not o]
-    labels = unique_labels(named, shorten, fallbacks)
+    labels = _fit_legend(unique_labels(named, shorten, fallbacks))
     it = iter(labels)
     labels = [OTHER if o else next(it) for o in is_other]
     v = values.to_numpy(dtype=float)
@@ -73,9 +103,11 @@ def pie_plot(
         for k, o in zip(keys, is_other)
     ]
     custom = [[None if o else k, f] for k, o, f in zip(keys, is_other, full)]
-    marker = {}
     if colors:
-        marker = dict(colors=[colors.get(k, "#9e9e9e") for k in keys])
+        marker = dict(colors=[colors.get(k, OTHER_COLOR) for k in keys])
+    else:  # plotly's colours in order, "Other" grey (the 11th colour is the 1st's blue again)
+        named_colors = iter(COLORWAY * (len(keys) // len(COLORWAY) + 1))
+        marker = dict(colors=[OTHER_COLOR if o else next(named_colors) for o in is_other])
     pie = dict(
         type="pie",
         labels=labels,
@@ -87,11 +119,13 @@ def pie_plot(
         sort=False,
         direction="clockwise",
         hole=0.35,
-        hovertemplate="%{customdata[1]}<br>%{value:,.1f} " + unit + " (%{percent})<extra></extra>",
+        # The full name by hovertext (%{text} on a pie): plotly.js 4 reads a pie's 2-D
+        # customdata by the slice's list of points, so %{customdata[1]} hovered as "-".
+        hovertext=full,
+        hovertemplate="%{text}<br>%{value:,.1f} " + unit + " (%{percent})<extra></extra>",
         uid=f"pie-{name}",
     )
-    if marker:
-        pie["marker"] = marker
+    pie["marker"] = marker
     fig = quick_figure([pie], _pie_layout(title))
     if click is not None:
         click = {**click, "others": [k for k in named], "other": None}

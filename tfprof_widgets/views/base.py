@@ -405,62 +405,165 @@ def _updater(handle, first: dict) -> Callable[[bytes], None]:
 
 # -- the static image -------------------------------------------------------------------------
 def combine_figures(figs: list[go.Figure], cols: int = 1) -> go.Figure:
-    """Several figures as one (subplots in a grid), for one static image; pies each keep a
-    legend of their own beside them."""
-    from plotly.subplots import make_subplots
-
+    """Several figures as one (a grid of cells), for one static image: each cell its title,
+    its plot and a legend of its own beside it (plotly.js's numbered legends), so that a
+    pie's slices and a bar chart's series never share one legend's colours (the operators'
+    image listed all of them in one legend, blue both an operator and Kernel)."""
     if len(figs) == 1:
         return figs[0]
     if all(t.type == "pie" for f in figs for t in f.data):
         return _pie_grid(figs, cols)
-    rows = math.ceil(len(figs) / cols)
-    specs, titles = [], []
-    for f in figs:
-        if any(t.type == "pie" for t in f.data):
-            specs.append({"type": "domain"})
-        else:
-            specs.append({"type": "xy", "secondary_y": any(t.yaxis == "y2" for t in f.data)})
-        titles.append(f.layout.title.text or "")
-    grid = [specs[r * cols : (r + 1) * cols] for r in range(rows)]
-    grid = [row + [None] * (cols - len(row)) for row in grid]
-    heights = []
-    for r in range(rows):
-        heights.append(max(int(f.layout.height or 360) for f in figs[r * cols : (r + 1) * cols]))
-    out = make_subplots(
-        rows=rows,
-        cols=cols,
-        specs=grid,
-        subplot_titles=[t[:80] for t in titles],
-        row_heights=heights,
-        vertical_spacing=min(0.12, 0.3 / rows),
-        horizontal_spacing=0.08,
+    return _grid(figs, cols)
+
+
+# plotly.js's default colours, in their order (pies colour their slices so, "Other" grey).
+COLORWAY = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+)  # fmt: skip
+
+# A cell of the static grid: its title above the plot, the x axis' ticks and title under it.
+_TITLE_PX, _AXIS_PX, _PAD_PX = 34, 52, 10
+_LEGEND_CHARS = 30
+
+
+def _short(label) -> str:
+    text = str(label)
+    return text if len(text) <= _LEGEND_CHARS else text[: _LEGEND_CHARS - 1] + "…"
+
+
+def _pie_cell(t, k: int, legend: str, domain: dict):
+    """Pie trace ``t`` as the ``k``-th cell of a grid: labels cut to a legend's width yet
+    distinct (two labels cut alike would merge their slices), told apart from the other
+    pies' (plotly.js lists a label once over all pies, so a later pie's legend lost every
+    label an earlier one had) and coloured as the pie is alone."""
+    t = go.Figure(t).data[0]
+    full = [str(x) for x in t.labels]
+    cut = [_short(x) for x in full]
+    if len(set(cut)) < len(cut):  # cut alike: the ends tell them apart
+        cut = [x if len(x) <= _LEGEND_CHARS else x[:14] + "…" + x[-15:] for x in full]
+    if len(set(cut)) < len(cut):
+        cut = full
+    colors = t.marker.colors if t.marker and t.marker.colors is not None else None
+    if colors is None:  # a pie made elsewhere: plotly's colours, in order
+        colors = [COLORWAY[i % len(COLORWAY)] for i in range(len(full))]
+    t.update(
+        labels=[x + "\u200b" * k for x in cut],  # zero-width: each pie's labels its own
+        marker=dict(colors=list(colors)),
+        domain=domain,
+        legend=legend,
     )
+    return t
+
+
+def _xy_cell(out: go.Figure, layout: dict, f: go.Figure, axes: int, x: tuple, y: list):
+    """Figure ``f``'s traces on axes of their own in a grid cell (``x``: its left edge and
+    width; ``y``: the plot's bottom and top, paper), its axes' titles and types kept, a
+    second y axis on the right where it has one. Returns the axes used so far and where its
+    legend goes."""
+    x0, w = x
+    second = any(t.yaxis == "y2" for t in f.data)
+    axes += 1
+    xa, ya = f"x{axes if axes > 1 else ''}", f"y{axes if axes > 1 else ''}"
+    right = x0 + (0.55 if second else 0.6) * w
+    layout[f"xaxis{xa[1:]}"] = {
+        **f.layout.xaxis.to_plotly_json(),
+        "domain": [x0 + 0.12 * w, right],
+        "anchor": ya,
+    }
+    layout[f"yaxis{ya[1:]}"] = {**f.layout.yaxis.to_plotly_json(), "domain": y, "anchor": xa}
+    y2 = ya
+    if second:
+        axes += 1
+        y2 = f"y{axes}"
+        layout[f"yaxis{axes}"] = {
+            **f.layout.yaxis2.to_plotly_json(),
+            "overlaying": ya,
+            "side": "right",
+            "anchor": xa,
+        }
+    for t in f.data:
+        t = go.Figure(t).data[0]
+        t.update(
+            xaxis=xa,
+            yaxis=y2 if t.yaxis == "y2" else ya,
+            name=_short(t.name),
+            # A lone unnamed series (a plot alone shows no legend for it) lists as None.
+            showlegend=t.showlegend if t.name is not None else False,
+        )
+        out.add_trace(t)
+    return axes, x0 + (0.7 if second else 0.64) * w
+
+
+def _grid(figs: list[go.Figure], cols: int) -> go.Figure:
+    """Pies and x/y plots in a grid of cells laid out in pixels (the image's height is the
+    sum of its rows'): a title, the plot on the cell's left part and its own legend on the
+    right; x/y plots keep their axes' titles and types."""
+    rows = math.ceil(len(figs) / cols)
+    heights = [
+        max(int(f.layout.height or 360) for f in figs[r * cols : (r + 1) * cols])
+        for r in range(rows)
+    ]
+    total = sum(heights) + 2 * _PAD_PX
+
+    def at(px: float) -> float:  # pixels from the top -> paper y
+        return 1 - px / total
+
+    out = go.Figure()
+    layout: dict = {}
+    notes = []
+    axes = 0
+    barmode = next((f.layout.barmode for f in figs if f.layout.barmode), None)
+    top = _PAD_PX
     for k, f in enumerate(figs):
-        r, c = k // cols + 1, k % cols + 1
-        for t in f.data:
-            t = go.Figure(t).data[0]
-            if specs[k]["type"] == "domain":  # a pie has no axes to move
-                out.add_trace(t, row=r, col=c)
-                continue
-            second = t.yaxis == "y2"
-            t.update(xaxis=None, yaxis=None)
-            if specs[k].get("secondary_y"):
-                out.add_trace(t, row=r, col=c, secondary_y=second)
-            else:
-                out.add_trace(t, row=r, col=c)
-        if specs[k]["type"] == "xy":
-            out.update_xaxes(
-                title_text=f.layout.xaxis.title.text, type=f.layout.xaxis.type, row=r, col=c
+        r, c = divmod(k, cols)
+        if c == 0 and r:
+            top += heights[r - 1]
+        x0, w = c / cols, 1 / cols
+        y_top, y_end = top, top + heights[r]
+        legend = "legend" if k == 0 else f"legend{k + 1}"
+        notes.append(
+            dict(
+                text=f.layout.title.text or "",
+                x=x0 + 0.01 * w,
+                y=at(y_top),
+                xref="paper",
+                yref="paper",
+                xanchor="left",
+                yanchor="top",
+                showarrow=False,
+                font=dict(size=14),
             )
-            kw = {"secondary_y": False} if specs[k].get("secondary_y") else {}
-            out.update_yaxes(title_text=f.layout.yaxis.title.text, row=r, col=c, **kw)
-    first = figs[0].layout
+        )
+        plot_top = y_top + _TITLE_PX
+        if any(t.type == "pie" for t in f.data):
+            plot_end, legend_x = y_end - _PAD_PX, x0 + 0.45 * w
+            domain = dict(x=[x0 + 0.01 * w, x0 + 0.42 * w], y=[at(plot_end), at(plot_top)])
+            for t in f.data:
+                t = _pie_cell(t, k, legend, domain)
+                t.update(title=None)
+                out.add_trace(t)
+        else:
+            plot_end = y_end - _AXIS_PX
+            axes, legend_x = _xy_cell(out, layout, f, axes, (x0, w), [at(plot_end), at(plot_top)])
+            for t in out.data[-len(f.data) :]:
+                t.update(legend=legend)
+        layout[legend] = dict(
+            x=legend_x,
+            xanchor="left",
+            y=(at(plot_top) + at(plot_end)) / 2,
+            yanchor="middle",
+            orientation="v",
+            font=dict(size=10),
+            bgcolor="rgba(0,0,0,0)",
+        )
     out.update_layout(
-        height=sum(heights) + 60,
-        barmode=first.barmode,
-        showlegend=any(t.type != "pie" for f in figs for t in f.data),
-        legend=dict(orientation="h", y=-0.08 if rows > 1 else -0.2),
-        margin=dict(t=60, b=60, l=60, r=30),
+        height=total,
+        barmode=barmode,
+        showlegend=True,
+        annotations=notes,
+        margin=dict(t=0, b=0, l=10, r=10),
+        **layout,
     )
     return out
 
@@ -477,14 +580,9 @@ def _pie_grid(figs: list[go.Figure], cols: int) -> go.Figure:
         y1, h = 1 - r / rows, 1 / rows
         legend = "legend" if k == 0 else f"legend{k + 1}"
         for t in f.data:
-            t = go.Figure(t).data[0]
-            labels = [str(x) if len(str(x)) <= 30 else str(x)[:29] + "…" for x in t.labels]
-            t.update(
-                labels=labels,
-                domain=dict(x=[x0 + 0.01 * w, x0 + 0.42 * w], y=[y1 - 0.9 * h, y1 - 0.12 * h]),
-                legend=legend,
-                title=dict(text=f.layout.title.text or "", position="top center"),
-            )
+            domain = dict(x=[x0 + 0.01 * w, x0 + 0.42 * w], y=[y1 - 0.9 * h, y1 - 0.12 * h])
+            t = _pie_cell(t, k, legend, domain)
+            t.update(title=dict(text=f.layout.title.text or "", position="top center"))
             out.add_trace(t)
         layout[legend] = dict(
             x=x0 + 0.45 * w,

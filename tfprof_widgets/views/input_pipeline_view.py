@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from ..analysis.frameworks import rules_of
 from ..analysis.results import plural
 from ._common import quick_figure
 from ._display import esc
@@ -22,6 +23,18 @@ class InputPipelineView(View):
         self.run = run
         self.analysis = run.input_pipeline
         self.summary = run.overview_summary
+        rules = rules_of(run)
+        # The framework's input pipeline as the page names it (tf.data, DataLoader), or none.
+        self.tool = rules.advice.input_tool
+        # Whether the verdict is the framework's own (torch-tb-profiler's DataLoader share on
+        # PyTorch), measured otherwise than this page's per-step input time.
+        self.own_verdict = bool(self.summary.n_steps) and rules.overview_verdicts(run) is not None
+
+    def waiting_for(self) -> str:
+        """'waiting for tf.data', 'waiting for the DataLoader', or 'waiting for input'."""
+        if not self.tool:
+            return "waiting for input"
+        return f"waiting for {self.tool}" if "." in self.tool else f"waiting for the {self.tool}"
 
     def has_device_input(self) -> bool:
         s = self.analysis.steps
@@ -46,7 +59,7 @@ class InputPipelineView(View):
                 hovertemplate=f"step %{{x}}<br>{name} %{{y:,.3f}} ms<extra></extra>",
             )
             for col, name, color, uid in (
-                ("host_wait_input_us", "waiting for tf.data", "#d62728", "ip-wait"),
+                ("host_wait_input_us", self.waiting_for(), "#d62728", "ip-wait"),
                 ("host_to_device_us", "host-to-device copy", "#ff9896", "ip-h2d"),
             )
             if (s[col] > EPS_US).any()
@@ -113,9 +126,19 @@ class InputPipelineView(View):
         return fig
 
     def input_line(self) -> str:
+        """The input share of step time, where the verdict above does not already give it: a
+        framework's own verdict (PyTorch's DataLoader share, torch-tb-profiler's rule) is a
+        different measure, and a second figure on the next line would contradict it."""
         a = self.analysis
         if not len(a.steps):
             return "No steps, so no input time per step."
+        if self.own_verdict:
+            if not self.has_device_input():
+                return ""
+            return (
+                f"The chart shows each step's whole time {self.waiting_for()}; the verdict "
+                "above counts only the part no kernel overlaps."
+            )
         # Counted as the run's summary and the overview count steps (results.StepCount): step
         # numbers once, however many hosts ran them.
         n = a.steps["step"].nunique()
@@ -140,18 +163,14 @@ class InputPipelineView(View):
             out.append(
                 Html(
                     "<p class='tf-muted'>Device side: no step waited for input (no time "
-                    "waiting for tf.data or copying input to the device in these steps).</p>"
+                    f"{esc(self.waiting_for())} or copying input to the device in these "
+                    "steps).</p>"
                 )
             )
         if len(self.host_breakdown()):
             plots.append(Plot("host_side", self.host_figure()))
-        else:
-            out.append(
-                Html(
-                    "<p class='tf-muted'>Host side: no input-pipeline events on the host "
-                    "(no tf.data iterators, file reads or enqueue ops were traced).</p>"
-                )
-            )
+        elif not len(a.input_ops):
+            out.append(Html(f"<p class='tf-muted'>{esc(self.no_host_input())}</p>"))
         if plots:
             out.append(Plots(plots))
         if len(a.input_ops):
@@ -164,7 +183,15 @@ class InputPipelineView(View):
                             Column("total_self_time_us", "self time (µs)", digits=1),
                             Column("self_time_percent", "self %", "pct", digits=1),
                             Column("total_time_us", "total (µs)", digits=1),
-                            Column("time_percent", "total %", "pct", digits=1),
+                            # XProf's total % is of the input ops' self time: an op with
+                            # children (a DataLoader batch) passes 100 %, a share it is not.
+                            Column(
+                                "time_percent",
+                                "total %",
+                                "pct",
+                                digits=1,
+                                hidden=bool((a.input_ops["time_percent"] > 100.05).any()),
+                            ),
                             Column("occurrences", "count", "int"),
                             Column("category", "category"),
                             *(
@@ -180,9 +207,24 @@ class InputPipelineView(View):
                     "Input ops on the host",
                 )
             )
-        recs = "".join(f"<li>{esc(r)}</li>" for r in a.recommendations)
-        out.append(Html(f"<b>What can be done</b><ul>{recs}</ul>"))
+        if a.recommendations:  # a framework without input advice gets no empty heading
+            recs = "".join(f"<li>{esc(r)}</li>" for r in a.recommendations)
+            out.append(Html(f"<b>What can be done</b><ul>{recs}</ul>"))
         return out
+
+    def no_host_input(self) -> str:
+        """Why the host side is empty, in the framework's words."""
+        if self.tool == "tf.data":
+            return (
+                "Host side: no input-pipeline events on the host (no tf.data iterators, "
+                "file reads or enqueue ops were traced)."
+            )
+        if self.tool:
+            return f"Host side: no {self.tool} events were traced on the host."
+        return (
+            "Host side: this framework's input pipeline leaves no events the profiler can "
+            "split (only tf.data's and the DataLoader's are read)."
+        )
 
     def findings(self) -> list[str]:
         lines = [self.summary.input_statement, self.input_line()]
@@ -196,6 +238,18 @@ class InputPipelineView(View):
 
 
 def input_pipeline(run) -> InputPipelineView:
-    """Input time per step on the device side, where the host's input time goes, the input
-    ops and what can be done; ``run.input_pipeline`` holds the numbers."""
+    """The input-pipeline analyzer: is the run waiting for its input, and where does the
+    input time go?
+
+    Shows the verdict, the time each step waited for input (tf.data, the DataLoader) or
+    copied it to the device, where the host's input time goes (tf.data's reads,
+    preprocessing and enqueue ops), the input ops table and what can be done.
+
+    Args:
+        run: a loaded :class:`~tfprof_widgets.Run`.
+
+    Returns:
+        An :class:`InputPipelineView` (end a cell with it); ``run.input_pipeline`` holds the
+        numbers.
+    """
     return InputPipelineView(run)

@@ -82,7 +82,9 @@ class MemoryTimelineView(View):
         multi = self.summary["host"].nunique() > 1
         options = [
             (
-                f"{a}" + (f" on {h}" if multi else "") + f" (peak {p / MIB:,.1f} MiB)",
+                f"{a}"
+                + (f" on {h}" if multi else "")
+                + f" (peak {p / MIB:,.2f} MiB)",  # as the header says it
                 f"{i}",
             )
             for i, (a, h, p) in enumerate(
@@ -139,7 +141,9 @@ class MemoryTimelineView(View):
         act = [a / 1e3, b / 1e3]
         zoom = (act[1] - act[0]) < 0.6 * (full[1] - full[0])
         _add_peak(traces, px, py, act if zoom else full)
-        _add_fragmentation_at_peak(traces, px, float(peak["peak_fragmentation"]))
+        _add_fragmentation_at_peak(
+            traces, px, float(peak["peak_fragmentation"]), act if zoom else full
+        )
         top = max(float((heap + stack).max()) if len(heap) else 0.0, py) * 1.12 or 1.0
         title = f"{esc(allocator)} on {esc(host)}"
         fig = quick_figure(traces, _layout(title, act if zoom else None, top, traces))
@@ -426,9 +430,11 @@ def fragmentation_text(x: float) -> str:
     return "< 0.1 %" if x < 0.001 else f"{100 * x:.1f} %"
 
 
-def _add_fragmentation_at_peak(traces: list, px: float, frag: float) -> None:
+def _add_fragmentation_at_peak(traces: list, px: float, frag: float, view: list) -> None:
     """The fragmentation at the peak, on the fragmentation line: the number the header
-    gives."""
+    gives, labelled on the side of the view with room (centred on a peak near an edge, it
+    was cut: "ntation at the peak")."""
+    side = "left" if px > (view[0] + view[1]) / 2 else "right"
     traces.append(
         dict(
             type="scatter",
@@ -438,7 +444,7 @@ def _add_fragmentation_at_peak(traces: list, px: float, frag: float) -> None:
             mode="markers+text",
             marker=dict(symbol="diamond", size=9, color="#9467bd"),
             text=[f"fragmentation at the peak {fragmentation_text(frag)}"],
-            textposition="bottom center" if frag > 0.5 else "top center",
+            textposition=("bottom " if frag > 0.5 else "top ") + side,
             hovertemplate="fragmentation at the peak "
             + fragmentation_text(frag)
             + "<extra></extra>",

@@ -18,6 +18,9 @@ from dataclasses import dataclass, field
 __all__ = ["short_kernel_name", "short_op_name", "unique_labels"]
 
 MAX_KERNEL_CHARS = 72
+# Kernel templates that only launch the one type they wrap (CUTLASS's, cuDNN's copy of it).
+_WRAPPERS = frozenset({"Kernel", "Kernel2", "device_kernel"})
+_RETURN_TYPE = re.compile(r"^\s*(?:std::)?enable_if<.*?>::type\s+")
 
 
 @dataclass
@@ -151,10 +154,16 @@ def short_kernel_name(full: str, max_chars: int = MAX_KERNEL_CHARS, verbose: boo
     """
     if not full:
         return ""
+    # "(anonymous namespace)::" reads as a parameter list, and a SFINAE return type
+    # ("std::enable_if<(8 > 0)...>::type") as the kernel: ATen's and vLLM's kernels were
+    # named "native", "void" or "enable_if<(((8)>" (issue 36 item 18).
+    full = _RETURN_TYPE.sub("", full.replace("(anonymous namespace)::", ""))
     try:
         node = _simplify(_parse(_function_name(full)), verbose)
     except (RecursionError, IndexError):
         node = _Node(_unqualify(_function_name(full)))
+    while node.name in _WRAPPERS and len(node.args) == 1 and node.args[0].name:
+        node = node.args[0]  # cutlass::Kernel2<cutlass_80_..._gemm>: the GEMM is the name
     for depth in range(6, -1, -1):
         out = _render(node, depth, verbose)
         if len(out) <= max_chars:

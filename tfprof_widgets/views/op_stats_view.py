@@ -276,5 +276,16 @@ class OpStatsView(View):
 
 
 def op_stats(run, include_idle: bool = False) -> OpStatsView:
-    """Pies, filters and the op table; ``run.ops`` holds the numbers as a DataFrame."""
+    """The ops of a run by self time: pies by op and by op type on the host and the device,
+    and the op table (a click on a slice filters it; filter by text or regex; CSV).
+
+    Args:
+        run: a loaded :class:`~tfprof_widgets.Run`.
+        include_idle: count the device's and host's IDLE time as an op (TensorBoard's
+            "Include IDLE" box; the view's own checkbox switches it too).
+
+    Returns:
+        An :class:`OpStatsView` (end a cell with it); ``run.ops`` holds the numbers as a
+        DataFrame.
+    """
     return OpStatsView(run, include_idle)

@@ -8,7 +8,7 @@ import functools
 
 import pandas as pd
 
-from ._common import of_run, quick_figure
+from ._common import legend_under_title, of_run, quick_figure
 from ._display import esc
 from ._pies import pie_plot, top_slices
 from .base import Choice, Html, Plot, Plots, TableBlock, View
@@ -115,12 +115,17 @@ class OperatorView(View):
             )
             for col, (label, colour) in ROLES.items()
         ]
+        # The roles' legend in rows under the title (beside the plot, 8 roles overflowed its
+        # 320 px: the legend scrolled and hid Kernel, the largest); the plot keeps ~230 px.
+        top = legend_under_title([d["name"] for d in data])
         layout = dict(
             barmode="stack",
-            title=dict(text="Step time breakdown"),
-            xaxis=dict(title=dict(text="step")),
-            yaxis=dict(title=dict(text="ms")),
-            height=320,
+            title=dict(text="Step time breakdown", **top["title"]),
+            xaxis=dict(title=dict(text="step"), type="category"),
+            yaxis=dict(title=dict(text="ms"), rangemode="tozero"),
+            height=300 + top["margin"]["t"],
+            margin=dict(b=40, l=10, r=10, **top["margin"]),
+            legend=dict(**top["legend"], traceorder="normal"),
         )
         return Plot("steps", quick_figure(data, layout))
 
@@ -247,6 +252,15 @@ class OperatorView(View):
 
 
 def operators(run) -> OperatorView:
-    """PyTorch operators: time pies, the step-time breakdown and the operator table;
-    ``run.torch_ops`` / ``run.torch_ops_by_shape`` / ``run.torch_steps`` hold the numbers."""
+    """PyTorch's operator view, as torch-tb-profiler shows it: the operators' host and
+    device time pies, each step's time by role (kernel, memcpy, runtime, DataLoader, CPU
+    exec...) and the operator table.
+
+    Args:
+        run: a loaded :class:`~tfprof_widgets.Run` of a ``torch.profiler`` trace.
+
+    Returns:
+        An :class:`OperatorView` (end a cell with it); ``run.torch_ops``,
+        ``run.torch_ops_by_shape`` and ``run.torch_steps`` hold the numbers.
+    """
     return OperatorView(run)

@@ -53,6 +53,22 @@ BEYOND_XPROF_NOTE = (
     "includes their time."
 )
 
+BEYOND_XPROF_OTHERS = (
+    "Device ops marked 'ours only' are attributed by this package's own rules; XProf 2.24 "
+    "shows no device op for them, and its device IDLE includes their time."
+)
+
+# What each source of the 16-bit share reads (OverviewSummary.precision_source).
+PRECISION_SOURCES = {
+    "programs": "the compiled programs' output types",
+    "kernels": "the types in the kernels' names",
+}
+
+
+def _of(o: OverviewSummary) -> str:
+    """What the 16-bit share is a share of."""
+    return "device op time" if o.precision_source == "programs" else "kernel time"
+
 
 class OverviewView(View):
     """TensorBoard's overview page for one run."""
@@ -85,24 +101,62 @@ class OverviewView(View):
         o = self.summary
         words = rules_of(self.run).advice.in_our_words
         out = [self._precision_advice(r) or words(r) for r in o.recommendations]
+        note = self.potentially_note()
+        if note and o.input_statement in out:
+            out.insert(out.index(o.input_statement) + 1, note)
         return out + [words(o.summary_next_step)] if o.n_steps else out
 
-    def _precision_advice(self, advice: str) -> str | None:
-        """XProf's 16-bit advice, where the compiled programs say what share is 16-bit:
-        XProf reads op names only and advises "Only 0.0% ... 16 bit" on a bf16 program, which
-        this page's own 16-bit line contradicts. None: the advice stands as XProf gives it."""
-        share = self.summary.program_16bit_percent
-        if share != share or not advice.startswith("Only ") or "is 16 bit" not in advice:
-            return None
-        said = (
-            f"By the compiled programs' output types {share:.1f} % of device op time is "
-            "already 16-bit (XProf's figure reads op names only)."
+    def potentially_note(self) -> str:
+        """XProf calls a run POTENTIALLY input-bound when input is under 5 % of step time and
+        'All Others' at least 3 % (its InputAnalysis, thresholds checked in XProf's C++): the
+        verdict stands as XProf's, with the input share it rests on beside it, so that a
+        run with no input wait at all is not read as waiting for input."""
+        o = self.summary
+        if not o.input_statement.startswith("Your program is POTENTIALLY input-bound"):
+            return ""
+        return (
+            f"Waiting for input itself takes {o.input_percent:.1f} % of the step time; "
+            f"'All Others' ({o.all_other_percent:.1f} %) is step time no traced event "
+            "accounts for: host-side Python, dispatch, or waits the profiler does not see."
         )
+
+    def _precision_advice(self, advice: str) -> str | None:
+        """XProf's 16-bit advice, where better evidence than XProf's says what share is
+        16-bit: XProf reads op names only and advises "Only 0.0% ... 16 bit" on a bf16
+        program, which this page's precision line contradicts. None: the advice stands as
+        XProf gives it."""
+        o = self.summary
+        if o.precision_source == "xprof":
+            return None
+        if not advice.startswith("Only ") or "is 16 bit" not in advice:
+            return None
+        share = o.precision_16bit_percent
+        source = PRECISION_SOURCES[o.precision_source]
+        said = f"By {source} {share:.1f} % of {_of(o)} is already 16-bit."
         if share >= 50:
             return said
         return said + (
             " You might move more of it to bf16/f16 to improve performance, if the reduced "
             "accuracy is acceptable."
+        )
+
+    def precision_line(self) -> str:
+        """The one 16-bit figure of the page, from the best evidence the capture holds (the
+        compiled programs' types, else the types the kernels' names name, else XProf's
+        rule); '' where there is no device compute to measure."""
+        o = self.summary
+        share, source = o.precision_16bit_percent, o.precision_source
+        if source == "xprof":
+            if not (o.device_compute_16bit_percent or o.device_compute_32bit_percent):
+                return ""
+            return (
+                f"Device compute precision: 16-bit {o.device_compute_16bit_percent:.1f} %, "
+                f"32-bit {o.device_compute_32bit_percent:.1f} %"
+            )
+        return (
+            f"Device compute precision: 16-bit or narrower {share:.1f} % of {_of(o)}, by "
+            f"{PRECISION_SOURCES[source]} (ours: XProf's rule reads only 'half' and 'fp16' in "
+            "op and kernel names)"
         )
 
     def tools(self) -> list[str]:
@@ -113,8 +167,11 @@ class OverviewView(View):
         TPUs the cores' duty cycle and idle shares. Figures a run of tool data does not
         record are NaN and left out."""
         o, lines = self.summary, []
-        ops = rules_of(self.run).op_label
-        ops = ops[0].upper() + ops[1:]
+        rules = rules_of(self.run)
+        ops = rules.op_label[0].upper() + rules.op_label[1:]
+        # Eager execution and TensorBoard's op placement are TensorFlow's: a JAX or PyTorch
+        # run reads neither ("eager: host 0.0 %" on PyTorch says nothing true).
+        tf = "tensorflow" in rules
 
         def known(*xs: float) -> bool:
             return all(x == x for x in xs)
@@ -122,13 +179,14 @@ class OverviewView(View):
         if known(o.host_op_occurrence_percent):
             lines.append(
                 f"{ops} executions: host {o.host_op_occurrence_percent:.1f} %, device "
-                f"{o.device_op_occurrence_percent:.1f} % (TensorBoard's op placement)"
+                f"{o.device_op_occurrence_percent:.1f} %"
+                + (" (TensorBoard's op placement)" if tf else "")
             )
         if known(o.host_op_time_percent):
             eager = (
                 f"; eager: host {o.eager_host_op_percent:.1f} %, device "
                 f"{o.eager_device_op_percent:.1f} %"
-                if known(o.eager_host_op_percent)
+                if tf and known(o.eager_host_op_percent)
                 else ""
             )
             lines.append(
@@ -140,15 +198,9 @@ class OverviewView(View):
                 f"TPU duty cycle {o.device_duty_cycle_percent:.1f} %; idle: device "
                 f"{o.device_idle_percent:.1f} %, host {o.host_idle_percent:.1f} %"
             )
-        if known(o.program_16bit_percent):
-            lines.append(
-                f"16-bit share of device op time by the compiled programs' output types: "
-                f"{o.program_16bit_percent:.1f} % (ours only: XProf reads no shapes and says "
-                f"{o.device_compute_16bit_percent:.1f} %)"
-            )
         top = o.top_ops
         if "beyond_xprof" in top and top["beyond_xprof"].any():
-            lines.append(BEYOND_XPROF_NOTE)
+            lines.append(BEYOND_XPROF_NOTE if tf else BEYOND_XPROF_OTHERS)
         return lines
 
     def findings(self) -> list[str]:
@@ -164,6 +216,7 @@ class OverviewView(View):
         advice = self.advice()
         if o.input_statement not in advice:
             lines.append(o.input_statement)
+        lines.append(self.precision_line())
         lines += self.placement_lines()
         lines += advice
         return [s for s in lines if s]
@@ -173,11 +226,8 @@ class OverviewView(View):
         rows = [f"<b>{esc(self.step_line())}</b>"]
         if o.n_steps:
             rows.append(f"Breakdown per step: {swatches(o.breakdown_ms_avg)}")
-        if o.device_compute_16bit_percent or o.device_compute_32bit_percent:
-            rows.append(
-                f"Device compute precision: 16-bit {o.device_compute_16bit_percent:.1f} %, "
-                f"32-bit {o.device_compute_32bit_percent:.1f} %"
-            )
+        if self.precision_line():
+            rows.append(esc(self.precision_line()))
         rows += [esc(line) for line in self.placement_lines()]
         rows.append(
             f"Run environment: {plural(len(o.hosts), 'host')} "
@@ -201,5 +251,24 @@ class OverviewView(View):
 
 
 def overview(run) -> OverviewView:
-    """The overview of a run: ``display(overview(run))`` or end a cell with it."""
+    """The overview page of a run, as TensorBoard's Profile tab opens it.
+
+    Shows the steps and their average time (the steps XProf keeps), the step-time graph (one
+    stacked bar per step: device compute, input, kernel launch, host compute, all others),
+    the 16-bit share of device compute, where ops ran, the run's environment, the verdict
+    (input-, launch- or collective-bound) with what to do next, and the top ten ops by self
+    time.
+
+    Args:
+        run: a loaded :class:`~tfprof_widgets.Run` (``tw.load(path)``).
+
+    Returns:
+        An :class:`OverviewView`: end a cell with it, or ``display(...)`` it; ``.text()``
+        gives its findings as plain text. The numbers are ``run.overview_summary``.
+
+    Example::
+
+        run = tw.load("logs/")
+        tw.views.overview(run)
+    """
     return OverviewView(run)

@@ -210,7 +210,14 @@ class PodViewerView(View):
 
 
 def pod_viewer(source) -> PodViewerView:
-    """Step time per host, the straggler and its cause. ``source``: a Run, a steps table
-    (one row per host and step with the category columns) or an object whose
-    ``per_host_steps()`` returns one."""
+    """Step time per host of a multi-host run, the straggler and its cause.
+
+    Args:
+        source: a :class:`~tfprof_widgets.Run`, a steps table (one row per host and step
+            with the category columns) or an object whose ``per_host_steps()`` returns one
+            (a pod dataset, ``tw.open(...)``).
+
+    Returns:
+        A :class:`PodViewerView` (end a cell with it).
+    """
     return PodViewerView(source)

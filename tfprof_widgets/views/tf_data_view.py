@@ -106,7 +106,11 @@ class TfDataGraphView(View):
                 y=its["y"],
                 mode="markers+text",
                 text=its["name"].astype(str).tolist(),
-                textposition="top center",
+                # Above and below by turns along a chain: side by side, names of neighbours
+                # ran into each other in a narrow view.
+                textposition=[
+                    "top center" if int(d) % 2 else "bottom center" for d in its["depth"]
+                ],
                 hovertext=text,
                 hoverinfo="text",
                 marker=dict(
@@ -131,12 +135,12 @@ class TfDataGraphView(View):
             xaxis=dict(
                 title=dict(text="depth (root → source)"),
                 dtick=1,
-                range=[0.5, depth + 0.5],
+                range=[0.3, depth + 0.7],  # room for the end nodes' names
                 showgrid=False,
                 zeroline=False,
             ),
             yaxis=dict(visible=False, range=[float(its["y"].min()) - 0.6, 0.8]),
-            margin=dict(t=50, b=40, l=10, r=10),
+            margin=dict(t=50, b=40, l=30, r=30),
         )
         fig = quick_figure(traces, layout)
         return fig
@@ -258,8 +262,18 @@ class TfDataGraphView(View):
 
 
 def tf_data_graph(run, host: str | None = None, pipeline: int | None = None) -> TfDataGraphView:
-    """The slowest input pipeline's graph with its bottleneck (or the one chosen); the view's
-    choosers show the other pipelines and the next-slowest calls."""
+    """A tf.data input pipeline's iterator graph, its critical path in bold and its
+    bottleneck in red, with the calls that took longest.
+
+    Args:
+        run: a loaded :class:`~tfprof_widgets.Run` of a TensorFlow capture.
+        host: the host whose pipeline to show (default: the slowest pipeline's).
+        pipeline: the pipeline's id on that host (default: the slowest).
+
+    Returns:
+        A :class:`TfDataGraphView` (end a cell with it); its choosers show the other
+        pipelines and the next-slowest calls.
+    """
     return TfDataGraphView(run, host, pipeline)
 
 

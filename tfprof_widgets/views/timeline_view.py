@@ -572,7 +572,7 @@ def answer_request(view: TraceViewer, content: dict, reply: dict, new_names) -> 
         return {**reply, "type": "marks", "marks": header, "names": names}, [buf]
     if kind == "details":
         d = event_details(view.run, m, _event_index(view.run), int(content["row"]))
-        return {**reply, "type": "details", "details": d}, []
+        return {**reply, "type": "details", "details": framework_fields(view.run, d)}, []
     if kind == "search":
         try:
             state = m.search(str(content.get("search") or ""))
@@ -585,6 +585,25 @@ def answer_request(view: TraceViewer, content: dict, reply: dict, new_names) -> 
         ev = m.next_match(state, t, row, int(content.get("direction", 1)))
         return {**reply, "type": "next", "event": ev}, []
     raise ValueError(f"unknown request {kind!r}")
+
+
+def framework_fields(run, details: dict) -> dict:
+    """An event's details in its framework's words: the events' ``tf_op`` column is the op
+    that ran the event (TensorFlow's name for it), named as the framework names its ops
+    ('op' on XLA, 'operator' on PyTorch), and left out where the event has none (a PyTorch
+    trace read "tf_op —" on every event)."""
+    from ..analysis.frameworks import rules_of
+
+    rules = rules_of(run)
+    label = "tf_op" if "tensorflow" in rules else rules.op_label
+    fields = []
+    for k, v in details.get("fields", []):
+        if k == "tf_op":
+            if v in ("—", ""):
+                continue
+            k = label
+        fields.append([k, v])
+    return {**details, "fields": fields}
 
 
 def _make_widget_class():

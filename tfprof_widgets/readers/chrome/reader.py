@@ -277,7 +277,7 @@ class _Reader:
         if self.kineto and isinstance(pid, int) and pid >= 0:
             return "/host:CPU"
         if pname is None:
-            return pid if isinstance(pid, str) and pid else f"pid {pid!r}"
+            return pid if isinstance(pid, str) and pid else _unnamed("pid", pid)
         m = _TF1_DEVICE.match(pname)
         if m:
             plane = (
@@ -362,7 +362,7 @@ class _Reader:
         default = np.where(
             is_int,
             [("thread " if self.kineto else "tid ") + str(t) for t in tids],
-            [t if isinstance(t, str) and t else f"tid {t!r}" for t in tids],
+            [t if isinstance(t, str) and t else _unnamed("tid", t) for t in tids],
         )
         given = self.thread_names
         got = [given.get(pt) for pt in zip(pc[rows].tolist(), tc[rows].tolist())]
@@ -414,7 +414,7 @@ class _Reader:
             if isinstance(tid, int):
                 name = f"thread {tid}" if self.kineto else f"tid {tid}"
             else:
-                name = tid if isinstance(tid, str) and tid else f"tid {tid!r}"
+                name = tid if isinstance(tid, str) and tid else _unnamed("tid", tid)
         return name, line_id
 
     def _names(self, src):
@@ -697,3 +697,11 @@ def _plane_stat_rows(pairs: list[tuple[str, object]]) -> StatRows:
         else:
             rows.append((0, k, "str_value", str(v)))
     return StatRows.from_tuples(rows, None, "")
+
+
+def _unnamed(field: str, value) -> str:
+    """A process or thread that has no name: its id, or, where the id is empty (Kineto's
+    "Record Window End" mark has ``"pid": ""``), that it has none ("pid ''" said nothing)."""
+    if value == "":
+        return "(no process id)" if field == "pid" else "(no thread id)"
+    return f"{field} {value!r}"

@@ -58,7 +58,9 @@ class PyTorch(Framework):
     op_label = "operator"
     vocabulary = ("aten::", "ProfilerStep#", "External id", "Record function id")
     advice = ADVICE
-    input_op_types = ()
+    # The DataLoader's batches (op_table types them 'DataLoader'): the input pipeline's host
+    # ops, for the input-pipeline page's table.
+    input_op_types = ("DataLoader",)
     host_marks_device_steps = True
 
     def present(self, names: RunNames) -> bool:
@@ -87,6 +89,10 @@ class PyTorch(Framework):
 
     def kernel_op_names(self, run, rows: np.ndarray) -> np.ndarray | None:
         return op_table.kernel_op_names(run, np.asarray(rows, np.int64))
+
+    def input_op_class(self, name: str, op_type: str) -> str:
+        """A batch of the DataLoader reads and preprocesses (XProf's classes split tf.data's)."""
+        return "DataLoader batch"
 
     def input_pipeline_in_use(self, ops: pd.DataFrame) -> bool:
         if not len(ops) or "operation" not in ops:

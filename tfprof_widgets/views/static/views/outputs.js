@@ -143,7 +143,8 @@ function warmPayload() {
   const pie = {type: "pie", labels: ["a", "b", "c"], values: F8("AAAAAAAACEAAAAAAAAAAQAAAAAAAAPA/"),
                customdata: [["a", "a"], ["b", "b"], ["c", "c"]], hole: 0.35, sort: false,
                direction: "clockwise", textposition: "inside", texttemplate: "%{percent}",
-               hovertemplate: "%{customdata[1]}<br>%{value:,.1f} \u00b5s (%{percent})<extra></extra>"};
+               hovertext: ["a", "b", "c"],
+               hovertemplate: "%{text}<br>%{value:,.1f} \u00b5s (%{percent})<extra></extra>"};
   const side = {min_width: 700, right_share: 0.55, height: 300, margin_b: 10, narrow_height: 541,
                 narrow_margin_b: 241};
   const layout = (title, extra) => Object.assign({height: 300, title: {text: title},

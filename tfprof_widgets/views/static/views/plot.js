@@ -30,6 +30,64 @@ function legendLayout(spec, narrow, width) {
        "legend.yanchor": "middle", height: side.height, "margin.b": side.margin_b,
        "margin.r": Math.round(width * side.right_share), autosize: true};  // a new height alone turns autosize off
 }
+// Other plots at the width they get (a notebook beside a side panel, a phone): a title wider
+// than the plot wraps at a space (it was cut at both ends: "ntation at the peak"), a legend in
+// rows under the title gets the rows this width needs (a fixed margin let it run into the
+// title), and a legend beside the plot goes under it under 640 px or where it would take
+// over a third of the width (it took half of the roofline, whose points then drew under it
+// in ~100 px). Values for every key it manages,
+// the figure's own where nothing needs changing, so that a wider plot gets them back.
+const NARROW_PX = 640, ROW_PX = 22, TITLE_PX = 32, LEGEND_CH_PX = 7, TITLE_CH_PX = 8.5;
+function legendNames(data, layout) {
+  const names = data.filter((t) => t.type !== "pie" && t.showlegend !== false && t.name !== undefined
+    && t.name !== null && t.name !== "").map((t) => String(t.name));
+  return names.length > 1 || layout.showlegend ? names : [];
+}
+function legendRows(names, width) {
+  if (!names.length) return 0;
+  const entry = 40 + LEGEND_CH_PX * Math.max(...names.map((n) => n.length));
+  return Math.ceil(names.length / Math.max(1, Math.floor(width / entry)));
+}
+function wrapTitle(text, width) {
+  const max = Math.max(12, Math.floor((width - 30) / TITLE_CH_PX));
+  if (!text || text.length <= max || text.includes("<br>")) return [text, 1];
+  const lines = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && (line + " " + word).length > max) { lines.push(line); line = word; }
+    else line = line ? line + " " + word : word;
+  }
+  if (line) lines.push(line);
+  return [lines.join("<br>"), lines.length];
+}
+export function fitLayout(layout, data, width) {
+  const leg = layout.legend || {}, m = layout.margin || {}, title = layout.title || {};
+  const names = legendNames(data, layout);
+  const [text, lines] = wrapTitle(title.text || "", width);
+  const extra = (lines - 1) * 20;
+  const own = (v) => (v === undefined ? null : v);
+  const out = {"title.text": title.text === undefined ? null : text, "margin.t": own(m.t), "margin.b": own(m.b),
+    "legend.orientation": own(leg.orientation), "legend.x": own(leg.x), "legend.xanchor": own(leg.xanchor),
+    "legend.y": own(leg.y), "legend.yanchor": own(leg.yanchor), "legend.yref": own(leg.yref), height: own(layout.height)};
+  const plotW = width - (m.l === undefined ? 80 : m.l) - (m.r === undefined ? 80 : m.r);
+  const top = m.t === undefined ? 80 : m.t;
+  if (names.length && leg.orientation === "h" && (leg.y === undefined || leg.y >= 1)) {
+    const need = TITLE_PX + extra + legendRows(names, plotW) * ROW_PX + 8;
+    if (need > top) { out["margin.t"] = need; if (layout.height) out.height = layout.height + need - top; }
+    else if (extra) out["margin.t"] = top + extra;
+  } else if (names.length && leg.orientation !== "h"
+             && (width < NARROW_PX || 40 + LEGEND_CH_PX * Math.max(...names.map((n) => n.length)) > 0.35 * width)) {
+    const rows = legendRows(names, width - 20), add = rows * ROW_PX + 10;
+    Object.assign(out, {"legend.orientation": "h", "legend.x": 0, "legend.xanchor": "left", "legend.y": 0,
+      "legend.yanchor": "bottom", "legend.yref": "container",
+      "margin.b": Math.max(m.b === undefined ? 80 : m.b, 50) + add, "margin.t": top + extra});
+    if (layout.height) out.height = layout.height + add + extra;
+  } else if (extra) {
+    out["margin.t"] = top + extra;
+    if (layout.height) out.height = layout.height + extra;
+  }
+  return out;
+}
 function isNarrow(spec, width) {
   return !!spec.legend_side && width < spec.legend_side.min_width;
 }
@@ -72,6 +130,11 @@ export class Plot {
     const width = this.root.clientWidth || this.view.root.clientWidth || 800;
     this.narrow = isNarrow(this.spec, width);
     for (const [k, v] of Object.entries(legendLayout(this.spec, this.narrow, width))) setPath(layout, k, v);
+    if (!this.spec.legend_side) {
+      for (const [k, v] of Object.entries(fitLayout(fig.layout || {}, data, width))) {
+        if (v !== null) setPath(layout, k, v);
+      }
+    }
     const config = {displaylogo: false, responsive: false, modeBarButtonsToRemove: ["select2d", "lasso2d"],
                     toImageButtonOptions: {filename: this.spec.name || "tfprof"}};
     const p = Plotly.newPlot(this.div, data, layout, config);
@@ -91,7 +154,9 @@ export class Plot {
           // a resize during a relayout is dropped).
           this.narrow = isNarrow(this.spec, w);
           Plotly.relayout(this.div, legendLayout(this.spec, this.narrow, w)).then(resize);
-        } else resize();
+        } else {
+          Plotly.relayout(this.div, fitLayout(this.spec.fig.layout || {}, this.spec.fig.data || [], w)).then(resize);
+        }
       });
     });
     this.ro.observe(this.root);

@@ -84,20 +84,27 @@ export class Table {
     return root;
   }
   layout() {
-    // Fixed column widths from the values (the header wraps onto two lines instead), so
-    // every virtual row lines up; the name column, last, takes the rest and clips.
+    // Fixed widths for numbers (from the values; the header wraps onto two lines instead),
+    // so every virtual row lines up. Other text columns shrink to a floor where the table is
+    // narrow (their cells then end in an ellipsis), and the name column, last, keeps room
+    // of its own before they grow: in a 1,050 px panel the kernels' names were pushed past
+    // the edge, cut without an ellipsis. No column is narrower than its header's longest
+    // word (bold), so a header never breaks inside a word ("boun d by").
     const cw = charWidth(this.root), vis = this.visibleCols(), sample = Math.min(this.n, 400);
     const widths = [], mins = [];
     vis.forEach((c, k) => {
       const col = this.data[c.name];
       const words = (c.label || c.name).split(/\s+/).map((w) => w.length);
-      let chars = Math.max(3, Math.min(Math.max(...words), 10));
+      const head = Math.min(Math.max(...words) * 1.1, 18);  // header text is bold
+      let chars = Math.max(3, head);
       for (let i = 0; i < sample; i++) chars = Math.max(chars, formatCell(col[i], c).length);
       const last = k === vis.length - 1 && !isNum(c);
-      if (last) { const px = Math.round(18 * cw + 12); widths.push("minmax(" + px + "px,1fr)"); mins.push(px); }
+      const px = (n) => Math.round(n * cw + 14);
+      if (last) { const lo = px(Math.max(head, 12)); widths.push("minmax(" + lo + "px,1fr)"); mins.push(lo); }
+      else if (isNum(c)) { const w = px(Math.min(chars, 16)); widths.push(w + "px"); mins.push(w); }
       else {
-        const px = Math.round(Math.min(chars, isNum(c) ? 16 : 18) * cw + 14);
-        widths.push(px + "px"); mins.push(px);
+        const hi = px(Math.min(chars, 18)), lo = Math.min(hi, px(Math.max(head, 7)));
+        widths.push("minmax(" + lo + "px," + hi + "px)"); mins.push(lo);
       }
     });
     this.grid = widths.join(" ");
