@@ -269,7 +269,8 @@ def shape_text(shape) -> tuple[str, str, int]:
 
 def _array_bytes(dims, bits: int) -> int:
     """Bytes of an array of these dimensions and element bits; 0 where a dimension is below
-    0 or the elements pass 2^63 (no such array: its size is unknown, not wrapped)."""
+    0 or the bytes pass 2^63 (no such array: its size is unknown, neither wrapped nor
+    capped)."""
     if len(dims) <= 8:
         values = list(dims)
         if values and min(values) < 0:
@@ -284,9 +285,8 @@ def _array_bytes(dims, bits: int) -> int:
         if float(np.log2(a.astype(np.float64)).sum()) > 63.5:
             return 0
         elements = math.prod(a[a > 1].tolist())
-    if elements > _MAX_BYTES:
-        return 0
-    return min((elements * bits + 7) // 8, _MAX_BYTES)
+    nbytes = (elements * bits + 7) // 8
+    return nbytes if nbytes <= _MAX_BYTES else 0
 
 
 def _frame_lines(index) -> dict[int, tuple[str, int]]:
