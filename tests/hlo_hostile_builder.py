@@ -125,12 +125,13 @@ def capture(path, program: Program | bytes, ran: list[str] | None = None, steps:
         for k, name in enumerate(names):
             corr = s * 100_000 + k
             host.event("cuLaunchKernel", t0 + (5 + 10 * k) * US, 2 * US, {"correlation_id": corr})
+            # Text stats by reference, as XLA writes them (one copy per name).
             stats = {
                 "correlation_id": corr,
-                "hlo_op": name,
-                "hlo_module": MODULE,
+                "hlo_op": ("ref", name),
+                "hlo_module": ("ref", MODULE),
                 "program_id": PROGRAM,
-                "kernel_details": details,
+                "kernel_details": ("ref", details),
             }
             gpu.event(f"loop_{k}_kernel", t0 + (10 + 10 * k) * US, 8 * US, stats)
     path = pathlib.Path(path)

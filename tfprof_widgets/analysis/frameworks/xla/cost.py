@@ -44,6 +44,7 @@ import pandas as pd
 from ....proto import xla_hlo_pb2
 from ....proto.xla_opcodes import ELEMENTWISE
 from ....readers.text import cut_text
+from ....readers.xspace.hlo import shape_text
 from ...inputs import per_run
 from .columns import text
 from .gpu import ran_instructions
@@ -200,15 +201,56 @@ def program_costs(run, programs: set | None = None) -> pd.DataFrame:
     )
 
 
-def costs_by_instruction(run, programs: set) -> dict[tuple, tuple]:
+def costs_by_instruction(run, programs: set, keys=None) -> dict[tuple, tuple]:
     """(host, program id, instruction name) -> (flops, device_flops, bytes_accessed,
     hbm_bytes, flops_modeled) of the top-level instructions of the programs named: the
-    rows of :func:`program_costs` as a lookup (the first row of a name)."""
-    out: dict = {}
-    for part in _program_parts(run, programs):
-        for row in part:
-            out.setdefault(row[:3], row[3:])
+    rows of :func:`program_costs` as a lookup (the first row of a name). With ``keys``
+    ((host, program id, name) triples), only those instructions are costed where their
+    program was not costed whole (a program of 10^6 instructions of which 40 ran costs
+    those 40)."""
+    if keys is None:
+        out: dict = {}
+        for part in _program_parts(run, programs):
+            for row in part:
+                out.setdefault(row[:3], row[3:])
+        return out
+    names: dict = {}
+    for key in keys:
+        if key[:2] in programs:
+            names.setdefault(key[:2], set()).add(key[2])
+    whole, some = _program_rows(run), _some_rows(run)
+    out = {}
+    for host, program, module in run.hlo_modules:
+        wanted = names.get((host, program))
+        if not wanted:
+            continue
+        rows = whole.get((host, program))
+        if rows is None:
+            known = some.setdefault((host, program), {})
+            need = {n for n in wanted if n not in known}
+            if need:
+                part: list[tuple] = []
+                damaged: list[tuple[str, str]] = []
+                _module_costs(part, host, program, module, None, damaged, need)
+                for row in part:
+                    known.setdefault(row[2], row)
+                for n in need:
+                    known.setdefault(n, None)
+                if damaged:
+                    _warn(run, host, program, module.name, damaged)
+            rows = [known[n] for n in wanted if known[n] is not None]
+        for row in rows:
+            if row[2] in wanted:
+                out.setdefault(row[:3], row[3:])
     return out
+
+
+@per_run
+def _some_rows(run) -> dict:
+    """(host, program id) -> {instruction name: its row of :func:`program_costs`, or None
+    where the program has no such top-level instruction}, of the instructions costed alone
+    (:func:`costs_by_instruction` with keys)."""
+    return {}
 
 
 def _program_parts(run, programs: set | None) -> list[list[tuple]]:
@@ -367,21 +409,48 @@ _DAMAGE = (_Damaged, ArithmeticError, IndexError, KeyError, MemoryError, Recursi
            ValueError)  # fmt: skip
 
 
-def _module_costs(rows: list, host: str, program: int, module, size: dict, damaged: list) -> None:
+def _module_costs(
+    rows: list,
+    host: str,
+    program: int,
+    module,
+    size: dict | None,
+    damaged: list,
+    only: set | None = None,
+) -> None:
     """Append (host, program, name, flops, bytes, hbm bytes, modeled) per top-level
-    instruction of ``module``; ``size`` gives each instruction's result bytes by id. An
-    instruction that cannot be costed gets zeros, not modeled, and its (name, reason) in
-    ``damaged``: the others keep theirs."""
+    instruction of ``module`` (those named in ``only``: the first of each name; all when
+    None); ``size`` gives each instruction's result bytes by id (None: from each operand's
+    shape, as the HLO table sizes it). An instruction that cannot be costed gets zeros, not
+    modeled, and its (name, reason) in ``damaged``: the others keep theirs."""
     m = _Module(module)
+    if size is None:
+        by_id = m.by_id
+        sizes: dict = {}
+
+        def result_bytes(i: int) -> int:
+            n = sizes.get(i)
+            if n is None:
+                n = sizes[i] = shape_text(by_id[i].shape)[2] if i in by_id else 0
+            return n
+    else:
+        result_bytes = lambda i: size.get(i, 0)  # noqa: E731
+    left = set(only) if only is not None else None
     for comp in module.computations:
         if comp.is_fusion_computation:
             continue
         for ins in comp.instructions:
+            if left is not None:
+                if not left:
+                    return
+                if ins.name not in left:
+                    continue
+                left.discard(ins.name)
             name = cut_text(ins.name)[0]
             try:
                 flops, modeled = _flops(ins, m)
-                read = _bytes_read(ins, m, lambda o: size.get(o, 0))
-                written, hbm_written = _written(ins, size.get(ins.id, 0))
+                read = _bytes_read(ins, m, result_bytes)
+                written, hbm_written = _written(ins, result_bytes(ins.id))
                 device = flops / _low_precision_factor(ins, m)
                 costs = (flops, device, read + written, read + hbm_written)
                 if not all(0 <= c < math.inf for c in costs):
