@@ -1300,12 +1300,12 @@ def _r3_xla(target, good: int = 40, report: bool = False):
     from tfprof_widgets.analysis.frameworks.xla.cost import instruction_costs
 
     run = tw.load(target, progress=False, max_memory_bytes=GOAL_PEAK_MB << 20)
-    # The good fusions' FLOPs as the roofline shows them (2 runs of 3,072 FLOPs); the cost
+    # The good fusions' FLOPs as the roofline shows them (3,072 FLOPs per run); the cost
     # model's whole table (instruction_costs: every instruction of every program, most
     # never run) only where the program is small.
     rl = run.roofline
     fine = rl[rl["hlo_op_name"].astype(str).str.startswith("fusion.")]
-    costed = int((fine["flops"] == 2 * 3 * 1024).sum())
+    costed = int((fine["flops"] == fine["occurrences"] * 3 * 1024).sum())
     if sum(len(c.instructions) for _, _, m in run.hlo_modules for c in m.computations) < 1e5:
         instruction_costs(run)
     bad = []

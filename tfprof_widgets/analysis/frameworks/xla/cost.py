@@ -366,8 +366,8 @@ class _Module:
                 continue
             try:
                 self.uses[top] = _computation_utilizations(self.comps[top], self)
-            except _Damaged as exc:
-                self.bad[top] = str(exc)
+            except _DAMAGE as exc:
+                self.bad[top] = str(exc) if isinstance(exc, _Damaged) else type(exc).__name__
 
     def _callees(self, cid: int) -> list[int]:
         return [c for ins in self.comps[cid].instructions for c in ins.called_computation_ids]
@@ -389,7 +389,7 @@ class _Module:
         elements are read by each of its users)."""
         n = self._elements.get(ins.id)
         if n is None:
-            n = self._elements[ins.id] = _elements(ins.shape, ins.name)
+            n = self._elements[ins.id] = _elements(ins.shape)
         return n
 
     def operands(self, ins) -> list:
@@ -523,7 +523,7 @@ def _written(ins, result_bytes: int) -> tuple[int, int]:
         return result_bytes, result_bytes
     parts = list(shape.tuple_shapes)
     if parts and parts[-1].element_type in (xla_hlo_pb2.U8, xla_hlo_pb2.S8):
-        result_bytes = max(result_bytes - _elements(parts[-1], ins.name), 0)
+        result_bytes = max(result_bytes - _elements(parts[-1]), 0)
     return result_bytes, 0
 
 
@@ -551,7 +551,7 @@ def _instruction_flops(ins, m: _Module) -> tuple[float, bool]:
     result = ins.shape
     if op in ELEMENTWISE:  # a per-element cost times the result's elements
         per = _SM86_FLOPS_PER_ELEMENT.get(_TYPE.get(result.element_type, ""), {}).get(op, 3)
-        return float(per * _elements(result, ins.name)), True
+        return float(per * _elements(result)), True
     if result.element_type == xla_hlo_pb2.TUPLE and op in (
         "custom-call",
         "reduce",
@@ -576,7 +576,7 @@ def _instruction_flops(ins, m: _Module) -> tuple[float, bool]:
     if op in ("reduce", "reduce-window", "scatter"):
         return _reduction_flops(ins, operands, result, m)
     if op == "concatenate":
-        return float(_concat_flops_per_element(ins, operands) * _elements(result, ins.name)), True
+        return float(_concat_flops_per_element(ins, operands) * _elements(result)), True
     return 0.0, op in _NO_FLOPS
 
 
@@ -594,10 +594,10 @@ def _reduction_flops(ins, operands, result, m: _Module) -> tuple[float, bool]:
     if not operands:
         return 0.0, False
     if ins.opcode == "reduce":
-        count = max(m.elements(operands[0]) - _elements(result, ins.name), 0)
+        count = max(m.elements(operands[0]) - _elements(result), 0)
     elif ins.opcode == "reduce-window":
-        window = _checked_product([w.size for w in ins.window.dimensions], ins.name)
-        count = max(window - 1, 0) * _elements(result, ins.name)
+        window = _checked_product([w.size for w in ins.window.dimensions])
+        count = max(window - 1, 0) * _elements(result)
     else:
         count = m.elements(operands[-1])  # scatter(operand, indices, updates)
     return sub * count, modeled
@@ -621,8 +621,8 @@ def _operand_utilization(ins, k: int, operands) -> float:
     or gather reads as many elements as it makes; everything else (a concatenate too, as
     xprof's numbers show) reads its operands once."""
     if ins.opcode in ("slice", "dynamic-slice", "gather") and k == 0:
-        n = _elements(operands[0].shape, operands[0].name)
-        return _elements(ins.shape, ins.name) / n if n else 0.0
+        n = _elements(operands[0].shape)
+        return _elements(ins.shape) / n if n else 0.0
     return 1.0
 
 
@@ -674,19 +674,19 @@ def _computation_utilizations(comp, m: _Module) -> tuple[dict, float, bool]:
     return uses, total, modeled
 
 
-def _elements(shape, name: str = "") -> int:
+def _elements(shape) -> int:
     """Elements of a shape, every element of a tuple counted (``ElementsInRecursive``);
     :class:`_Damaged` for a dimension below 0 (XLA's unbounded dimension is INT64_MIN) or
     more than 2^63 - 1 elements (XLA counts them in int64)."""
     if shape.element_type == xla_hlo_pb2.TUPLE:
-        total = sum(_elements(s, name) for s in shape.tuple_shapes)
+        total = sum(_elements(s) for s in shape.tuple_shapes)
         if total > _MAX_ELEMENTS:
             raise _Damaged("its shape has more than 2^63 elements")
         return total
-    return _checked_product(shape.dimensions, name)
+    return _checked_product(shape.dimensions)
 
 
-def _checked_product(dims, name: str = "") -> int:
+def _checked_product(dims) -> int:
     """The product of dimensions, checked: :class:`_Damaged` where one is negative or the
     product passes 2^63 - 1 (decided from the dimensions' logarithms: a product of 200,000
     dimensions of 2^62 is never multiplied out)."""
@@ -722,8 +722,8 @@ def _dot_flops(contracting_dims, lhs, result) -> float:
     wanted = set(contracting_dims)
     if any(d < 0 or d >= rank for d in wanted):
         raise _Damaged("a contracting dimension is outside its operand's shape")
-    contracting = _checked_product([dims[d] for d in sorted(wanted)], lhs.name)
-    return 2.0 * _elements(result, "") * contracting
+    contracting = _checked_product([dims[d] for d in sorted(wanted)])
+    return 2.0 * _elements(result) * contracting
 
 
 def _gemm_dimensions(ins) -> list[int]:
@@ -744,8 +744,8 @@ def _conv_flops(ins, lhs_ins, rhs_ins, result) -> float:
     (output, kernel) position pairs that read an input element (padding excluded)."""
     dn = ins.convolution_dimension_numbers
     ld, rd, od = lhs_ins.shape.dimensions, rhs_ins.shape.dimensions, result.dimensions
-    for dims, what in ((ld, lhs_ins.name), (rd, rhs_ins.name), (od, ins.name)):
-        _checked_product(dims, what)  # no dimension below 0, no shape past 2^63
+    for dims in (ld, rd, od):
+        _checked_product(dims)  # no dimension below 0, no shape past 2^63
 
     def at(dims, k: int) -> int:
         if not 0 <= k < len(dims):
