@@ -53,6 +53,9 @@ _MAX_BYTES = (1 << 63) - 1
 _UNBOUNDED = -(1 << 63)  # XLA's unbounded dynamic dimension (Shape::kUnboundedSize)
 _SHOWN_DIMS = 4096  # dimensions a shape's text shows (XLA's ranks are small)
 _NAMED = 3  # instructions a program's warning about cut texts names
+_CHUNK = 1 << 16  # instruction rows gathered before they join the columns
+_NO_METADATA = xla_hlo_pb2.OpMetadata()
+_NO_SHAPE = xla_hlo_pb2.ShapeProto()
 _FUSION_CATEGORY = {
     "kLoop": "loop fusion",
     "kInput": "input fusion",
@@ -98,7 +101,7 @@ def instruction_table(modules: list, notes: list | None = None) -> pd.DataFrame:
     """:func:`hlo_instructions` of programs decoded by :func:`hlo_modules` (the metadata
     stats they came from are not read again); a warning per program whose texts were cut
     is added to ``notes`` (once)."""
-    rows: list[tuple] = []
+    rows = _Rows()
     shapes: dict = {}  # (element type, dimensions) -> shape_text: few distinct shapes
     for host, program, module in modules:
         cut: list[str] = []
@@ -114,31 +117,73 @@ def instruction_table(modules: list, notes: list | None = None) -> pd.DataFrame:
             )
             if note not in notes:
                 notes.append(note)
-    if not rows:
-        return schema.empty(schema.HLO_INSTRUCTIONS)
-    return _table(rows)
+    table = rows.table()
+    return schema.empty(schema.HLO_INSTRUCTIONS) if table is None else table
+
+
+class _Rows(list):
+    """The instruction tuples, turned into typed columns every _CHUNK rows (a category as
+    codes into the values seen so far, a number as an array; text stays text): a program of
+    10^6 instructions held as 10^6 tuples of 22 values, then as 22 lists of values, then as
+    pandas' columns, peaked at ~360 MB above its decoded program."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._spec = [dtype for dtype, _ in schema.HLO_INSTRUCTIONS.values()]
+        self._parts: list[list] = [[] for _ in self._spec]
+        self._codes: list[dict] = [{} for _ in self._spec]
+
+    def append(self, row: tuple) -> None:
+        super().append(row)
+        if len(self) >= _CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self:
+            return
+        for k, (dtype, values) in enumerate(zip(self._spec, zip(*self))):
+            if dtype == "category":
+                code = self._codes[k]
+                for v in set(values).difference(code):
+                    code[v] = len(code)
+                self._parts[k].append(np.fromiter(map(code.__getitem__, values), np.int32))
+            elif dtype == "str":
+                self._parts[k].extend(values)
+            else:
+                self._parts[k].append(np.array(values, dtype=dtype))
+        self.clear()
+
+    def table(self) -> pd.DataFrame | None:
+        """The rows as schema.HLO_INSTRUCTIONS (None without rows), each column made in its
+        dtype at once (a categorical's categories the values present, sorted, as
+        ``astype("category")`` makes them; the frame needs no schema.conform after)."""
+        self.flush()
+        if not self._parts[0]:
+            return None
+        cols = {}
+        for k, (name, dtype) in enumerate(zip(schema.HLO_INSTRUCTIONS, self._spec)):
+            parts = self._parts[k]
+            if dtype == "category":
+                seen = list(self._codes[k])
+                order = sorted(range(len(seen)), key=seen.__getitem__)
+                remap = np.empty(len(seen), np.int32)
+                remap[order] = np.arange(len(seen), dtype=np.int32)
+                codes = remap[np.concatenate(parts)]
+                # As schema.text_categorical makes them (codes in range: not validated).
+                cats = pd.CategoricalDtype(pd.Index([seen[i] for i in order]))
+                cols[name] = pd.Categorical.from_codes(codes, dtype=cats, validate=False)
+            elif dtype == "str":
+                cols[name] = parts  # pandas' own string dtype, whichever it is
+            else:
+                cols[name] = np.concatenate(parts)
+            self._parts[k] = []
+        return pd.DataFrame(cols)
 
 
 def instruction_count(module) -> int:
     """How many rows :func:`instruction_table` makes of one decoded program (every
     instruction of every computation), counted without reading them."""
     return sum(len(c.instructions) for c in module.computations)
-
-
-def _table(rows: list[tuple]) -> pd.DataFrame:
-    """The instruction tuples as schema.HLO_INSTRUCTIONS, each column made in its dtype at
-    once (categoricals from the values, not through a generic table and a conversion; the
-    frame needs no schema.conform after)."""
-    spec = schema.HLO_INSTRUCTIONS
-    cols = {}
-    for (name, (dtype, _)), values in zip(spec.items(), zip(*rows)):
-        if dtype == "category":
-            cols[name] = schema.text_categorical(values)
-        elif dtype == "str":
-            cols[name] = list(values)  # pandas' own string dtype, whichever it is
-        else:
-            cols[name] = np.array(values, dtype=dtype)
-    return pd.DataFrame(cols)
 
 
 def hlo_modules(metadata_stats: pd.DataFrame) -> list[tuple[str, int, object]]:
@@ -180,8 +225,10 @@ def _add_module(rows: list, host: str, program: int, module, shapes: dict, cut: 
         fused = comp.is_fusion_computation
         order = schedule.get(comp.id, {})
         for ins in comp.instructions:
-            md = ins.metadata
-            shape = ins.shape
+            # An unset submessage read makes an empty one that its instruction keeps (~300
+            # bytes: 300 MB for 10^6 bare instructions), so one is read only when set.
+            md = ins.metadata if ins.HasField("metadata") else _NO_METADATA
+            shape = ins.shape if ins.HasField("shape") else _NO_SHAPE
             if shape.element_type == _TUPLE:
                 text = shape_text(shape)
             else:
