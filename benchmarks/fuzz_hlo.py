@@ -299,7 +299,11 @@ def run_case(seed: int, work: pathlib.Path) -> tuple[str, list[str], str]:
             bad += _numbers_ok(name, getattr(run, name))
         for view in (tw.views.roofline(run), tw.views.hlo_op_profile(run)):
             json.loads(view.payload_json())
-        return ("bad numbers" if bad else "analysed"), kinds, ", ".join(bad)
+        warned = any("cost model" in w for w in run.warnings)
+        cut = any("is cut to" in w for w in run.warnings)
+        outcome = "analysed" + (", costs refused" if warned else "")
+        outcome += ", texts cut" if cut else ""
+        return ("bad numbers" if bad else outcome), kinds, ", ".join(bad)
     except tw.ProfileError as exc:
         return "ProfileError", kinds, str(exc)[:200]
     finally:
