@@ -282,14 +282,15 @@ def test_op_flops_of_2_63_or_more_are_refused_not_negative(tmp_path, value):
 
 # -- the structural fuzzer, a seeded slice ------------------------------------------------------
 def test_fuzz_hlo_slice(tmp_path):
-    """benchmarks/fuzz_hlo.py on 40 seeds: no bare exception, no hang, every number finite
-    and not negative (the full campaign: 2,000+ cases)."""
+    """benchmarks/fuzz_hlo.py on 20 seeds: no bare exception, no hang, every number finite
+    and not negative, one cost row per top-level instruction (the full campaign: 2,000+
+    cases; on the old code seed 8 lost its program's costs)."""
     from conftest import ROOT
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import fuzz_hlo
 
-    result = fuzz_hlo.campaign(range(40), tmp_path)
+    result = fuzz_hlo.campaign(range(20), tmp_path)
     assert result.bare == [], result.bare[:3]
     assert result.bad_numbers == [], result.bad_numbers[:3]
     assert result.slowest[0] < 10
