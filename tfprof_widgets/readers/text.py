@@ -11,13 +11,16 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["MAX_NAME_CHARS", "cut_text", "json_without_lone_surrogates", "name_as_text"]
+# Kept with the schema (the analyses cut names too); the readers cut at load.
+from ..schema import ELLIPSIS, MAX_NAME_CHARS, cut_text
 
-# The most characters a name or text of a capture keeps (an op name, a source file, an
-# instruction's name): a name of 32 MB was copied into every table and view that shows it
-# (a 4 GB peak, a 610 MB report). The rest is cut, an ellipsis marks the cut.
-MAX_NAME_CHARS = 64 << 10
-ELLIPSIS = "\u2026"
+__all__ = [
+    "ELLIPSIS",
+    "MAX_NAME_CHARS",
+    "cut_text",
+    "json_without_lone_surrogates",
+    "name_as_text",
+]
 
 # Whether a JSON text holds a surrogate escape at all (a scan for a literal: fast).
 _SURROGATE_HINT = re.compile(rb"\\u[dD][89a-fA-F]")
@@ -57,11 +60,3 @@ def name_as_text(name: str) -> str:
         return os.fsencode(name).decode("utf-8", "replace")
     except UnicodeEncodeError:  # a surrogate that no file system byte stands for
         return re.sub("[\ud800-\udfff]", "\ufffd", name)
-
-
-def cut_text(text: str, limit: int = MAX_NAME_CHARS) -> tuple[str, bool]:
-    """(``text`` cut to its first ``limit`` characters and an ellipsis, whether it was
-    cut): a capture's names and texts are kept at most this long."""
-    if len(text) <= limit:
-        return text, False
-    return text[:limit] + ELLIPSIS, True

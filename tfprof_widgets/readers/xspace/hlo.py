@@ -241,19 +241,9 @@ def _add_module(rows: list, host: str, program: int, module, shapes: dict, cut: 
                 source_file, source_line = frames.get(md.stack_frame_id, ("", 0))
             opcode, kind, op_name = ins.opcode, ins.fusion_kind, md.op_name
             name, target = ins.name, ins.custom_call_target
-            if (
-                len(op_name) > MAX_NAME_CHARS
-                or len(source_file) > MAX_NAME_CHARS
-                or len(name) > MAX_NAME_CHARS
-                or len(target) > MAX_NAME_CHARS
-                or len(opcode) > MAX_NAME_CHARS
-                or len(kind) > MAX_NAME_CHARS
-            ):
-                label = name
-                name = short(name, label)
-                op_name, source_file = short(op_name, label), short(source_file, label)
-                target, opcode = short(target, label), short(opcode, label)
-                kind = short(kind, label)
+            texts = (name, op_name, source_file, target, opcode, kind)
+            if max(map(len, texts)) > MAX_NAME_CHARS:
+                name, op_name, source_file, target, opcode, kind = (short(t, name) for t in texts)
             category = categories.get((opcode, kind))
             if category is None:
                 category = categories[(opcode, kind)] = hlo_category(opcode, kind)

@@ -43,8 +43,7 @@ import pandas as pd
 
 from ....proto import xla_hlo_pb2
 from ....proto.xla_opcodes import ELEMENTWISE
-from ....readers.text import cut_text
-from ....readers.xspace.hlo import shape_text
+from ....schema import cut_text
 from ...inputs import per_run
 from .columns import text
 from .gpu import ran_instructions
@@ -231,7 +230,8 @@ def costs_by_instruction(run, programs: set, keys=None) -> dict[tuple, tuple]:
             if need:
                 part: list[tuple] = []
                 damaged: list[tuple[str, str]] = []
-                _module_costs(part, host, program, module, None, damaged, need)
+                sizes = _result_bytes(run, host, program)
+                _module_costs(part, host, program, module, sizes, damaged, need)
                 for row in part:
                     known.setdefault(row[2], row)
                 for n in need:
@@ -265,7 +265,8 @@ def _program_parts(run, programs: set | None) -> list[list[tuple]]:
         if (host, program) not in done:
             part: list[tuple] = []
             damaged: list[tuple[str, str]] = []
-            _module_costs(part, host, program, module, _result_bytes(run, host, program), damaged)
+            sizes = _result_bytes(run, host, program)
+            _module_costs(part, host, program, module, sizes, damaged)
             if damaged:
                 _warn(run, host, program, module.name, damaged)
             done[(host, program)] = part
@@ -299,7 +300,7 @@ def _programs_result_bytes(run) -> dict:
     return {}
 
 
-def _result_bytes(run, host: str, program: int) -> dict[int, int]:
+def _result_bytes(run, host: str, program: int) -> _Sizes:
     """Instruction id -> result bytes of one program (from run.hlo_instructions), made the
     first time its costs are computed: the costs need the programs that ran, a few of the
     capture's."""
@@ -313,9 +314,28 @@ def _result_bytes(run, host: str, program: int) -> dict[int, int]:
         if not len(at) and not built:
             h = run.hlo_instructions_of({(host, program)})
             at = np.arange(len(h))
-        ids = h["instruction_id"].to_numpy()[at].tolist()
-        done[(host, program)] = dict(zip(ids, h["result_bytes"].to_numpy()[at].tolist()))
+        ids = h["instruction_id"].to_numpy()[at]
+        done[(host, program)] = _Sizes(ids, h["result_bytes"].to_numpy()[at])
     return done[(host, program)]
+
+
+class _Sizes:
+    """Result bytes by instruction id, as sorted arrays (a program of 10^6 instructions of
+    which a few are costed needs no dict of 10^6 entries); an id listed twice has its last
+    row's bytes, an unknown one 0."""
+
+    __slots__ = ("_ids", "_bytes")
+
+    def __init__(self, ids: np.ndarray, nbytes: np.ndarray) -> None:
+        order = np.argsort(ids, kind="stable")
+        self._ids = np.asarray(ids, np.int64)[order]
+        self._bytes = np.asarray(nbytes, np.int64)[order]
+
+    def __call__(self, instruction_id: int) -> int:
+        k = int(np.searchsorted(self._ids, instruction_id, side="right")) - 1
+        if k < 0 or self._ids[k] != instruction_id:
+            return 0
+        return int(self._bytes[k])
 
 
 class _Module:
@@ -414,27 +434,16 @@ def _module_costs(
     host: str,
     program: int,
     module,
-    size: dict | None,
+    result_bytes,
     damaged: list,
     only: set | None = None,
 ) -> None:
     """Append (host, program, name, flops, bytes, hbm bytes, modeled) per top-level
     instruction of ``module`` (those named in ``only``: the first of each name; all when
-    None); ``size`` gives each instruction's result bytes by id (None: from each operand's
-    shape, as the HLO table sizes it). An instruction that cannot be costed gets zeros, not
-    modeled, and its (name, reason) in ``damaged``: the others keep theirs."""
+    None); ``result_bytes(id)`` gives an instruction's result bytes. An instruction that
+    cannot be costed gets zeros, not modeled, and its (name, reason) in ``damaged``: the
+    others keep theirs."""
     m = _Module(module)
-    if size is None:
-        by_id = m.by_id
-        sizes: dict = {}
-
-        def result_bytes(i: int) -> int:
-            n = sizes.get(i)
-            if n is None:
-                n = sizes[i] = shape_text(by_id[i].shape)[2] if i in by_id else 0
-            return n
-    else:
-        result_bytes = lambda i: size.get(i, 0)  # noqa: E731
     left = set(only) if only is not None else None
     for comp in module.computations:
         if comp.is_fusion_computation:
