@@ -1,6 +1,7 @@
 """Memory and time that damaged and hostile inputs cost the readers.
 
     python benchmarks/bench_hostile.py [--per-kind 200] [--seed 0]
+    python benchmarks/bench_hostile.py --round-three-hlo   # issue 37: XLA, TPU, tool data
 
 Mutates real captures (the keras_fit sample's .xplane.pb, and a Chrome trace of it, plain
 and gzipped) in each way the fuzz tests do, adds hand-made hostile files (length prefixes
