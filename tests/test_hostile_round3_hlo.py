@@ -294,3 +294,19 @@ def test_fuzz_hlo_slice(tmp_path):
     assert result.bare == [], result.bare[:3]
     assert result.bad_numbers == [], result.bad_numbers[:3]
     assert result.slowest[0] < 10
+
+
+# -- checked arithmetic: tool data ---------------------------------------------------------------
+def test_tool_data_bytes_of_2_63_or_more_are_refused_not_wrapped(tmp_path):
+    """A TF stats record's bytes_accessed is uint64: 2^64 - 1 was read as int64 -1."""
+    from tfprof_widgets.proto import tool_data_pb2
+
+    db = tool_data_pb2.TfStatsDatabase()
+    for k, nbytes in enumerate((1000, (1 << 64) - 1)):
+        r = db.with_idle.tf_stats_record.add(op_name=f"op{k}", op_type="MatMul")
+        r.host_or_device, r.occurrences, r.total_time_in_us = "Device", 1, 10.0
+        r.bytes_accessed = nbytes
+    (tmp_path / "h.tensorflow_stats.pb").write_bytes(db.SerializeToString())
+    run = tw.load(tmp_path, progress=False)
+    assert run.tool_data.tf_stats["bytes_accessed"].tolist() == [1000, 0]
+    assert any("bytes_accessed of 2^63 or more" in w for w in run.warnings), run.warnings

@@ -226,8 +226,12 @@ def describe_pb(data: bytes) -> str | None:
 # -- mapping onto our tables ---------------------------------------------------------------------
 def _fill_tf_stats(out: HostToolData) -> None:
     db = out.raw["tensorflow_stats"]
-    out.tables["tf_stats"] = _tf_stats(db.with_idle.tf_stats_record, out.host)
-    out.tables["tf_stats_without_idle"] = _tf_stats(db.without_idle.tf_stats_record, out.host)
+    notes: list[str] = []
+    out.tables["tf_stats"] = _tf_stats(db.with_idle.tf_stats_record, out.host, notes)
+    out.tables["tf_stats_without_idle"] = _tf_stats(
+        db.without_idle.tf_stats_record, out.host, notes
+    )
+    out.warnings += [f"{out.files['tensorflow_stats']}: {n}" for n in dict.fromkeys(notes)]
     if "top_ops" in out.tables:
         out.tables["top_ops"] = top_op_times(out.tables["top_ops"], out.tables["tf_stats"])
 
@@ -336,10 +340,17 @@ def _record_columns(records, fields: dict) -> dict[str, np.ndarray]:
     return out
 
 
-def _tf_stats(records, host: str) -> pd.DataFrame:
-    """TOOL_TF_STATS from TfStatsRecords, in the file's order."""
+def _tf_stats(records, host: str, notes: list[str]) -> pd.DataFrame:
+    """TOOL_TF_STATS from TfStatsRecords, in the file's order; a count that cannot be right
+    is refused, with a note."""
     n = len(records)
     c = _record_columns(records, _TF_STATS_FIELDS)
+    # A uint64 of 2^63 or more would wrap int64: refused (0), never negative.
+    huge = c["bytes_accessed"] >= np.uint64(1 << 63)
+    if huge.any():
+        notes.append(
+            f"{int(huge.sum())} op(s) with bytes_accessed of 2^63 or more: refused (0 bytes)"
+        )
     is_device = np.asarray(c["host_or_device"] == "Device", bool)
     self_frac = np.where(
         is_device, c["device_total_self_time_as_fraction"], c["host_total_self_time_as_fraction"]
@@ -373,10 +384,7 @@ def _tf_stats(records, host: str) -> pd.DataFrame:
             "bound_by": c["bound_by"],
             "gpu_tensorcore_utilization": c["gpu_tensorcore_utilization"],
             "flops": np.where(flops_v2 != 0, flops_v2, c["flops"].astype(float)),
-            # A uint64 of 2^63 or more would wrap int64: refused (0), never negative.
-            "bytes_accessed": np.where(
-                c["bytes_accessed"] < np.uint64(1 << 63), c["bytes_accessed"], 0
-            ).astype(np.int64),
+            "bytes_accessed": np.where(huge, 0, c["bytes_accessed"]).astype(np.int64),
         }
     )
     return schema.conform(df, schema.TOOL_TF_STATS)
