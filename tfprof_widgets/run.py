@@ -223,7 +223,7 @@ class Run:
         once per run), then kept; empty for a capture without them."""
         from .readers.xspace.hlo import instruction_table
 
-        return instruction_table(self.hlo_modules)
+        return instruction_table(self.hlo_modules, notes=self.warnings)
 
     @functools.cached_property
     def hlo_program_rows(self) -> dict[tuple[str, int], range]:
@@ -257,7 +257,7 @@ class Run:
         if "hlo_instructions" in self.__dict__:
             return self.hlo_instructions.iloc[labels]
         modules = [m for m in self.hlo_modules if (m[0], m[1]) in programs]
-        table = instruction_table(modules)
+        table = instruction_table(modules, notes=self.warnings)
         table.index = labels
         return table
 

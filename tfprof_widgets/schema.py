@@ -791,6 +791,21 @@ def empty(table: dict[str, tuple[str, str]]) -> pd.DataFrame:
     return made[1].copy()
 
 
+# The most characters a name or text of a capture keeps (an op name, a source file, an
+# instruction's name): a name of 32 MB was copied into every table and view that shows it
+# (a 4 GB peak, a 610 MB report). The rest is cut, an ellipsis marks the cut.
+MAX_NAME_CHARS = 64 << 10
+ELLIPSIS = "\u2026"
+
+
+def cut_text(text: str, limit: int = MAX_NAME_CHARS) -> tuple[str, bool]:
+    """(``text`` cut to its first ``limit`` characters and an ellipsis, whether it was
+    cut): a capture's names and texts are kept at most this long."""
+    if len(text) <= limit:
+        return text, False
+    return text[:limit] + ELLIPSIS, True
+
+
 def text_categorical(values) -> pd.Categorical:
     """A categorical of text values (a sequence or object array of str) whose categories
     are the values present, sorted: what ``astype("category")`` makes of them. Made from one

@@ -31,6 +31,7 @@ __all__ = [
     "KINDS",
     "KIND_CODE",
     "categorical",
+    "counts",
     "floats",
     "numbers",
     "present",
@@ -168,6 +169,33 @@ def numbers(stats, name: str, n: int, owner="event") -> tuple[np.ndarray, np.nda
     values_[owners] = v
     present[owners] = True
     return values_, present
+
+
+def counts(stats, name: str, n: int, owner="event") -> tuple[np.ndarray, np.ndarray]:
+    """A stat that counts (FLOPs, bytes, sizes) as int64 values aligned with ``n`` owners,
+    and which owners' values were refused: a uint64 is read unsigned and a double as it
+    is, and a value no count can be (below 0, not finite, 2^63 or more: it would wrap int64)
+    is refused, 0 in the values. Absent: 0, not refused."""
+    rows = _Rows(stats, name, owner)
+    values_ = np.zeros(n, np.int64)
+    refused = np.zeros(n, bool)
+    if not len(rows):
+        return values_, refused
+    kinds = rows.kind
+    ints = rows.int_value
+    as_float = np.where(
+        kinds == _DOUBLE,
+        rows.float_value,
+        np.where(kinds == _UINT, ints.view(np.uint64).astype(np.float64), ints.astype(np.float64)),
+    )
+    counted = np.isin(kinds, (_INT, _UINT, _DOUBLE))
+    bad = counted & ~((as_float >= 0) & (as_float < 2.0**63))
+    ok = counted & ~bad
+    exact = np.where(kinds == _DOUBLE, 0, ints)  # integers as they are, not through float
+    v = np.where(kinds == _DOUBLE, np.where(ok, as_float, 0).astype(np.int64), exact)
+    values_[rows.owner[ok]] = v[ok]
+    refused[rows.owner[bad]] = True
+    return values_, refused
 
 
 def present(stats, name: str, n: int, owner="event") -> np.ndarray:

@@ -11,7 +11,16 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["json_without_lone_surrogates", "name_as_text"]
+# Kept with the schema (the analyses cut names too); the readers cut at load.
+from ..schema import ELLIPSIS, MAX_NAME_CHARS, cut_text
+
+__all__ = [
+    "ELLIPSIS",
+    "MAX_NAME_CHARS",
+    "cut_text",
+    "json_without_lone_surrogates",
+    "name_as_text",
+]
 
 # Whether a JSON text holds a surrogate escape at all (a scan for a literal: fast).
 _SURROGATE_HINT = re.compile(rb"\\u[dD][89a-fA-F]")

@@ -12,6 +12,11 @@ decoded programs (a run keeps both: its ``hlo_modules`` and ``hlo_instructions``
 the first time an analysis reads them, never at load, and share one decode). A
 program id is the ``program_id`` stat, else the metadata's id (XProf's rule); a program id
 seen twice on one host keeps its first proto. A proto that does not parse is skipped.
+
+No XLA program holds a name of megabytes or a dimension below 0 (but XLA's unbounded one,
+INT64_MIN, printed ``?``), nor a shape past 2^63 elements: the table keeps each text at
+most MAX_NAME_CHARS long (cut, with an ellipsis and a warning naming the instruction), a
+shape's text its first dimensions, and a shape it cannot size 0 result bytes.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import pandas as pd
 from ... import schema
 from ...proto import xla_hlo_pb2
 from ...proto.xla_opcodes import ELEMENTWISE
+from ..text import ELLIPSIS, MAX_NAME_CHARS, cut_text
 
 METADATA_PLANE = "/host:metadata"
 HLO_PROTO_STAT = "Hlo Proto"
@@ -44,6 +50,12 @@ _BITS = {
     "f8e5m2fnuz": 8, "f8e4m3fnuz": 8, "f4e2m1fn": 4, "f8e8m0fnu": 8,
 }  # fmt: skip
 _MAX_BYTES = (1 << 63) - 1
+_UNBOUNDED = -(1 << 63)  # XLA's unbounded dynamic dimension (Shape::kUnboundedSize)
+_SHOWN_DIMS = 4096  # dimensions a shape's text shows (XLA's ranks are small)
+_NAMED = 3  # instructions a program's warning about cut texts names
+_CHUNK = 1 << 16  # instruction rows gathered before they join the columns
+_NO_METADATA = xla_hlo_pb2.OpMetadata()
+_NO_SHAPE = xla_hlo_pb2.ShapeProto()
 _FUSION_CATEGORY = {
     "kLoop": "loop fusion",
     "kInput": "input fusion",
@@ -85,38 +97,89 @@ def hlo_instructions(metadata_stats: pd.DataFrame) -> pd.DataFrame:
     return instruction_table(hlo_modules(metadata_stats))
 
 
-def instruction_table(modules: list) -> pd.DataFrame:
+def instruction_table(modules: list, notes: list | None = None) -> pd.DataFrame:
     """:func:`hlo_instructions` of programs decoded by :func:`hlo_modules` (the metadata
-    stats they came from are not read again)."""
-    rows: list[tuple] = []
+    stats they came from are not read again); a warning per program whose texts were cut
+    is added to ``notes`` (once)."""
+    rows = _Rows()
     shapes: dict = {}  # (element type, dimensions) -> shape_text: few distinct shapes
     for host, program, module in modules:
-        _add_module(rows, host, program, module, shapes)
-    if not rows:
-        return schema.empty(schema.HLO_INSTRUCTIONS)
-    return _table(rows)
+        cut: list[str] = []
+        _add_module(rows, host, program, module, shapes, cut)
+        cut = list(dict.fromkeys(cut))
+        if cut and notes is not None:
+            named = ", ".join(f"'{cut_text(c, 200)[0]}'" for c in cut[:_NAMED])
+            more = f" and {len(cut) - _NAMED} more" if len(cut) > _NAMED else ""
+            note = (
+                f"host {host}, program {cut_text(module.name, 200)[0]} ({program}): texts "
+                f"of instruction {named}{more} (op name, source file, names) are longer than "
+                f"{MAX_NAME_CHARS >> 10} KB: each is cut to its first {MAX_NAME_CHARS >> 10} KB"
+            )
+            if note not in notes:
+                notes.append(note)
+    table = rows.table()
+    return schema.empty(schema.HLO_INSTRUCTIONS) if table is None else table
+
+
+class _Rows(list):
+    """The instruction tuples, turned into typed columns every _CHUNK rows (its filler
+    calls :meth:`flush`): a category as codes into the values seen so far, a number as an
+    array, text stays text. A program of 10^6 instructions held as 10^6 tuples of 22
+    values, then as 22 lists of values, then as pandas' columns, peaked at ~360 MB above its
+    decoded program; now at ~160 MB."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._spec = [dtype for dtype, _ in schema.HLO_INSTRUCTIONS.values()]
+        self._parts: list[list] = [[] for _ in self._spec]
+        self._codes: list[dict] = [{} for _ in self._spec]
+
+    def flush(self) -> None:
+        if not self:
+            return
+        for k, (dtype, values) in enumerate(zip(self._spec, zip(*self))):
+            if dtype == "category":
+                code = self._codes[k]
+                for v in set(values).difference(code):
+                    code[v] = len(code)
+                self._parts[k].append(np.fromiter(map(code.__getitem__, values), np.int32))
+            elif dtype == "str":
+                self._parts[k].extend(values)
+            else:
+                self._parts[k].append(np.array(values, dtype=dtype))
+        self.clear()
+
+    def table(self) -> pd.DataFrame | None:
+        """The rows as schema.HLO_INSTRUCTIONS (None without rows), each column made in its
+        dtype at once (a categorical's categories the values present, sorted, as
+        ``astype("category")`` makes them; the frame needs no schema.conform after)."""
+        self.flush()
+        if not self._parts[0]:
+            return None
+        cols = {}
+        for k, (name, dtype) in enumerate(zip(schema.HLO_INSTRUCTIONS, self._spec)):
+            parts = self._parts[k]
+            if dtype == "category":
+                seen = list(self._codes[k])
+                order = sorted(range(len(seen)), key=seen.__getitem__)
+                remap = np.empty(len(seen), np.int32)
+                remap[order] = np.arange(len(seen), dtype=np.int32)
+                codes = remap[np.concatenate(parts)]
+                # As schema.text_categorical makes them (codes in range: not validated).
+                cats = pd.CategoricalDtype(pd.Index([seen[i] for i in order]))
+                cols[name] = pd.Categorical.from_codes(codes, dtype=cats, validate=False)
+            elif dtype == "str":
+                cols[name] = parts  # pandas' own string dtype, whichever it is
+            else:
+                cols[name] = np.concatenate(parts)
+            self._parts[k] = []
+        return pd.DataFrame(cols)
 
 
 def instruction_count(module) -> int:
     """How many rows :func:`instruction_table` makes of one decoded program (every
     instruction of every computation), counted without reading them."""
     return sum(len(c.instructions) for c in module.computations)
-
-
-def _table(rows: list[tuple]) -> pd.DataFrame:
-    """The instruction tuples as schema.HLO_INSTRUCTIONS, each column made in its dtype at
-    once (categoricals from the values, not through a generic table and a conversion; the
-    frame needs no schema.conform after)."""
-    spec = schema.HLO_INSTRUCTIONS
-    cols = {}
-    for (name, (dtype, _)), values in zip(spec.items(), zip(*rows)):
-        if dtype == "category":
-            cols[name] = schema.text_categorical(values)
-        elif dtype == "str":
-            cols[name] = list(values)  # pandas' own string dtype, whichever it is
-        else:
-            cols[name] = np.array(values, dtype=dtype)
-    return pd.DataFrame(cols)
 
 
 def hlo_modules(metadata_stats: pd.DataFrame) -> list[tuple[str, int, object]]:
@@ -133,25 +196,35 @@ def hlo_modules(metadata_stats: pd.DataFrame) -> list[tuple[str, int, object]]:
     return out
 
 
-def _add_module(rows: list, host: str, program: int, module, shapes: dict) -> None:
+def _add_module(rows: list, host: str, program: int, module, shapes: dict, cut: list) -> None:
     """The instructions of one module appended to ``rows`` (tuples in schema order);
-    ``shapes`` caches the text of array shapes across modules."""
-    names = {c.id: c.name for c in module.computations}
+    ``shapes`` caches the text of array shapes across modules; the names of instructions
+    whose texts were cut are added to ``cut``."""
+
+    def short(value: str, ins_name: str) -> str:
+        if len(value) <= MAX_NAME_CHARS:
+            return value
+        cut.append(ins_name)
+        return value[:MAX_NAME_CHARS] + ELLIPSIS
+
+    names = {c.id: short(c.name, c.name) for c in module.computations}
     schedule = {
         cid: {iid: k for k, iid in enumerate(seq.instruction_ids)}
         for cid, seq in module.schedule.sequences.items()
     }
     frames = _frame_lines(module.stack_frame_index)
     categories: dict = {}
-    module_name = module.name
+    module_name = short(module.name, module.name)
     for comp in module.computations:
-        comp_name = comp.name
+        comp_name = names[comp.id]
         entry = comp_name == module.entry_computation_name
         fused = comp.is_fusion_computation
         order = schedule.get(comp.id, {})
         for ins in comp.instructions:
-            md = ins.metadata
-            shape = ins.shape
+            # An unset submessage read makes an empty one that its instruction keeps (~300
+            # bytes: 300 MB for 10^6 bare instructions), so one is read only when set.
+            md = ins.metadata if ins.HasField("metadata") else _NO_METADATA
+            shape = ins.shape if ins.HasField("shape") else _NO_SHAPE
             if shape.element_type == _TUPLE:
                 text = shape_text(shape)
             else:
@@ -163,6 +236,10 @@ def _add_module(rows: list, host: str, program: int, module, shapes: dict) -> No
             if not source_file and md.stack_frame_id:
                 source_file, source_line = frames.get(md.stack_frame_id, ("", 0))
             opcode, kind, op_name = ins.opcode, ins.fusion_kind, md.op_name
+            name, target = ins.name, ins.custom_call_target
+            texts = (name, op_name, source_file, target, opcode, kind)
+            if max(map(len, texts)) > MAX_NAME_CHARS:
+                name, op_name, source_file, target, opcode, kind = (short(t, name) for t in texts)
             category = categories.get((opcode, kind))
             if category is None:
                 category = categories[(opcode, kind)] = hlo_category(opcode, kind)
@@ -175,12 +252,12 @@ def _add_module(rows: list, host: str, program: int, module, shapes: dict) -> No
                     comp_name,
                     entry,
                     fused,
-                    ins.name,
+                    name,
                     ins.id,
                     opcode,
                     category,
                     kind,
-                    ins.custom_call_target,
+                    target,
                     ", ".join(names.get(c, str(c)) for c in called) if called else "",
                     op_name,
                     op_name.rsplit("/", 1)[-1] if op_name else "",
@@ -190,6 +267,8 @@ def _add_module(rows: list, host: str, program: int, module, shapes: dict) -> No
                     order.get(ins.id, -1),
                 )
             )
+            if len(rows) >= _CHUNK:
+                rows.flush()
 
 
 def hlo_category(opcode: str, fusion_kind: str) -> str:
@@ -204,17 +283,45 @@ def hlo_category(opcode: str, fusion_kind: str) -> str:
 
 
 def shape_text(shape) -> tuple[str, str, int]:
-    """(text as XLA prints it without layout, element type, bytes) of a ShapeProto."""
+    """(text as XLA prints it without layout, element type, bytes) of a ShapeProto. A
+    shape no XLA program holds (a dimension below 0 but the unbounded one, a product past
+    2^63) has 0 bytes; an unbounded dimension (INT64_MIN) is ``?`` and has no size either;
+    the text shows at most the first _SHOWN_DIMS dimensions and MAX_NAME_CHARS characters."""
     dtype = _DTYPES.get(shape.element_type, str(shape.element_type))
     if dtype == "tuple":
         parts = [shape_text(s) for s in shape.tuple_shapes]
         first = parts[0][1] if parts else ""
         total = min(sum(p[2] for p in parts), _MAX_BYTES)
-        return "(" + ", ".join(p[0] for p in parts) + ")", first, total
-    dims = list(shape.dimensions)
-    elements = math.prod(dims)
-    nbytes = min((elements * _BITS.get(dtype, 0) + 7) // 8, _MAX_BYTES)  # a damaged shape
-    return f"{dtype}[{','.join(map(str, dims))}]", dtype, nbytes
+        text = "(" + ", ".join(p[0] for p in parts) + ")"
+        return cut_text(text)[0], first, total
+    dims = shape.dimensions
+    shown = [("?" if d == _UNBOUNDED else str(d)) for d in dims[:_SHOWN_DIMS]]
+    if len(dims) > _SHOWN_DIMS:
+        shown.append(ELLIPSIS)
+    text = cut_text(f"{dtype}[{','.join(shown)}]")[0]
+    return text, dtype, _array_bytes(dims, _BITS.get(dtype, 0))
+
+
+def _array_bytes(dims, bits: int) -> int:
+    """Bytes of an array of these dimensions and element bits; 0 where a dimension is below
+    0 or the bytes pass 2^63 (no such array: its size is unknown, neither wrapped nor
+    capped)."""
+    if len(dims) <= 8:
+        values = list(dims)
+        if values and min(values) < 0:
+            return 0
+        elements = math.prod(values)
+    else:
+        a = np.asarray(dims, dtype=np.int64)
+        if (a < 0).any():
+            return 0
+        if (a == 0).any():
+            return 0
+        if float(np.log2(a.astype(np.float64)).sum()) > 63.5:
+            return 0
+        elements = math.prod(a[a > 1].tolist())
+    nbytes = (elements * bits + 7) // 8
+    return nbytes if nbytes <= _MAX_BYTES else 0
 
 
 def _frame_lines(index) -> dict[int, tuple[str, int]]:

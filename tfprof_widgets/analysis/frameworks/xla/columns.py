@@ -47,4 +47,20 @@ def with_columns(df: pd.DataFrame, new: dict) -> pd.DataFrame:
     return pd.DataFrame(cols, index=df.index)
 
 
-__all__ = ["ranks", "text", "text_at", "with_columns"]
+def refused_costs_note(run, hosts: np.ndarray, ops: np.ndarray) -> None:
+    """Warn (once, in ``run.warnings``) that the cost stats (``flops``, ``model_flops``,
+    ``bytes_accessed``) of these ops were refused: a count of 2^63 or more, below 0 or not
+    finite cannot be right (libtpu writes uint64; read as int64 it turned negative). The
+    first few ops are named; each refused cost counts as 0."""
+    first = ", ".join(f"'{str(o)[:200]}' ({h})" for h, o in zip(hosts[:3], ops[:3]))
+    more = f" and {len(ops) - 3} more" if len(ops) > 3 else ""
+    note = (
+        f"TPU ops {first}{more}: a cost stat (flops, model_flops or bytes_accessed) of 2^63 "
+        "or more, below 0 or not finite was refused (counted as 0)"
+    )
+    warnings = getattr(run, "warnings", None)
+    if isinstance(warnings, list) and note not in warnings:
+        warnings.append(note)
+
+
+__all__ = ["ranks", "refused_costs_note", "text", "text_at", "with_columns"]

@@ -24,6 +24,13 @@ calls:
   tuple result counts as no HBM write;
 * cuBLAS GEMM calls: XLA's dot rule with the call's dimension numbers, ``flops_modeled``
   False: xprof 2.24 shows 0 FLOPs and 0 bytes for them (on the MI300X captures).
+
+A damaged program costs only the instructions it damages: each top-level instruction is
+costed on its own, the computations it calls walked iteratively (no recursion, however
+deep the calls nest), and an instruction no XLA program can hold (a computation that calls
+itself, a dimension below 0 or a shape past 2^63 elements, an operand index outside its
+shape) gets 0 FLOPs and 0 bytes, ``flops_modeled`` False, and one warning per program in
+``run.warnings`` naming the program and the instruction.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ import pandas as pd
 
 from ....proto import xla_hlo_pb2
 from ....proto.xla_opcodes import ELEMENTWISE
+from ....schema import cut_text
 from ...inputs import per_run
 from .columns import text
 from .gpu import ran_instructions
@@ -51,6 +59,13 @@ _NO_FLOPS = frozenset(
 )
 _WARP = 32
 _MAX_POSITIONS = 50_000_000  # window positions counted per spatial dimension, at most
+_CHUNK = 1 << 20  # kernel positions counted at once (bounds the arrays of a huge window)
+_MAX_ELEMENTS = (1 << 63) - 1  # an XLA shape's elements fit int64
+# Computations nested deeper than this (a fusion in a fusion in ...) are a damaged program:
+# XLA nests a handful.
+MAX_NESTING = 4096
+# Instructions a program's warning names (the rest are counted).
+_NAMED = 3
 _TYPE = {v.number: v.name.lower() for v in xla_hlo_pb2.PrimitiveType.DESCRIPTOR.values}
 # FLOPs per element of an elementwise op by result type, where not 3 (XLA's default): the
 # "sm_86" entries of XLA's measured op profiles (xla/service/gpu/model/hlo_op_profiles_data.h,
@@ -185,20 +200,63 @@ def program_costs(run, programs: set | None = None) -> pd.DataFrame:
     )
 
 
-def costs_by_instruction(run, programs: set) -> dict[tuple, tuple]:
+def costs_by_instruction(run, programs: set, keys=None) -> dict[tuple, tuple]:
     """(host, program id, instruction name) -> (flops, device_flops, bytes_accessed,
     hbm_bytes, flops_modeled) of the top-level instructions of the programs named: the
-    rows of :func:`program_costs` as a lookup (the first row of a name)."""
-    out: dict = {}
-    for part in _program_parts(run, programs):
-        for row in part:
-            out.setdefault(row[:3], row[3:])
+    rows of :func:`program_costs` as a lookup (the first row of a name). With ``keys``
+    ((host, program id, name) triples), only those instructions are costed where their
+    program was not costed whole (a program of 10^6 instructions of which 40 ran costs
+    those 40)."""
+    if keys is None:
+        out: dict = {}
+        for part in _program_parts(run, programs):
+            for row in part:
+                out.setdefault(row[:3], row[3:])
+        return out
+    names: dict = {}
+    for key in keys:
+        if key[:2] in programs:
+            names.setdefault(key[:2], set()).add(key[2])
+    whole, some = _program_rows(run), _some_rows(run)
+    out = {}
+    for host, program, module in run.hlo_modules:
+        wanted = names.get((host, program))
+        if not wanted:
+            continue
+        rows = whole.get((host, program))
+        if rows is None:
+            known = some.setdefault((host, program), {})
+            need = {n for n in wanted if n not in known}
+            if need:
+                part: list[tuple] = []
+                damaged: list[tuple[str, str]] = []
+                sizes = _result_bytes(run, host, program)
+                _module_costs(part, host, program, module, sizes, damaged, need)
+                for row in part:
+                    known.setdefault(row[2], row)
+                for n in need:
+                    known.setdefault(n, None)
+                if damaged:
+                    _warn(run, host, program, module.name, damaged)
+            rows = [known[n] for n in wanted if known[n] is not None]
+        for row in rows:
+            if row[2] in wanted:
+                out.setdefault(row[:3], row[3:])
     return out
+
+
+@per_run
+def _some_rows(run) -> dict:
+    """(host, program id) -> {instruction name: its row of :func:`program_costs`, or None
+    where the program has no such top-level instruction}, of the instructions costed alone
+    (:func:`costs_by_instruction` with keys)."""
+    return {}
 
 
 def _program_parts(run, programs: set | None) -> list[list[tuple]]:
     """Each program's rows of :func:`program_costs` (those named; all when None), in the
-    programs' order, computed the first time they are asked for."""
+    programs' order, computed the first time they are asked for; a program whose
+    instructions were damaged adds one warning to ``run.warnings``."""
     done = _program_rows(run)
     parts = []
     for host, program, module in run.hlo_modules:
@@ -206,15 +264,28 @@ def _program_parts(run, programs: set | None) -> list[list[tuple]]:
             continue
         if (host, program) not in done:
             part: list[tuple] = []
-            try:
-                _module_costs(part, host, program, module, _result_bytes(run, host, program))
-            except (RecursionError, MemoryError, ValueError, OverflowError):
-                # A damaged program (computations calling each other in a cycle, absurd
-                # window sizes) gets no costs, as an undecodable one gets no instructions.
-                part = []
+            damaged: list[tuple[str, str]] = []
+            sizes = _result_bytes(run, host, program)
+            _module_costs(part, host, program, module, sizes, damaged)
+            if damaged:
+                _warn(run, host, program, module.name, damaged)
             done[(host, program)] = part
         parts.append(done[(host, program)])
     return parts
+
+
+def _warn(run, host: str, program: int, module: str, damaged: list[tuple[str, str]]) -> None:
+    """One warning for a program's damaged instructions (the first few named)."""
+    named = "; ".join(f"'{name}' ({why})" for name, why in damaged[:_NAMED])
+    more = f" and {len(damaged) - _NAMED} more" if len(damaged) > _NAMED else ""
+    note = (
+        f"host {host}, program {cut_text(module, 200)[0]} ({program}): XLA's cost model "
+        f"gives no FLOPs or bytes to instruction {named}{more}: no XLA program can hold "
+        "it; the program's other instructions are costed"
+    )
+    warnings = getattr(run, "warnings", None)
+    if isinstance(warnings, list) and note not in warnings:
+        warnings.append(note)
 
 
 @per_run
@@ -229,7 +300,7 @@ def _programs_result_bytes(run) -> dict:
     return {}
 
 
-def _result_bytes(run, host: str, program: int) -> dict[int, int]:
+def _result_bytes(run, host: str, program: int) -> _Sizes:
     """Instruction id -> result bytes of one program (from run.hlo_instructions), made the
     first time its costs are computed: the costs need the programs that ran, a few of the
     capture's."""
@@ -243,9 +314,28 @@ def _result_bytes(run, host: str, program: int) -> dict[int, int]:
         if not len(at) and not built:
             h = run.hlo_instructions_of({(host, program)})
             at = np.arange(len(h))
-        ids = h["instruction_id"].to_numpy()[at].tolist()
-        done[(host, program)] = dict(zip(ids, h["result_bytes"].to_numpy()[at].tolist()))
+        ids = h["instruction_id"].to_numpy()[at]
+        done[(host, program)] = _Sizes(ids, h["result_bytes"].to_numpy()[at])
     return done[(host, program)]
+
+
+class _Sizes:
+    """Result bytes by instruction id, as sorted arrays (a program of 10^6 instructions of
+    which a few are costed needs no dict of 10^6 entries); an id listed twice has its last
+    row's bytes, an unknown one 0."""
+
+    __slots__ = ("_ids", "_bytes")
+
+    def __init__(self, ids: np.ndarray, nbytes: np.ndarray) -> None:
+        order = np.argsort(ids, kind="stable")
+        self._ids = np.asarray(ids, np.int64)[order]
+        self._bytes = np.asarray(nbytes, np.int64)[order]
+
+    def __call__(self, instruction_id: int) -> int:
+        k = int(np.searchsorted(self._ids, instruction_id, side="right")) - 1
+        if k < 0 or self._ids[k] != instruction_id:
+            return 0
+        return int(self._bytes[k])
 
 
 class _Module:
@@ -254,15 +344,56 @@ class _Module:
     its bytes, and an instruction's FLOPs by every computation that applies it, so each is
     computed once per program."""
 
-    __slots__ = ("by_id", "comps", "flops", "uses", "_operand_ids", "_elements")
+    __slots__ = ("by_id", "comps", "flops", "uses", "bad", "_operand_ids", "_elements")
 
     def __init__(self, module) -> None:
         self.by_id = {i.id: i for c in module.computations for i in c.instructions}
         self.comps = {c.id: c for c in module.computations}
         self.flops: dict[int, tuple[float, bool]] = {}  # instruction id -> _flops
         self.uses: dict[int, tuple[dict, float, bool]] = {}  # computation id -> _utilizations
+        self.bad: dict[int, str] = {}  # computation id -> why it cannot be costed
         self._operand_ids: dict[int, list[int]] = {}
         self._elements: dict[int, int] = {}
+
+    def ensure(self, cid: int) -> None:
+        """Compute :func:`_utilizations` of computation ``cid`` and of every computation it
+        calls, callees first (an iterative depth-first walk of the calls): computing one
+        then reads its callees' results, never recurses. A computation met again while
+        its own calls are walked calls itself; it and its callers are ``bad``, as are calls
+        nested deeper than MAX_NESTING."""
+        if cid in self.uses or cid in self.bad or cid not in self.comps:
+            return
+        on_path: set[int] = {cid}
+        stack = [(cid, iter(self._callees(cid)))]
+        while stack:
+            top, callees = stack[-1]
+            nxt = next(callees, None)
+            if nxt is not None:
+                if nxt in self.uses or nxt in self.bad or nxt not in self.comps:
+                    continue
+                if nxt in on_path:
+                    self.bad[nxt] = f"computation {self._name(nxt)} calls itself"
+                    continue
+                if len(stack) >= MAX_NESTING:
+                    self.bad[nxt] = f"computations nested more than {MAX_NESTING} deep"
+                    continue
+                on_path.add(nxt)
+                stack.append((nxt, iter(self._callees(nxt))))
+                continue
+            stack.pop()
+            on_path.discard(top)
+            if top in self.bad:
+                continue
+            try:
+                self.uses[top] = _computation_utilizations(self.comps[top], self)
+            except _DAMAGE as exc:
+                self.bad[top] = str(exc) if isinstance(exc, _Damaged) else type(exc).__name__
+
+    def _callees(self, cid: int) -> list[int]:
+        return [c for ins in self.comps[cid].instructions for c in ins.called_computation_ids]
+
+    def _name(self, cid: int) -> str:
+        return cut_text(self.comps[cid].name, 200)[0]
 
     def operand_ids(self, ins) -> list[int]:
         """``ins.operand_ids`` as a list, read from the proto once per instruction (the
@@ -287,30 +418,58 @@ class _Module:
         return [by_id[o] for o in self.operand_ids(ins) if o in by_id]
 
 
-def _module_costs(rows: list, host: str, program: int, module, size: dict) -> None:
+class _Damaged(ValueError):
+    """An instruction no XLA program can hold: its costs are left out (the reason says
+    why)."""
+
+
+# What costing a damaged instruction can raise besides _Damaged (an id, index or value
+# that no XLA program has, read by a rule that trusts the program).
+_DAMAGE = (_Damaged, ArithmeticError, IndexError, KeyError, MemoryError, RecursionError,
+           ValueError)  # fmt: skip
+
+
+def _module_costs(
+    rows: list,
+    host: str,
+    program: int,
+    module,
+    result_bytes,
+    damaged: list,
+    only: set | None = None,
+) -> None:
     """Append (host, program, name, flops, bytes, hbm bytes, modeled) per top-level
-    instruction of ``module``; ``size`` gives each instruction's result bytes by id."""
+    instruction of ``module`` (those named in ``only``: the first of each name; all when
+    None); ``result_bytes(id)`` gives an instruction's result bytes. An instruction that
+    cannot be costed gets zeros, not modeled, and its (name, reason) in ``damaged``: the
+    others keep theirs."""
     m = _Module(module)
+    left = set(only) if only is not None else None
     for comp in module.computations:
         if comp.is_fusion_computation:
             continue
         for ins in comp.instructions:
-            flops, modeled = _flops(ins, m)
-            read = _bytes_read(ins, m, lambda o: size.get(o, 0))
-            written, hbm_written = _written(ins, size.get(ins.id, 0))
-            device = flops / _low_precision_factor(ins, m)
-            rows.append(
-                (
-                    host,
-                    program,
-                    ins.name,
-                    flops,
-                    device,
-                    read + written,
-                    read + hbm_written,
-                    modeled,
-                )
-            )
+            if left is not None:
+                if not left:
+                    return
+                if ins.name not in left:
+                    continue
+                left.discard(ins.name)
+            name = cut_text(ins.name)[0]
+            try:
+                flops, modeled = _flops(ins, m)
+                read = _bytes_read(ins, m, result_bytes)
+                written, hbm_written = _written(ins, result_bytes(ins.id))
+                device = flops / _low_precision_factor(ins, m)
+                costs = (flops, device, read + written, read + hbm_written)
+                if not all(0 <= c < math.inf for c in costs):
+                    raise _Damaged("its costs are not finite and positive")
+            except _DAMAGE as exc:
+                why = str(exc) if isinstance(exc, _Damaged) else type(exc).__name__
+                damaged.append((cut_text(name, 200)[0], why))
+                rows.append((host, program, name, 0.0, 0.0, 0.0, 0.0, False))
+                continue
+            rows.append((host, program, name, *costs, modeled))
 
 
 def _low_precision_factor(ins, m: _Module) -> int:
@@ -373,7 +532,7 @@ def _written(ins, result_bytes: int) -> tuple[int, int]:
         return result_bytes, result_bytes
     parts = list(shape.tuple_shapes)
     if parts and parts[-1].element_type in (xla_hlo_pb2.U8, xla_hlo_pb2.S8):
-        result_bytes -= math.prod(parts[-1].dimensions)
+        result_bytes = max(result_bytes - _elements(parts[-1]), 0)
     return result_bytes, 0
 
 
@@ -413,17 +572,16 @@ def _instruction_flops(ins, m: _Module) -> tuple[float, bool]:
     ):
         if len(operands) < 2:
             return 0.0, False
-        return _conv_flops(ins, operands[0].shape, operands[1].shape, result), True
+        return _conv_flops(ins, operands[0], operands[1], result), True
     if op == "dot":
-        return (
-            (_dot_flops(ins.dot_dimension_numbers, operands[0].shape, result), True)
-            if operands
-            else (0.0, False)
-        )
+        if not operands:
+            return 0.0, False
+        contracting = ins.dot_dimension_numbers.lhs_contracting_dimensions
+        return _dot_flops(contracting, operands[0], result), True
     if op == "custom-call" and ins.custom_call_target.startswith(_GEMM_TARGETS) and operands:
         # XLA's rule, the dimension numbers from the call's backend config; xprof 2.24 shows
         # 0 FLOPs and 0 bytes for these calls (on the MI300X captures): ours, not modeled.
-        return _dot_flops(_gemm_dimensions(ins), operands[0].shape, result), False
+        return _dot_flops(_gemm_dimensions(ins), operands[0], result), False
     if op in ("reduce", "reduce-window", "scatter"):
         return _reduction_flops(ins, operands, result, m)
     if op == "concatenate":
@@ -437,18 +595,20 @@ def _reduction_flops(ins, operands, result, m: _Module) -> tuple[float, bool]:
     elements; the update elements)."""
     sub, modeled = 0.0, True
     for cid in ins.called_computation_ids[:1]:
+        if cid in m.comps:
+            _utilizations(m.comps[cid], m)  # its instructions' FLOPs, callees first
         for inner in m.comps[cid].instructions if cid in m.comps else ():
             f, ok = _flops(inner, m)
             sub, modeled = sub + f, modeled and ok
     if not operands:
         return 0.0, False
     if ins.opcode == "reduce":
-        count = _elements(operands[0].shape) - _elements(result)
+        count = max(m.elements(operands[0]) - _elements(result), 0)
     elif ins.opcode == "reduce-window":
-        window = math.prod(w.size for w in ins.window.dimensions)
-        count = (window - 1) * _elements(result)
+        window = _checked_product([w.size for w in ins.window.dimensions])
+        count = max(window - 1, 0) * _elements(result)
     else:
-        count = _elements(operands[-1].shape)  # scatter(operand, indices, updates)
+        count = m.elements(operands[-1])  # scatter(operand, indices, updates)
     return sub * count, modeled
 
 
@@ -459,8 +619,8 @@ def _concat_flops_per_element(ins, operands) -> int:
     dim = ins.dimensions[0] if ins.dimensions else 0
     if dim != 0:
         for o in operands:
-            dims = list(o.shape.dimensions)
-            if dim < len(dims) and dims[dim] % _WARP:
+            dims = o.shape.dimensions
+            if 0 <= dim < len(dims) and dims[dim] % _WARP:
                 return 400
     return 6
 
@@ -482,10 +642,14 @@ def _fusion_flops(comp, m: _Module) -> tuple[float, bool]:
 
 
 def _utilizations(comp, m: _Module) -> tuple[dict, float, bool]:
-    """:func:`_computation_utilizations`, once per computation of a program."""
+    """:func:`_computation_utilizations`, once per computation of a program (its callees'
+    first: :meth:`_Module.ensure`); :class:`_Damaged` for one that cannot be costed."""
     done = m.uses.get(comp.id)
     if done is None:
-        done = m.uses[comp.id] = _computation_utilizations(comp, m)
+        m.ensure(comp.id)
+        done = m.uses.get(comp.id)
+        if done is None:
+            raise _Damaged(m.bad.get(comp.id, f"computation {comp.id} cannot be costed"))
     return done
 
 
@@ -520,52 +684,96 @@ def _computation_utilizations(comp, m: _Module) -> tuple[dict, float, bool]:
 
 
 def _elements(shape) -> int:
-    """Elements of a shape, every element of a tuple counted (``ElementsInRecursive``)."""
+    """Elements of a shape, every element of a tuple counted (``ElementsInRecursive``);
+    :class:`_Damaged` for a dimension below 0 (XLA's unbounded dimension is INT64_MIN) or
+    more than 2^63 - 1 elements (XLA counts them in int64)."""
     if shape.element_type == xla_hlo_pb2.TUPLE:
-        return sum(_elements(s) for s in shape.tuple_shapes)
-    return math.prod(shape.dimensions)
+        total = sum(_elements(s) for s in shape.tuple_shapes)
+        if total > _MAX_ELEMENTS:
+            raise _Damaged("its shape has more than 2^63 elements")
+        return total
+    return _checked_product(shape.dimensions)
 
 
-def _dot_flops(dnums, lhs, result) -> float:
-    """2 × result elements × contracting size (XLA's ``GetDotFlops``)."""
-    dims = list(lhs.dimensions)
-    contracting = [dims[d] for d in dnums.lhs_contracting_dimensions if d < len(dims)]
-    return 2.0 * math.prod(result.dimensions) * math.prod(contracting)
-
-
-def _gemm_dimensions(ins) -> xla_hlo_pb2.DotDimensionNumbers:
-    """A cuBLAS GEMM call's dot dimension numbers, from its JSON backend config (the last
-    dimension of the left operand where the config does not say)."""
-    out = xla_hlo_pb2.DotDimensionNumbers()
-    try:
-        config = json.loads(ins.backend_config or b"{}")
-        lhs = config["gemm_backend_config"]["dot_dimension_numbers"]["lhs_contracting_dimensions"]
-        out.lhs_contracting_dimensions.extend(int(d) for d in lhs)
-    except (ValueError, KeyError, TypeError):
-        pass
+def _checked_product(dims) -> int:
+    """The product of dimensions, checked: :class:`_Damaged` where one is negative or the
+    product passes 2^63 - 1 (decided from the dimensions' logarithms: a product of 200,000
+    dimensions of 2^62 is never multiplied out)."""
+    n = len(dims)
+    if n == 0:
+        return 1
+    if n <= 8:  # the usual shape: Python's ints, no array made
+        values = list(dims)
+        if min(values) < 0:
+            raise _Damaged("a dimension is below 0")
+        out = math.prod(values)
+        if out > _MAX_ELEMENTS:
+            raise _Damaged("its shape has more than 2^63 elements")
+        return out
+    a = np.asarray(dims, dtype=np.int64)
+    if (a < 0).any():
+        raise _Damaged("a dimension is below 0")
+    if (a == 0).any():
+        return 0
+    if float(np.log2(a.astype(np.float64)).sum()) > 63.5:
+        raise _Damaged("its shape has more than 2^63 elements")
+    out = math.prod(a[a > 1].tolist())
+    if out > _MAX_ELEMENTS:
+        raise _Damaged("its shape has more than 2^63 elements")
     return out
 
 
-def _conv_flops(ins, lhs, rhs, result) -> float:
+def _dot_flops(contracting_dims, lhs, result) -> float:
+    """2 × result elements × contracting size (XLA's ``GetDotFlops``): each contracting
+    dimension of the left operand counted once, one outside its shape refused."""
+    dims = lhs.shape.dimensions
+    rank = len(dims)
+    wanted = set(contracting_dims)
+    if any(d < 0 or d >= rank for d in wanted):
+        raise _Damaged("a contracting dimension is outside its operand's shape")
+    contracting = _checked_product([dims[d] for d in sorted(wanted)])
+    return 2.0 * _elements(result) * contracting
+
+
+def _gemm_dimensions(ins) -> list[int]:
+    """A cuBLAS GEMM call's contracting dimensions of the left operand, from its JSON
+    backend config (none where the config does not say); each listed once, and one that is
+    no dimension of the operand's shape (XLA's ranks are small) refused."""
+    try:
+        config = json.loads(ins.backend_config or b"{}")
+        lhs = config["gemm_backend_config"]["dot_dimension_numbers"]["lhs_contracting_dimensions"]
+        return sorted({int(d) for d in lhs})
+    except (ValueError, KeyError, TypeError, OverflowError, RecursionError):
+        return []
+
+
+def _conv_flops(ins, lhs_ins, rhs_ins, result) -> float:
     """XLA's ``GetConvolutionFlops``: 2 × (input features / feature groups) × output
     features × (batch / batch groups) × the product over spatial dimensions of the
     (output, kernel) position pairs that read an input element (padding excluded)."""
     dn = ins.convolution_dimension_numbers
-    ld, rd, od = list(lhs.dimensions), list(rhs.dimensions), list(result.dimensions)
-    try:
-        in_feat = ld[dn.input_feature_dimension]
-        out_feat = od[dn.output_feature_dimension]
-        batch = ld[dn.input_batch_dimension]
-        valid = 1
-        for k, w in enumerate(ins.window.dimensions):
-            valid *= _valid_positions(
-                rd[dn.kernel_spatial_dimensions[k]],
-                od[dn.output_spatial_dimensions[k]],
-                ld[dn.input_spatial_dimensions[k]],
-                w,
-            )
-    except IndexError:
-        return 0.0
+    ld, rd, od = lhs_ins.shape.dimensions, rhs_ins.shape.dimensions, result.dimensions
+    for dims in (ld, rd, od):
+        _checked_product(dims)  # no dimension below 0, no shape past 2^63
+
+    def at(dims, k: int) -> int:
+        if not 0 <= k < len(dims):
+            raise _Damaged("a convolution dimension number is outside its shape")
+        return dims[k]
+
+    in_feat = at(ld, dn.input_feature_dimension)
+    out_feat = at(od, dn.output_feature_dimension)
+    batch = at(ld, dn.input_batch_dimension)
+    valid = 1.0
+    windows = ins.window.dimensions
+    spatial = (dn.kernel_spatial_dimensions, dn.output_spatial_dimensions,
+               dn.input_spatial_dimensions)  # fmt: skip
+    if any(len(s) < len(windows) for s in spatial):
+        return 0.0  # as XLA's rule with a window it cannot place
+    for k, w in enumerate(windows):
+        valid *= _valid_positions(
+            at(rd, spatial[0][k]), at(od, spatial[1][k]), at(ld, spatial[2][k]), w
+        )
     groups = max(ins.feature_group_count, 1)
     batch_groups = max(ins.batch_group_count, 1)
     return 2.0 * (in_feat // groups) * out_feat * (batch // batch_groups) * valid
@@ -574,24 +782,40 @@ def _conv_flops(ins, lhs, rhs, result) -> float:
 def _valid_positions(kernel: int, output: int, inp: int, w) -> int:
     """How many (kernel index, output index) pairs of one spatial dimension read an input
     element: the undilated input index ``out*stride - pad_low + k*window_dilation`` must be
-    a multiple of the base dilation and, divided by it, inside the input."""
+    a multiple of the base dilation and, divided by it, inside the input. Counted over
+    kernel positions in chunks (a window of 5e7 positions never makes arrays of that
+    size); a window or output past _MAX_POSITIONS, or strides and padding whose indices
+    pass int64, are refused."""
     stride = max(w.stride, 1)
     wdil = max(w.window_dilation, 1)
     bdil = max(w.base_dilation, 1)
-    if max(kernel, 0) > _MAX_POSITIONS or max(output, 0) > _MAX_POSITIONS:
-        raise ValueError("window too large")  # a damaged program, see instruction_costs
-    k = np.arange(kernel, dtype=np.int64)
+    kernel, output = max(kernel, 0), max(output, 0)
+    if kernel > _MAX_POSITIONS or output > _MAX_POSITIONS:
+        raise _Damaged("its window has more than 5e7 positions")
+    reach = kernel * wdil + output * stride + abs(w.padding_low) + inp * bdil
+    if reach > 1 << 62:
+        raise _Damaged("its window's indices pass int64")
+    if not kernel or not output:
+        return 0
+    total = 0
     if bdil == 1:
         # outputs o with 0 <= o*stride - pad + k*wdil < inp, counted per kernel index
-        first = np.maximum(-((k * wdil - w.padding_low) // stride), 0)
-        last = np.minimum((inp - 1 - k * wdil + w.padding_low) // stride, output - 1)
-        return int(np.maximum(last - first + 1, 0).sum())
+        for k0 in range(0, kernel, _CHUNK):
+            k = np.arange(k0, min(k0 + _CHUNK, kernel), dtype=np.int64)
+            first = np.maximum(-((k * wdil - w.padding_low) // stride), 0)
+            last = np.minimum((inp - 1 - k * wdil + w.padding_low) // stride, output - 1)
+            total += int(np.maximum(last - first + 1, 0).sum())
+        return total
     if kernel * output > _MAX_POSITIONS:
-        raise ValueError("window too large")
+        raise _Damaged("its window has more than 5e7 positions")
     o = np.arange(output, dtype=np.int64)[None, :]
-    undilated = o * stride - w.padding_low + k[:, None] * wdil
-    ok = (undilated % bdil == 0) & (undilated // bdil >= 0) & (undilated // bdil < inp)
-    return int(ok.sum())
+    rows = max(_CHUNK // output, 1)
+    for k0 in range(0, kernel, rows):
+        k = np.arange(k0, min(k0 + rows, kernel), dtype=np.int64)
+        undilated = o * stride - w.padding_low + k[:, None] * wdil
+        q = undilated // bdil
+        total += int(((undilated % bdil == 0) & (q >= 0) & (q < inp)).sum())
+    return total
 
 
 __all__ = ["costs_by_instruction", "instruction_costs", "program_costs"]

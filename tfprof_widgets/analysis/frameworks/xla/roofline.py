@@ -356,7 +356,7 @@ def _gpu_costs(run, host, program, name) -> tuple[dict[str, np.ndarray], np.ndar
     tpu_hosts = set(tpu_costs(run)["host"])
     keys = list(zip(host.tolist(), program.tolist(), name.tolist()))
     wanted = {k[:2] for k in keys if k[0] not in tpu_hosts}
-    by_key = costs_by_instruction(run, wanted) if wanted else {}
+    by_key = costs_by_instruction(run, wanted, keys) if wanted else {}
     none = (0.0, 0.0, 0.0, 0.0, False)
     found = [by_key.get(k, none) if k[0] not in tpu_hosts else none for k in keys]
     table = np.array([f[:4] for f in found], float).reshape(len(keys), 4)

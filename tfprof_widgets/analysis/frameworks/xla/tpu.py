@@ -42,6 +42,7 @@ from ...event_index import event_plane_rows
 from ...inputs import per_run
 from ...nesting import to_ps
 from ..tensorflow.op_names import parse_tf_op
+from .columns import refused_costs_note
 from .columns import text as column_text
 from .gpu import has_instructions, kernel_instructions, positions, ran_instructions, tf_level_ops
 
@@ -103,7 +104,14 @@ def tpu_op_metadata(run) -> pd.DataFrame:
     symbol, has_s = stat_columns.numbers(ms, "symbol_id", n, owner=owner)
     category, _ = stat_columns.strings(ms, "hlo_category", n, owner=owner)
     tf_op, _ = stat_columns.strings(ms, "tf_op", n, owner=owner)
-    flops = {k: stat_columns.numbers(ms, k, n, owner=owner)[0] for k in COST_STATS}
+    # Costs are counts: read checked (a uint64 >= 2^63 or a double inf wrapped negative).
+    flops, refused = {}, np.zeros(n, bool)
+    for k in COST_STATS:
+        flops[k], bad = stat_columns.counts(ms, k, n, owner=owner)
+        refused |= bad
+    if refused.any():
+        refused_costs_note(run, md["host"].astype(str).to_numpy()[refused],
+                           md["name"].astype(str).to_numpy()[refused])  # fmt: skip
     display = md["display_name"].astype(object)
     # The instruction's name: the display name, else the HLO text's '%name = ...' head.
     text = md["name"].astype(str)

@@ -56,7 +56,9 @@ DROP_EDGE_STEPS_ABOVE = 5
 
 def _markers(run) -> pd.DataFrame:
     """The cores' ``Steps`` events: host, plane_row, k (rank on its core), begin/end ps
-    (XEvent clock) and start_us (on the run's clock)."""
+    (XEvent clock) and start_us (on the run's clock). A ``Steps`` event inside an earlier
+    one of its core (no step: libtpu's steps follow each other) is left out with a warning:
+    the ops after it were lost once (their step was searched for on unsorted ends)."""
     ev = tpu_op_events(run)
     if not len(ev):
         return pd.DataFrame()
@@ -71,9 +73,32 @@ def _markers(run) -> pd.DataFrame:
             "end_ps": to_ps(xe[rows]),
             "start_us": xs[rows],
         }
-    ).sort_values(["plane_row", "begin_ps"], kind="stable", ignore_index=True)
+    )
+    # By core and begin, the longer of two that begin together first: an event ending no
+    # later than one before it on its core is nested in it.
+    out = out.assign(_neg_end=-out["end_ps"]).sort_values(
+        ["plane_row", "begin_ps", "_neg_end"], kind="stable", ignore_index=True
+    )
+    before = out.groupby("plane_row")["end_ps"].cummax().groupby(out["plane_row"]).shift()
+    nested = (out["end_ps"] <= before).to_numpy()
+    if nested.any():
+        _nested_note(run, out[nested])
+        out = out[~nested].reset_index(drop=True)
+    out = out.drop(columns="_neg_end")
     out["k"] = out.groupby("plane_row").cumcount()
     return out
+
+
+def _nested_note(run, nested: pd.DataFrame) -> None:
+    """Warn (once) that ``Steps`` events nested in others were not counted as steps."""
+    hosts = ", ".join(sorted(set(map(str, nested["host"]))))
+    note = (
+        f"TPU host {hosts}: {len(nested)} 'Steps' event(s) inside another step of their core "
+        "were not counted as steps (their ops count in the step around them)"
+    )
+    warnings = getattr(run, "warnings", None)
+    if isinstance(warnings, list) and note not in warnings:
+        warnings.append(note)
 
 
 def _ops_in_steps(run, marks: pd.DataFrame) -> pd.DataFrame:
