@@ -5,6 +5,7 @@ op table to that op."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 from ._common import quick_figure
@@ -45,82 +46,7 @@ class RooflineView(View):
         oi = ops["hbm_operational_intensity"].to_numpy(float)
         lo = min(oi.min() if len(oi) else 1.0, 1.0) / 10
         hi = max(oi.max() if len(oi) else 1.0, p["hbm_ridge_point"]) * 10
-        traces: list[dict] = []
-        x = np.geomspace(lo, hi, 64)
-        gb = 2.0**30 / 1e9
-        for uid, name, bw, dash in (
-            ("hbm", "HBM", p["peak_hbm_gibps"], "solid"),
-            ("shm", on_chip_memory(p), p["peak_shm_gibps"], "dot"),
-        ):
-            if bw > 0:
-                traces.append(
-                    dict(
-                        type="scatter",
-                        x=x,
-                        y=np.minimum(x * bw * gb, p["peak_gflops"]),
-                        mode="lines",
-                        name=f"{name} roof ({bw:,.0f} GiB/s)",
-                        line=dict(dash=dash, color="#555"),
-                        hoverinfo="skip",
-                        uid=f"roof-{uid}",
-                    )
-                )
-        # An op above a roof (its modelled FLOPs or bytes more than its time allows) is drawn
-        # on the roof, hollow, in a group of its own: never in the region no op can reach.
-        above = (
-            ops["above_roof"].to_numpy(bool) if "above_roof" in ops else np.zeros(len(ops), bool)
-        )
-        roof = np.minimum(
-            ops["hbm_operational_intensity"].to_numpy(float) * p["peak_hbm_gibps"] * gb,
-            p["peak_gflops"],
-        )
-        y_all = ops["model_gflops_per_s"].to_numpy(float)
-        # The plot's rate is the model FLOP rate; on TPU the utilisations read the measured
-        # FLOPs, so a point can be above the drawn roofs with no utilisation above 1.
-        above = above | (y_all > roof * (1 + 1e-9))
-        ops = ops.assign(_y=np.where(above, np.minimum(y_all, roof), y_all))
-        groups = [
-            (f"bound by {b}", str(b), False, g)
-            for b, g in ops[~above].groupby("bound_by", observed=True, sort=True)
-        ]
-        if above.any():
-            groups.append(("above a roof (drawn on it; see its note)", "above", True, ops[above]))
-        for label, bound, hollow, g in groups:
-            names = g["hlo_op_name"].astype(str).tolist()
-            traces.append(
-                dict(
-                    type="scatter",
-                    x=g["hbm_operational_intensity"],
-                    y=g["_y"],
-                    mode="markers",
-                    name=label,
-                    marker=dict(
-                        color="#ff7f0e" if hollow else COLORS.get(bound, "#9e9e9e"),
-                        symbol="circle-open" if hollow else "circle",
-                        size=np.clip(np.sqrt(g["total_self_time_us"].to_numpy(float)), 5, 24),
-                    ),
-                    customdata=[
-                        [n, c, short_op_name(str(t), 60), s, m, note]
-                        for n, c, t, s, m, note in zip(
-                            names,
-                            g["category"].astype(str),
-                            g["tf_op_name"],
-                            g["total_self_time_us"],
-                            g["model_gflops_per_s"],
-                            g["roof_note"].astype(str) if "roof_note" in g else [""] * len(g),
-                        )
-                    ],
-                    hovertemplate="%{customdata[0]} (%{customdata[1]})<br>%{customdata[2]}<br>"
-                    + (
-                        "modelled %{customdata[4]:,.0f} GFLOP/s at %{x:,.2f} FLOP/B (HBM), "
-                        "drawn on the roof<br>%{customdata[5]}<br>"
-                        if hollow
-                        else "%{y:,.0f} GFLOP/s at %{x:,.2f} FLOP/B (HBM)<br>"
-                    )
-                    + "self time %{customdata[3]:,.1f} µs<extra></extra>",
-                    uid=f"ops-{bound.lower().replace(' ', '-')}",
-                )
-            )
+        traces = _roof_traces(p, np.geomspace(lo, hi, 64)) + _op_traces(p, ops)
         layout = dict(
             title=dict(
                 text=f"{p['device_type']}: peak {p['peak_gflops']:,.0f} GFLOP/s, "
@@ -133,8 +59,7 @@ class RooflineView(View):
             ),
             yaxis=dict(type="log", title=dict(text="GFLOP/s")),
         )
-        fig = quick_figure(traces, layout)
-        return fig
+        return quick_figure(traces, layout)
 
     def table(self) -> Table:
         ops, time_cols = time_columns(self.ops, "total_self_time_us", "self")
@@ -262,3 +187,88 @@ def roofline(run) -> RooflineView:
     """The roofline plot (device roofs, one point per HLO op) and the op table; a click on a
     point filters the table. ``run.roofline`` and ``run.roofline_peaks`` hold the numbers."""
     return RooflineView(run)
+
+
+def _roof_traces(p: pd.Series, x: np.ndarray) -> list[dict]:
+    """The device's memory roofs (HBM and the on-chip one) up to its compute ceiling."""
+    traces: list[dict] = []
+    gb = 2.0**30 / 1e9
+    for uid, name, bw, dash in (
+        ("hbm", "HBM", p["peak_hbm_gibps"], "solid"),
+        ("shm", on_chip_memory(p), p["peak_shm_gibps"], "dot"),
+    ):
+        if bw > 0:
+            traces.append(
+                dict(
+                    type="scatter",
+                    x=x,
+                    y=np.minimum(x * bw * gb, p["peak_gflops"]),
+                    mode="lines",
+                    name=f"{name} roof ({bw:,.0f} GiB/s)",
+                    line=dict(dash=dash, color="#555"),
+                    hoverinfo="skip",
+                    uid=f"roof-{uid}",
+                )
+            )
+    return traces
+
+
+def _op_traces(p: pd.Series, ops: pd.DataFrame) -> list[dict]:
+    """The ops as points, one trace per bound; those above a roof in a hollow group."""
+    traces: list[dict] = []
+    gb = 2.0**30 / 1e9
+    # An op above a roof (its modelled FLOPs or bytes more than its time allows) is drawn
+    # on the roof, hollow, in a group of its own: never in the region no op can reach.
+    above = ops["above_roof"].to_numpy(bool) if "above_roof" in ops else np.zeros(len(ops), bool)
+    roof = np.minimum(
+        ops["hbm_operational_intensity"].to_numpy(float) * p["peak_hbm_gibps"] * gb,
+        p["peak_gflops"],
+    )
+    y_all = ops["model_gflops_per_s"].to_numpy(float)
+    # The plot's rate is the model FLOP rate; on TPU the utilisations read the measured
+    # FLOPs, so a point can be above the drawn roofs with no utilisation above 1.
+    above = above | (y_all > roof * (1 + 1e-9))
+    ops = ops.assign(_y=np.where(above, np.minimum(y_all, roof), y_all))
+    groups = [
+        (f"bound by {b}", str(b), False, g)
+        for b, g in ops[~above].groupby("bound_by", observed=True, sort=True)
+    ]
+    if above.any():
+        groups.append(("above a roof (drawn on it; see its note)", "above", True, ops[above]))
+    for label, bound, hollow, g in groups:
+        names = g["hlo_op_name"].astype(str).tolist()
+        traces.append(
+            dict(
+                type="scatter",
+                x=g["hbm_operational_intensity"],
+                y=g["_y"],
+                mode="markers",
+                name=label,
+                marker=dict(
+                    color="#ff7f0e" if hollow else COLORS.get(bound, "#9e9e9e"),
+                    symbol="circle-open" if hollow else "circle",
+                    size=np.clip(np.sqrt(g["total_self_time_us"].to_numpy(float)), 5, 24),
+                ),
+                customdata=[
+                    [n, c, short_op_name(str(t), 60), s, m, note]
+                    for n, c, t, s, m, note in zip(
+                        names,
+                        g["category"].astype(str),
+                        g["tf_op_name"],
+                        g["total_self_time_us"],
+                        g["model_gflops_per_s"],
+                        g["roof_note"].astype(str) if "roof_note" in g else [""] * len(g),
+                    )
+                ],
+                hovertemplate="%{customdata[0]} (%{customdata[1]})<br>%{customdata[2]}<br>"
+                + (
+                    "modelled %{customdata[4]:,.0f} GFLOP/s at %{x:,.2f} FLOP/B (HBM), "
+                    "drawn on the roof<br>%{customdata[5]}<br>"
+                    if hollow
+                    else "%{y:,.0f} GFLOP/s at %{x:,.2f} FLOP/B (HBM)<br>"
+                )
+                + "self time %{customdata[3]:,.1f} µs<extra></extra>",
+                uid=f"ops-{bound.lower().replace(' ', '-')}",
+            )
+        )
+    return traces
