@@ -930,6 +930,14 @@ HLO_STATS: dict[str, tuple[str, str]] = {
     ),
     "cmem_read_bw_gibps": ("float64", "TPU: CMEM bytes read / time, GiB/s (0 elsewhere)."),
     "cmem_write_bw_gibps": ("float64", "TPU: CMEM bytes written / time, GiB/s (0 elsewhere)."),
+    # XProf's HLO stats show the rates as they come; an op whose rate is above its roof
+    # says so here as on the roofline, so no table shows an impossible rate unmarked.
+    "above_roof": (
+        "bool",
+        "A rate above its roof (the roofline's above_roof): the modelled FLOPs or bytes "
+        "cannot have run in the measured time; roof_note says why.",
+    ),
+    "roof_note": ("category", "Why the op is above a roof (the roofline's roof_note); ''."),
 }
 
 
