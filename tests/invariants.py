@@ -855,7 +855,10 @@ def framework_words(cap: Capture) -> list[str]:
     """No framework's words on another framework's capture: no "TF op", "tf.data",
     "TensorBoard" or "tf_op" anywhere in a view (text, static HTML, payload: what the page
     shows and the CSV exports) of a pure JAX/XLA or PyTorch capture; no "aten" or "PyTorch"
-    in a TensorFlow capture's views."""
+    in a TensorFlow capture's views. Exempt: a table column's internal key ``tf_op`` /
+    ``tf_op_name`` (a schema name holding any framework's op) where its label and its CSV
+    header are the framework's words (:func:`_without_neutral_keys`). TensorFlow's own tool
+    (the tf.data view) is no view of a JAX or PyTorch run's report."""
     fw = cap.frameworks
     if "tensorflow" in fw and "pytorch" not in fw:
         rx, kind = TORCH_WORDS, "TensorFlow"
@@ -865,10 +868,40 @@ def framework_words(cap: Capture) -> list[str]:
         return []
     bad = []
     for vname, v in cap.views.items():
-        for m in itertools.islice(rx.finditer(v.words), 1):
-            around = v.words[max(0, m.start() - 40) : m.end() + 30]
+        words = v.words
+        if rx is TF_WORDS:
+            words = _without_neutral_keys(vname, v, bad)
+        for m in itertools.islice(rx.finditer(words), 1):
+            around = words[max(0, m.start() - 40) : m.end() + 30]
             bad.append(f"{vname} ({kind}): {m.group(0)!r} in …{around!r}…")
     return bad
+
+
+def _without_neutral_keys(vname: str, v: ViewOut, bad: list[str]) -> str:
+    """The view's words without the payload's references to a table column keyed by a
+    TensorFlow schema name that holds any framework's op (``tf_op``, ``tf_op_name``): an
+    internal key the user never sees, exempt only where every table column so keyed shows
+    a label and exports a CSV header (``csv``) in the framework's words. A column that
+    shows or exports the key is reported in ``bad``."""
+    try:
+        payload = json.loads(v.payload)
+    except ValueError:
+        return v.words
+    keys = set()
+    for tid, t in (payload.get("tables") or {}).items():
+        for c in t.get("columns", []):
+            name = c.get("name", "")
+            if not TF_WORDS.fullmatch(name) and name not in ("tf_op_name", "tf_op_type"):
+                continue
+            label, csv = c.get("label") or name, c.get("csv") or name
+            if TF_WORDS.search(label) or TF_WORDS.search(csv):
+                bad.append(f"{vname} table {tid}: column {name!r} shown as {label!r}, CSV {csv!r}")
+            else:
+                keys.add(name)
+    text = v.words
+    for k in sorted(keys, key=len, reverse=True):
+        text = text.replace(f'"{k}"', '"<op key>"')
+    return text
 
 
 INVARIANTS: dict[str, Callable[[Capture], list[str]]] = {

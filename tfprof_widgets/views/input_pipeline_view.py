@@ -223,7 +223,7 @@ class InputPipelineView(View):
             return f"Host side: no {self.tool} events were traced on the host."
         return (
             "Host side: this framework's input pipeline leaves no events the profiler can "
-            "split (only tf.data's and the DataLoader's are read)."
+            "split (only TensorFlow's and PyTorch's input pipelines are traced)."
         )
 
     def findings(self) -> list[str]:

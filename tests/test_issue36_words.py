@@ -1,0 +1,77 @@
+"""Issue 36 (items 7 and 16, and its invariants): what a JAX or PyTorch user reads, exports
+and downloads is in their framework's words, on the real bundled captures."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import warnings
+
+import pytest
+
+import tfprof_widgets as tw
+from tfprof_widgets.report import report_views
+
+DATA = pathlib.Path(__file__).parent / "data"
+GRAPHS = DATA / "xplane_h100_jax" / "jax_cnn_graphs.xplane.pb"
+RESNET = DATA / "chrome" / "resnet50_v100_workers0.pt.trace.json.gz"
+
+
+def _load(path: pathlib.Path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return tw.load(path, progress=False)
+
+
+@pytest.fixture(scope="module")
+def jax_run():
+    return _load(GRAPHS)
+
+
+def _tables(view) -> list:
+    return list(json.loads(view.payload_json())["tables"].values())
+
+
+def test_jax_report_has_no_tf_data_view_and_the_view_by_name_says_why(jax_run):
+    """tf.data's graph is TensorFlow's own tool: a JAX run's report leaves it out; asked
+    for by name, it says it shows TensorFlow's pipelines and this capture has none (it said
+    "No tf.data iterator events ... host tracer level 2")."""
+    assert "tf_data" not in report_views(jax_run)
+    text = tw.views.tf_data_graph(jax_run).text()
+    assert "TensorFlow's input pipelines" in text and "has none" in text
+    assert "host tracer" not in text
+
+
+def test_jax_op_stats_export_and_note_in_xla_words(jax_run):
+    """The op stats' CSV is op_stats.csv (was tf_op_stats.csv); its 'ours only' note says how
+    XLA's graph kernels were attributed, not "TF op annotations ('level 0')"."""
+    v = tw.views.op_stats(jax_run)
+    assert v.table().csv == "op_stats.csv"
+    text = v.text()
+    assert "ours only" in text and "command buffers" in text
+    assert "TF op" not in text and "level 0" not in text
+
+
+def test_jax_input_pipeline_names_no_tf_data(jax_run):
+    page = tw.views.input_pipeline(jax_run).payload_json()
+    assert "Host side" in page and "tf.data" not in page
+
+
+def test_op_columns_export_under_their_label():
+    """The memory and roofline tables key the op column 'tf_op'/'tf_op_name' (schema names):
+    the CSV header is the label a JAX or PyTorch user reads ('op', 'operator', 'framework
+    op'), not the key (it was the key)."""
+    run = _load(RESNET)
+    mem = tw.views.memory_timeline(run)
+    cols = [c for t in _tables(mem) for c in t["columns"] if c["name"] == "tf_op"]
+    assert cols and all(c.get("csv") == c["label"] == "operator" for c in cols)
+    from tfprof_widgets.views.tables import Column
+
+    assert Column("tf_op_name", "framework op").spec()["csv"] == "framework op"
+    assert "csv" not in Column("operation", "op").spec()  # other keys export as they are
+
+
+def test_the_page_exports_the_csv_header():
+    """The table component writes a column's ``csv`` name as its CSV header."""
+    js = (pathlib.Path(tw.__file__).parent / "views" / "static" / "views" / "table.js").read_text()
+    assert "header[n] || n" in js and "c.csv" in js
