@@ -558,15 +558,15 @@ def step_numbering(cap: Capture) -> list[str]:
     none); the memory peak's step is the step whose group holds it."""
     run, bad = cap.run, []
     steps = run.steps
-    numbers = set(pd.unique(steps["step"]).tolist()) if len(steps) else set()
+    numbers = set(pd.unique(steps["step"].dropna()).tolist()) if len(steps) else set()
     tables = {
         "input_pipeline.steps": run.input_pipeline.steps,
         "temporal_breakdown_steps": run.temporal_breakdown_steps,
         "torch_steps": run.torch_steps,
     }
     for tname, df in tables.items():
-        if len(df) and "step" in df:
-            extra = sorted(set(pd.unique(df["step"]).tolist()) - numbers)
+        if len(df) and "step" in df:  # <NA>: a row of no step (a capture without steps)
+            extra = sorted(set(pd.unique(df["step"].dropna()).tolist()) - numbers)
             if extra:
                 bad.append(f"{tname} steps {extra[:6]} not in the steps table's {_span(numbers)}")
     bad += _memory_peak_step(cap, steps)

@@ -75,3 +75,18 @@ def test_the_page_exports_the_csv_header():
     """The table component writes a column's ``csv`` name as its CSV header."""
     js = (pathlib.Path(tw.__file__).parent / "views" / "static" / "views" / "table.js").read_text()
     assert "header[n] || n" in js and "c.csv" in js
+
+
+def test_a_trace_without_steps_numbers_no_step():
+    """eager_b200 has no ProfilerStep marker and the steps table no step: torch-tb-profiler's
+    breakdown is of the whole capture, numbered <NA> (it was step 0), and the operators
+    view's bar is "whole capture", on no "step" axis (it showed step 0)."""
+    run = _load(DATA / "chrome" / "eager_b200.json.gz")
+    assert not len(run.steps)
+    ts = run.torch_steps
+    assert len(ts) == 1 and ts["step"].isna().all()
+    fig = tw.views.operators(run).step_plot().fig
+    fig = fig if isinstance(fig, dict) else fig.to_plotly_json()
+    assert {tuple(t["x"]) for t in fig["data"]} == {("whole capture",)}
+    assert fig["layout"]["xaxis"]["title"]["text"] == ""
+    assert "step %{x}" not in fig["data"][0]["hovertemplate"]

@@ -922,7 +922,11 @@ HLO_STATS: dict[str, tuple[str, str]] = {
 
 TORCH_STEPS: dict[str, tuple[str, str]] = {
     "host": ("category", "Host."),
-    "step": ("Int64", "Step number N of its ProfilerStep#N marker (0: a run without markers)."),
+    "step": (
+        "Int64",
+        "Step number N of its ProfilerStep#N marker (<NA>: the whole capture of a run "
+        "without markers).",
+    ),
     "start_us": ("float64", "Step start, µs: its marker's, or the previous step's end if later."),
     "step_time_us": (
         "float64",

@@ -3,7 +3,8 @@ in its terms.
 
 The rules are those of torch-tb-profiler 0.4.3 (its ``StepParser`` and ``OverallParser``):
 
-* Steps: the host's ``ProfilerStep#N`` events (none: one step ``0`` over the host's operators).
+* Steps: the host's ``ProfilerStep#N`` events (none: one row over the host's operators,
+  the whole capture, numbered <NA>: tb_plugin's step 0, which the steps table has not).
   Where the runtime calls that lie wholly inside a step launched GPU work, the step ends when
   that work ends if it is later, and it starts no earlier than the previous step's end (the
   first step: than the end of GPU work launched before any step that finished before the first
@@ -188,12 +189,13 @@ def torch_steps(run) -> pd.DataFrame:
                 pd.Series(names[ev["name"].cat.codes.to_numpy()[rows]])
             )
             s0, s1 = start[rows], end[rows]
-        else:  # no marker: one step 0 over the host's operators
+        else:  # no marker: one row over the host's operators, the whole capture
             ops = mine & ((role >= DATALOADER) | step)
             if not ops.any():
                 continue
             s0, s1 = np.array([start[ops].min()]), np.array([end[ops].max()])
-            number = np.zeros(1)
+            # No step number (tb_plugin's 0 is none the steps table has): <NA>.
+            number = np.full(1, np.nan)
         s0, s1, count = _step_spans(run, s0, s1, np.where(mine, role, -1), start, end)
         r = np.flatnonzero(mine & (role >= 0))
         by_role = _role_time(role[r], start[r], end[r], s0, s1)
@@ -208,7 +210,7 @@ def torch_steps(run) -> pd.DataFrame:
     # One frame from the hosts' columns (a frame per host, then concat, cost more).
     out = {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
     out["host"] = pd.Categorical(pd.Series(out["host"], dtype=str))
-    out["step"] = pd.array(pd.Series(out["step"]).astype(np.int64), dtype="Int64")
+    out["step"] = pd.array(np.asarray(out["step"], np.float64), dtype="Int64")
     return schema.conform(pd.DataFrame(out), schema.TORCH_STEPS)
 
 
