@@ -183,14 +183,25 @@ class InputPipelineView(View):
                             Column("total_self_time_us", "self time (µs)", digits=1),
                             Column("self_time_percent", "self %", "pct", digits=1),
                             Column("total_time_us", "total (µs)", digits=1),
-                            # XProf's total % is of the input ops' self time: an op with
-                            # children (a DataLoader batch) passes 100 %, a share it is not.
+                            # The share of the host's input time the op's calls cover;
+                            # XProf's total % (of the input ops' self time: a DataLoader
+                            # batch with children passes 100 %, a share it is not) goes to
+                            # the CSV only.
                             Column(
                                 "time_percent",
-                                "total %",
+                                "% of input time",
                                 "pct",
                                 digits=1,
-                                hidden=bool((a.input_ops["time_percent"] > 100.05).any()),
+                                missing="—",
+                                title="Share of the host's input time in which this op ran "
+                                "(its calls' time, each instant once, over all input ops')",
+                            ),
+                            Column(
+                                "time_percent_xprof",
+                                "XProf total % (of input self time)",
+                                "num",
+                                digits=1,
+                                hidden=True,
                             ),
                             Column("occurrences", "count", "int"),
                             Column("category", "category"),
