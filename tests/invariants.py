@@ -276,6 +276,7 @@ OVERVIEW_SHARES = (
     "device_idle_percent",
     "device_duty_cycle_percent",
     "program_16bit_percent",
+    "dataloader_percent_tb",
 )
 
 
@@ -797,6 +798,15 @@ def figures_agree(cap: Capture) -> list[str]:
                         f"{vname}: input share {x} % in {rx.pattern[9:45]!r}; the steps' "
                         f"input share is {o.input_percent:.2f} %"
                     )
+        # torch-tb-profiler's own DataLoader share is kept (OverviewSummary) but not shown
+        # beside the one input figure the pages quote.
+        tb = float(getattr(o, "dataloader_percent_tb", float("nan")))
+        if not math.isnan(tb) and abs(tb - o.input_percent) > PRINTED:
+            if re.search(rf"\b{tb:.1f} ?%", v.text):
+                bad.append(
+                    f"{vname}: torch-tb-profiler's DataLoader share {tb:.1f} % shown beside "
+                    f"the steps' input share {o.input_percent:.2f} %"
+                )
         for x in INPUT_MEAN.findall(v.text):
             if abs(float(x) - ip.input_percent_avg) > PRINTED:
                 bad.append(

@@ -127,17 +127,17 @@ class InputPipelineView(View):
 
     def input_line(self) -> str:
         """The input share of step time, where the verdict above does not already give it: a
-        framework's own verdict (PyTorch's DataLoader share, torch-tb-profiler's rule) is a
-        different measure, and a second figure on the next line would contradict it."""
+        framework's own verdict (PyTorch's, by torch-tb-profiler's rule) quotes the steps'
+        input share, and a second figure (the mean of the steps' shares) on the next line
+        would read as another."""
         a = self.analysis
         if not len(a.steps):
             return "No steps, so no input time per step."
-        if self.own_verdict:
+        if self.own_verdict:  # its figure is the steps' input share: the chart's, summed
             if not self.has_device_input():
                 return ""
             return (
-                f"The chart shows each step's whole time {self.waiting_for()}; the verdict "
-                "above counts only the part no kernel overlaps."
+                f"The chart shows each step's time {self.waiting_for()}, as the verdict counts it."
             )
         # Counted as the run's summary and the overview count steps (results.StepCount): step
         # numbers once, however many hosts ran them.
