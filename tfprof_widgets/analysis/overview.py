@@ -417,14 +417,6 @@ def _nan_if_none(value: float | None) -> float:
     return float("nan") if value is None else float(value)
 
 
-def steps_input_percent(steps: pd.DataFrame) -> float:
-    """The input share of the steps the overview averages (:func:`.steps.overview_steps`):
-    their input time over their step time, % (0 without step time); ``input_percent``."""
-    kept = overview_steps(steps)
-    total = float(kept["step_time_us"].sum()) if len(kept) else 0.0
-    return 100.0 * float(kept["input_us"].sum()) / total if total > 0 else 0.0
-
-
 def _percents(ms: pd.DataFrame) -> dict[str, float]:
     """Each category's share of all kept steps' time, %; idle is what no device work took."""
     total = float(ms["step_time_us"].sum())

@@ -237,10 +237,11 @@ def verdicts(run) -> dict | None:
     # spans, to the end of each step's GPU work, all its complete steps, and the DataLoader
     # counted only where no kernel, copy or runtime call runs). tb_plugin's stays in
     # OverviewSummary.dataloader_percent_tb and in the operators view's breakdown.
-    from ...overview import steps_input_percent
-
+    # (The input pipeline's steps are those the overview averages, with their input time.)
+    kept = run.input_pipeline.steps
+    total = float(kept["step_time_us"].sum())
     tb_loader = pct["dataloader_us"]
-    pct["dataloader_us"] = steps_input_percent(run.steps)
+    pct["dataloader_us"] = 100.0 * float(kept["input_us"].sum()) / total if total > 0 else 0.0
     out = _verdict_texts(pct, list(zip(low["device"], low["gpu_utilization_percent"])))
     out["recommendations"] += memory_advice(run)
     out["dataloader_percent_tb"] = tb_loader
