@@ -151,3 +151,23 @@ def test_pytorch_verdict_quotes_the_steps_input_share():
         text = view.text()
         assert said in text
         assert f"{tb:.1f}%" not in text
+
+
+def test_the_invariant_exempts_an_op_key_only_where_label_and_csv_are_the_frameworks():
+    """framework_words passes over a payload's ``tf_op`` key only where the column shows
+    and exports another word; a column whose label or CSV header is the key is reported."""
+    from invariants import ViewOut, _without_neutral_keys
+
+    def view(col: dict) -> ViewOut:
+        payload = json.dumps({"tables": {"t": {"columns": [col], "data": {"tf_op": ["x"]}}}})
+        return ViewOut("", "", payload, [], [])
+
+    bad: list[str] = []
+    words = _without_neutral_keys(
+        "memory", view({"name": "tf_op", "label": "op", "csv": "op"}), bad
+    )
+    assert bad == [] and "tf_op" not in words
+    for col in ({"name": "tf_op", "label": "op"}, {"name": "tf_op", "label": "TF op", "csv": "x"}):
+        bad = []
+        _without_neutral_keys("memory", view(col), bad)
+        assert len(bad) == 1
