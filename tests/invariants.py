@@ -276,6 +276,7 @@ OVERVIEW_SHARES = (
     "device_idle_percent",
     "device_duty_cycle_percent",
     "program_16bit_percent",
+    "dataloader_percent_tb",
 )
 
 
@@ -558,15 +559,15 @@ def step_numbering(cap: Capture) -> list[str]:
     none); the memory peak's step is the step whose group holds it."""
     run, bad = cap.run, []
     steps = run.steps
-    numbers = set(pd.unique(steps["step"]).tolist()) if len(steps) else set()
+    numbers = set(pd.unique(steps["step"].dropna()).tolist()) if len(steps) else set()
     tables = {
         "input_pipeline.steps": run.input_pipeline.steps,
         "temporal_breakdown_steps": run.temporal_breakdown_steps,
         "torch_steps": run.torch_steps,
     }
     for tname, df in tables.items():
-        if len(df) and "step" in df:
-            extra = sorted(set(pd.unique(df["step"]).tolist()) - numbers)
+        if len(df) and "step" in df:  # <NA>: a row of no step (a capture without steps)
+            extra = sorted(set(pd.unique(df["step"].dropna()).tolist()) - numbers)
             if extra:
                 bad.append(f"{tname} steps {extra[:6]} not in the steps table's {_span(numbers)}")
     bad += _memory_peak_step(cap, steps)
@@ -797,6 +798,15 @@ def figures_agree(cap: Capture) -> list[str]:
                         f"{vname}: input share {x} % in {rx.pattern[9:45]!r}; the steps' "
                         f"input share is {o.input_percent:.2f} %"
                     )
+        # torch-tb-profiler's own DataLoader share is kept (OverviewSummary) but not shown
+        # beside the one input figure the pages quote.
+        tb = float(getattr(o, "dataloader_percent_tb", float("nan")))
+        if not math.isnan(tb) and abs(tb - o.input_percent) > PRINTED:
+            if re.search(rf"\b{tb:.1f} ?%", v.text):
+                bad.append(
+                    f"{vname}: torch-tb-profiler's DataLoader share {tb:.1f} % shown beside "
+                    f"the steps' input share {o.input_percent:.2f} %"
+                )
         for x in INPUT_MEAN.findall(v.text):
             if abs(float(x) - ip.input_percent_avg) > PRINTED:
                 bad.append(
@@ -855,7 +865,10 @@ def framework_words(cap: Capture) -> list[str]:
     """No framework's words on another framework's capture: no "TF op", "tf.data",
     "TensorBoard" or "tf_op" anywhere in a view (text, static HTML, payload: what the page
     shows and the CSV exports) of a pure JAX/XLA or PyTorch capture; no "aten" or "PyTorch"
-    in a TensorFlow capture's views."""
+    in a TensorFlow capture's views. Exempt: a table column's internal key ``tf_op`` /
+    ``tf_op_name`` (a schema name holding any framework's op) where its label and its CSV
+    header are the framework's words (:func:`_without_neutral_keys`). TensorFlow's own tool
+    (the tf.data view) is no view of a JAX or PyTorch run's report."""
     fw = cap.frameworks
     if "tensorflow" in fw and "pytorch" not in fw:
         rx, kind = TORCH_WORDS, "TensorFlow"
@@ -865,10 +878,40 @@ def framework_words(cap: Capture) -> list[str]:
         return []
     bad = []
     for vname, v in cap.views.items():
-        for m in itertools.islice(rx.finditer(v.words), 1):
-            around = v.words[max(0, m.start() - 40) : m.end() + 30]
+        words = v.words
+        if rx is TF_WORDS:
+            words = _without_neutral_keys(vname, v, bad)
+        for m in itertools.islice(rx.finditer(words), 1):
+            around = words[max(0, m.start() - 40) : m.end() + 30]
             bad.append(f"{vname} ({kind}): {m.group(0)!r} in …{around!r}…")
     return bad
+
+
+def _without_neutral_keys(vname: str, v: ViewOut, bad: list[str]) -> str:
+    """The view's words without the payload's references to a table column keyed by a
+    TensorFlow schema name that holds any framework's op (``tf_op``, ``tf_op_name``): an
+    internal key the user never sees, exempt only where every table column so keyed shows
+    a label and exports a CSV header (``csv``) in the framework's words. A column that
+    shows or exports the key is reported in ``bad``."""
+    try:
+        payload = json.loads(v.payload)
+    except ValueError:
+        return v.words
+    keys = set()
+    for tid, t in (payload.get("tables") or {}).items():
+        for c in t.get("columns", []):
+            name = c.get("name", "")
+            if not TF_WORDS.fullmatch(name) and name not in ("tf_op_name", "tf_op_type"):
+                continue
+            label, csv = c.get("label") or name, c.get("csv") or name
+            if TF_WORDS.search(label) or TF_WORDS.search(csv):
+                bad.append(f"{vname} table {tid}: column {name!r} shown as {label!r}, CSV {csv!r}")
+            else:
+                keys.add(name)
+    text = v.words
+    for k in sorted(keys, key=len, reverse=True):
+        text = text.replace(f'"{k}"', '"<op key>"')
+    return text
 
 
 INVARIANTS: dict[str, Callable[[Capture], list[str]]] = {

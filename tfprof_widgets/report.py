@@ -114,8 +114,8 @@ def _sections(run) -> dict[str, views.View]:
         # torch-tb-profiler's operator view (steps by role, operators, their kernels) beside
         # the op stats, where a PyTorch user looks for it.
         out = _after(out, "op_stats", "operators", views.operators(run))
-        if "tensorflow" not in frameworks:
-            out.pop("tf_data")  # a PyTorch run reads no tf.data pipeline
+    if frameworks is not None and frameworks.found and "tensorflow" not in frameworks:
+        out.pop("tf_data")  # TensorFlow's own tool: a JAX or PyTorch run has no tf.data
     if len(run.hosts) < 2:
         out.pop("pod_viewer")
     if not len(run.kernels):

@@ -538,7 +538,14 @@ INPUT_OPS: dict[str, tuple[str, str]] = {
     "total_self_time_us": ("float64", "Sum of self times, µs."),
     "time_percent": (
         "float64",
-        "total_time_us as a share of all input ops' self time on the host, %.",
+        "Share of the host's input time in which this op ran, %: the time its calls cover "
+        "(each instant once) over the time any input op's calls cover; NaN without a trace "
+        "(tool data).",
+    ),
+    "time_percent_xprof": (
+        "float64",
+        "XProf's total %: total_time_us over all input ops' self time on the host, % (an op "
+        "whose calls hold other work, a DataLoader batch, passes 100 %: no share).",
     ),
     "self_time_percent": ("float64", "Share of all input ops' self time on the host, %."),
     "category": (
@@ -945,7 +952,11 @@ HLO_STATS: dict[str, tuple[str, str]] = {
 
 TORCH_STEPS: dict[str, tuple[str, str]] = {
     "host": ("category", "Host."),
-    "step": ("Int64", "Step number N of its ProfilerStep#N marker (0: a run without markers)."),
+    "step": (
+        "Int64",
+        "Step number N of its ProfilerStep#N marker (<NA>: the whole capture of a run "
+        "without markers).",
+    ),
     "start_us": ("float64", "Step start, µs: its marker's, or the previous step's end if later."),
     "step_time_us": (
         "float64",

@@ -22,8 +22,9 @@ from .steps import overview_steps
 
 def input_ops(ops: pd.DataFrame, frameworks: RunFrameworks | None = None) -> pd.DataFrame:
     """Host input ops (the frameworks' input op types: TF's tf.data ops, host-to-device copies,
-    infeed) with their share of input time (columns: schema.INPUT_OPS; percentages of all
-    input ops' self time on that host). ``frameworks``: the run's (XProf's rules if None)."""
+    infeed) with their share of input self time (columns: schema.INPUT_OPS; percentages of
+    all input ops' self time on that host; ``time_percent`` NaN: :func:`input_time_shares`
+    makes it from the calls). ``frameworks``: the run's (XProf's rules if None)."""
     frameworks = frameworks if frameworks is not None else rules_of(None)
     host = ops[
         (ops["host_or_device"] == "Host")
@@ -39,7 +40,8 @@ def input_ops(ops: pd.DataFrame, frameworks: RunFrameworks | None = None) -> pd.
             "occurrences": host["occurrences"].to_numpy(),
             "total_time_us": host["total_time_us"].to_numpy(),
             "total_self_time_us": host["total_self_time_us"].to_numpy(),
-            "time_percent": (100 * host["total_time_us"] / total).to_numpy(),
+            "time_percent": np.full(len(host), np.nan),  # input_time_shares: from the calls
+            "time_percent_xprof": (100 * host["total_time_us"] / total).to_numpy(),
             "self_time_percent": (100 * host["total_self_time_us"] / total).to_numpy(),
             "category": [
                 frameworks.input_op_class(n, t)
@@ -51,6 +53,49 @@ def input_ops(ops: pd.DataFrame, frameworks: RunFrameworks | None = None) -> pd.
         ["host", "total_self_time_us"], ascending=[True, False], ignore_index=True
     )
     return schema.conform(out, schema.INPUT_OPS)
+
+
+def _covered_ps(key: np.ndarray, begin: np.ndarray, end: np.ndarray, n: int) -> np.ndarray:
+    """Per key (0..n-1): the time its intervals cover, each instant once (ps)."""
+    order = np.lexsort((begin, key))
+    k, b, e = key[order], begin[order].astype(np.float64), end[order].astype(np.float64)
+    new_key = np.r_[True, k[1:] != k[:-1]]
+    # The furthest end reached before each interval, within its key (-inf at a key's first).
+    reach = pd.Series(e).groupby(k, sort=False).cummax().to_numpy()
+    before = np.where(new_key, -np.inf, np.r_[-np.inf, reach[:-1]])
+    return np.bincount(k, weights=np.maximum(0.0, e - np.maximum(b, before)), minlength=n)
+
+
+def input_time_shares(run, table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (input ops) with ``time_percent`` the share of the host's input time in
+    which each op ran: the time its calls cover over the time any input op's calls cover,
+    each instant counted once. XProf's total % (``time_percent_xprof``) divides an op's
+    summed durations by the input ops' summed self time: a DataLoader batch whose calls hold
+    collate and copy operators reads 152 % (resnet50, one op), and calls on several threads
+    at once count each thread; no share either way. Rows without calls in the trace keep
+    NaN."""
+    if not len(table):
+        return table
+    from .op_stats import host_activities  # the op table's own calls and their nesting
+
+    act = host_activities(run)
+    act = act[act["recorded"].to_numpy()]
+    key = pd.MultiIndex.from_arrays([table["host"].astype(str), table["operation"].astype(str)])
+    at = key.get_indexer(
+        pd.MultiIndex.from_arrays([act["host"].astype(str), act["operation"].astype(str)])
+    )
+    mine = at >= 0
+    if not mine.any():
+        return table
+    at = at[mine]
+    begin, end = act["begin_ps"].to_numpy()[mine], act["end_ps"].to_numpy()[mine]
+    hosts, host_of_row = np.unique(table["host"].astype(str).to_numpy(), return_inverse=True)
+    per_op = _covered_ps(at, begin, end, len(table))
+    per_host = _covered_ps(host_of_row[at], begin, end, len(hosts))[host_of_row]
+    out = table.copy()
+    share = np.divide(100 * per_op, per_host, out=np.full(len(table), np.nan), where=per_host > 0)
+    out["time_percent"] = np.where(np.bincount(at, minlength=len(table)) > 0, share, np.nan)
+    return out
 
 
 @dataclasses.dataclass
@@ -98,7 +143,7 @@ def input_pipeline(run) -> InputPipelineSummary:
         per_step["step_time_us"] > 0, 100 * per_step["input_us"] / per_step["step_time_us"], 0.0
     )
     frameworks = rules_of(run)
-    table = input_ops(ops, frameworks)
+    table = input_time_shares(run, input_ops(ops, frameworks))
     by_cat = table.groupby("category", observed=True)["total_self_time_us"].sum()
     enqueue = float(by_cat.get("Enqueue", 0.0))
     reading = {
@@ -135,6 +180,7 @@ __all__ = [
     "InputPipelineSummary",
     "input_ops",
     "input_pipeline",
+    "input_time_shares",
 ]
 
 

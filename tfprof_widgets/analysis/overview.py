@@ -170,6 +170,13 @@ class OverviewSummary(Summary):
     # where no kernel ran or the programs' types are known (XProf's rule reads only 'half'
     # and 'fp16' in the same names, and calls a bf16 kernel 32-bit).
     kernel_16bit_percent: float = float("nan")
+    # torch-tb-profiler's own DataLoader share of step time, %, kept for comparison with its
+    # page (NaN on other frameworks): its roles over its step spans (to the end of each
+    # step's GPU work) and all its complete steps, the DataLoader counted only where no
+    # kernel, copy or runtime call runs. Not what the verdicts quote: they quote
+    # ``input_percent`` (the steps table's input share), the one input figure every page
+    # shows (issue 36 item 7).
+    dataloader_percent_tb: float = float("nan")
 
     @property
     def precision_16bit_percent(self) -> float:

@@ -127,17 +127,17 @@ class InputPipelineView(View):
 
     def input_line(self) -> str:
         """The input share of step time, where the verdict above does not already give it: a
-        framework's own verdict (PyTorch's DataLoader share, torch-tb-profiler's rule) is a
-        different measure, and a second figure on the next line would contradict it."""
+        framework's own verdict (PyTorch's, by torch-tb-profiler's rule) quotes the steps'
+        input share, and a second figure (the mean of the steps' shares) on the next line
+        would read as another."""
         a = self.analysis
         if not len(a.steps):
             return "No steps, so no input time per step."
-        if self.own_verdict:
+        if self.own_verdict:  # its figure is the steps' input share: the chart's, summed
             if not self.has_device_input():
                 return ""
             return (
-                f"The chart shows each step's whole time {self.waiting_for()}; the verdict "
-                "above counts only the part no kernel overlaps."
+                f"The chart shows each step's time {self.waiting_for()}, as the verdict counts it."
             )
         # Counted as the run's summary and the overview count steps (results.StepCount): step
         # numbers once, however many hosts ran them.
@@ -183,14 +183,25 @@ class InputPipelineView(View):
                             Column("total_self_time_us", "self time (µs)", digits=1),
                             Column("self_time_percent", "self %", "pct", digits=1),
                             Column("total_time_us", "total (µs)", digits=1),
-                            # XProf's total % is of the input ops' self time: an op with
-                            # children (a DataLoader batch) passes 100 %, a share it is not.
+                            # The share of the host's input time the op's calls cover;
+                            # XProf's total % (of the input ops' self time: a DataLoader
+                            # batch with children passes 100 %, a share it is not) goes to
+                            # the CSV only.
                             Column(
                                 "time_percent",
-                                "total %",
+                                "% of input time",
                                 "pct",
                                 digits=1,
-                                hidden=bool((a.input_ops["time_percent"] > 100.05).any()),
+                                missing="—",
+                                title="Share of the host's input time in which this op ran "
+                                "(its calls' time, each instant once, over all input ops')",
+                            ),
+                            Column(
+                                "time_percent_xprof",
+                                "XProf total % (of input self time)",
+                                "num",
+                                digits=1,
+                                hidden=True,
                             ),
                             Column("occurrences", "count", "int"),
                             Column("category", "category"),
@@ -223,7 +234,7 @@ class InputPipelineView(View):
             return f"Host side: no {self.tool} events were traced on the host."
         return (
             "Host side: this framework's input pipeline leaves no events the profiler can "
-            "split (only tf.data's and the DataLoader's are read)."
+            "split (only TensorFlow's and PyTorch's input pipelines are traced)."
         )
 
     def findings(self) -> list[str]:

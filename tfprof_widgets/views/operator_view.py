@@ -100,8 +100,15 @@ class OperatorView(View):
         steps = self.run.torch_steps
         if not len(steps):
             return None
-        x = [f"{s}{'' if c else ' (incomplete)'}" for s, c in zip(steps["step"], steps["complete"])]
+        # A trace without ProfilerStep markers has one row, the whole capture: no step number
+        # (the steps table has none), so neither does its bar.
+        numbered = bool(steps["step"].notna().all())
+        x = [
+            f"{'whole capture' if pd.isna(s) else s}{'' if c else ' (incomplete)'}"
+            for s, c in zip(steps["step"], steps["complete"])
+        ]
         gpu = _gpu_shares(self.run.temporal_breakdown_steps, steps["step"])
+        what = "step %{x}" if numbered else "%{x}"
         data = [
             dict(
                 type="bar",
@@ -110,7 +117,7 @@ class OperatorView(View):
                 name=label,
                 marker=dict(color=colour),
                 customdata=gpu,
-                hovertemplate="step %{x}<br>" + label + ": %{y:.3f} ms<br>%{customdata}"
+                hovertemplate=what + "<br>" + label + ": %{y:.3f} ms<br>%{customdata}"
                 "<extra></extra>",
             )
             for col, (label, colour) in ROLES.items()
@@ -121,7 +128,7 @@ class OperatorView(View):
         layout = dict(
             barmode="stack",
             title=dict(text="Step time breakdown", **top["title"]),
-            xaxis=dict(title=dict(text="step"), type="category"),
+            xaxis=dict(title=dict(text="step" if numbered else ""), type="category"),
             yaxis=dict(title=dict(text="ms"), rangemode="tozero"),
             height=300 + top["margin"]["t"],
             margin=dict(b=40, l=10, r=10, **top["margin"]),

@@ -1,7 +1,8 @@
 """Tables of every view: one component, live and static.
 
 A :class:`Table` is a DataFrame with a column layout: numbers first, names last (clipped,
-their full text on hover), labels and units for the reader, the raw column names in the CSV.
+their full text on hover), labels and units for the reader, the raw column names in the CSV (but
+:data:`FRAMEWORK_NEUTRAL` keys, exported under their label).
 In a page the viewer's table component draws it (sortable by a header click, a filter box,
 virtual scrolling for thousands of rows, a CSV of the rows shown, a pie click filters it);
 where no script runs, :meth:`Table.static_html` is a fixed-width text table made of the few
@@ -28,6 +29,9 @@ __all__ = ["Column", "Table", "html_table"]
 
 ROWS_IN_STATIC = 12
 STATIC_WIDTH = 100  # characters per line in the static table
+# Schema columns named in TensorFlow's words that hold the op of whichever framework made the
+# capture (a JAX kernel's HLO op path, a PyTorch operator): their CSV header is their label.
+FRAMEWORK_NEUTRAL = frozenset({"tf_op", "tf_op_name"})
 
 
 @dataclasses.dataclass
@@ -39,7 +43,10 @@ class Column:
     and CSV). ``color="sign"`` colours positive values as worse (red) and negative as better
     (green). ``hidden`` columns go only to the CSV (and to the filter); ``internal`` ones
     (keys a pie click filters on) to neither. ``ratio=(a, b)``: the column is a / b of two
-    other columns, computed in the page (not sent).
+    other columns, computed in the page (not sent). ``csv``: the column's CSV header
+    (default: its name); a column keyed by a TensorFlow schema name that holds any
+    framework's op (:data:`FRAMEWORK_NEUTRAL`) exports under its label, so that a JAX or
+    PyTorch user's CSV says "op" or "operator", not "tf_op".
     """
 
     name: str
@@ -54,6 +61,11 @@ class Column:
     missing: str | None = None
     colors: dict | None = None
     ratio: tuple[str, str] | None = None
+    csv: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.csv is None and self.name in FRAMEWORK_NEUTRAL and self.label:
+            self.csv = self.label
 
     def spec(self) -> dict:
         d = {k: v for k, v in dataclasses.asdict(self).items() if v not in (None, False)}

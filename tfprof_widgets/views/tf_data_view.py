@@ -219,6 +219,13 @@ class TfDataGraphView(View):
         return out
 
     def empty_text(self) -> str:
+        frameworks = getattr(self.run, "framework", None)
+        if frameworks is not None and frameworks.found and "tensorflow" not in frameworks:
+            # Asked for by name on a JAX or PyTorch run: this is TensorFlow's own tool.
+            return (
+                "This view shows TensorFlow's input pipelines (tf.data); this "
+                f"{frameworks.title} capture has none."
+            )
         return no_trace_note(self.run) or (
             "No tf.data iterator events in this capture: the model reads no tf.data "
             "pipeline, or the profiler did not trace it (host tracer level 2 or more traces "

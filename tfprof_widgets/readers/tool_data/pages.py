@@ -307,7 +307,10 @@ def _input_ops(host: str, result, fractions: bool = False) -> pd.DataFrame:
             "occurrences": np.array([o.count for o in ops], np.int64),
             "total_time_us": np.array([o.time_in_ms for o in ops], float) * 1e3,
             "total_self_time_us": np.array([o.self_time_in_ms for o in ops], float) * 1e3,
-            "time_percent": np.array([o.time_in_percent for o in ops], float) * scale,
+            # XProf's total % (of the input ops' self time) in its own column; the share of
+            # input time needs the trace's calls (analysis.input_pipeline): none here.
+            "time_percent": np.full(len(ops), np.nan),
+            "time_percent_xprof": np.array([o.time_in_percent for o in ops], float) * scale,
             "self_time_percent": np.array([o.self_time_in_percent for o in ops], float) * scale,
             "category": [o.category for o in ops],
         }
@@ -643,7 +646,8 @@ def _table_input_ops(host: str, t: _DataTable) -> pd.DataFrame:
             "total_time_us": col("timeInMs") * 1e3,
             "total_self_time_us": col("selfTimeInMs") * 1e3,
             # DataTables hold fractions that the page formats as percents.
-            "time_percent": col("timeInPercent") * 100,
+            "time_percent": np.full(len(df), np.nan),  # see _input_ops
+            "time_percent_xprof": col("timeInPercent") * 100,
             "self_time_percent": col("selfTimeInPercent") * 100,
             "category": df["category"].astype(str).to_numpy() if "category" in df else "",
         }

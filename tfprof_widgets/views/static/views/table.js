@@ -1,7 +1,7 @@
 // The table component: sort by a header click, filter by text or regex, virtual scrolling,
 // CSV of the rows shown, and a "chip" filter that a pie click sets. Its spec is
 // views/tables.py Table.payload(): {columns: [{name, label, kind, digits, full, color, hidden,
-// internal, title, missing, colors, ratio}], data: {name: column}, n, sort, csv, empty}; a
+// internal, title, missing, colors, ratio, csv}], data: {name: column}, n, sort, csv, empty}; a
 // view's payload holds it under tables[id], and a table block's preset ({hide, exclude})
 // under each variant (views/base.py View.payload_json).
 import { ROW_H } from "./style.js";
@@ -254,12 +254,19 @@ export class Table {
   csvText() {
     const cols = this.csvCols();
     const names = [...new Set(cols.map((c) => c.full || c.name))];
+    // A column's header: its csv name where it has one (a TensorFlow-named key, exported
+    // under its label), else the data's own key.
+    const header = {};
+    for (const c of cols) {
+      const key = c.full || c.name;
+      if (c.csv && !header[key]) header[key] = c.csv;
+    }
     const q = (v) => {
       if (v === null || v === undefined || (typeof v === "number" && isNaN(v))) return "";
       const s = String(v);
       return /[",\n\r]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
     };
-    const lines = [names.map(q).join(",")];
+    const lines = [names.map((n) => q(header[n] || n)).join(",")];
     for (const i of this.view) lines.push(names.map((n) => q(this.data[n][i])).join(","));
     return lines.join("\n") + "\n";
   }
