@@ -216,7 +216,11 @@ def test_tool_data_byte_counts_out_of_range_read_as_0_with_a_warning(tmp_path):
     with pytest.warns(UserWarning, match="no byte count"):
         run = tw.load(path, progress=False)
     summary = run.memory_summary.set_index("allocator").loc[name]
-    assert summary["peak_bytes_lifetime"] == 0
+    # XProf's lifetime figure, refused, reads 0; the one we show is the counter's largest
+    # reading in the snapshots (a lifetime peak at least every reading it summarises).
+    assert summary["peak_bytes_lifetime_xprof"] == 0
+    mine = run.memory[run.memory["allocator"].astype(str) == name]
+    assert summary["peak_bytes_lifetime"] >= mine["heap_allocated_bytes"].max()
     assert (run.memory["peak_bytes_in_use"] >= 0).all()
     assert any("peakBytesUsageLifetime are no byte count" in w for w in run.warnings)
     assert any("peakBytesInUse are no byte count" in w for w in run.warnings)

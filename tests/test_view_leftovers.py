@@ -59,7 +59,7 @@ def test_the_compare_table_is_made_and_encoded_once_per_pair(monkeypatch):
 def test_the_trace_viewers_image_figure_is_not_validated(validated, monkeypatch):
     view = tw.views.timeline(tw.load(SAMPLES / "gpu_shaped", progress=False))
     fig = timeline_static.static_figure(view)
-    assert len(fig.data[0].x) > 50
+    assert len(fig.data[0].x) > 30  # enough bars that validating each would show in the count
     assert sum(validated.values()) < 10, validated  # the figure's own data/layout only
     monkeypatch.setattr(_common, "VALIDATE_FIGURES", True)
     same = json.loads(fig_json(timeline_static.static_figure(view)))
