@@ -142,6 +142,30 @@ def test_ctrl_c_while_building_leaves_nothing(tmp_path, capsys, monkeypatch):
     assert out.read_text() == "the old report" and os.listdir(tmp_path) == ["r.html"]
 
 
+@pytest.mark.parametrize("planted", ["plugins", "plugins/profile"])
+def test_a_run_is_never_moved_through_a_link_planted_in_the_logdir(tmp_path, planted):
+    """Issue 37 item 9: a link at <logdir>/plugins/profile sent a %%tfprof --backend jax run
+    (and TF's, which takes the same move) outside the logdir. Refused, the capture kept in
+    its staging folder for the next magic to offer."""
+    from tfprof_widgets.capturing.rundir import make_staging, move_run
+    from tfprof_widgets.errors import CaptureError
+
+    logdir, outside = tmp_path / "logs", tmp_path / "elsewhere"
+    logdir.mkdir()
+    outside.mkdir()
+    (logdir / planted).parent.mkdir(parents=True, exist_ok=True)
+    (logdir / planted).symlink_to(outside)
+    staging = make_staging(str(logdir))
+    run = pathlib.Path(staging) / "plugins" / "profile" / "2026_12_07"
+    run.mkdir(parents=True)
+    (run / "vm.xplane.pb").write_bytes(b"")
+    before = tree_state(outside)
+    with pytest.raises(CaptureError, match="symbolic link"):
+        move_run(staging, str(logdir))
+    assert tree_state(outside) == before
+    assert (run / "vm.xplane.pb").exists()
+
+
 def test_symlink_output_is_refused_unless_forced(tmp_path, capsys):
     target = tmp_path / "precious.txt"
     target.write_text("keep me")

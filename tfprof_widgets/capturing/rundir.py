@@ -87,11 +87,25 @@ def prepare_logdir(logdir: str, min_free_bytes: int | None = None) -> str:
 def reserve_run_dir(logdir: str, name: str | None = None) -> str:
     """Create and return ``<logdir>/plugins/profile/<name>``, a directory no one else has."""
     profile_dir = os.path.join(logdir, "plugins", "profile")
+    _refuse_links(logdir, os.path.join(logdir, "plugins"), profile_dir)
     try:
         os.makedirs(profile_dir, exist_ok=True)
         return _unique_dir(profile_dir, name or time.strftime("%Y_%m_%d_%H_%M_%S"))
     except OSError as exc:
         raise CaptureError(logdir, f"cannot create a run directory: {exc.strerror}") from None
+
+
+def _refuse_links(logdir: str, *paths: str) -> None:
+    """A run is written only inside its logdir: a symbolic link planted where the run's
+    folders go (``plugins``, ``plugins/profile``) would send it, and what it replaces,
+    elsewhere. The logdir itself may be a link: the user named it."""
+    for path in paths:
+        if os.path.islink(path):
+            raise CaptureError(
+                logdir,
+                f"{path} is a symbolic link (to {os.readlink(path)}); a capture is written "
+                "only inside its logdir: remove the link or choose another --logdir",
+            )
 
 
 def make_staging(logdir: str) -> str:
