@@ -43,7 +43,8 @@ GPU_LAUNCH_FLOW_TYPE = 9  # XProf's ContextType::kGpuLaunch
 # The line id of GPU user annotations: in XProf's derived-line range (0xdeadbeef + 40).
 ANNOTATION_LINE_ID = 0xDEADBEEF + 40 - (1 << 32)
 ANNOTATION_LINE = "GPU user annotations"
-_STEP = re.compile(r"^ProfilerStep#(\d{1,18})$")
+# ASCII digits only: ``\d`` takes any script's (``ProfilerStep#٣``), which torch never writes.
+_STEP = re.compile(r"^ProfilerStep#([0-9]{1,18})$")
 _STREAM_TID = re.compile(r"^stream (\d{1,9})\s*$")
 _MAX_ORDINAL = 2**31 - 1
 # deviceProperties keys that are the planes table's device properties.
