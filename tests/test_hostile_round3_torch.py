@@ -162,15 +162,17 @@ def test_running_sums_of_plausible_sizes_never_wrap(tmp_path):
 
 # -- item 7: correlation ------------------------------------------------------------------------
 CORRELATION_CASES = {
-    # two runtime calls sharing a correlation id, one of them in another step
-    "shared id": [step(1, 0, 100), *mm(0, 10), step(2, 100, 100), launch(140, 10), *mm(100, 20)],
-    # a kernel whose correlation id points at nothing
-    "orphan": [step(1, 0, 100), *mm(0, 10), kernel("k", 80, 5, 999)],
+    # two runtime calls sharing a correlation id, in two steps: both kernels go to the first
+    "shared id": [step(1, 0, 100), op("aten::mm", 5, 20), launch(10, 10), kernel("k", 30, 40, 10),
+                  step(2, 100, 100), op("aten::mm", 105, 20), launch(110, 10),
+                  kernel("k", 130, 40, 10)],
+    # a kernel whose correlation id points at nothing, alone in the last step
+    "orphan": [step(1, 0, 100), *mm(0, 10), step(2, 100, 100), kernel("k", 130, 5, 999)],
     # a step marker whose only kernel nothing launched
     "unlaunched": [step(1, 0, 100), kernel("k", 80, 5, 999)],
-    # steps on two threads, the second a kernel nothing launched
+    # steps on two threads, the second with no kernel of its own
     "two threads": [step(1, 0, 100), step(2, 50, 100, tid=2), *mm(0, 10)],
-}
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("events", CORRELATION_CASES.values(), ids=CORRELATION_CASES.keys())
