@@ -316,6 +316,22 @@ def test_huge_kernel_values_leave_every_view_json(tmp_path):
         json.loads(tw.views.operators(run).payload_json())
 
 
+def test_kernel_launch_args_past_their_limits_are_read_as_not_recorded(tmp_path):
+    """Registers of 1e305 wrapped to -2^63 in run.torch_kernels; an occupancy of 2^62 % made
+    the GPU's mean occupancy 1.3e18 %. Found by benchmarks/fuzz_kineto.py (seed 53)."""
+    args = {"est. achieved occupancy %": 2**62, "registers per thread": 1e305,
+            "shared memory": -(2**63), "blocks per SM": 1e305}  # fmt: skip
+    events = [step(1, 0, 100), op("aten::mm", 5, 20, 10), launch(10, 10, 10),
+              kernel("sgemm", 30, 40, 10, 10, **args), *mm(0, 20)]  # fmt: skip
+    with pytest.warns(RuntimeWarning, match="registers per thread"):
+        run = load(tmp_path, events)
+        k = run.torch_kernels
+    assert (k["registers_per_thread"] >= 0).all() and (k["shared_memory_bytes"] >= 0).all()
+    m = run.torch_gpu_metrics.iloc[0]
+    assert np.isnan(m.est_achieved_occupancy_percent)  # the one recorded is no share
+    assert 0 <= m.est_sm_efficiency_percent <= 100
+
+
 # -- systemic: a seeded slice of the Kineto fuzzer ----------------------------------------------
 def test_a_seeded_slice_of_the_kineto_fuzzer_finds_nothing(tmp_path):
     import fuzz_kineto
