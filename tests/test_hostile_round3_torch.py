@@ -327,6 +327,11 @@ def test_kernel_launch_args_past_their_limits_are_read_as_not_recorded(tmp_path)
         run = load(tmp_path, events)
         k = run.torch_kernels
     assert (k["registers_per_thread"] >= 0).all() and (k["shared_memory_bytes"] >= 0).all()
+    # run.kernels reads the kernel_details the reader writes (shm -1 was seed 107's)
+    assert (run.kernels["shmem_bytes"] >= 0).all() and (
+        run.kernels["registers_per_thread"] >= 0
+    ).all()
+    assert any("no GPU has" in w for w in run.warnings)
     m = run.torch_gpu_metrics.iloc[0]
     assert np.isnan(m.est_achieved_occupancy_percent)  # the one recorded is no share
     assert 0 <= m.est_sm_efficiency_percent <= 100
