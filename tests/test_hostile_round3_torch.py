@@ -341,9 +341,9 @@ def test_kernel_launch_args_past_their_limits_are_read_as_not_recorded(tmp_path)
 def test_a_seeded_slice_of_the_kineto_fuzzer_finds_nothing(tmp_path):
     import fuzz_kineto
 
-    report = fuzz_kineto.campaign(range(40), tmp_path, views=True)
+    report = fuzz_kineto.campaign(range(6), tmp_path, views=True)
     assert report.bad == [], report.bad[:3]
-    assert report.cases == 40
+    assert report.cases == 6 and sum(report.breakages.values()) >= 6
 
 
 # -- issue 42 item 1: conversion from a process with threads -----------------------------------
