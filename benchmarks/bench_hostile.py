@@ -1286,7 +1286,7 @@ def round_three_torch_table() -> None:
     )
     with tempfile.TemporaryDirectory() as tmp:
         work = pathlib.Path(tmp)
-        for i, (item, case, action) in enumerate(_torch_cases()):
+        for i, (item, case, action, *goal) in enumerate(_torch_cases()):
             d = work / f"torch{i}"
             d.mkdir()
             reset_peak()
@@ -1302,7 +1302,7 @@ def round_three_torch_table() -> None:
             secs = time.perf_counter() - t0
             peak = max(0, rss_kb("VmHWM") - base) / 1024
             ok = (
-                secs <= GOAL_SECS
+                secs <= (goal[0] if goal else GOAL_SECS)
                 and peak <= GOAL_PEAK_MB
                 and not outcome.startswith("BARE")
                 and "WRONG" not in outcome
@@ -1316,7 +1316,10 @@ def round_three_torch_table() -> None:
 
 
 def _torch_cases():
-    """(item, case, action(dir) -> outcome) of issue 37 items 5-8 and issue 42 item 1."""
+    """(item, case, action(dir) -> outcome[, goal seconds]) of issue 37 items 5-8 and issue
+    42 item 1. The conversion in a child process has its own goal: under the 60 s it is
+    given (it starts a fork server; its peak is the child's, not counted here); the fuzzer's
+    is 2 s a case."""
     import test_hostile_round3_torch as h
 
     def steps_of(events, expect=None):
@@ -1404,7 +1407,8 @@ def _torch_cases():
         import fuzz_kineto
 
         rep = fuzz_kineto.campaign(range(200), d, views=True)
-        return f"{rep.cases} cases: {dict(rep.outcomes)}, {len(rep.bad)} with a problem" + (
+        slowest = f"slowest {rep.slowest[0]:.1f} s (seed {rep.slowest[1]})"
+        return f"{dict(rep.outcomes)}, {len(rep.bad)} with a problem, {slowest}" + (
             " WRONG" if rep.bad else ""
         )
 
@@ -1454,8 +1458,8 @@ def _torch_cases():
     yield "8", "kernel name with 30,000 spaces", short_name
     yield "8", "20 kernel names of 100 KB: trace viewer", long_names
     yield "8", "kernel args 1e305 and 2^62: every view's JSON", huge_values
-    yield "42.1", "convert with a thread holding an import lock", held_lock
-    yield "sys.", "fuzz_kineto: 200 seeded cases, analyses + views", fuzz
+    yield "42.1", "convert with a thread holding an import lock", held_lock, 60.0
+    yield "sys.", "fuzz_kineto: 200 seeded cases, analyses + views", fuzz, 400.0
 
 
 if __name__ == "__main__":
