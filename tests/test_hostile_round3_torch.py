@@ -128,6 +128,21 @@ def test_nested_or_overlapping_profiler_steps_give_no_negative_time(tmp_path, ma
     assert any("ProfilerStep" in str(w.message) for w in caught)
 
 
+def test_a_step_number_repeated_on_another_thread_leaves_the_per_host_table_whole(tmp_path):
+    """Two steps numbered 3 on one host (a marker repeated over the end of the first, each
+    with work): per_host_steps raised AttributeError ('Series' has no 'removesuffix'). Found by
+    benchmarks/fuzz_kineto.py (seed 747)."""
+    events = [step(1, 0, 100), *mm(0, 10), step(3, 100, 100), *mm(100, 20)]
+    events += [step(3, 150, 100), *mm(160, 30)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = load(tmp_path, events)
+        assert run.steps["step"].tolist().count(3) == 2
+        table = run.per_host_steps
+    longest = run.steps[run.steps["step"] == 3]["step_time_us"].max()
+    assert table.loc[3, "t.pt"] == pytest.approx(longest) and table.loc[3, "bottleneck"]
+
+
 # -- item 6: PyTorch memory -------------------------------------------------------------------
 def test_allocations_too_large_to_be_true_are_left_out_with_a_warning(tmp_path):
     """Two allocations of 2^62 bytes wrapped the int64 running sum (in use -4.6e18)."""

@@ -655,7 +655,12 @@ def per_host_table(steps: pd.DataFrame) -> pd.DataFrame:
     wide["slowest_host"] = wide[hosts].idxmax(axis=1)
     wide["spread_us"] = wide[hosts].max(axis=1) - wide[hosts].min(axis=1)
     cats = list(CATEGORIES)
-    top = steps.set_index(["step", steps["host"].astype(str)])[cats].idxmax(axis=1)
+    # A host may number two steps alike (a ProfilerStep#N repeated on another thread): the
+    # bottleneck is the longer one's, the one whose time the table shows.
+    longest = steps.sort_values("step_time_us", ascending=False, kind="stable")
+    keys = [longest["step"], longest["host"].astype(str)]
+    longest = longest[~pd.MultiIndex.from_arrays(keys).duplicated()]
+    top = longest.set_index(["step", longest["host"].astype(str)])[cats].idxmax(axis=1)
     wide["bottleneck"] = [
         top.get((s, h), "").removesuffix("_us").replace("_", " ")
         for s, h in zip(wide.index, wide["slowest_host"])
