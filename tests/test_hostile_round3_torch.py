@@ -352,6 +352,16 @@ def test_kernel_launch_args_past_their_limits_are_read_as_not_recorded(tmp_path)
     assert 0 <= m.est_sm_efficiency_percent <= 100
 
 
+def test_operators_of_no_time_leave_the_operator_view_whole(tmp_path):
+    """Operators whose self times are all 0 give no pie: the view's empty row of pies raised
+    ValueError (max() of nothing) in its payload. Found by benchmarks/fuzz_kineto.py (seed
+    2604)."""
+    run = load(tmp_path, [step(1, 0, 100), op("aten::mm", 5, 0, 10), launch(5, 10, 10)])
+    assert (run.torch_ops["host_self_us"] == 0).all()
+    payload = json.loads(tw.views.operators(run).payload_json())
+    assert payload
+
+
 # -- systemic: a seeded slice of the Kineto fuzzer ----------------------------------------------
 def test_a_seeded_slice_of_the_kineto_fuzzer_finds_nothing(tmp_path):
     import fuzz_kineto
