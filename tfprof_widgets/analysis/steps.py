@@ -53,6 +53,21 @@ from .inputs import per_run
 DROP_EDGE_STEPS_ABOVE = 5
 
 
+# A step number where an event has none (step numbers are int64: an 18-digit
+# ProfilerStep#N is not exact in float64).
+NO_STEP = np.iinfo(np.int64).min
+
+
+def _step_numbers(col: pd.Series) -> np.ndarray:
+    """A step-number column as int64, NO_STEP where missing (or not a whole number that
+    fits)."""
+    if pd.api.types.is_integer_dtype(col.dtype):
+        return col.to_numpy(dtype=np.int64, na_value=NO_STEP)
+    v = col.to_numpy(dtype=float, na_value=np.nan)
+    ok = np.isfinite(v) & (np.abs(v) < 2.0**63)
+    return np.where(ok, np.where(ok, v, 0).astype(np.int64), NO_STEP)
+
+
 # What a step event is (StepEvents.kind).
 HOST_MARKER, DEVICE_MARKER, EVENT = 0, 1, 2
 _KIND_NAMES = ("host_marker", "device_marker", "event")
@@ -80,7 +95,7 @@ class StepEvents:
 
     One entry per event: ``host`` (code into ``hosts``), ``group`` (group id), ``kind``
     (HOST_MARKER, DEVICE_MARKER or EVENT), ``type`` (the XProf event type), ``start`` and
-    ``end`` (ps), ``step`` (the event's step number, NaN where it has none).
+    ``end`` (ps), ``step`` (the event's step number, int64, NO_STEP where it has none).
     """
 
     hosts: np.ndarray  # host names
@@ -111,7 +126,7 @@ class StepEvents:
                 "type": self.type,
                 "start_ps": self.start,
                 "end_ps": self.end,
-                "step": self.step,
+                "step": pd.arrays.IntegerArray(self.step, self.step == NO_STEP),
             }
         )
 
@@ -185,7 +200,7 @@ def _step_events(run) -> StepEvents:
     host_rows = np.flatnonzero((explicit | implicit) | real)
     dev_rows = np.flatnonzero(dev_marker | dev_event)
     start, end = times_ps(run)
-    step = ev["step"].to_numpy(dtype=float, na_value=np.nan)
+    step = _step_numbers(ev["step"])
     rows = np.concatenate([host_rows, dev_rows])
     # Listed as XProf collects them: host markers, device markers, host events, device events.
     rank = np.concatenate(
@@ -255,7 +270,7 @@ def _derived_device_steps(run, group: np.ndarray, dev_event: np.ndarray, own: np
     in time order, each run of one group one step marker spanning them. Returns the markers'
     plane row, host code, group, start, end and step number."""
     empty = {k: np.zeros(0, np.int64) for k in ("plane", "host", "group", "start", "end")}
-    empty["step"] = np.zeros(0)
+    empty["step"] = np.zeros(0, np.int64)
     if "group_id" in run.stat_store or not dev_event.any():
         return empty
     gpu = plane_kinds(run) == "GPU"
@@ -269,7 +284,7 @@ def _derived_device_steps(run, group: np.ndarray, dev_event: np.ndarray, own: np
     p, g = plane[rows], group[rows]
     new = np.r_[True, (p[1:] != p[:-1]) | (g[1:] != g[:-1])]
     first = np.flatnonzero(new)
-    step = run.events["step"].to_numpy(dtype=float, na_value=np.nan)[rows[first]]
+    step = _step_numbers(run.events["step"])[rows[first]]
     return {
         "plane": p[first],
         "host": np.asarray(run.events["host"].array.codes, np.int64)[rows[first]],
@@ -355,16 +370,11 @@ def _longest_markers(se: StepEvents, kind: int, key: np.ndarray):
 
 def _step_spans(se: StepEvents, key: np.ndarray, keys: np.ndarray) -> tuple:
     """Per (host, group) key of ``keys``: the step's time span by XProf's StepTime rule and
-    its step number (NaN spans where a group has no marker)."""
-    out_s = np.full(len(keys), np.nan)
-    out_e = np.full(len(keys), np.nan)
-    step = np.full(len(keys), np.nan)
+    its step number (NaN spans where a group has no marker; NO_STEP where its marker has no
+    number)."""
     hk, hs, he, hstep = _longest_markers(se, HOST_MARKER, key)
     dk, ds, de, dstep = _longest_markers(se, DEVICE_MARKER, key)
-    h = np.full(len(keys), -1, np.int64)
-    d = np.full(len(keys), -1, np.int64)
-    h[np.searchsorted(keys, hk)] = np.arange(len(hk))
-    d[np.searchsorted(keys, dk)] = np.arange(len(dk))
+    h, d = _positions(keys, hk), _positions(keys, dk)
     has_h, has_d = h >= 0, d >= 0
     hs_ = np.where(has_h, hs.astype(float)[h] if len(hk) else np.nan, np.nan)
     he_ = np.where(has_h, he.astype(float)[h] if len(hk) else np.nan, np.nan)
@@ -374,10 +384,25 @@ def _step_spans(se: StepEvents, key: np.ndarray, keys: np.ndarray) -> tuple:
         use_host = ~has_d | (has_h & (hs_ <= ds_) & (he_ >= de_))
     out_s = np.where(use_host, hs_, ds_)
     out_e = np.where(use_host, he_, de_)
-    hstep_ = np.where(has_h, hstep[h] if len(hk) else np.nan, np.nan)
-    dstep_ = np.where(has_d, dstep[d] if len(dk) else np.nan, np.nan)
-    step = np.where(np.isnan(hstep_), dstep_, hstep_)
+    hstep_ = np.where(has_h, hstep[h] if len(hk) else NO_STEP, NO_STEP)
+    dstep_ = np.where(has_d, dstep[d] if len(dk) else NO_STEP, NO_STEP)
+    step = np.where(hstep_ == NO_STEP, dstep_, hstep_)
     return out_s, out_e, step
+
+
+def _positions(keys: np.ndarray, found: np.ndarray) -> np.ndarray:
+    """Per key of ``keys`` (sorted, distinct): the index of its entry in ``found`` (distinct),
+    -1 where it has none. Markers of groups that are no step (a group without compute, of
+    kernels nothing launched) are in ``found`` and not in ``keys``: placing them by search
+    alone wrote past the end (IndexError) or onto another group's step."""
+    out = np.full(len(keys), -1, np.int64)
+    if not len(keys) or not len(found):
+        return out
+    pos = np.searchsorted(keys, found)
+    hit = pos < len(keys)
+    hit[hit] = keys[pos[hit]] == found[hit]
+    out[pos[hit]] = np.flatnonzero(hit)
+    return out
 
 
 def _non_overlapped(k, types, start, end, n_steps: int) -> np.ndarray:
@@ -481,7 +506,7 @@ def step_db(run) -> StepDb:
         sorted_keys[has],
         s[has].astype(np.int64),
         e[has].astype(np.int64),
-        np.where(np.isnan(step[has]), (sorted_keys[has] & 0xFFFFFFFF), step[has]),
+        np.where(step[has] == NO_STEP, (sorted_keys[has] & 0xFFFFFFFF), step[has]),
     )
     return StepDb(
         _with_framework_steps(run, _breakdown(se.hosts, ev, ev_key, spans)),
@@ -652,7 +677,12 @@ def per_host_table(steps: pd.DataFrame) -> pd.DataFrame:
     wide["slowest_host"] = wide[hosts].idxmax(axis=1)
     wide["spread_us"] = wide[hosts].max(axis=1) - wide[hosts].min(axis=1)
     cats = list(CATEGORIES)
-    top = steps.set_index(["step", steps["host"].astype(str)])[cats].idxmax(axis=1)
+    # A host may number two steps alike (a ProfilerStep#N repeated on another thread): the
+    # bottleneck is the longer one's, the one whose time the table shows.
+    longest = steps.sort_values("step_time_us", ascending=False, kind="stable")
+    keys = [longest["step"], longest["host"].astype(str)]
+    longest = longest[~pd.MultiIndex.from_arrays(keys).duplicated()]
+    top = longest.set_index(["step", longest["host"].astype(str)])[cats].idxmax(axis=1)
     wide["bottleneck"] = [
         top.get((s, h), "").removesuffix("_us").replace("_", " ")
         for s, h in zip(wide.index, wide["slowest_host"])

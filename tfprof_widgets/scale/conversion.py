@@ -5,9 +5,11 @@ per worker at a time), its tables and its per-host analyses are written as Parqu
 temporary name, the directory is renamed into place, and only then does the host get its
 manifest entry. So an interrupted conversion leaves nothing that looks finished: run it again
 and converted hosts are skipped (while their source file is unchanged: same size and mtime),
-anything half-written is removed and done again. Hosts are converted in parallel, in worker
-processes. Nothing is ever written next to the capture (unless the output is put there), and
-the capture files are only read.
+anything half-written is removed and done again. Hosts are converted in parallel, in the
+load pool's worker processes (forked by its fork server, never by ``fork`` from the caller,
+whose other threads may hold locks). A host whose conversion raises anything is listed as
+failed; the others are converted. Nothing is ever written next to the capture (unless the
+output is put there), and the capture files are only read.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..errors import ProfileError
 from ..loading import load
 from ..readers.discovery import resolve, text_path
 from ..readers.formats import host_sources
+from ..readers.xspace import host_pool
 from ..run import Run
 from . import dataset as ds
 from .per_host import host_analyses, host_raw_tables
@@ -161,6 +164,11 @@ def convert_host(job: HostJob) -> dict:
             tables = {**host_raw_tables(run), **host_analyses(run)}
     except ProfileError as exc:
         return {"error": {"type": type(exc).__name__, "path": exc.path, "problem": exc.problem}}
+    except Exception as exc:  # noqa: BLE001 - one host's bug must not stop the others
+        # Not a problem of the file that we know of: our own error on this host's data. The
+        # host is listed as failed with it, the others are converted.
+        problem = f"could not be converted ({type(exc).__name__}: {exc}); please report it"
+        return {"error": {"type": "ProfileError", "path": job.files[0], "problem": problem}}
     final = loc.host_dir(job.host)
     tmp = loc.path(ds.HOSTS_DIR, f"{ds.TMP_PREFIX}{ds.host_dirname(job.host)}-{ds._token()}")
     loc.fs.makedirs(tmp, exist_ok=True)
@@ -236,7 +244,15 @@ def _run_jobs(jobs: list[HostJob], workers: int | None):
         for job in jobs:
             yield job, convert_host(job)
         return
-    ctx = multiprocessing.get_context(_start_method())
+    if _has_fork_server():
+        for i, outcome, exc in host_pool.map_in_pool(
+            convert_host, [(job,) for job in jobs], n, here=False
+        ):
+            if exc is not None:
+                raise exc
+            yield jobs[i], outcome
+        return
+    ctx = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(n, mp_context=ctx) as pool:
         futures = {pool.submit(convert_host, job): job for job in jobs}
         try:
@@ -248,13 +264,14 @@ def _run_jobs(jobs: list[HostJob], workers: int | None):
             raise
 
 
-def _start_method() -> str:
-    """fork on Linux: workers need no ``if __name__ == "__main__"`` guard in the caller's
-    script and start at once (they only read files, run pandas and write Parquet); spawn
-    elsewhere, where fork is unsafe or missing."""
-    import sys
-
-    return "fork" if sys.platform.startswith("linux") else "spawn"
+def _has_fork_server() -> bool:
+    """Whether the load pool can run here: its workers are forked by a fork server that
+    imported the readers (never by ``fork`` from this process, which may hold other threads'
+    locks: a worker forked while a thread held one waited for it forever), and they never
+    import the caller's ``__main__``. Elsewhere (Windows) spawned workers."""
+    return host_pool.popen_forkserver is not None and (
+        "forkserver" in multiprocessing.get_all_start_methods()
+    )
 
 
 # -- resuming -------------------------------------------------------------------------------

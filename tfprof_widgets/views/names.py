@@ -45,9 +45,33 @@ def _split_top(s: str, sep: str) -> list[str]:
     return out
 
 
-def _parse(s: str) -> _Node:
-    s = s.strip()
-    s = re.sub(r"(\s*(const|volatile)\b|\s*[*&])+$", "", s).strip()
+def _strip_trailing_qualifiers(s: str) -> str:
+    """``s`` without trailing ``const``, ``volatile``, ``*`` and ``&``, in time linear in its
+    length (the regex ``(\\s*(const|volatile)\\b|\\s*[*&])+$`` it replaces backtracked over
+    every run of spaces: 25 s for a name with 30,000 of them)."""
+    end = len(s)
+    while True:
+        while end and s[end - 1].isspace():
+            end -= 1
+        if end and s[end - 1] in "*&":
+            end -= 1
+        elif s.endswith("const", 0, end):
+            end -= 5
+        elif s.endswith("volatile", 0, end):
+            end -= 8
+        else:
+            return s[:end]
+
+
+# Template arguments nested deeper than this are not parsed: a name is shown to depth 6 at
+# most, and each level scans its text again (a name of 30,000 nested ``<`` took seconds).
+_MAX_PARSE_DEPTH = 32
+
+
+def _parse(s: str, level: int = 0) -> _Node:
+    s = _strip_trailing_qualifiers(s.strip())
+    if level > _MAX_PARSE_DEPTH:
+        return _Node(s[:MAX_KERNEL_CHARS])
     s = re.sub(r"^(const|struct|class|enum|typename)\s+", "", s)
     depth, open_at = 0, -1
     for i, ch in enumerate(s):
@@ -62,7 +86,7 @@ def _parse(s: str) -> _Node:
         return _Node(_unqualify(s))
     head = _unqualify(s[:open_at])
     inner = s[open_at + 1 : -1]
-    args = [_parse(a) for a in _split_top(inner, ",") if a.strip()]
+    args = [_parse(a, level + 1) for a in _split_top(inner, ",") if a.strip()]
     return _Node(head, args, True)
 
 

@@ -166,7 +166,8 @@ class OperatorView(View):
         step = self.step_plot()
         if step is not None:
             before.append(Plots([step]))
-        before.append(Plots(plots, row=True))
+        if plots:  # no pie where no operator took time: no empty row
+            before.append(Plots(plots, row=True))
         kernels = TableBlock(
             "kernels", self.kernel_table(), "Kernels by the operator that launched them"
         )

@@ -82,13 +82,29 @@ def _kind(s: pd.Series) -> str:
     return "text"
 
 
+# Past this magnitude a float64 has no decimals to round away (2^52), and np.round's
+# scaling by 10^decimals would overflow to inf near float's limit (1e305 at 4 decimals).
+_ROUND_BELOW = 2.0**52
+
+
+def round_finite(v: np.ndarray, decimals: int) -> np.ndarray:
+    """``np.round(v, decimals)`` where that can change a value, ``v`` as it is elsewhere: a
+    value above ~1e304 is kept, never made inf by the rounding (the tables' JSON then raised
+    "Out of range float values are not JSON compliant")."""
+    v = np.asarray(v, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        small = np.abs(v) < _ROUND_BELOW
+        return np.where(small, np.round(np.where(small, v, 0.0), decimals), v)
+
+
 def _encode(s: pd.Series, kind: str, digits: int | None):
     """A column as JSON-able data: numbers rounded for the page, strings dictionary-encoded
     when that is shorter."""
     if kind in ("num", "pct", "bytes"):
         v = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
         if kind != "bytes":
-            v = np.round(v, (2 if digits is None else digits) + 2)
+            v = round_finite(v, (2 if digits is None else digits) + 2)
+        v = np.where(np.isfinite(v), v, np.nan)  # JSON has no inf: shown as missing
         out = v.tolist()
         return [None if x != x else x for x in out] if np.isnan(v).any() else out
     if kind == "int":

@@ -61,6 +61,10 @@ TILE_COLS = 1600
 TILE_BUDGET = 6000
 EXACT_MAX_EVENTS = 25_000  # the busiest step is embedded in full up to this many events
 ALL_NAMES_MAX_CHARS = 400_000
+# An event's name as sent to the page is cut to this many characters (with an ellipsis): a
+# kernel name of 100 KB fills the offline copy's budget alone; the details pane reads the
+# full one from the run.
+NAME_MAX_CHARS = 2048
 # Where a notebook's offline copy ends (a notebook reopened without a kernel, an export).
 MORE_DETAIL = "Run the notebook with a kernel for every event."
 
@@ -204,7 +208,7 @@ class TraceViewer(View):
     def _names(self, codes) -> dict:
         cats = self.model.name_categories
         return {
-            str(int(c)): str(cats[int(c)])
+            str(int(c)): _cut(str(cats[int(c)]))
             for c in np.unique(np.asarray(codes, np.int64))
             if 0 <= c < len(cats)
         }
@@ -251,7 +255,9 @@ class TraceViewer(View):
         cats = m.name_categories
         counts = m.name_counts()
         name_cost = (
-            np.asarray(cats.str.len(), dtype=np.int64) + 16 if len(cats) else np.zeros(0, np.int64)
+            np.minimum(np.asarray(cats.str.len(), dtype=np.int64), NAME_MAX_CHARS) + 16
+            if len(cats)
+            else np.zeros(0, np.int64)
         )
         meta = self.meta(())
         used = len(json.dumps(meta)) + 200
@@ -270,10 +276,10 @@ class TraceViewer(View):
             size = sum(len(t["data"]) + len(json.dumps(t["header"])) + 80 for t, _ in parts)
             return size + int(name_cost[new].sum()), new
 
-        def add(parts: list[tuple[dict, Marks]]) -> bool:
+        def add(parts: list[tuple[dict, Marks]], always: bool = False) -> bool:
             nonlocal used
             size, new = cost(parts)
-            if used + size > budget_bytes:
+            if used + size > budget_bytes and not always:
                 return False
             used += size
             named[new] = True
@@ -281,7 +287,7 @@ class TraceViewer(View):
             return True
 
         root = tile(m.t_min, max(float(np.nextafter(m.t_max, np.inf)), m.t_min + 1e-3), 0)
-        add([root])  # the whole capture, whatever it costs
+        add([root], always=True)  # the whole capture, whatever it costs
         span = self._exact_span()
         if span is not None:
             t = tile(span[0], span[1], -1, exact=True)
@@ -507,6 +513,11 @@ def __getattr__(name: str):
         )
         return TraceViewer
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _cut(name: str) -> str:
+    """A name as the page gets it: at most NAME_MAX_CHARS characters."""
+    return name if len(name) <= NAME_MAX_CHARS else name[: NAME_MAX_CHARS - 1] + "…"
 
 
 def _tile(model, x0: float, x1: float, level: int, exact: bool) -> tuple[dict, Marks]:

@@ -43,7 +43,8 @@ GPU_LAUNCH_FLOW_TYPE = 9  # XProf's ContextType::kGpuLaunch
 # The line id of GPU user annotations: in XProf's derived-line range (0xdeadbeef + 40).
 ANNOTATION_LINE_ID = 0xDEADBEEF + 40 - (1 << 32)
 ANNOTATION_LINE = "GPU user annotations"
-_STEP = re.compile(r"^ProfilerStep#(\d{1,18})$")
+# ASCII digits only: ``\d`` takes any script's (``ProfilerStep#٣``), which torch never writes.
+_STEP = re.compile(r"^ProfilerStep#([0-9]{1,18})$")
 _STREAM_TID = re.compile(r"^stream (\d{1,9})\s*$")
 _MAX_ORDINAL = 2**31 - 1
 # deviceProperties keys that are the planes table's device properties.
@@ -178,8 +179,17 @@ def correlation_links(args, src: np.ndarray, runtime: np.ndarray, on_stream: np.
     return links, both, np.concatenate([ids, ids])
 
 
-def kernel_details(args, src: np.ndarray, kernels: np.ndarray, n: int) -> tuple[np.ndarray, list]:
-    """TF-style ``kernel_details`` for the output events ``kernels``: (codes, strings)."""
+# Launch arguments past these cannot be real (a GPU has at most 255 registers a thread and
+# 228 KiB of shared memory a block; occupancy is a share): written as 0 (not recorded).
+_MAX_REGISTERS, _MAX_SHARED = 65536, 2**32
+
+
+def kernel_details(
+    args, src: np.ndarray, kernels: np.ndarray, n: int, warnings: list[str] | None = None
+) -> tuple[np.ndarray, list]:
+    """TF-style ``kernel_details`` for the output events ``kernels``: (codes, strings).
+    Registers, shared memory and occupancy past what a GPU can have are written as 0, with
+    a line in ``warnings``."""
     s = src[kernels]
     regs, _ = args.ints("registers per thread", n)
     shm, _ = args.ints("shared memory", n)
@@ -187,13 +197,26 @@ def kernel_details(args, src: np.ndarray, kernels: np.ndarray, n: int) -> tuple[
     occ = np.where(has_occ_i[s], occ_i[s].astype(float), 0.0)
     occ_f = args.floats("est. achieved occupancy %", n)
     occ = np.where(occ_f[1][s], occ_f[0][s], occ)
+    regs, shm = regs[s], shm[s]
+    bad = (regs < 0) | (regs > _MAX_REGISTERS) | (shm < 0) | (shm > _MAX_SHARED)
+    with np.errstate(invalid="ignore"):
+        bad |= ~((occ >= 0) & (occ <= 100))
+    if bad.any():
+        regs = np.where((regs < 0) | (regs > _MAX_REGISTERS), 0, regs)
+        shm = np.where((shm < 0) | (shm > _MAX_SHARED), 0, shm)
+        occ = np.where((occ >= 0) & (occ <= 100), occ, 0.0)
+        if warnings is not None:
+            warnings.append(
+                f"{int(bad.sum())} kernel(s) with registers per thread, shared memory or "
+                f"occupancy no GPU has (the first: traceEvents[{int(s[bad][0])}]): read as 0"
+            )
     # grid and block as codes into the texts; one code for "[1,1,1]", written or not.
     texts = [*args.str_values, _NO_DIMS]
     ones = texts.index(_NO_DIMS)
     grid = args.text_codes("grid", n)[s]
     block = args.text_codes("block", n)[s]
     grid, block = np.where(grid >= 0, grid, ones), np.where(block >= 0, block, ones)
-    cols = [regs[s], shm[s], occ, grid, block]
+    cols = [regs, shm, occ, grid, block]
     # Distinct (regs, shm, occ, grid, block) in order of first appearance; -0.0 is 0.0.
     codes = pd.factorize(id_codes(*cols[:2], cols[2] + 0.0, *cols[3:]))[0]
     first = np.unique(codes, return_index=True)[1]

@@ -588,7 +588,7 @@ class _Reader:
         cat = self.dec.cat
         kernels = np.flatnonzero(cat.isin(kineto.KERNEL_CATS, src))
         if len(kernels):
-            codes, strings = kineto.kernel_details(self.args, src, kernels, self.n)
+            codes, strings = kineto.kernel_details(self.args, src, kernels, self.n, self.warnings)
             parts.append(_str_stat("kernel_details", kernels, codes, strings))
         steps = kineto.step_numbers(self._name_list)
         if steps:

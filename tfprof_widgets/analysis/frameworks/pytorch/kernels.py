@@ -11,6 +11,8 @@ Kineto's ``blocks per SM`` and ``est. achieved occupancy %``.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -22,6 +24,36 @@ from .names import KERNEL
 from .ops import launches, operator_tree
 
 ROOT = "CallTreeRoot"
+# Kineto's launch arguments past these cannot be real (a GPU has at most 255 registers a
+# thread and 228 KiB of shared memory a block; occupancy is a share): such a value is read
+# as not recorded, with a warning (2^62 registers wrapped to -2^63, an occupancy of 1e305 %
+# made the GPU's mean one).
+ARG_RANGES = {
+    "registers per thread": (0.0, 65536.0),
+    "shared memory": (0.0, float(2**32)),
+    "blocks per SM": (0.0, 1e9),
+    "est. achieved occupancy %": (0.0, 100.0),
+}
+
+
+def launch_arg(run, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A kernel launch argument of every event as float64, and where it is recorded
+    (values outside :data:`ARG_RANGES` are not, with a warning)."""
+    v, has = stat_columns.floats(run.stat_store, name, len(run.events))
+    lo, hi = ARG_RANGES[name]
+    with np.errstate(invalid="ignore"):
+        bad = has & ~((v >= lo) & (v <= hi))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        warnings.warn(
+            f"{int(bad.sum())} kernel(s) with '{name}' outside {lo:g} to {hi:g} (the first: "
+            f"{run.events['name'].iat[i]!s:.80} with {v[i]!r}): read as not recorded",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return np.where(bad, 0.0, v), has & ~bad
+
+
 _LAUNCH = ("grid", "block", "registers_per_thread", "shared_memory_bytes")
 
 
@@ -59,7 +91,7 @@ def torch_kernels(run) -> pd.DataFrame:
         return np.where(has[rows], v[rows], "").astype(str)
 
     def number(name):
-        v, has = stat_columns.floats(stats, name, n)
+        v, has = launch_arg(run, name)
         return np.where(has[rows], v[rows], 0.0)
 
     df = pd.DataFrame(
@@ -120,14 +152,12 @@ def torch_gpu_metrics(run) -> pd.DataFrame:
     occupancy %`` weighted by their time in the window.
     """
     steps = run.torch_steps
-    ev = run.events
     kernels, _ = launches(run, (KERNEL,))
     if not len(steps) or not len(kernels):
         return schema.empty(schema.TORCH_GPU_METRICS)
-    n = len(ev)
     start, end = times_ps(run)
-    blocks, has_blocks = stat_columns.floats(run.stat_store, "blocks per SM", n)
-    occ, has_occ = stat_columns.floats(run.stat_store, "est. achieved occupancy %", n)
+    blocks, has_blocks = launch_arg(run, "blocks per SM")
+    occ, has_occ = launch_arg(run, "est. achieved occupancy %")
     out = []
     step_host = steps["host"].astype(str).to_numpy(object)
     complete = steps["complete"].to_numpy(bool)
@@ -142,7 +172,8 @@ def torch_gpu_metrics(run) -> pd.DataFrame:
         s, e = np.clip(start[r], w0, w1), np.clip(end[r], w0, w1)
         busy = _union_length(s, e)
         b = has_blocks[r] & (blocks[r] > 0)
-        sm = _capped_sum(s[b], e[b], blocks[r][b])
+        # min(sum, 1) is min(sum of each capped at 1, 1): no huge value swamps the others.
+        sm = _capped_sum(s[b], e[b], np.minimum(blocks[r][b], 1.0))
         o = has_occ[r] & (occ[r] >= 0)
         inside = (e - s)[o]
         occupancy = float((occ[r][o] * inside).sum() / inside.sum()) if inside.sum() else np.nan

@@ -20,9 +20,15 @@ Reserved`` (what the allocator took from the device, cached blocks included). As
 * ``tf_op`` (the op that allocated): the innermost operator around the event on its thread;
   a free takes its allocation's;
 * ``group_id``: the step group of the event.
+
+An event whose Bytes is past ±2^50 or whose totals are negative or past 2^50 cannot be real
+and is left out with a warning; a running sum past 2^62 is capped there with a warning.
+Neither ever wraps.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -32,6 +38,9 @@ from ...nesting import stack_nesting
 from .names import OPERATOR, event_types
 
 MEMORY_EVENT = "[memory]"
+# One allocation or total past this cannot be real (a pebibyte; devices hold under 2^38).
+MAX_BYTES = 2**50
+_MAX_RUNNING = float(2**62)
 _DEVICE_NAMES = {0: "CPU", 1: "GPU"}
 
 
@@ -110,6 +119,11 @@ def memory_events(run) -> pd.DataFrame | None:
 
     size = num("Bytes")
     allocated, reserved = num("Total Allocated"), num("Total Reserved")
+    keep = _plausible(run, rows, size, allocated, reserved)
+    if not keep.all():
+        rows, size, allocated, reserved = rows[keep], size[keep], allocated[keep], reserved[keep]
+        if not len(rows):
+            return None
     has_total = stat_columns.present(run.stat_store, "Total Allocated", n)[rows]
     alloc_code, alloc_names = _allocators(num("Device Type"), num("Device Id"))
     hosts = ev["host"].array
@@ -159,6 +173,27 @@ def memory_events(run) -> pd.DataFrame | None:
     return schema.conform(pd.DataFrame({c: out[c] for c in schema.MEMORY}), schema.MEMORY)
 
 
+def _plausible(run, rows, size, allocated, reserved) -> np.ndarray:
+    """Which memory events ``rows`` have sizes that can be real: Bytes within ±MAX_BYTES,
+    totals within 0..MAX_BYTES (a double past int64, 1e300, reads as -2^63). The others
+    are left out with a warning: summed, they wrapped the running totals."""
+    keep = (size >= -MAX_BYTES) & (size <= MAX_BYTES)
+    for total in (allocated, reserved):
+        keep &= (total >= 0) & (total <= MAX_BYTES)
+    if not keep.all():
+        bad = rows[~keep]
+        hosts = sorted(set(run.events["host"].to_numpy(dtype=object)[bad].astype(str)))
+        i = int(np.flatnonzero(~keep)[0])
+        warnings.warn(
+            f"{', '.join(hosts)}: {len(bad)} {MEMORY_EVENT} event(s) with Bytes, Total "
+            f"Allocated or Total Reserved past {MAX_BYTES} bytes (2^50) or negative totals "
+            f"left out (the first: Bytes {size[i]}, Total Allocated {allocated[i]})",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    return keep
+
+
 def _inherited(op, address, is_alloc, segment, none: int) -> np.ndarray:
     """A free takes the op (code) of the last allocation before it at its address on its
     allocator (``segment``: the allocator's number; rows in time order within it), ``none``
@@ -202,6 +237,19 @@ def _running_totals(allocated, size, has_total, segment) -> np.ndarray:
     """Per allocator (``segment``; rows sorted by it, then time): the running sum of the
     sizes, less its lowest point where that is below 0, where the event has no total of its
     own."""
+    # Each size is within ±2^50: the sums pass int64 only after 8,192 of the largest. Summed
+    # in float first to see whether they can; where not, they are capped, never wrapped.
+    fsum = pd.Series(size.astype(float)).groupby(segment, sort=False).cumsum()
+    if len(fsum) and float(fsum.abs().max()) >= _MAX_RUNNING:
+        flow = fsum.groupby(segment, sort=False).transform("min").clip(upper=0)
+        total = (fsum - flow).clip(0, _MAX_RUNNING).to_numpy()
+        warnings.warn(
+            f"{MEMORY_EVENT} events: the running sum of Bytes passes {_MAX_RUNNING:.0f} bytes "
+            "(2^62); memory in use is capped there",
+            RuntimeWarning,
+            stacklevel=5,
+        )
+        return np.where(has_total, allocated, total.astype(np.int64))
     running = pd.Series(size).groupby(segment, sort=False).cumsum()
     low = running.groupby(segment, sort=False).transform("min").clip(upper=0)
     return np.where(has_total, allocated, (running - low).to_numpy(np.int64))

@@ -12,7 +12,9 @@ from .... import stat_columns
 from ...inputs import per_run
 from ..base import name_flags, name_texts
 
-STEP_MARKER = re.compile(r"^ProfilerStep#(\d{1,18})$")
+# ASCII digits only, as the reader reads them: ``\d`` takes any script's (``ProfilerStep#٣``,
+# which torch never writes, was a marker without a number).
+STEP_MARKER = re.compile(r"^ProfilerStep#([0-9]{1,18})$")
 # torch.utils.data's iterators, as the profiler names each batch they hand out.
 _DATALOADER = re.compile(r"^enumerate\(DataLoader\)#.*\.__next__$|^enumerate\(DataPipe\)#")
 # CUDA runtime/driver calls that launch work on a stream (kernels, graphs, async copies).
@@ -74,11 +76,10 @@ def is_step_marker(names: pd.Series) -> np.ndarray:
 
 
 def step_numbers(names: pd.Series) -> np.ndarray:
-    """Per name: N of ``ProfilerStep#N`` (NaN for another name)."""
+    """Per name: N of ``ProfilerStep#N`` as int64, exactly (18 digits pass float64's 2^53);
+    -1 for another name."""
     found = [STEP_MARKER.match(t) for t in name_texts(names)]
-    # ``\d`` takes any script's digits; only ASCII ones make a number (as pd.to_numeric).
-    digits = [m.group(1) if m else "" for m in found]
-    return np.array([float(d) if d and d.isascii() else np.nan for d in digits], dtype=float)
+    return np.array([int(m.group(1)) if m else -1 for m in found], dtype=np.int64)
 
 
 def is_dataloader_name(name: str) -> bool:

@@ -12,8 +12,9 @@ Its rules (torch-tb-profiler 0.4.3's ``EventParser`` and ``OperatorNode.fill_sta
   the GPU activities (kernels, copies, memsets) with the call's ``correlation`` are what it
   launched, and their durations are its device time.
 * Host total: the operator's duration; host self: that less its child nodes' and its runtime
-  calls' durations. Device self: the device time of its own runtime calls; device total: that
-  plus its child nodes' device totals.
+  calls' durations (ours: of a call, only its part inside the operator; never below 0).
+  Device self: the device time of its own runtime calls; device total: that plus its child
+  nodes' device totals.
 * An operator whose only child is an operator of the same name absorbs it: one call, the
   child's children and runtime calls (its own calls then count nowhere), as the autograd
   profiler's ``_remove_dup_nodes``.
@@ -186,7 +187,12 @@ def _node_figures(run) -> pd.DataFrame:
     self_host = dur.copy()
     child = (parent >= 0) & ~merged
     np.subtract.at(self_host, parent[child], dur[child])
-    np.subtract.at(self_host, tree.call_node, end[tree.calls] - start[tree.calls])
+    # A runtime call belongs to its operator by External id, not by time: only the part of
+    # it inside the operator is the operator's (a call past its end made host self < 0).
+    node_start, node_end = start[nodes][tree.call_node], end[nodes][tree.call_node]
+    inside = np.minimum(end[tree.calls], node_end) - np.maximum(start[tree.calls], node_start)
+    np.subtract.at(self_host, tree.call_node, np.maximum(inside, 0))
+    self_host = np.maximum(self_host, 0)
     device = _device_time_of_calls(run, kind, start, end)
     self_device = np.zeros(len(nodes), np.int64)
     np.add.at(self_device, tree.call_node, device[tree.calls])

@@ -26,6 +26,8 @@ The rules are those of torch-tb-profiler 0.4.3 (its ``StepParser`` and ``Overall
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -139,18 +141,36 @@ def _step_spans(run, s0: np.ndarray, s1: np.ndarray, role: np.ndarray, start, en
     dmax = np.full(len(s0), np.iinfo(np.int64).min)
     np.minimum.at(dmin, gk, start[g])
     np.maximum.at(dmax, gk, end[g])
-    if not count.any():
-        return s0, s1, count
     prev = s0[0]
     if count[0]:
         before = end[gpu[~matched]]
         before = before[before < dmin[0]]
         prev = max(prev, before.max()) if len(before) else prev
-    for i in range(len(s0)):  # each step starts where the previous one ended, at the earliest
+    # Each step starts where the previous one ended, at the earliest, and ends no earlier
+    # than it starts: a marker nested in or overlapping the one before (torch never writes
+    # one) gave a negative step time.
+    for i in range(len(s0)):
         s0[i] = max(prev, s0[i])
-        s1[i] = max(s1[i], dmax[i]) if count[i] else max(s1[i], s0[i])
+        s1[i] = max(s1[i], dmax[i], s0[i]) if count[i] else max(s1[i], s0[i])
         prev = s1[i]
     return s0, s1, count
+
+
+def _warn_overlaps(host: str, numbers: np.ndarray, s0: np.ndarray, s1: np.ndarray) -> None:
+    """Say where a host's ProfilerStep markers (sorted by start) overlap: each such step
+    is counted from the end of the one before it."""
+    if len(s0) < 2:
+        return
+    ends_before = np.maximum.accumulate(s1)[:-1]
+    bad = np.flatnonzero(s0[1:] < ends_before) + 1
+    if len(bad):
+        warnings.warn(
+            f"{host}: {len(bad)} ProfilerStep marker(s) start inside the one before "
+            f"(ProfilerStep#{numbers[bad[0]]} inside ProfilerStep#{numbers[bad[0] - 1]}): "
+            "each is counted from where the step before it ends",
+            RuntimeWarning,
+            stacklevel=4,
+        )
 
 
 def _complete(count: np.ndarray) -> np.ndarray:
@@ -165,6 +185,10 @@ def _complete(count: np.ndarray) -> np.ndarray:
         n_keep = last
     keep[n_keep:] = False
     return keep
+
+
+# The whole-capture row's step number before it becomes <NA> (no ProfilerStep has it).
+NO_STEP = np.iinfo(np.int64).min
 
 
 @per_run
@@ -194,8 +218,9 @@ def torch_steps(run) -> pd.DataFrame:
             if not ops.any():
                 continue
             s0, s1 = np.array([start[ops].min()]), np.array([end[ops].max()])
-            # No step number (tb_plugin's 0 is none the steps table has): <NA>.
-            number = np.full(1, np.nan)
+            # No step number (tb_plugin's 0 is none the steps table has): <NA>, below.
+            number = np.full(1, NO_STEP, np.int64)
+        _warn_overlaps(hosts[h], number, s0, s1)
         s0, s1, count = _step_spans(run, s0, s1, np.where(mine, role, -1), start, end)
         r = np.flatnonzero(mine & (role >= 0))
         by_role = _role_time(role[r], start[r], end[r], s0, s1)
@@ -210,7 +235,9 @@ def torch_steps(run) -> pd.DataFrame:
     # One frame from the hosts' columns (a frame per host, then concat, cost more).
     out = {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
     out["host"] = pd.Categorical(pd.Series(out["host"], dtype=str))
-    out["step"] = pd.array(np.asarray(out["step"], np.float64), dtype="Int64")
+    # int64 throughout (an 18-digit step number is exact), <NA> for the whole-capture row.
+    number = np.asarray(out["step"], np.int64)
+    out["step"] = pd.arrays.IntegerArray(number, number == NO_STEP)
     return schema.conform(pd.DataFrame(out), schema.TORCH_STEPS)
 
 
