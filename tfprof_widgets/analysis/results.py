@@ -18,6 +18,8 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from .step_edges import edge_steps_kept
+
 __all__ = ["Analysis", "StepCount", "Summary", "plural"]
 
 
@@ -95,8 +97,6 @@ class StepCount:
                 return 0, None, None
             s = pd.unique(t["step"].to_numpy())
             return len(s), int(s.min()), int(s.max())
-
-        from .steps import edge_steps_kept
 
         n, first, last = numbers(steps)
         k, kfirst, klast = numbers(kept)

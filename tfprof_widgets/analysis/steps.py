@@ -47,11 +47,7 @@ from .event_types import (  # CATEGORIES and CATEGORY_LABELS are read from here 
 )
 from .frameworks import framework_of
 from .inputs import per_run
-
-# XProf drops a host's first and last step from its averages when it has more steps than
-# this (kDropIncomplteteStepThreshold in xprof's step_events_to_steps_db.cc).
-DROP_EDGE_STEPS_ABOVE = 5
-
+from .step_edges import DROP_EDGE_STEPS_ABOVE, edge_steps_kept  # noqa: F401 - read from here too
 
 # A step number where an event has none (step numbers are int64: an 18-digit
 # ProfilerStep#N is not exact in float64).
@@ -613,25 +609,6 @@ def overview_steps(steps: pd.DataFrame) -> pd.DataFrame:
     return kept[~compiling] if compiling.any() and not compiling.all() else kept
 
 
-def edge_steps_kept(steps: pd.DataFrame) -> pd.DataFrame:
-    """XProf's part of :func:`overview_steps`: all but each host's first and last step."""
-    if steps.attrs.get("edge_steps_dropped") or not len(steps):
-        return steps
-    col = steps["host"]
-    is_cat = isinstance(col.dtype, pd.CategoricalDtype)
-    host = np.asarray(col.cat.codes if is_cat else pd.factorize(col)[0], np.int64)
-    # Each host's steps, in the order the host first appears (its steps are contiguous).
-    order = np.argsort(_first_seen_rank(host)[host], kind="stable")
-    h = host[order]
-    starts = np.flatnonzero(np.r_[True, h[1:] != h[:-1]])
-    ends = np.r_[starts[1:], len(h)]
-    keep = np.ones(len(h), bool)
-    big = (ends - starts) > DROP_EDGE_STEPS_ABOVE
-    keep[starts[big]] = False
-    keep[ends[big] - 1] = False
-    return steps.iloc[order[keep]]
-
-
 # Ours (issue 36 item 12): a step at least this share of which is compile time (the first
 # run of an XLA program a capture did not warm up) is left out of the averages too.
 COMPILE_STEP_SHARE = 0.5
@@ -643,15 +620,6 @@ def compile_steps(steps: pd.DataFrame) -> np.ndarray:
         return np.zeros(len(steps), bool)
     comp = steps["compile_us"].to_numpy(float)
     return (comp > 0) & (comp >= COMPILE_STEP_SHARE * steps["step_time_us"].to_numpy(float))
-
-
-def _first_seen_rank(codes: np.ndarray) -> np.ndarray:
-    """Per code: its rank by first appearance in ``codes``."""
-    _, first = np.unique(codes, return_index=True)
-    rank = np.zeros(int(codes.max()) + 1, np.int64)
-    used = np.unique(codes)
-    rank[used[np.argsort(first)]] = np.arange(len(used))
-    return rank
 
 
 def per_host_steps(run) -> pd.DataFrame:

@@ -42,6 +42,7 @@ from .... import schema
 from ...device_time import xevent_times
 from ...inputs import per_run
 from ...nesting import to_ps
+from ...step_edges import DROP_EDGE_STEPS_ABOVE
 from .tpu import OFF_DUTY_CATEGORIES, tpu_device_ops, tpu_op_events
 
 # A TensorCore's step line and op line (XProf reads one of each per core).
@@ -49,9 +50,6 @@ STEP_LINE, OP_LINE = "Steps", "XLA Ops"
 INFEED, OUTFEED = "infeed", "outfeed"
 # HLO categories of host send/recv (ProfileTimeBreakdown's HostSend/HostRecv time).
 HOST_SEND_RECV = tuple(c for c in OFF_DUTY_CATEGORIES if c.startswith("host "))
-# XProf's step DB leaves out a host's first and last step above this many steps
-# (kDropIncomplteteStepThreshold), which its TPU verdict then averages over.
-DROP_EDGE_STEPS_ABOVE = 5
 
 
 def _markers(run) -> pd.DataFrame:
