@@ -93,11 +93,11 @@ def test_every_analysis_is_a_run_attribute_and_has_a_wrapper():
         assert isinstance(Run.__dict__[a.name].__doc__, str)
         assert a.table is None or hasattr(schema, a.table)
     # The package's wrappers: every analysis except the Run-only ones (tables of the run
-    # itself, the timeline's model and the overview's precision input) has a function of the
-    # same name, or its old one.
+    # itself, the timeline's model, the overview's precision input and the input pipeline's
+    # time coverage) has a function of the same name, or its old one.
     wrapped = {"steps": "step_breakdown", "ops": None, "kernels": None, "memory": None}
     for a in ANALYSES:
-        if a.name in ("timeline_model", "profile_options", "device_precision"):
+        if a.name in ("timeline_model", "profile_options", "device_precision", "input_time"):
             continue
         name = wrapped.get(a.name, a.name)
         assert name is None or name in tw.__all__, a.name

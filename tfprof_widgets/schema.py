@@ -10,8 +10,9 @@ TOOL_POD_STATS, TOOL_ALL_REDUCE_OPS (and STEPS, OP_STATS, KERNELS, MEMORY, MEMOR
 INPUT_OPS filled from the files).
 Analyses (``run.<name>``, see :data:`tfprof_widgets.analysis.ANALYSES`): STEPS,
 PER_HOST_STEPS, DEVICE_PRECISION, OP_STATS, KERNELS, MEMORY, MEMORY_SUMMARY, MEMORY_BREAKDOWN,
-INPUT_PIPELINE_STEPS, INPUT_OPS, TF_DATA_ITERATORS, TF_DATA_EXECUTIONS, TF_DATA_PIPELINES,
-TF_DATA_EVENTS, TF_DATA_ITERATOR_STATS, TF_DATA_BOTTLENECK, OP_DIFF, LINE_SUMMARY,
+INPUT_PIPELINE_STEPS, INPUT_OPS, INPUT_TIME, TF_DATA_ITERATORS, TF_DATA_EXECUTIONS,
+TF_DATA_PIPELINES, TF_DATA_EVENTS, TF_DATA_ITERATOR_STATS, TF_DATA_BOTTLENECK, OP_DIFF,
+LINE_SUMMARY,
 PROFILE_OPTIONS, TFPROF_NODE_STATS, TFPROF_TABLE, TFPROF_ADVICE, SUMMARY_FRAME.
 
 Conventions, the same in every table:
@@ -552,6 +553,17 @@ INPUT_OPS: dict[str, tuple[str, str]] = {
         "str",
         "XProf's class: 'Enqueue', 'Demanded file read', 'Advanced file read' or 'Preprocessing'.",
     ),
+}
+
+INPUT_TIME: dict[str, tuple[str, str]] = {
+    "host": ("str", "Host."),
+    "operation": ("str", "Input op (a row of INPUT_OPS) whose calls the trace holds."),
+    "covered_ps": (
+        "int64",
+        "Time this op's calls cover on its host, each instant once (nested and overlapping "
+        "calls, calls on several threads at once, counted once), ps.",
+    ),
+    "host_covered_ps": ("int64", "Time any input op's calls cover on the host, ps."),
 }
 
 TF_DATA_ITERATORS: dict[str, tuple[str, str]] = {

@@ -37,6 +37,7 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("memory_breakdown", ".memory:memory_breakdown", "MEMORY_BREAKDOWN"),
     Analysis("overview_summary", ".overview:overview_summary", "OverviewSummary"),
     Analysis("input_pipeline", ".input_pipeline:input_pipeline", "InputPipelineSummary"),
+    Analysis("input_time", ".input_pipeline:input_time", "INPUT_TIME"),
     Analysis("temporal_breakdown", ".gpu_time:temporal_breakdown", "TEMPORAL_BREAKDOWN"),
     Analysis("temporal_breakdown_steps", ".gpu_time:temporal_breakdown_steps",
              "TEMPORAL_BREAKDOWN_STEPS"),

@@ -66,16 +66,13 @@ def _covered_ps(key: np.ndarray, begin: np.ndarray, end: np.ndarray, n: int) -> 
     return np.bincount(k, weights=np.maximum(0.0, e - np.maximum(b, before)), minlength=n)
 
 
-def input_time_shares(run, table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` (input ops) with ``time_percent`` the share of the host's input time in
-    which each op ran: the time its calls cover over the time any input op's calls cover,
-    each instant counted once. XProf's total % (``time_percent_xprof``) divides an op's
-    summed durations by the input ops' summed self time: a DataLoader batch whose calls hold
-    collate and copy operators reads 152 % (resnet50, one op), and calls on several threads
-    at once count each thread; no share either way. Rows without calls in the trace keep
-    NaN."""
+def input_time(run) -> pd.DataFrame:
+    """Per host and input op whose calls the trace holds, the time the op's calls cover and
+    the time any input op's calls cover on that host, each instant counted once
+    (schema.INPUT_TIME): what :func:`input_time_shares` divides. A pod stores it per host."""
+    table = input_ops(run.ops, rules_of(run))
     if not len(table):
-        return table
+        return schema.empty(schema.INPUT_TIME)
     from .op_stats import host_activities  # the op table's own calls and their nesting
 
     act = host_activities(run)
@@ -85,16 +82,49 @@ def input_time_shares(run, table: pd.DataFrame) -> pd.DataFrame:
         pd.MultiIndex.from_arrays([act["host"].astype(str), act["operation"].astype(str)])
     )
     mine = at >= 0
-    if not mine.any():
-        return table
     at = at[mine]
     begin, end = act["begin_ps"].to_numpy()[mine], act["end_ps"].to_numpy()[mine]
     hosts, host_of_row = np.unique(table["host"].astype(str).to_numpy(), return_inverse=True)
     per_op = _covered_ps(at, begin, end, len(table))
     per_host = _covered_ps(host_of_row[at], begin, end, len(hosts))[host_of_row]
+    ran = np.bincount(at, minlength=len(table)) > 0
+    out = pd.DataFrame(
+        {
+            "host": table["host"].to_numpy()[ran],
+            "operation": table["operation"].to_numpy()[ran],
+            "covered_ps": np.rint(per_op[ran]).astype(np.int64),
+            "host_covered_ps": np.rint(per_host[ran]).astype(np.int64),
+        }
+    )
+    return schema.conform(out, schema.INPUT_TIME)
+
+
+def input_time_shares(run, table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (input ops) with ``time_percent`` the share of the host's input time in
+    which each op ran: the time its calls cover over the time any input op's calls cover,
+    each instant counted once (``run.input_time``). XProf's total % (``time_percent_xprof``)
+    divides an op's summed durations by the input ops' summed self time: a DataLoader batch
+    whose calls hold collate and copy operators reads 152 % (resnet50, one op), and calls on
+    several threads at once count each thread; no share either way. Rows without calls in
+    the trace keep NaN."""
+    if not len(table):
+        return table
+    cov = run.input_time
+    if not len(cov):
+        return table
+    key = pd.MultiIndex.from_arrays([table["host"].astype(str), table["operation"].astype(str)])
+    at = key.get_indexer(
+        pd.MultiIndex.from_arrays([cov["host"].astype(str), cov["operation"].astype(str)])
+    )
+    mine = at >= 0
+    per_op = np.full(len(table), np.nan)
+    per_host = np.full(len(table), np.nan)
+    per_op[at[mine]] = cov["covered_ps"].to_numpy(float)[mine]
+    per_host[at[mine]] = cov["host_covered_ps"].to_numpy(float)[mine]
     out = table.copy()
-    share = np.divide(100 * per_op, per_host, out=np.full(len(table), np.nan), where=per_host > 0)
-    out["time_percent"] = np.where(np.bincount(at, minlength=len(table)) > 0, share, np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(per_host > 0, 100 * per_op / per_host, np.nan)
+    out["time_percent"] = np.where(np.isnan(per_op), np.nan, share)
     return out
 
 

@@ -71,6 +71,7 @@ ANALYSIS_TABLES: dict[str, dict[str, tuple[str, str]]] = {
     "memory_summary": schema.MEMORY_SUMMARY,
     "tf_data_bottleneck": schema.TF_DATA_BOTTLENECK,
     "profile_options": schema.PROFILE_OPTIONS,
+    "input_time": schema.INPUT_TIME,
 }
 TABLES = {**RAW_TABLES, **ANALYSIS_TABLES}
 # Extra columns a host's files carry beyond the schema: how the Run's tables link up.
