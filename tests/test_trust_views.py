@@ -252,6 +252,9 @@ def test_a_wrong_path_in_a_notebook_is_one_line_and_tb_keeps_the_traceback(capfd
     other errors are shown as before."""
     from IPython.core.interactiveshell import InteractiveShell
 
+    # The process's shell if another test started one (IPython's test shell is one per
+    # process: cleared, it is gone for the tests after), else one of our own.
+    ours = not InteractiveShell.initialized()
     shell = InteractiveShell.instance()
     try:
         shell.run_cell("%load_ext tfprof_widgets")
@@ -274,7 +277,8 @@ def test_a_wrong_path_in_a_notebook_is_one_line_and_tb_keeps_the_traceback(capfd
         assert "Traceback" in other.out + other.err or "----" in other.out + other.err
     finally:
         shell.set_custom_exc((), None)
-        InteractiveShell.clear_instance()
+        if ours:
+            InteractiveShell.clear_instance()
 
 
 def test_views_tab_completion_and_help_say_what_a_user_needs():
@@ -387,6 +391,9 @@ def test_one_line_errors_are_set_at_import_in_a_kernel_only_where_no_one_else_se
     from tfprof_widgets.errors import ProfileError
     from tfprof_widgets.magic import errors
 
+    # The process's shell if another test started one (IPython's test shell is one per
+    # process: cleared, it is gone for the tests after), else one of our own.
+    ours = not InteractiveShell.initialized()
     shell = InteractiveShell.instance()
     try:
         monkeypatch.setattr(_kernel, "in_kernel", lambda: True)
@@ -396,4 +403,5 @@ def test_one_line_errors_are_set_at_import_in_a_kernel_only_where_no_one_else_se
         assert not errors.install(shell) and shell.custom_exceptions == (KeyError,)
     finally:
         shell.set_custom_exc((), None)
-        InteractiveShell.clear_instance()
+        if ours:
+            InteractiveShell.clear_instance()
