@@ -28,6 +28,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 WIDTHS = (1400, 700)
+# No "get notified about Jupyter news?" toast over the outputs.
+NO_NEWS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}
 THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 
 # Report section -> the tw.views function that draws it (report.py's _sections). compare needs
@@ -125,7 +127,7 @@ def run_pass(out_dir: pathlib.Path) -> list[tuple]:
         caps = captures(tmp)
         for name, path in caps.items():
             write_notebook(tmp / f"{name}.ipynb", notebook_cells(path))
-        with lab_server(tmp) as port, sync_playwright() as p:
+        with lab_server(tmp, settings=NO_NEWS) as port, sync_playwright() as p:
             from test_browser import ARGS, CHROMIUM
 
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
@@ -219,6 +221,12 @@ def shoot_views(page, capture, width, theme, out_dir, errors, phase) -> list[tup
             continue
         out = cell.locator(".jp-OutputArea").first
         png = out_dir / f"{capture}_{key}_{width}_{theme}.png"
+        # A window tall enough for the whole output (an element's screenshot is clipped to
+        # the notebook's scrolling panel); the width, which the plots follow, stays.
+        tall = min(4000, int(out.bounding_box()["height"]) + 300)
+        page.set_viewport_size({"width": width, "height": max(1000, tall)})
+        page.wait_for_timeout(300)
+        out.scroll_into_view_if_needed()
         out.screenshot(path=str(png))
         errs = [e for ph, e in errors if ph == phase]
         problems = []
