@@ -51,10 +51,18 @@ class RooflineView(View):
         lo = min(oi.min() if len(oi) else 1.0, 1.0) / 10
         hi = max(oi.max() if len(oi) else 1.0, p["hbm_ridge_point"]) * 10
         traces = _roof_traces(p, np.geomspace(lo, hi, 64)) + _op_traces(p, ops)
+        # An op without FLOPs or HBM bytes has no place on a log-log plot: say how many are
+        # left out (a TPU capture whose ops all read 0 HBM bytes drew bare roofs, unexplained).
+        left_out = len(self.ops) - len(ops)
+        note = (
+            f" ({left_out} of {len(self.ops)} ops not drawn: no modelled FLOPs or HBM bytes)"
+            if left_out
+            else ""
+        )
         layout = dict(
             title=dict(
                 text=f"{p['device_type']}: peak {p['peak_gflops']:,.0f} GFLOP/s, "
-                f"HBM ridge point {p['hbm_ridge_point']:,.1f} FLOP/B"
+                f"HBM ridge point {p['hbm_ridge_point']:,.1f} FLOP/B{note}"
             ),
             height=HEIGHT,
             margin=dict(t=40, b=40, l=60, r=10),
