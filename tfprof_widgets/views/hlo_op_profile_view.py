@@ -20,6 +20,10 @@ DEPTHS = {
 }
 
 
+# Fraction columns of the op profile the table shows in percent.
+PERCENT_OF_FRACTION = ("flop_utilization", "hbm_bw_utilization", "xprof_flop_utilization")
+
+
 class HloOpProfileView(View):
     title = "HLO op profile"
 
@@ -42,6 +46,9 @@ class HloOpProfileView(View):
         indent = t["level"].astype(str).map({"program": "", "category": "  ", "op": "    "})
         t = t.assign(node=indent + t["name"].astype(str), gflops=t["flops"] / 1e9)
         t, time_cols = time_columns(t, "time_us", "time")
+        # The utilisations are fractions (schema.OP_PROFILE); shown and exported as the
+        # percent their headers say (0.6 under "(%)" read as 0.6 %, not 60 %).
+        t = t.assign(**{c: t[c] * 100.0 for c in PERCENT_OF_FRACTION})
         cols = [
             *time_cols,
             Column("time_percent", "time (%)", "pct", digits=1),
@@ -50,6 +57,7 @@ class HloOpProfileView(View):
                 "FLOP util. (%)",
                 "pct",
                 digits=2,
+                csv="flop_utilization_percent",
                 title="FLOPs over the node's time at the peak FLOP rate, at most 100 %: an "
                 "op's is the roofline view's 'FLOP util.'",
             ),
@@ -58,6 +66,7 @@ class HloOpProfileView(View):
                 "HBM BW util. (%)",
                 "pct",
                 digits=1,
+                csv="hbm_bw_utilization_percent",
                 title="HBM bytes over the node's time at the peak HBM bandwidth, at most "
                 "100 %: an op's is the roofline view's 'HBM BW util.'",
             ),
@@ -66,6 +75,7 @@ class HloOpProfileView(View):
                 "XProf FLOP share (%)",
                 "pct",
                 digits=2,
+                csv="xprof_flop_utilization_percent",
                 title="XProf's 'FLOPS utilization': FLOPs over the whole tree's time at the "
                 "peak, so the children add up to their parent (not the node's own rate)",
             ),

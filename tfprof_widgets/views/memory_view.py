@@ -146,7 +146,14 @@ class MemoryTimelineView(View):
         )
         top = max(float((heap + stack).max()) if len(heap) else 0.0, py) * 1.12 or 1.0
         title = f"{esc(allocator)} on {esc(host)}"
-        fig = quick_figure(traces, _layout(title, act if zoom else None, top, traces))
+        x_range = act if zoom else None
+        if full[1] - full[0] < 1e-3:
+            # One instant (a single allocation): plotly's own range spans float32 rounding
+            # and writes ten overlapping ticks of "19.9999995"; show a millisecond around it,
+            # never before the capture began.
+            lo = max(0.0, full[0] - 0.5)
+            x_range = [lo, lo + 1.0]
+        fig = quick_figure(traces, _layout(title, x_range, top, traces))
         ranges = [("Zoom to activity", act), ("Whole capture", full)] if zoom else None
         return fig, ranges, {1: custom}
 

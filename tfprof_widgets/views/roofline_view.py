@@ -30,6 +30,10 @@ COLORS = {
 }
 
 
+# Fraction columns of the roofline the table shows in percent.
+PERCENT_OF_FRACTION = ("roofline_efficiency", "compute_efficiency", "max_mem_bw_utilization")
+
+
 class RooflineView(View):
     title = "Roofline model"
 
@@ -47,10 +51,18 @@ class RooflineView(View):
         lo = min(oi.min() if len(oi) else 1.0, 1.0) / 10
         hi = max(oi.max() if len(oi) else 1.0, p["hbm_ridge_point"]) * 10
         traces = _roof_traces(p, np.geomspace(lo, hi, 64)) + _op_traces(p, ops)
+        # An op without FLOPs or HBM bytes has no place on a log-log plot: say how many are
+        # left out (a TPU capture whose ops all read 0 HBM bytes drew bare roofs, unexplained).
+        left_out = len(self.ops) - len(ops)
+        note = (
+            f" ({left_out} of {len(self.ops)} ops not drawn: no modelled FLOPs or HBM bytes)"
+            if left_out
+            else ""
+        )
         layout = dict(
             title=dict(
                 text=f"{p['device_type']}: peak {p['peak_gflops']:,.0f} GFLOP/s, "
-                f"HBM ridge point {p['hbm_ridge_point']:,.1f} FLOP/B"
+                f"HBM ridge point {p['hbm_ridge_point']:,.1f} FLOP/B{note}"
             ),
             height=HEIGHT,
             margin=dict(t=40, b=40, l=60, r=10),
@@ -63,6 +75,9 @@ class RooflineView(View):
 
     def table(self) -> Table:
         ops, time_cols = time_columns(self.ops, "total_self_time_us", "self")
+        # Fractions in the analysis (schema.ROOFLINE); shown and exported as the percent their
+        # headers say (an HBM-bound op at 57 % of the roof read "0.6" under "(%)").
+        ops = ops.assign(**{c: ops[c] * 100.0 for c in PERCENT_OF_FRACTION})
         cols = [
             *time_cols,
             Column("occurrences", "count", "int"),
@@ -79,6 +94,7 @@ class RooflineView(View):
                 "roofline eff. (%)",
                 "pct",
                 digits=1,
+                csv="roofline_efficiency_percent",
                 title="The op's rate over the roof above it, at most 100 % (see 'above roof')",
             ),
             Column(
@@ -86,6 +102,7 @@ class RooflineView(View):
                 "FLOP util. (%)",
                 "pct",
                 digits=2,
+                csv="compute_efficiency_percent",
                 title="FLOP rate over the peak FLOP rate, at most 100 % (as the op profile)",
             ),
             Column(
@@ -93,6 +110,7 @@ class RooflineView(View):
                 "HBM BW util. (%)",
                 "pct",
                 digits=1,
+                csv="max_mem_bw_utilization_percent",
                 title="HBM bandwidth over its peak, at most 100 % (as the op profile)",
             ),
             Column("bound_by", "bound by"),

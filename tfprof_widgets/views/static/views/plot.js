@@ -155,7 +155,10 @@ export class Plot {
           this.narrow = isNarrow(this.spec, w);
           Plotly.relayout(this.div, legendLayout(this.spec, this.narrow, w)).then(resize);
         } else {
-          Plotly.relayout(this.div, fitLayout(this.spec.fig.layout || {}, this.spec.fig.data || [], w)).then(resize);
+          // autosize with it: a new height alone turns autosize off and freezes the width at
+          // the old one (a plot drawn at 1,400 px stayed 1,360 px wide in a 700 px window).
+          const fit = fitLayout(this.spec.fig.layout || {}, this.spec.fig.data || [], w);
+          Plotly.relayout(this.div, Object.assign(fit, {autosize: true, width: null})).then(resize);
         }
       });
     });

@@ -40,7 +40,7 @@ background:var(--tf-bg2);max-width:40em;white-space:nowrap;overflow:hidden;text-
 .tft-head{display:grid;align-items:end;position:sticky;top:0;z-index:1;background:var(--tf-bg);
 font-weight:600;border-bottom:1px solid var(--tf-border)}
 .tft-head>div{padding:2px 6px;cursor:pointer;user-select:none;overflow:hidden;line-height:15px;
-max-height:48px;overflow-wrap:normal;word-break:normal}
+max-height:64px;overflow-wrap:normal;word-break:normal}
 .tft-head>div:hover{background:var(--tf-bg2)}
 .tft-body{position:relative}
 .tft-row{display:grid;position:absolute;left:0;right:0;height:${ROW_H}px;border-bottom:1px solid var(--tf-grid)}
