@@ -579,3 +579,20 @@ def test_times_of_a_second_or_more_are_shown_in_ms(tmp_path):
     small = load("jax_cnn_nographs")
     labels = [c.label for c in tw.views.hlo_op_profile(small).table().columns if not c.hidden]
     assert "time (µs)" in labels  # a GPU capture's ms-scale ops stay in µs
+
+
+def test_op_stats_show_times_of_a_second_or_more_in_ms(tmp_path):
+    """Issue 36 item 9 in the op stats view too: a TPU's copy-done self time over a capture
+    in ms under a header saying so (µs kept for the CSV), and its findings in seconds."""
+    run = tw.load(tpu_v6e_copies(tmp_path / "long.xplane.pb", 26 * 10**12), progress=False)
+    view = tw.views.op_stats(run)
+    table = view.table()
+    labels = [c.label for c in table.columns if not c.hidden]
+    assert "self time (ms)" in labels and "total time (ms)" in labels, labels
+    assert "self time (µs)" not in labels
+    assert table.df["total_self_time_ms"].max() == pytest.approx(
+        table.df["total_self_time_us"].max() / 1e3
+    )
+    assert any(" s self time" in line for line in view.findings())
+    small = tw.views.op_stats(load("jax_cnn_nographs")).table()
+    assert "self time (µs)" in [c.label for c in small.columns if not c.hidden]

@@ -13,6 +13,7 @@ from ..analysis.results import plural
 from ._common import of_run
 from ._pies import NO_PIE_NOTE, PIE_SLICES, pie_plot, pie_row, top_slices, worth_a_pie
 from .base import Choice, Html, TableBlock, View
+from .hlo_op_profile_view import duration_text, time_columns
 from .names import short_op_name
 from .tables import Column, Table
 
@@ -155,13 +156,16 @@ class OpStatsView(View):
     def _table(self) -> Table:
         df = _with_percents_without_idle(self._with_idle, self._without_idle)
         multi = df["host"].nunique() > 1
+        # A TPU's copy-done summed over a capture reads 77,773,215.7 µs: in ms above a second.
+        df, self_cols = time_columns(df, "total_self_time_us", "self time")
+        df, total_cols = time_columns(df, "total_time_us", "total time")
         cols = [
-            Column("total_self_time_us", "self time (µs)", digits=1),
+            *self_cols,
             Column("self_time_percent", "self %", "pct", digits=1),
             Column("cumulative_self_time_percent", "cum. %", "pct", digits=1),
             Column("self_time_percent_with_idle", "self % (with IDLE)", "pct", digits=1),
             Column("cumulative_self_time_percent_with_idle", "cum. % (with IDLE)", "pct", digits=1),
-            Column("total_time_us", "total time (µs)", digits=1),
+            *total_cols,
             Column(
                 "avg_self_time_us",
                 "avg self (µs)",
@@ -267,7 +271,7 @@ class OpStatsView(View):
                 share = 100 * top["total_self_time_us"] / s["total_self_time_us"].sum()
                 lines.append(
                     f"Largest {side.lower()} op: {top['operation']} ({top['type']}), "
-                    f"{top['total_self_time_us']:,.1f} µs self time, {share:.1f} % of "
+                    f"{duration_text(top['total_self_time_us'])} self time, {share:.1f} % of "
                     f"{side.lower()} op time"
                 )
         return lines

@@ -58,9 +58,15 @@ def refused_costs_note(run, hosts: np.ndarray, ops: np.ndarray) -> None:
         f"TPU ops {first}{more}: a cost stat (flops, model_flops or bytes_accessed) of 2^63 "
         "or more, below 0 or not finite was refused (counted as 0)"
     )
+    note_once(run, note)
+
+
+def note_once(run, note: str) -> None:
+    """Add ``note`` to ``run.warnings`` (what the run tells its user about its data) unless
+    it is there already: an analysis computed again warns once."""
     warnings = getattr(run, "warnings", None)
     if isinstance(warnings, list) and note not in warnings:
         warnings.append(note)
 
 
-__all__ = ["ranks", "refused_costs_note", "text", "text_at", "with_columns"]
+__all__ = ["note_once", "ranks", "refused_costs_note", "text", "text_at", "with_columns"]

@@ -45,7 +45,7 @@ from ....proto import xla_hlo_pb2
 from ....proto.xla_opcodes import ELEMENTWISE
 from ....schema import cut_text
 from ...inputs import per_run
-from .columns import text
+from .columns import note_once, text
 from .gpu import ran_instructions
 
 # cuDNN / cuBLAS / hipBLASLt calls: a tuple result whose last element is the workspace.
@@ -283,9 +283,7 @@ def _warn(run, host: str, program: int, module: str, damaged: list[tuple[str, st
         f"gives no FLOPs or bytes to instruction {named}{more}: no XLA program can hold "
         "it; the program's other instructions are costed"
     )
-    warnings = getattr(run, "warnings", None)
-    if isinstance(warnings, list) and note not in warnings:
-        warnings.append(note)
+    note_once(run, note)
 
 
 @per_run

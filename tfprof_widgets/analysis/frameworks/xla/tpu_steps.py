@@ -43,6 +43,7 @@ from ...device_time import xevent_times
 from ...inputs import per_run
 from ...nesting import to_ps
 from ...step_edges import DROP_EDGE_STEPS_ABOVE
+from .columns import note_once
 from .tpu import OFF_DUTY_CATEGORIES, tpu_device_ops, tpu_op_events
 
 # A TensorCore's step line and op line (XProf reads one of each per core).
@@ -94,9 +95,7 @@ def _nested_note(run, nested: pd.DataFrame) -> None:
         f"TPU host {hosts}: {len(nested)} 'Steps' event(s) inside another step of their core "
         "were not counted as steps (their ops count in the step around them)"
     )
-    warnings = getattr(run, "warnings", None)
-    if isinstance(warnings, list) and note not in warnings:
-        warnings.append(note)
+    note_once(run, note)
 
 
 def _ops_in_steps(run, marks: pd.DataFrame) -> pd.DataFrame:
