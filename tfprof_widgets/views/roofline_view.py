@@ -121,12 +121,15 @@ class RooflineView(View):
                 title="The modelled FLOPs or bytes are more than the measured time allows: "
                 "the point is drawn on the roof, and 'roof note' says why",
             ),
-            Column("roof_note", "roof note"),
+            # The note is a sentence: in the CSV and on the point's hover, not a column that
+            # would push the op names out of a 1,050 px table.
+            Column("roof_note", "roof note", hidden=True),
             Column(
                 "flops_modeled",
                 "as XProf",
                 "bool",
                 title="FLOPs and bytes as XProf counts them (not: cuBLAS GEMM calls, 0 in XProf)",
+                hidden=bool(ops["flops_modeled"].all()),
             ),
             Column("category", "category"),
             Column("tf_op_name", "framework op"),
