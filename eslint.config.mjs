@@ -5,7 +5,17 @@ import js from "@eslint/js";
 import globals from "globals";
 
 export default [
-  { ignores: ["node_modules/**", "**/plotly-basic.min.js", "build/**", "benchmarks/**", "docs/**"] },
+  // .venv: the test command installs into a venv inside the checkout (its packages ship JS).
+  {
+    ignores: [
+      "node_modules/**",
+      ".venv/**",
+      "**/plotly-basic.min.js",
+      "build/**",
+      "benchmarks/**",
+      "docs/**",
+    ],
+  },
   js.configs.recommended,
   {
     files: ["tfprof_widgets/views/static/**/*.js"],
