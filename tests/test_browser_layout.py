@@ -166,23 +166,7 @@ def test_pie_hover_names_the_slice(tmp_path, chromium):
         f"{lib_script()}<script>window.__tfprof.mountAll(document);</script></body></html>",
         encoding="utf-8",
     )
-    context = chromium.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-    page.route(
-        "**/*",
-        lambda r: r.continue_() if r.request.url.startswith(("file:", "data:")) else r.abort(),
-    )
-    page.goto(page_html.as_uri())
-    page.wait_for_function("() => window.__tfprof !== undefined", timeout=60_000)
-    page.evaluate(
-        "async () => { const h = document.documentElement.scrollHeight;"
-        " for (let y = 0; y < h; y += 600) { window.scrollTo(0, y);"
-        " await new Promise(r => setTimeout(r, 30)); } window.scrollTo(0, 0); }"
-    )
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('.tfprof-root')].every(r => r.dataset.drawnMs)",
-        timeout=60_000,
-    )
+    context, page = _open_drawn(chromium, page_html, 1400)
     seen = []
     for i in range(12):
         t = page.evaluate(PIE_POINT, i)
@@ -279,23 +263,7 @@ def test_views_fit_their_width(trust_page, width, chromium):
     px the roofline's legend took half the plot (~100 px of points, drawn under the legend),
     titles were cut, and the memory view's peak label was cut at the edge ("ntation at the
     peak"), and the tf.data graph's iterator names ran into each other."""
-    context = chromium.new_context(viewport={"width": width, "height": 900})
-    page = context.new_page()
-    page.route(
-        "**/*",
-        lambda r: r.continue_() if r.request.url.startswith(("file:", "data:")) else r.abort(),
-    )
-    page.goto(trust_page.as_uri())
-    page.wait_for_function("() => window.__tfprof !== undefined", timeout=60_000)
-    page.evaluate(
-        "async () => { const h = document.documentElement.scrollHeight;"
-        " for (let y = 0; y < h; y += 600) { window.scrollTo(0, y);"
-        " await new Promise(r => setTimeout(r, 30)); } window.scrollTo(0, 0); }"
-    )
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('.tfprof-root')].every(r => r.dataset.drawnMs)",
-        timeout=60_000,
-    )
+    context, page = _open_drawn(chromium, trust_page, width)
     page.wait_for_timeout(200)
     found = page.evaluate(FIT)
     context.close()
@@ -323,3 +291,26 @@ def test_views_fit_their_width(trust_page, width, chromium):
         assert not t["broken_headers"], (where, t["broken_headers"])
         if width >= 1050:
             assert not t["overflows"], where
+
+
+def _open_drawn(chromium, path, width: int):
+    """The offline page at ``path`` in a new context ``width`` px wide, outside requests
+    refused, scrolled through (a view out of sight draws when near) until every view drew."""
+    context = chromium.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.route(
+        "**/*",
+        lambda r: r.continue_() if r.request.url.startswith(("file:", "data:")) else r.abort(),
+    )
+    page.goto(path.as_uri())
+    page.wait_for_function("() => window.__tfprof !== undefined", timeout=60_000)
+    page.evaluate(
+        "async () => { const h = document.documentElement.scrollHeight;"
+        " for (let y = 0; y < h; y += 600) { window.scrollTo(0, y);"
+        " await new Promise(r => setTimeout(r, 30)); } window.scrollTo(0, 0); }"
+    )
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.tfprof-root')].every(r => r.dataset.drawnMs)",
+        timeout=60_000,
+    )
+    return context, page
