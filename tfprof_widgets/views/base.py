@@ -154,17 +154,9 @@ class View:
 
     def blocks(self, **choice) -> list:
         """The content for one value of each choice (keyword = choice id): :class:`Html`,
-        :class:`Plots` and :class:`TableBlock` in display order. The default draws the
-        legacy parts (:meth:`header`, :meth:`figures`, :meth:`footer`)."""
-        out: list = []
-        if self.header():
-            out.append(Html(self.header()))
-        figs = self.figures() if type(self).figures is not View.figures else {}
-        if figs:
-            out.append(Plots([Plot(k, f) for k, f in figs.items()]))
-        if self.footer():
-            out.append(Html(self.footer()))
-        return out
+        :class:`Plots` and :class:`TableBlock` in display order. None by default: a view that
+        draws itself (the trace viewer) has no blocks."""
+        return []
 
     def findings(self) -> list[str]:
         """The view's findings as plain-text lines (text/plain, and the static output)."""
@@ -173,14 +165,6 @@ class View:
     def text(self) -> str:
         """The plain-text form (``repr`` and every output's text/plain)."""
         return "\n".join([self.title, *self.findings()])
-
-    def header(self) -> str:
-        """Legacy part: HTML above the figures."""
-        return ""
-
-    def footer(self) -> str:
-        """Legacy part: HTML below the figures."""
-        return ""
 
     def figures(self) -> dict[str, go.Figure]:
         """The figures shown for the default choices, by name (tests assert on them)."""
@@ -202,33 +186,12 @@ class View:
         return bool(self._plots(self.default_blocks()))
 
     def live_widget(self):
-        """An ipywidget for a view that needs the kernel, else None. The default serves the
-        legacy hook :meth:`attach`: live FigureWidgets of :meth:`figures`, hooked up by it."""
-        if type(self).attach is View.attach:
-            return None
-        import ipywidgets as w
-
-        from ._live import figure_widget
-
-        live = {k: figure_widget(f) for k, f in self.figures().items()}
-        box = w.VBox(
-            [
-                w.HTML(f"<b>{esc(self.title)}</b>"),
-                w.VBox(list(live.values())),
-                w.VBox(self.attach(live)),
-            ]
-        )
-        box.add_class("tfprof-live-host")  # the viewer output stands down where this shows
-        return box
+        """An ipywidget for a view that needs the kernel (the trace viewer's), else None."""
+        return None
 
     def widget(self):
         """The live widget (:meth:`live_widget`), for code that embeds it in its own layout."""
         return self.live_widget()
-
-    def attach(self, figure_widgets: dict) -> list:
-        """Legacy hook: connect live FigureWidgets (zoom, clicks); returns widgets to show
-        under them."""
-        return []
 
     # -- the rendering, the same for every view -----------------------------------------------
     def default_choice(self) -> dict:
