@@ -1148,7 +1148,7 @@ def png_dead(d):
 
     code = (
         "import time, warnings, plotly.graph_objects as go\n"
-        "from tfprof_widgets.views import _png\n"
+        "from tfprof_widgets.views.page import png as _png\n"
         "t = time.perf_counter(); got = []\n"
         "with warnings.catch_warnings(record=True) as w:\n"
         "    warnings.simplefilter('always')\n"

@@ -51,7 +51,7 @@ class StubRun:
 
     @property
     def timeline_model(self):
-        from tfprof_widgets.views.timeline_lod import TraceModel
+        from tfprof_widgets.views.trace.model import TraceModel
 
         if self.model is None:
             self.model = TraceModel(self.events)
@@ -59,8 +59,8 @@ class StubRun:
 
 
 def kernel_side(n: int) -> tuple[dict, StubRun]:
-    from tfprof_widgets.views.timeline_lod import TraceModel
-    from tfprof_widgets.views.timeline_view import TraceViewer
+    from tfprof_widgets.views.trace.model import TraceModel
+    from tfprof_widgets.views.trace.viewer import TraceViewer
 
     run = StubRun(synthetic_events(n))
     builds = []

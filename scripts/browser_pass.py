@@ -25,47 +25,27 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 WIDTHS = (1400, 700)
 # No "get notified about Jupyter news?" toast over the outputs.
 NO_NEWS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}
 THEMES = {"light": "JupyterLab Light", "dark": "JupyterLab Dark"}
 
-# Report section -> the tw.views function that draws it (report.py's _sections). compare needs
-# two runs and is no section of a report: it is left out here.
-VIEW_OF = {
-    "overview": "overview",
-    "pod_viewer": "pod_viewer",
-    "timeline": "timeline",
-    "op_stats": "op_stats",
-    "operators": "operators",
-    "input_pipeline": "input_pipeline",
-    "memory": "memory_timeline",
-    "tf_data": "tf_data_graph",
-    "kernels": "kernel_stats",
-    "hlo_op_profile": "hlo_op_profile",
-    "roofline": "roofline",
-}
+# Which views a report of the run holds, by section (tfprof_widgets/views/registry.py, the table
+# report.py reads), asked in the notebook without building every view.
+APPLIES = (
+    "from tfprof_widgets.views.registry import report_specs\n"
+    "APPLIES = {spec.section for spec in report_specs(run)}"
+)
 
-# Which sections apply to a run: report._sections' rules, without building every view.
-APPLIES = """
-def applies(run):
-    fw = run.framework
-    keep = {'overview', 'timeline', 'op_stats', 'input_pipeline', 'memory', 'tf_data',
-            'kernels', 'hlo_op_profile', 'roofline', 'pod_viewer'}
-    if not len(run.hlo_stats) or not len(run.roofline):
-        keep -= {'hlo_op_profile', 'roofline'}
-    if 'pytorch' in fw:
-        keep.add('operators')
-    if fw.found and 'tensorflow' not in fw:
-        keep.discard('tf_data')
-    if len(run.hosts) < 2:
-        keep.discard('pod_viewer')
-    if not len(run.kernels):
-        keep.discard('kernels')
-    return keep
-"""
+
+def sections() -> list[tuple[str, str]]:
+    """(report section, tw.views function) of every view a report can hold, in its order;
+    compare needs two runs and is no section of a report: it is left out here."""
+    from tfprof_widgets.views.registry import VIEWS
+
+    return [(spec.section, spec.name) for spec in VIEWS if spec.section is not None]
 
 
 def captures(tmp: pathlib.Path) -> dict[str, pathlib.Path]:
@@ -83,11 +63,11 @@ def notebook_cells(path: pathlib.Path) -> list[str]:
     saying 'not applicable' where a report would leave it out."""
     cells = [
         f"import tfprof_widgets as tw\nrun = tw.load({str(path)!r})\n{APPLIES}\n"
-        "APPLIES = applies(run)\nprint(sorted(APPLIES))"
+        "print(sorted(APPLIES))"
     ]
-    for key, fn in VIEW_OF.items():
+    for key, name in sections():
         cells.append(
-            f"# {key}\ntw.views.{fn}(run) if {key!r} in APPLIES else print('not applicable')"
+            f"# {key}\ntw.views.{name}(run) if {key!r} in APPLIES else print('not applicable')"
         )
     return cells
 
@@ -201,7 +181,7 @@ def set_theme(page, theme: str) -> None:
 def shoot_views(page, capture, width, theme, out_dir, errors, phase) -> list[tuple]:
     rows = []
     cells = page.locator(".jp-Notebook .jp-CodeCell")
-    for i, key in enumerate(VIEW_OF, start=1):
+    for i, (key, _) in enumerate(sections(), start=1):
         cell = cells.nth(i)
         cell.scroll_into_view_if_needed()
         try:

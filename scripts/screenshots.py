@@ -38,7 +38,7 @@ def pages() -> dict[str, str]:
     from golden_tables import synthetic_gpu_path
 
     import tfprof_widgets as tw
-    from tfprof_widgets.views._display import reset_lib
+    from tfprof_widgets.views.page.display import reset_lib
 
     samples = ROOT / "sample_profiles"
     ib, cl = tw.load(samples / "input_bound"), tw.load(samples / "custom_loop")
@@ -101,7 +101,7 @@ def docs_pages() -> dict[str, str]:
     """The JAX capture's overview, op stats and trace viewer, each a page like a report's."""
     import tfprof_widgets as tw
     from tfprof_widgets.report import PAGE_CSS
-    from tfprof_widgets.views._display import lib_script, reset_lib
+    from tfprof_widgets.views.page.display import lib_script, reset_lib
 
     run = tw.load(JAX)
     views = {

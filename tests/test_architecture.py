@@ -305,3 +305,78 @@ def test_the_framework_check_finds_a_name():
     assert framework_names("def is_xla_op(): pass", vocabulary) == []  # lower case: a word
     assert framework_names('"""Docstrings may say TensorFlow."""', vocabulary) == []
     assert framework_names("from .frameworks import framework_of", vocabulary) == []
+
+
+# -- one table of views; no cycle once the packages a module runs are counted ------------------
+def test_every_view_is_in_the_table_and_reachable_from_the_run_alike():
+    """``tw.views`` exports the views of ``views/registry.py`` (and the View template), and
+    each is ``run.view.<name>`` with the function's options: its signature less the run."""
+    import inspect
+
+    from conftest import SAMPLES
+
+    import tfprof_widgets as tw
+    from tfprof_widgets.views.registry import VIEWS
+
+    names = [v.name for v in VIEWS]
+    assert len(set(names)) == len(names)
+    assert sorted(tw.views.__all__) == sorted(["View", *names])
+    run = tw.load(SAMPLES / "input_bound")
+    for name in names:
+        function = getattr(tw.views, name)
+        method = getattr(run.view, name)  # bound: inspect leaves self out
+        sig = inspect.signature(function)
+        without_run = sig.replace(parameters=list(sig.parameters.values())[1:])
+        assert inspect.signature(method) == without_run, name
+        assert function.__doc__ and function.__doc__.strip() in method.__doc__, name
+    assert not [n for n in dir(run.view) if not n.startswith("_") and n not in names]
+
+
+def test_a_view_of_the_run_is_the_views_function_applied_to_it(monkeypatch):
+    """``run.view.<name>(...)`` passes the run first and every option on unchanged (the
+    timeline's ``**kwargs`` included)."""
+    from conftest import SAMPLES
+
+    import tfprof_widgets as tw
+    from tfprof_widgets.views.trace import viewer
+
+    run = tw.load(SAMPLES / "input_bound")
+    got = {}
+    monkeypatch.setattr(viewer, "TraceViewer", lambda *a, **k: got.update(a=a, k=k))
+    run.view.timeline((1.0, 2.0), height=300)
+    assert got == {"a": (run,), "k": {"window_us": (1.0, 2.0), "height": 300}}
+
+
+def with_their_packages(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph where a module also imports the packages of what it imports
+    (``from .views import _display`` runs ``views/__init__.py`` first), its own aside."""
+    out = {}
+    for name, targets in graph.items():
+        edges = set(targets)
+        for target in targets:
+            parts = target.split(".")
+            for i in range(2, len(parts)):
+                package = ".".join(parts[:i])
+                if package in graph and package != name and not name.startswith(package + "."):
+                    edges.add(package)
+        out[name] = edges
+    return out
+
+
+def test_no_import_cycle_through_a_package():
+    """No cycle either when importing a module counts as running its packages, function-level
+    (lazy) imports included: the views asked the kernel's warm-up to wait while the warm-up
+    imported the views (views <-> _preload)."""
+    assert cycles(with_their_packages(import_graph())) == []
+
+
+def test_the_package_cycle_check_finds_views_and_the_preload():
+    graph = {
+        "tfprof_widgets.views": {"tfprof_widgets._preload"},
+        "tfprof_widgets.views._display": set(),
+        "tfprof_widgets._preload": {"tfprof_widgets.views._display"},
+    }
+    assert cycles(graph) == []
+    assert cycles(with_their_packages(graph)) == [
+        ["tfprof_widgets._preload", "tfprof_widgets.views"]
+    ]

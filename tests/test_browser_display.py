@@ -117,7 +117,7 @@ def test_jupyterlab_shows_one_viewer_per_cell(tmp_path, jupyterlab, chromium):
 def test_sanitized_export_shows_the_trace_viewer_as_an_image(tmp_path, chromium):
     import nbformat
 
-    from tfprof_widgets.views import _png
+    from tfprof_widgets.views.page import png as _png
 
     nb = tmp_path / "tv.ipynb"
     lab.write_notebook(
@@ -180,7 +180,7 @@ def test_the_page_draws_each_stream_as_deep_as_its_kernels_overlap(tmp_path, chr
     from test_trace_model import max_overlap
 
     import tfprof_widgets as tw
-    from tfprof_widgets.views.timeline_view import write_html
+    from tfprof_widgets.views.trace.viewer import write_html
 
     if not JAX_H100.exists():
         pytest.skip(f"{JAX_H100} is not here (the team's shared captures)")

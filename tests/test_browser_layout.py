@@ -20,8 +20,8 @@ from conftest import ROOT, SAMPLES
 
 import tfprof_widgets as tw
 from tfprof_widgets.report import PAGE_CSS
-from tfprof_widgets.views._display import lib_script
 from tfprof_widgets.views._pies import HEIGHT, LEGEND_ROW_PX
+from tfprof_widgets.views.page.display import lib_script
 
 CHROMIUM = "/usr/bin/chromium"
 _AVAILABLE = (

@@ -11,7 +11,7 @@ from test_browser import offline_page, pytestmark  # noqa: F401  (skips without 
 
 import tfprof_widgets as tw
 from tfprof_widgets.report import PAGE_CSS
-from tfprof_widgets.views._display import lib_script, reset_lib
+from tfprof_widgets.views.page.display import lib_script, reset_lib
 
 CAPTURE = ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_graphs.xplane.pb"
 

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from tfprof_widgets.views._lib import lib_script
+from tfprof_widgets.views.page.lib import lib_script
 
 CHROMIUM = "/usr/bin/chromium"
 _AVAILABLE = (

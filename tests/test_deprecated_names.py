@@ -55,10 +55,10 @@ def test_unknown_names_still_raise():
             "tfprof_widgets.widgets.lod",
             "downsample_minmax",
             "downsample_minmax",
-            "views.timeline_lod",
+            "views.memory_view",
         ),
         ("tfprof_widgets.widgets.op_stats", "pie_values", "pie_values", "views.op_stats_view"),
-        ("tfprof_widgets.widgets.timeline", "timeline", "timeline", "views.timeline_view"),
+        ("tfprof_widgets.widgets.timeline", "timeline", "timeline", "views.trace.viewer"),
         ("tfprof_widgets.widgets.tables", "html_table", "html_table", "views.tables"),
         ("tfprof_widgets.capture.session", "Capture", "Capture", "capturing.session"),
         ("tfprof_widgets.capture.rundir", "reserve_run_dir", "reserve_run_dir", "capturing.rundir"),
@@ -107,8 +107,9 @@ def test_the_capture_function_is_not_shadowed_by_the_old_package():
 def test_renamed_classes_keywords_and_arguments(run):
     from tfprof_widgets.analysis import input_pipeline
     from tfprof_widgets.analysis.frameworks.tensorflow import tf_data
-    from tfprof_widgets.views import timeline_lod, timeline_view
-    from tfprof_widgets.views.timeline_lod import TraceModel
+    from tfprof_widgets.views.trace import model as timeline_lod
+    from tfprof_widgets.views.trace import viewer as timeline_view
+    from tfprof_widgets.views.trace.model import TraceModel
 
     assert deprecated(lambda: input_pipeline.InputPipelineAnalysis, "InputPipelineSummary") is (
         input_pipeline.InputPipelineSummary

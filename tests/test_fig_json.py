@@ -17,7 +17,8 @@ from conftest import ROOT, SAMPLES
 from plotly.io.json import to_json_plotly
 
 import tfprof_widgets as tw
-from tfprof_widgets.views import _common, _display, base
+from tfprof_widgets.views import _common, base
+from tfprof_widgets.views.page import display as _display
 
 SHARED = ROOT.parent / "shared" / "captures"
 CAPTURES = {

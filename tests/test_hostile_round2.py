@@ -98,7 +98,7 @@ def test_chrome_end_before_its_begin_is_warned_or_refused_never_a_zero_slice(tmp
 _DEAD_BROWSER = """
 import time, warnings
 import plotly.graph_objects as go
-from tfprof_widgets.views import _png
+from tfprof_widgets.views.page import png as _png
 t0 = time.perf_counter()
 got = []
 with warnings.catch_warnings(record=True) as caught:

@@ -1,4 +1,4 @@
-"""The views' JavaScript modules and the scripts views/_bundle.py joins them into: every
+"""The views' JavaScript modules and the scripts views/page/bundle.py joins them into: every
 module has its header and is shipped, each script parses (as a classic script or an ES
 module, by Node where it is installed), and the bundler refuses what it does not handle."""
 
@@ -11,7 +11,7 @@ import subprocess
 import pytest
 from conftest import ROOT
 
-from tfprof_widgets.views import _bundle
+from tfprof_widgets.views.page import bundle as _bundle
 
 STATIC = ROOT / "tfprof_widgets" / "views" / "static"
 ENTRIES = {"views": "main", "trace": "index"}

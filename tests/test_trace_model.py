@@ -11,14 +11,9 @@ import pandas as pd
 import pytest
 from conftest import ROOT
 
-from tfprof_widgets.views.timeline_lod import (
-    XPROF_INTERNAL_EVENTS,
-    EventIndex,
-    TraceModel,
-    event_details,
-    launch_arguments,
-    readable_line_names,
-)
+from tfprof_widgets.views.trace.details import TraceIndex, event_details, launch_arguments
+from tfprof_widgets.views.trace.lanes import XPROF_INTERNAL_EVENTS, readable_line_names
+from tfprof_widgets.views.trace.model import TraceModel
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_trace_viewer import StubRun  # noqa: E402
@@ -178,7 +173,7 @@ def test_rows_are_the_most_events_that_ever_overlap(seed):
 
 
 def test_the_greedy_chain_is_the_one_event_at_a_time_greedy():
-    from tfprof_widgets.views.timeline_lod import _greedy_chain
+    from tfprof_widgets.views.trace.rows import greedy_chain as _greedy_chain
 
     def one_at_a_time(ks, ke):
         on, cur = np.zeros(len(ks), bool), 0
@@ -383,7 +378,7 @@ def test_next_match_walks_matches_in_time_and_wraps(bert, bert_model):
 def test_a_kernel_shows_its_launch_arguments_and_the_launch_that_started_it(bert, bert_model):
     ev = bert.events
     kernel = int(ev.index[(ev["line"] == "Stream #142(Compute)")][0])
-    d = event_details(bert, bert_model, EventIndex(bert), kernel)
+    d = event_details(bert, bert_model, TraceIndex(bert), kernel)
     json.dumps(d)
     assert dict(d["launch"])["grid"].count("×") == 2 and "block" in dict(d["launch"])
     launch = [f for f in d["flows"] if f["kind"] == "launch"]
@@ -395,13 +390,13 @@ def test_a_kernel_shows_its_launch_arguments_and_the_launch_that_started_it(bert
     stats = dict(d["stats"])
     assert stats["correlation_id"] == str(bert.stat("correlation_id").iat[kernel])
     # and back: the launch points at its kernel
-    back = event_details(bert, bert_model, EventIndex(bert), launch[0]["row"])
+    back = event_details(bert, bert_model, TraceIndex(bert), launch[0]["row"])
     assert [(f["kind"], f["dir"], f["row"]) for f in back["flows"]] == [("launch", "out", kernel)]
     assert back["parents"] and back["parents"][0]["depth"] < back["where"]["depth"]
 
 
 def test_producer_consumer_links(bert, bert_model):
-    idx = EventIndex(bert)
+    idx = TraceIndex(bert)
     p = bert.stat("_p")
     c = bert.stat("_c")
     shared = set(p.dropna().astype("int64")) & set(c.dropna().astype("int64"))
@@ -432,7 +427,7 @@ def test_a_pytorch_kernel_links_to_its_launch_once(name):
     if not path.exists():
         pytest.skip("shared Kineto capture absent")
     run = tw.load(path)
-    idx = EventIndex(run)
+    idx = TraceIndex(run)
     ev = run.events
     kernels = ev.index[(ev["plane"] == "/device:GPU:0") & ev["line"].str.startswith("Stream")]
     corr = run.stat("correlation")
@@ -461,7 +456,7 @@ def test_launch_arguments_are_named():
 
 # -- the view: live messages and the offline payload --------------------------------------
 def test_the_widget_answers_window_details_search_and_next(bert):
-    from tfprof_widgets.views.timeline_view import timeline as trace_viewer
+    from tfprof_widgets.views.trace.viewer import timeline as trace_viewer
 
     view = trace_viewer(bert)
     w = view.widget()
@@ -510,7 +505,7 @@ def test_the_widget_answers_window_details_search_and_next(bert):
 def test_the_notebook_gets_the_live_widget_then_text_then_the_offline_viewer(bert, monkeypatch):
     import IPython.display
 
-    from tfprof_widgets.views.timeline_view import timeline as trace_viewer
+    from tfprof_widgets.views.trace.viewer import timeline as trace_viewer
 
     shown = []
     monkeypatch.setattr(IPython.display, "display", lambda obj, **kw: shown.append(obj))
@@ -561,7 +556,7 @@ def test_a_reports_trace_says_what_its_reader_can_do_past_its_detail(tmp_path):
 
 
 def test_offline_payload_fits_its_budget_and_keeps_the_busiest_step(bert):
-    from tfprof_widgets.views.timeline_view import timeline as trace_viewer
+    from tfprof_widgets.views.trace.viewer import timeline as trace_viewer
 
     view = trace_viewer(bert)
     payload = view.offline_payload(budget_bytes=600_000)
@@ -581,7 +576,7 @@ def test_offline_payload_fits_its_budget_and_keeps_the_busiest_step(bert):
 
 def test_a_stub_run_without_stats_or_lines_works():
     run = StubRun(synthetic_events(30_000, n_lines=3))
-    from tfprof_widgets.views.timeline_view import timeline as trace_viewer
+    from tfprof_widgets.views.trace.viewer import timeline as trace_viewer
 
     view = trace_viewer(run)
     w = view.widget()
@@ -631,7 +626,7 @@ def test_kineto_launches_link_to_their_kernels(tmp_path):
     run = tw.load(path)
     model = TraceModel.from_run(run)
     kernel = int(run.events.index[run.events["name"] == "add_kernel"][0])
-    d = event_details(run, model, EventIndex(run), kernel)
+    d = event_details(run, model, TraceIndex(run), kernel)
     assert [(f["kind"], f["dir"], f["name"]) for f in d["flows"]] == [
         ("launch", "in", "cudaLaunchKernel")
     ]
@@ -640,7 +635,7 @@ def test_kineto_launches_link_to_their_kernels(tmp_path):
 
 
 def test_offline_copy_keeps_the_asked_window_in_full(bert):
-    from tfprof_widgets.views.timeline_view import timeline as trace_viewer
+    from tfprof_widgets.views.trace.viewer import timeline as trace_viewer
 
     a, b = 1_792_000.0, 1_800_000.0  # GPU:4's step, not the busiest one
     payload = trace_viewer(bert, window_us=(a, b)).offline_payload()
@@ -715,7 +710,7 @@ def test_a_xla_kernels_details_name_its_hlo_op_framework_op_source_and_text():
     the Python line and the HLO text."""
     run = xla_run("jax_cnn_nographs")
     model = run.timeline_model
-    idx = EventIndex(run)
+    idx = TraceIndex(run)
     op = run.stat("hlo_op")
     framework = run.stat("name")
     ev = run.events
@@ -752,7 +747,7 @@ def test_a_xla_kernels_details_name_its_hlo_op_framework_op_source_and_text():
     )
     # Not stored per event in the page: the live widget's meta and the offline copy carry no
     # HLO text.
-    from tfprof_widgets.views.timeline_view import timeline
+    from tfprof_widgets.views.trace.viewer import timeline
 
     view = timeline(run)
     assert "HLO text" not in json.dumps(view.meta()) and "op_name=" not in json.dumps(
@@ -769,14 +764,14 @@ def test_an_xla_ops_event_links_its_first_kernel_and_names_its_instruction():
     n = len(run.events)
     ops = np.flatnonzero(model.derived["line"].astype(str).str.startswith("XLA Ops").to_numpy())
     row = n + int(ops[3])
-    d = event_details(run, model, EventIndex(run), row)
+    d = event_details(run, model, TraceIndex(run), row)
     json.dumps(d)
     assert d["name"] == str(model.derived["name"].iat[ops[3]])
     assert [f["kind"] for f in d["flows"]] == ["derived"]
     kernel = d["flows"][0]["row"]
     assert kernel < n and str(run.events["line"].iat[kernel]).startswith("Stream #14")
     assert dict(d["hlo"])["HLO op"] in (d["name"], run.stat("hlo_op").iat[kernel])
-    assert EventIndex(run).flows(row) == []
+    assert TraceIndex(run).flows(row) == []
     assert model.locate(row)["lane"] == int(
         np.flatnonzero(model.lanes["line"] == "XLA Ops - from #14")[0]
     )

@@ -56,7 +56,7 @@ drawn_window = lab.drawn_window
 
 # -- offline --------------------------------------------------------------------------------
 def test_offline_html_draws_zooms_and_follows_the_colour_scheme(tmp_path, bert, shots, chromium):
-    from tfprof_widgets.views.timeline_view import write_html
+    from tfprof_widgets.views.trace.viewer import write_html
 
     out = tmp_path / "trace.html"
     write_html(bert, out)
@@ -228,7 +228,7 @@ def test_the_report_zooms_its_trace_offline(report_of, shots, chromium):
 
 # -- live in JupyterLab ---------------------------------------------------------------------
 def test_jupyterlab_on_the_real_gpu_capture(tmp_path, bert, shots, jupyterlab, chromium):
-    from tfprof_widgets.views.timeline_view import timeline as trace_viewer
+    from tfprof_widgets.views.trace.viewer import timeline as trace_viewer
 
     view = trace_viewer(bert)
     model = view.model

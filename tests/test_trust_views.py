@@ -224,8 +224,9 @@ def test_trace_details_and_groups_in_the_frameworks_words():
     """A PyTorch event's details listed "tf_op —" (no event of a PyTorch trace has a TF op)
     and Kineto's "Record Window End" mark (``"pid": ""``) made a group "pid ''". A JAX event's
     op is its framework's 'op', not 'tf_op'."""
-    from tfprof_widgets.views.timeline_lod import event_details
-    from tfprof_widgets.views.timeline_view import _event_index, framework_fields
+    from tfprof_widgets.views.trace.details import event_details
+    from tfprof_widgets.views.trace.viewer import _trace_index as _event_index
+    from tfprof_widgets.views.trace.viewer import framework_fields
 
     torch = kineto_run(RESNET0)
     assert not [p for p in torch.planes["plane"].astype(str) if "''" in p]

@@ -16,8 +16,10 @@ from plotly.io.json import to_json_plotly
 
 import tfprof_widgets as tw
 from tfprof_widgets import _kernel
-from tfprof_widgets.views import _common, _png, tables, timeline_static
-from tfprof_widgets.views._display import fig_json
+from tfprof_widgets.views import _common, tables
+from tfprof_widgets.views.page import png as _png
+from tfprof_widgets.views.page.display import fig_json
+from tfprof_widgets.views.trace import static as timeline_static
 
 KINETO = ROOT / "tests" / "data" / "chrome" / "torch_transformer_h100.pt.trace.json.gz"
 

@@ -16,10 +16,13 @@ from conftest import ROOT, SAMPLES
 
 import tfprof_widgets as tw
 from tfprof_widgets.analysis.steps import CATEGORIES, overview_steps
-from tfprof_widgets.views import _display, _lib, _png, base
+from tfprof_widgets.views import base
 from tfprof_widgets.views.memory_view import activity_window
 from tfprof_widgets.views.names import short_kernel_name, short_op_name, unique_labels
 from tfprof_widgets.views.op_stats_view import PIE_SLICES, pie_values
+from tfprof_widgets.views.page import display as _display
+from tfprof_widgets.views.page import lib as _lib
+from tfprof_widgets.views.page import png as _png
 from tfprof_widgets.views.pod_view import pod_summary, straggler
 from tfprof_widgets.views.tables import Column, Table, encode_column
 

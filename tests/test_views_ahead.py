@@ -11,7 +11,9 @@ from conftest import SAMPLES
 
 import tfprof_widgets as tw
 from tfprof_widgets import _kernel, report
-from tfprof_widgets.views import _display, _lib, _png
+from tfprof_widgets.views.page import display as _display
+from tfprof_widgets.views.page import lib as _lib
+from tfprof_widgets.views.page import png as _png
 
 PLOTLY = "plotly.js (basic - minified) v4.1.1"
 

@@ -77,7 +77,7 @@ def test_kernel_warms_plotly_behind_the_import():
 
         code = (
             "import sys, tfprof_widgets\n"
-            "from tfprof_widgets import _preload\n"
+            "from tfprof_widgets.views.page import preload as _preload\n"
             "started = _preload._thread is not None\n"
             "_preload.wait()\n"
             "print(started, 'plotly.graph_objects' in sys.modules,"

@@ -64,7 +64,7 @@ def synthetic_cells(n: int) -> list[str]:
         f"import sys\nsys.path.insert(0, {str(bench)!r})\n"
         "from synthetic_events import synthetic_events\n"
         "from bench_trace_viewer import StubRun\n"
-        "from tfprof_widgets.views.timeline_view import timeline as trace_viewer, trace_model\n"
+        "from tfprof_widgets.views.trace.viewer import timeline as trace_viewer, trace_model\n"
         f"run = StubRun(synthetic_events({n}))\n"
         "trace_model(run);",
         "trace_viewer(run)",

@@ -22,7 +22,7 @@ import warnings as _warnings
 
 import pandas as _pd
 
-from . import _deprecated, _preload
+from . import _deprecated
 from .analysis.compare import op_diff as _op_diff
 from .analysis.frameworks.tensorflow.tf_data import TfDataSummary
 from .analysis.frameworks.tensorflow.tfprof_tables import tfprof_table
@@ -53,6 +53,7 @@ from .errors import (
 )
 from .loading import list_runs, load
 from .run import Run
+from .views.page import preload as _preload
 
 __version__ = "0.1.0"
 

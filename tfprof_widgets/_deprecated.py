@@ -60,10 +60,10 @@ NAMES = {
 # a module was renamed as well.
 MODULES = {
     "tfprof_widgets.widgets": "tfprof_widgets.views",
-    "tfprof_widgets.widgets.lod": "tfprof_widgets.views.timeline_lod",
+    "tfprof_widgets.widgets.lod": "tfprof_widgets.views.memory_view",
     "tfprof_widgets.widgets.overview": "tfprof_widgets.views.overview_view",
     "tfprof_widgets.widgets.op_stats": "tfprof_widgets.views.op_stats_view",
-    "tfprof_widgets.widgets.timeline": "tfprof_widgets.views.timeline_view",
+    "tfprof_widgets.widgets.timeline": "tfprof_widgets.views.trace.viewer",
     "tfprof_widgets.widgets.memory": "tfprof_widgets.views.memory_view",
     "tfprof_widgets.widgets.tf_data": "tfprof_widgets.views.tf_data_view",
     "tfprof_widgets.widgets.kernels": "tfprof_widgets.views.kernels_view",
@@ -99,7 +99,7 @@ MOVED = {
         "MemoryTimelineView",
     ),
     ("tfprof_widgets.widgets.memory", "downsample_minmax"): (
-        "tfprof_widgets.views.timeline_lod",
+        "tfprof_widgets.views.memory_view",
         "downsample_minmax",
     ),
     ("tfprof_widgets.widgets._display", "View"): ("tfprof_widgets.views.base", "View"),

@@ -1,7 +1,9 @@
-"""Whether this process is a notebook's IPython kernel: the preload (:mod:`._preload`) and
-the viewer script sent ahead of a view (:mod:`.views._display`) happen there only, never in a
-script, a terminal or a test's own IPython shell. And whether the page that runs the cell
-keeps its outputs listening after the cell ends (:func:`page_keeps_outputs`)."""
+"""Whether this process is a notebook's IPython kernel: the preload
+(:mod:`.views.page.preload`) and the viewer script sent ahead of a view
+(:mod:`.views.page.display`) happen there only, never in a script, a terminal or a test's own
+IPython shell. And whether the page that runs the cell keeps its outputs listening after the
+cell ends (:func:`page_keeps_outputs`). It imports nothing of the package: the magics ask it
+too, so it stays at the top, beside the views' page plumbing rather than in it."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import pandas as pd
 
-from . import _preload, schema
+from . import schema
 from .errors import (
     CorruptProfileError,
     ProfileError,
@@ -46,6 +46,7 @@ from .readers.tool_data.trace_proto import read_trace_proto
 from .readers.xspace import host_pool
 from .readers.xspace.reader import read_xspace
 from .run import Run
+from .views.page import preload
 
 __all__ = ["CAPTURE_LOG", "list_runs", "load"]
 
@@ -106,7 +107,7 @@ def load(
     anything wrong with the input. Nothing is ever written.
     """
     files: RunFiles = resolve(path, run)
-    _preload.viewer_ahead()  # in a kernel: the page parses plotly.js while this reads
+    preload.viewer_ahead()  # in a kernel: the page parses plotly.js while this reads
     sources, tool_sources = _select_hosts(
         path, host_sources(files.files), tool_files_of(list(files.tool_files)), hosts
     )

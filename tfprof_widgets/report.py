@@ -1,7 +1,8 @@
 """A single self-contained HTML report of a run: opens anywhere, with no internet.
 
-It holds the overview, the pod viewer (several hosts), a timeline of the slowest step, op
-stats, the input pipeline, the memory profile, the tf.data graph and kernel stats: the same
+It holds the views of the table of views that apply to the run, in its order
+(:data:`.views.registry.VIEWS`: the overview, the pod viewer of several hosts, a timeline of
+the slowest step, op stats, the input pipeline, the memory profile, kernel stats...): the same
 interactive views as a notebook (sortable tables, choosers, pie clicks that filter, plots that
 follow the window's width and the system's light/dark setting), with the viewer script and the
 plotly.js basic bundle embedded once. Building the page (:func:`report_html`) and writing the
@@ -21,18 +22,8 @@ import stat
 
 from . import views
 from .views._common import run_label
-from .views._display import lib_script
-
-SECTIONS = (
-    "overview",
-    "pod_viewer",
-    "timeline",
-    "op_stats",
-    "input_pipeline",
-    "memory",
-    "tf_data",
-    "kernels",
-)
+from .views.page.display import lib_script
+from .views.registry import report_specs
 
 PAGE_CSS = """
 :root{color-scheme:light dark}
@@ -70,7 +61,7 @@ def more_trace_detail(run) -> str:
     the capture, with one command ("{window}": the page puts the window shown there)."""
     capture = run.files[0] if len(run.files) == 1 else run.path
     code = (
-        "import tfprof_widgets as tw; from tfprof_widgets.views.timeline_view import write_html; "
+        "import tfprof_widgets as tw; from tfprof_widgets.views.trace.viewer import write_html; "
         f"write_html(tw.load({str(capture)!r}), 'trace.html', window_us={{window}})"
     )
     return (
@@ -80,57 +71,30 @@ def more_trace_detail(run) -> str:
 
 def report_views(run) -> dict[str, views.View]:
     """The views of the report, by section id."""
-    from .views._display import lib_not_ahead
+    from .views.page.display import lib_not_ahead
 
     with lib_not_ahead():  # views for a file: no viewer script into the cell's outputs
         return _sections(run)
 
 
 def _sections(run) -> dict[str, views.View]:
-    out = {
-        "overview": views.overview(run),
-        "pod_viewer": views.pod_viewer(run),
-        # The trace's offline copy within 0.8 MB: the report stays under 3 MB with plotly.js.
-        "timeline": views.timeline(
-            run,
-            window_us=slowest_step_window(run),
-            offline_bytes=800_000,
-            more_detail=more_trace_detail(run),
-        ),
-        "op_stats": views.op_stats(run),
-        "input_pipeline": views.input_pipeline(run),
-        "memory": views.memory_timeline(run),
-        "tf_data": views.tf_data_graph(run),
-        "kernels": views.kernel_stats(run),
-        # XLA runs: XProf's op profile and roofline (no section where the run has no HLO ops).
-        "hlo_op_profile": views.hlo_op_profile(run),
-        "roofline": views.roofline(run),
-    }
-    if not len(run.hlo_stats) or not len(run.roofline):
-        out.pop("hlo_op_profile")
-        out.pop("roofline")
-    frameworks = getattr(run, "framework", None)
-    if frameworks is not None and "pytorch" in frameworks:
-        # torch-tb-profiler's operator view (steps by role, operators, their kernels) beside
-        # the op stats, where a PyTorch user looks for it.
-        out = _after(out, "op_stats", "operators", views.operators(run))
-    if frameworks is not None and frameworks.found and "tensorflow" not in frameworks:
-        out.pop("tf_data")  # TensorFlow's own tool: a JAX or PyTorch run has no tf.data
-    if len(run.hosts) < 2:
-        out.pop("pod_viewer")
-    if not len(run.kernels):
-        out.pop("kernels")
-    return out
-
-
-def _after(sections: dict, key: str, new_key: str, view) -> dict:
-    """The sections with ``new_key`` inserted right after ``key``."""
+    """Each view of the run's report (:func:`.views.registry.report_specs`) by section id."""
     out = {}
-    for k, v in sections.items():
-        out[k] = v
-        if k == key:
-            out[new_key] = view
+    for spec in report_specs(run):
+        options = SECTION_OPTIONS.get(spec.name)
+        out[spec.section] = spec.function(run, **(options(run) if options else {}))
     return out
+
+
+# What a report asks of a view beyond its defaults, by view name.
+SECTION_OPTIONS = {
+    # The trace's offline copy within 0.8 MB: the report stays under 3 MB with plotly.js.
+    "timeline": lambda run: {
+        "window_us": slowest_step_window(run),
+        "offline_bytes": 800_000,
+        "more_detail": more_trace_detail(run),
+    },
+}
 
 
 def report_html(run) -> str:

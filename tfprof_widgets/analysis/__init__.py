@@ -42,7 +42,7 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("temporal_breakdown_steps", ".gpu_time:temporal_breakdown_steps",
              "TEMPORAL_BREAKDOWN_STEPS"),
     Analysis("kernel_breakdown", ".gpu_time:kernel_breakdown", "KERNEL_BREAKDOWN"),
-    Analysis("timeline_model", "..views.timeline_lod:timeline_model", "TraceModel"),
+    Analysis("timeline_model", "..views.trace.model:build_trace_model", "TraceModel"),
     Analysis("profile_options", "..readers.xspace.profile_options:profile_options",
              "PROFILE_OPTIONS"),
     *FRAMEWORK_ANALYSES,

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from ..analysis.inputs import once
 from ..analysis.steps import CATEGORIES, CATEGORY_LABELS
-from ._display import CATEGORY_COLORS, esc
+from .page.display import CATEGORY_COLORS, esc
 
 __all__ = [
     "TOOL_CALLS",

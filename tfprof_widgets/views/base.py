@@ -4,7 +4,7 @@ A view fills in parts — :meth:`View.blocks` (summary HTML, plots, tables, for 
 its :meth:`~View.choices`), :meth:`~View.findings` (plain-text lines) and optionally
 :meth:`~View.static_figure` — and never renders itself. The template turns them into:
 
-* a **payload** (JSON) that the viewer script (``static/views/``, see :mod:`._bundle`)
+* a **payload** (JSON) that the viewer script (``static/views/``, see :mod:`.page.bundle`)
   draws: plots that fill the output's width and follow resizes and the page's light/dark
   theme, tables that sort, filter, scroll and export CSV, choosers (every choice is
   computed here, so the page needs no kernel: an exported notebook and a report stay
@@ -43,8 +43,8 @@ from collections.abc import Callable
 
 import plotly.graph_objects as go
 
-from . import _png
-from ._display import (
+from .page import png
+from .page.display import (
     esc,
     fig_json,
     lib_moved,
@@ -142,7 +142,7 @@ class View:
 
     def __new__(cls, *_args, **_kwargs):
         # Before the subclass computes anything: the page then parses the viewer script
-        # while the kernel builds the view (see _display.send_lib_ahead).
+        # while the kernel builds the view (see page.display.send_lib_ahead).
         view = super().__new__(cls)
         view._lib_sent_in = send_lib_ahead() if cls.viewer_script else None
         return view
@@ -300,7 +300,7 @@ class View:
             if tb.title:
                 lines.append(f"<div><b>{esc(tb.title)}</b></div>")
             lines.append(tb.table.static_html(preset=tb.preset))
-        if not image and self._plots(self.default_blocks()) and not _png.available():
+        if not image and self._plots(self.default_blocks()) and not png.available():
             lines.append(
                 "<div><i>The plots show where scripts run; for an image here as well, "
                 "install tfprof_widgets[png].</i></div>"
@@ -312,7 +312,7 @@ class View:
 
         text = self.text()
         live = self.live_widget()
-        image = _png.available() and self.has_static_figure()
+        image = png.available() and self.has_static_figure()
         statics = 0
         first: dict = {"text/plain": text}
         handle = None
@@ -330,7 +330,7 @@ class View:
             # Only now, with the viewer on its way to the page: the image's figure is built
             # and rendered in the background, so that neither it nor the start of kaleido's
             # browser (seconds, the first time) holds up the viewer's output.
-            _png.render_async(self.static_figure, _updater(handle, first))
+            png.render_async(self.static_figure, _updater(handle, first))
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         # Front ends that ask for one bundle (not IPython, which uses _ipython_display_).
@@ -360,8 +360,8 @@ def _widget_bundle(widget) -> dict:
 
 
 def _updater(handle, first: dict) -> Callable[[bytes], None]:
-    def done(png: bytes) -> None:
-        handle.update({**first, "image/png": base64.b64encode(png).decode()}, raw=True)
+    def done(image: bytes) -> None:
+        handle.update({**first, "image/png": base64.b64encode(image).decode()}, raw=True)
 
     return done
 

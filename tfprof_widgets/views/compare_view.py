@@ -10,9 +10,9 @@ import plotly.graph_objects as go
 from ..analysis.compare import op_diff
 from ..analysis.steps import CATEGORIES
 from ._common import of_runs, quick_figure, run_label, step_bars
-from ._display import esc
 from .base import Html, Plot, Plots, TableBlock, View
 from .names import short_op_name
+from .page.display import esc
 from .tables import Column, Table
 
 __all__ = ["CompareView", "compare"]

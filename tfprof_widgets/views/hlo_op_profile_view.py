@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._display import esc
 from .base import Choice, Html, TableBlock, View
 from .names import short_op_name
+from .page.display import esc
 from .tables import Column, Table
 
 __all__ = ["HloOpProfileView", "hlo_op_profile"]

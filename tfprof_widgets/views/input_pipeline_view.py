@@ -7,8 +7,8 @@ import plotly.graph_objects as go
 from ..analysis.frameworks import rules_of
 from ..analysis.results import plural
 from ._common import quick_figure
-from ._display import esc
 from .base import Html, Plot, Plots, TableBlock, View
+from .page.display import esc
 from .tables import Column, Table
 
 __all__ = ["InputPipelineView", "input_pipeline"]

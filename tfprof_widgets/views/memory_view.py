@@ -12,12 +12,17 @@ from ..analysis.memory import memory_breakdown, peak_events, peak_steps, steps_o
 from ..analysis.results import plural
 from ..analysis.tool_data import no_trace_note
 from ._common import legend_under_title, of_run, quick_figure
-from ._display import esc
 from .base import Choice, Html, Plot, Plots, TableBlock, View
+from .page.display import esc
 from .tables import Column, Table
-from .timeline_lod import downsample_minmax
 
-__all__ = ["MemoryTimelineView", "activity_window", "fragmentation_text", "memory_timeline"]
+__all__ = [
+    "MemoryTimelineView",
+    "activity_window",
+    "downsample_minmax",
+    "fragmentation_text",
+    "memory_timeline",
+]
 
 MIB = 2**20
 POINTS = 2000  # per allocator, after keeping each bucket's min and max
@@ -39,6 +44,24 @@ def activity_window(t_us: np.ndarray, must_hold: float | None = None) -> tuple[f
         a, b = min(a, must_hold), max(b, must_hold)
     pad = 0.05 * max(b - a, 1e-3)
     return a - pad, b + pad
+
+
+# downsample_minmax's default cap (the memory view asks for POINTS).
+MAX_POINTS = 5000
+
+
+def downsample_minmax(n: int, values: np.ndarray, max_points: int = MAX_POINTS) -> np.ndarray:
+    """Indexes to keep so that each bucket's minimum and maximum survive (peaks stay peaks)."""
+    if n <= max_points:
+        return np.arange(n)
+    buckets = max_points // 2
+    edges = np.linspace(0, n, buckets + 1).astype(np.int64)
+    keep = [0, n - 1]
+    for a, b in zip(edges[:-1], edges[1:]):
+        if b > a:
+            seg = values[a:b]
+            keep += [a + int(np.argmin(seg)), a + int(np.argmax(seg))]
+    return np.unique(np.array(keep))
 
 
 class MemoryTimelineView(View):

@@ -9,10 +9,10 @@ import functools
 import pandas as pd
 
 from ._common import legend_under_title, of_run, quick_figure
-from ._display import esc
 from ._pies import pie_plot, top_slices
 from .base import Choice, Html, Plot, Plots, TableBlock, View
 from .names import short_op_name
+from .page.display import esc
 from .tables import Column, Table
 
 __all__ = ["OperatorView", "operators"]

@@ -9,8 +9,8 @@ from ..analysis.overview import OverviewSummary
 from ..analysis.results import plural
 from ..analysis.steps import overview_steps
 from ._common import TOOL_CALLS, step_bars, swatches
-from ._display import esc
 from .base import Html, Plot, Plots, TableBlock, View
+from .page.display import esc
 from .tables import Column, Table
 
 

@@ -12,8 +12,8 @@ import pandas as pd
 
 from ..analysis.steps import CATEGORIES, CATEGORY_LABELS, overview_steps
 from ._common import step_bars
-from ._display import esc
 from .base import Choice, Html, Plot, Plots, TableBlock, View
+from .page.display import esc
 from .tables import Column, Table
 
 __all__ = ["PodViewerView", "pod_summary", "pod_viewer", "straggler"]

@@ -9,10 +9,10 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ._common import quick_figure
-from ._display import esc
 from .base import Html, Plot, Plots, TableBlock, View
 from .hlo_op_profile_view import time_columns
 from .names import short_op_name
+from .page.display import esc
 from .tables import Column, Table
 
 __all__ = ["RooflineView", "roofline"]

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.results import plural
-from ._display import esc
+from .page.display import esc
 
 __all__ = ["Column", "Table", "html_table"]
 

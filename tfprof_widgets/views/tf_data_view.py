@@ -9,8 +9,8 @@ import plotly.graph_objects as go
 from ..analysis.frameworks.tensorflow.tf_data import tf_data_summary
 from ..analysis.tool_data import no_trace_note
 from ._common import quick_figure
-from ._display import esc
 from .base import Choice, Html, Plot, Plots, TableBlock, View
+from .page.display import esc
 from .tables import Column, Table
 
 __all__ = ["TfDataGraphView", "tf_data_graph"]

@@ -1,5 +1,5 @@
 // Viewer methods for the selection: select an event, fetch its details
-// (views/timeline_lod.py event_details(): name, times, stats, launch arguments, parents,
+// (views/trace/details.py event_details(): name, times, stats, launch arguments, parents,
 // flows [{kind, dir, row, ...}] and, on XLA captures, hlo [[field, value]]) and show them
 // under the canvas, with links that jump to the other end of a flow.
 import { esc, fmtAt, fmtDur, shortName } from "./format.js";

@@ -1,7 +1,7 @@
 // Viewer methods that draw a frame on the canvas: the frame loop (one draw per animation
 // frame, timings in viewer.stats), group and lane rows, grid, step bands, lane labels, the
 // ruler and the scrollbar. The marks themselves are draw_marks.js's. From Python: the lanes,
-// groups and step bands of meta (views/timeline_view.py TraceViewer.meta(); steps from
+// groups and step bands of meta (views/trace/viewer.py TraceViewer.meta(); steps from
 // _steps(): [step, start µs, duration µs] of the host with the most steps).
 import { fmtDur, fmtNum } from "./format.js";
 import { BOLD, FONT, GROUP_H, ROW_H, RULER_H, SCROLL_W } from "./style.js";

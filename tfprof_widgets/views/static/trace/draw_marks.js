@@ -1,4 +1,4 @@
-// Viewer methods that draw the marks of the current window (views/timeline_lod.py
+// Viewer methods that draw the marks of the current window (views/trace/model.py
 // TraceModel.window(): raw events and "n events" blocks, at most 8,000), the names that fit
 // inside their bars, the selection with its flow arrows, and measured or box-zoom ranges.
 import { clamp, fmtDur, fmtNum, shortName } from "./format.js";

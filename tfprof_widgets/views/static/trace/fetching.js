@@ -1,7 +1,7 @@
 // Viewer methods that keep marks coming: whether the view needs a new window (it left the
 // fetched one, or zoomed in past its detail), one request in flight at a time, and the
 // status line. The windows come from a source (kernel_source.js or static_source.js): marks
-// of views/timeline_lod.py TraceModel.window(x0, x1, cols), with names {code: name} that
+// of views/trace/model.py TraceModel.window(x0, x1, cols), with names {code: name} that
 // the view has not had yet.
 import { esc, fmtDur, fmtNum } from "./format.js";
 
@@ -63,7 +63,7 @@ export class FetchMethods {
       this.note.style.display = m.short ? "block" : "none";
       const exact = this.source.tiles.find((t) => t.exact);
       // "{window}" in the note (a report's) is the window shown, as the (start_us, end_us)
-      // that views/timeline_view.py write_html(..., window_us=) takes.
+      // that views/trace/viewer.py write_html(..., window_us=) takes.
       const win = `(${Math.max(this.meta.t_min, this.vx0).toFixed(1)}, ${Math.min(this.meta.t_max, this.vx1).toFixed(1)})`;
       const note = (this.meta.offline_note || "Offline copy: detail ends here.").replace("{window}", win);
       this.note.innerHTML = m.short ? esc(note) +

@@ -1,5 +1,5 @@
 // The live data source: asks the kernel (TraceViewerWidget._answer in
-// views/timeline_view.py) over the anywidget's custom messages for a window's marks
+// views/trace/viewer.py) over the anywidget's custom messages for a window's marks
 // ({type: "window", x0, x1, cols, search} -> {type: "marks", marks: header, names} + one
 // binary buffer), an event's details, a search count and the next match. Each request carries
 // this view's id and a sequence number; stale answers are dropped.

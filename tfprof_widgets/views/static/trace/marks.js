@@ -1,4 +1,4 @@
-// The marks of one window, decoded: views/timeline_lod.py Marks.pack() sends a header
+// The marks of one window, decoded: views/trace/marks.py Marks.pack() sends a header
 // {x0, x1, cols, n, n_events, complete, columns: [[name, dtype, offset], ...]} and one
 // little-endian buffer of columns (start f8, end f8, row i4, lane i4, name i4, count u4,
 // [hits u4], depth u2); here each column becomes a typed array over that buffer.

@@ -1,4 +1,4 @@
-// Output 3 of views/timeline_view.py TraceViewer._ipython_display_: a notebook's
+// Output 3 of views/trace/viewer.py TraceViewer._ipython_display_: a notebook's
 // application/javascript output (TraceViewer.viewer_js) calls mountOutput(element, payload)
 // with its element and the offline payload. Outputs 1 (the live widget) and 2 (the text, or
 // the static image once rendered) come before it. JupyterLab 4.6 runs the script before

@@ -1,5 +1,5 @@
 // The offline viewer: renderOffline(el, payload) draws the payload that
-// views/timeline_view.py TraceViewer.offline_payload() embeds (an exported notebook, a report,
+// views/trace/viewer.py TraceViewer.offline_payload() embeds (an exported notebook, a report,
 // write_html), zoomable down to where the embedded detail ends.
 import { StaticSource } from "./static_source.js";
 import { Viewer } from "./viewer.js";

@@ -1,5 +1,5 @@
 // The offline data source: answers the same questions as the kernel from the payload that
-// views/timeline_view.py TraceViewer.offline_payload() embeds: {meta, tiles: [{x0, x1, level,
+// views/trace/viewer.py TraceViewer.offline_payload() embeds: {meta, tiles: [{x0, x1, level,
 // exact, header, deflate, data (base64 of the deflated Marks.pack() buffer), children}],
 // name_counts, bytes}: a tree of zoom levels (each tile cut in four where it had merged
 // blocks) and the busiest step in full. Tiles are inflated with DecompressionStream.

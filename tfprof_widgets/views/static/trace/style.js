@@ -1,6 +1,6 @@
 // The trace viewer's geometry (label column, ruler, row and group heights), fonts, the name
 // palette, the light and dark colours, and its CSS (put in the page once). Nothing from
-// Python; views/timeline_static.py draws the static image with the same palette.
+// Python; views/trace/static.py draws the static image with the same palette.
 import { luminance } from "./colors.js";
 
 // The lane-name column: a fifth of the viewer's width, within these bounds (CSS px), so that a

@@ -1,7 +1,7 @@
 // The viewer: state (view window, scroll, selection, search, measure), its DOM (toolbar,
 // canvas, tooltip, details), geometry (lanes and groups laid out from meta.lanes: each lane
-// is meta.lanes[i].rows rows deep, the rows views/timeline_lod.py packs by real overlap),
-// theme and view changes. meta is views/timeline_view.py TraceViewer.meta(): {t_min, t_max,
+// is meta.lanes[i].rows rows deep, the rows views/trace/rows.py packs by real overlap),
+// theme and view changes. meta is views/trace/viewer.py TraceViewer.meta(): {t_min, t_max,
 // initial, activity, lanes: [{label, tooltip, group, rows, n}], groups: [{label, device, n,
 // lanes, collapsed}], steps: [[step, start, dur]], height, names: {code: name}, n_events}.
 // Fetching, search, details, input and drawing are methods of their own modules, added here.

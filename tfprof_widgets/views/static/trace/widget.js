@@ -1,6 +1,6 @@
 // The live widget's view (anywidget render): the first marks and the overview come as synced
 // traits (_meta, _marks0 with _marks0_header, _overview with _overview_header, set by
-// TraceViewerWidget in views/timeline_view.py), later windows from the kernel; the view and
+// TraceViewerWidget in views/trace/viewer.py), later windows from the kernel; the view and
 // the selection sync back as window_us and selected_row.
 import { KernelSource } from "./kernel_source.js";
 import { unpackMarks } from "./marks.js";

@@ -1,5 +1,5 @@
 """What every view shares on the way to the page: payload JSON, colours, and the viewer
-script (:mod:`._lib`, re-exported here)."""
+script (:mod:`.lib`, re-exported here)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from _plotly_utils.basevalidators import is_homogeneous_array
 from _plotly_utils.utils import to_typed_array_spec
 from plotly.io.json import to_json_plotly
 
-from ._lib import (
+from .lib import (
     lib_ahead_js,
     lib_moved,
     lib_needed,

@@ -1,6 +1,6 @@
 """The viewer script and its way into a notebook: plotly.js and the viewer, sent once.
 
-The viewer (the modules in ``static/views/``, joined by :mod:`._bundle`) and the vendored
+The viewer (the modules in ``static/views/``, joined by :mod:`.bundle`) and the vendored
 plotly.js basic bundle (``static/plotly-basic.min.js``, bar/pie/scatter, MIT, see
 ``plotly-basic.LICENSE.txt``) go into a notebook once: with the first view a kernel
 displays, and again when the cell that carried them is run again (its outputs, and the script
@@ -22,8 +22,8 @@ import json
 import threading
 from importlib import resources
 
-from .. import _kernel
-from . import _bundle
+from ... import _kernel
+from . import bundle
 
 __all__ = [
     "lib_ahead_js",
@@ -59,7 +59,7 @@ def viewer_lib() -> str:
         "window.__tfprofPlotly = window.Plotly;\n"
         "if (had) window.Plotly = prev; else delete window.Plotly;\n"
         "if (hadName) window.moduleName = prevName; else delete window.moduleName;\n"
-        "})();\n" + _bundle.views_script() + "\n}\n"
+        "})();\n" + bundle.views_script() + "\n}\n"
     )
 
 
@@ -207,7 +207,7 @@ def ahead_model_state() -> dict:
 
 def prefetch() -> bool:
     """At the first ``load()`` of a notebook's kernel (called by
-    :func:`tfprof_widgets._preload.viewer_ahead`, which checks that this is one and that
+    :func:`.preload.viewer_ahead`, which checks that this is one and that
     ``TFPROF_WIDGETS_PRELOAD`` is not 0): send the viewer script to the page now, so that a
     fresh page has parsed it and drawn its first view off screen by the time a view comes
     (the user's next cells, the load itself). In JupyterLab as a widget model (no output),

@@ -30,7 +30,7 @@ from collections.abc import Callable
 import plotly.graph_objects as go
 from plotly.io.json import to_json_plotly
 
-from .. import _kernel
+from ... import _kernel
 
 __all__ = ["available", "browser_path", "image_spec", "render", "render_async", "wait"]
 
@@ -120,7 +120,7 @@ def image_spec(fig: go.Figure) -> dict:
     s of the kernel's time for the trace viewer's 3,000 bars) for the same JSON."""
     import plotly.io as pio
 
-    from ._display import fig_json
+    from .display import fig_json
 
     spec = json.loads(fig_json(fig))
     spec["layout"]["template"] = _image_template(pio.templates.default)

@@ -1,5 +1,5 @@
-"""The timeline's level of detail in the kernel: lanes, windows of marks, search, details and
-flows (the trace viewer draws what it answers), and the memory timeline's min/max downsampling.
+"""The trace viewer's model in the kernel: every timed event of a run in lanes and rows,
+indexed so that any window, search or lookup is answered without a pass over all events.
 
 Layout, as in TensorBoard's trace viewer and Perfetto: one *group* per host/plane, one *lane*
 per line (thread or stream), and inside a lane rows packed by real overlap: each event on the
@@ -8,7 +8,7 @@ kernels overlap by a hair (CUDA graphs) takes two rows, as in XProf and Perfetto
 
 The model keeps every timed event in *sub-lanes*, one per (lane, row), each sorted by start.
 Events arrive sorted by (host, plane, line, start) from every reader, so building it needs no
-global sort: rows come from a running maximum of ends per row (:func:`_greedy_chain`), and
+global sort: rows come from a running maximum of ends per row (:func:`.rows.greedy_chain`), and
 sub-lanes from a radix (counting) sort of the small (line, row) key. Inside a sub-lane events do not
 overlap, so their ends are sorted as well, and any window is found with two binary searches
 per sub-lane.
@@ -33,186 +33,11 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
-from ..analysis.frameworks.xla.trace_lines import event_hlo
-from ..analysis.frameworks.xla.trace_lines import trace_lines as xla_trace_lines
-from ..analysis.kernels import parse_kernel_details
-from ..schema import DEVICE_KINDS
-
-MAX_MARKS = 8000
-# Device-plane lines that TensorFlow derives, in the order TensorBoard shows them.
-_DERIVED_ORDER = (
-    "Steps",
-    "XLA Modules",
-    "XLA Ops",
-    "TensorFlow Name Scope",
-    "TensorFlow Ops",
-    "Source code",
-)
-# Events XProf's trace viewer leaves out as internal (tsl's IsInternalEvent: the allocator's
-# and tf.data's bookkeeping, read by the memory profile and the input pipeline instead): on a
-# JAX H100 capture, 190 zero-length MemoryAllocation/MemoryDeallocation events of python3.
-# Not drawn here either; they stay in run.events for the analyses and for search.
-XPROF_INTERNAL_EVENTS = frozenset(
-    {
-        "MemoryAllocation",
-        "MemoryDeallocation",
-        "PrefetchProduce",
-        "PrefetchConsume",
-        "ParallelInterleaveProduce",
-        "ParallelInterleaveConsume",
-        "ParallelInterleaveInitializedInput",
-        "ParallelMapProduce",
-        "ParallelMapConsume",
-        "MapAndBatchProduce",
-        "MapAndBatchConsume",
-        "ParseExampleProduce",
-        "ParseExampleConsume",
-    }
-)
-
-
-# -- marks ----------------------------------------------------------------------------------
-@dataclasses.dataclass
-class Marks:
-    """What one window draws. Raw events and blocks share the columns: ``count`` is 1 and
-    ``row`` the event's row in ``Run.events`` for a raw event; a block of N events has
-    ``count`` N, ``row`` -1 and the name of its first event. ``hits`` (search matches in the
-    mark) is present while a search is active."""
-
-    start: np.ndarray  # float64 µs
-    end: np.ndarray  # float64 µs
-    row: np.ndarray  # int64
-    lane: np.ndarray  # int32, index into TraceModel.lanes
-    depth: np.ndarray  # uint16, row inside the lane
-    name: np.ndarray  # int32, code into the run's name categories
-    count: np.ndarray  # int64
-    hits: np.ndarray | None
-    x0: float
-    x1: float
-    cols: int  # the pixel columns used; 0 when every event in the window is raw
-    req_cols: int = 0  # the columns asked for (the resolution the window was cut for)
-
-    def __len__(self) -> int:
-        return len(self.start)
-
-    @property
-    def n_events(self) -> int:
-        return int(self.count.sum())
-
-    @property
-    def complete(self) -> bool:
-        """True when every event of the window is sent as it is (zooming in needs no more)."""
-        return bool(np.all(self.row >= 0))
-
-    # Binary layout shared by the live messages and the offline payload: little-endian
-    # columns, one after the other, 8-byte columns first so every column stays aligned.
-    COLUMNS = (
-        ("start", "<f8"),
-        ("end", "<f8"),
-        ("row", "<i4"),
-        ("lane", "<i4"),
-        ("name", "<i4"),
-        ("count", "<u4"),
-        ("hits", "<u4"),
-        ("depth", "<u2"),
-    )
-
-    def pack(self) -> tuple[dict, bytes]:
-        """(header, buffer): the header (JSON) says the window and each column's offset."""
-        n = len(self)
-        parts, layout, off = [], [], 0
-        for field, dtype in self.COLUMNS:
-            values = getattr(self, field)
-            if values is None:
-                continue
-            a = np.ascontiguousarray(values, dtype=dtype)
-            parts.append(a.tobytes())
-            layout.append([field, dtype[1:], off])
-            off += a.nbytes
-        pad = (-off) % 8
-        header = {
-            "x0": self.x0,
-            "x1": self.x1,
-            "cols": self.cols,
-            "req_cols": self.req_cols or self.cols,
-            "n": n,
-            "n_events": self.n_events,
-            "complete": self.complete,
-            "layout": layout,
-        }
-        return header, b"".join(parts) + b"\0" * pad
-
-    @classmethod
-    def concat(cls, parts: list[Marks], x0: float, x1: float, cols: int) -> Marks:
-        with_hits = any(p.hits is not None for p in parts)
-        cat = {
-            f.name: np.concatenate([getattr(p, f.name) for p in parts])
-            for f in dataclasses.fields(cls)
-            if f.name not in ("hits", "x0", "x1", "cols", "req_cols")
-        }
-        hits = (
-            np.concatenate(
-                [p.hits if p.hits is not None else np.zeros(len(p), np.int64) for p in parts]
-            )
-            if with_hits
-            else None
-        )
-        return cls(**cat, hits=hits, x0=x0, x1=x1, cols=cols)
-
-
-# -- lane names -----------------------------------------------------------------------------
-_THREAD_ID = re.compile(r"^(.+?)(?:/| )(-?\d+)$")
-_STREAM = re.compile(r"^Stream #(\d+)(?:\((.*)\))?$")
-
-
-def _stream_content(names: pd.Series) -> str:
-    """What a stream carries, from its event names: kernels and the kinds of copies."""
-    kinds = names.astype(str).str.extract(r"^(Memcpy\w*|Memset\w*)", expand=False)
-    kinds = kinds.fillna("kernels").value_counts()
-    return ", ".join(kinds.index[:3])
-
-
-def readable_line_names(lines: list[str], contents: list[str | None] | None = None) -> list[str]:
-    """Short lane names for one plane's lines: ``tf_Compute/123`` becomes ``tf_Compute #3``
-    (numbered in the order given, a number only when the prefix repeats), ``Stream #7(MemcpyH2D)``
-    becomes ``Stream #7 · MemcpyH2D``, and a bare ``Stream #7`` gets ``contents[i]`` (what
-    it carries) appended. The raw names belong in tooltips."""
-    contents = contents or [None] * len(lines)
-    prefixes = [
-        m.group(1)
-        if (m := _THREAD_ID.match(s)) and (s[len(m.group(1))] == "/" or len(m.group(2)) >= 6)
-        else None
-        for s in lines
-    ]
-    total: dict[str, int] = {}
-    for p in prefixes:
-        if p is not None:
-            total[p] = total.get(p, 0) + 1
-    seen: dict[str, int] = {}
-    out = []
-    for s, p, what in zip(lines, prefixes, contents):
-        m = _STREAM.match(s)
-        if m:
-            carried = m.group(2) or what
-            out.append(f"Stream #{m.group(1)}" + (f" · {carried}" if carried else ""))
-        elif p is not None:
-            seen[p] = seen.get(p, 0) + 1
-            out.append(f"{p} #{seen[p]}" if total[p] > 1 else p)
-        else:
-            out.append(s)
-    return out
-
-
-def _internal(names: pd.Series) -> np.ndarray:
-    """Which events are XProf's internal ones (:data:`XPROF_INTERNAL_EVENTS`), by name."""
-    cats = names.cat.categories
-    hit = np.asarray(cats.isin(XPROF_INTERNAL_EVENTS), dtype=bool)
-    codes = names.cat.codes.to_numpy()
-    return hit[codes] & (codes >= 0) if hit.any() else np.zeros(len(names), dtype=bool)
-
-
-def _natural(s: str) -> list:
-    return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", s)]
+from ...analysis.frameworks.xla.trace_lines import trace_lines as xla_trace_lines
+from ...schema import DEVICE_KINDS
+from .lanes import DERIVED_ORDER, is_internal, natural_key, readable_line_names, stream_content
+from .marks import MAX_MARKS, Marks
+from .rows import greedy_chain
 
 
 # -- the model ------------------------------------------------------------------------------
@@ -230,7 +55,7 @@ class TraceModel:
     """
 
     # Events drawn beyond the run's own (rows from len(run.events) on, in this order): the
-    # lines timeline_model() derives, as XProf's trace viewer does; None when there are none.
+    # lines build_trace_model() derives, as XProf's trace viewer does; None when there are none.
     derived: pd.DataFrame | None = None
 
     def __init__(
@@ -245,7 +70,7 @@ class TraceModel:
         start = events["start_us"].to_numpy(dtype=np.float64)
         end = events["end_us"].to_numpy(dtype=np.float64)
         occ = events["occurrences"].to_numpy()
-        timed = (occ == 1) & ~np.isnan(start) & ~_internal(events["name"])
+        timed = (occ == 1) & ~np.isnan(start) & ~is_internal(events["name"])
         if timed.all():
             rows = np.arange(len(events), dtype=np.int64)
         else:
@@ -327,7 +152,7 @@ class TraceModel:
         rows, not a staircase), properly nested events get their nesting depth, and no two
         events on a row overlap. Row k is the chain of the events left after rows 0..k-1:
         from the first, each next is the first event starting at or after its end
-        (:func:`_greedy_chain`)."""
+        (:func:`.rows.greedy_chain`)."""
         n = len(start)
         depth = np.zeros(n, np.int64)
         if n < 2:
@@ -339,11 +164,11 @@ class TraceModel:
         offset = np.repeat(np.arange(len(seg) - 1, dtype=np.float64) * span, np.diff(seg))
         k_start = (start - base) + offset
         k_end = (end - base) + offset
-        left = np.flatnonzero(~_greedy_chain(k_start, k_end))
+        left = np.flatnonzero(~greedy_chain(k_start, k_end))
         level = 1
         while len(left):
             depth[left] = level  # those left off this row are overwritten below
-            left = left[~_greedy_chain(k_start[left], k_end[left])]
+            left = left[~greedy_chain(k_start[left], k_end[left])]
             level += 1
         return depth
 
@@ -425,7 +250,7 @@ class TraceModel:
         contents: list[str | None] = [None] * len(lanes)
         for i, ln in enumerate(line):
             if ln.startswith("Stream #") and "(" not in ln:
-                contents[i] = _stream_content(self._names.iloc[self._lane_rows(i)[:5000]])
+                contents[i] = stream_content(self._names.iloc[self._lane_rows(i)[:5000]])
         labels = [""] * len(lanes)
         for idx in lanes.groupby(["host", "plane"], sort=False).groups.values():
             idx = list(idx)
@@ -461,18 +286,18 @@ class TraceModel:
             if group_order:
                 for k, pat in enumerate(group_order):
                     if any(fnmatch.fnmatchcase(v, pat) for v in (p, h, f"{h} · {p}")):
-                        return (k, _natural(h), _natural(p))
-                return (len(group_order), _natural(h), 0 if g["device"] else 1, _natural(p))
-            return (_natural(h), 0 if g["device"] else 1, _natural(p))
+                        return (k, natural_key(h), natural_key(p))
+                return (len(group_order), natural_key(h), 0 if g["device"] else 1, natural_key(p))
+            return (natural_key(h), 0 if g["device"] else 1, natural_key(p))
 
         def lane_rank(i: int) -> tuple:
             ln = lanes["line"].iat[i]
             kind = ln.split(" - from #", 1)[0]  # XLA lines derived per stream
-            if kind in _DERIVED_ORDER:
-                return (0, _DERIVED_ORDER.index(kind), _natural(ln))
+            if kind in DERIVED_ORDER:
+                return (0, DERIVED_ORDER.index(kind), natural_key(ln))
             if ln.startswith("Stream #"):
-                return (1, 0, _natural(ln))
-            return (2, 0, _natural(lanes["label"].iat[i]))
+                return (1, 0, natural_key(ln))
+            return (2, 0, natural_key(lanes["label"].iat[i]))
 
         out = []
         for g in sorted(groups.values(), key=rank):
@@ -800,68 +625,6 @@ class TraceModel:
         return self.locate(int(rw[best]))
 
 
-def _greedy_chain(ks: np.ndarray, ke: np.ndarray) -> np.ndarray:
-    """Which events (sorted by start) the greedy chain from the first one takes: after each
-    event, the first that starts at or after its end.
-
-    An event that starts after every earlier one has ended (a *cut*: the running maximum of
-    ends) is always on the chain, and the chain from a cut stays before the next cut. Where
-    events nest properly the cuts are the whole chain (one pass, O(n)); only the stretches
-    where an event starts after its cut ended but before the next cut (a partial overlap
-    pushed the reach on) are walked by :func:`_chain_by_doubling`."""
-    m = len(ks)
-    reach = np.maximum.accumulate(ke)
-    cut = np.empty(m, bool)
-    cut[0] = True
-    np.greater_equal(ks[1:], reach[:-1], out=cut[1:])
-    if cut.all():
-        return cut
-    # Ends at cuts never decrease (a cut starts after every earlier end), so a running maximum
-    # gives each event the end of its stretch's cut: one pass, no gathers.
-    cut_end = np.where(cut, ke, -np.inf)
-    np.maximum.accumulate(cut_end, out=cut_end)
-    late = ks >= cut_end
-    late &= ~cut
-    if late.any():
-        cuts = np.flatnonzero(cut)
-        bad = np.unique(np.searchsorted(cuts, np.flatnonzero(late), side="right") - 1)
-        a, b = cuts[bad], np.r_[cuts, m][bad + 1]
-        lengths = b - a
-        idx = np.repeat(a - np.r_[0, np.cumsum(lengths)[:-1]], lengths) + np.arange(lengths.sum())
-        cut[idx[_chain_by_doubling(ks[idx], ke[idx])]] = True
-    return cut
-
-
-def _chain_by_doubling(ks: np.ndarray, ke: np.ndarray) -> np.ndarray:
-    """:func:`_greedy_chain` on any events, vectorised: an event whose successor does not
-    overlap it simply continues to it, so only the others ("jumps", found by binary search)
-    form a graph, walked from the first with pointer doubling (log2 of the chain's jumps
-    rounds); the chain is then runs of consecutive events between its jumps."""
-    m = len(ks)
-    jumps = np.empty(m, bool)
-    np.less(ks[1:], ke[:-1], out=jumps[:-1])
-    jumps[-1] = True
-    at = np.flatnonzero(jumps)  # the end of each run of consecutive events
-    nxt = np.maximum(np.searchsorted(ks, ke[at]), at + 1)  # m: the chain ends
-    hop = np.searchsorted(at, nxt)  # the run that nxt starts in (len(at): none)
-    q = len(at)
-    seen = np.zeros(q + 1, bool)
-    seen[0] = seen[q] = True  # the first run, and "the chain has ended"
-    jump = np.r_[hop, q]
-    while True:  # seen: runs at 0 .. 2**k - 1 hops; jump: 2**k hops
-        to = jump[np.flatnonzero(seen[:q])]
-        if seen[to].all():
-            break
-        seen[to] = True
-        jump = jump[jump]
-    runs = np.flatnonzero(seen[:q])
-    runs = runs[nxt[runs] < m]
-    first = np.r_[0, nxt[runs]]
-    last = np.r_[at[0], at[hop[runs]]]
-    cover = np.bincount(first, minlength=m + 1) - np.bincount(last + 1, minlength=m + 1)
-    return np.cumsum(cover[:m]) > 0
-
-
 @dataclasses.dataclass
 class SearchState:
     """One regex search: which names match, a flag per model position and its prefix sums
@@ -875,291 +638,8 @@ class SearchState:
     positions: np.ndarray | None = None
 
 
-# -- details and flows ----------------------------------------------------------------------
-_KINETO_LAUNCH = (
-    "grid",
-    "block",
-    "registers per thread",
-    "shared memory",
-    "blocks per SM",
-    "warps per SM",
-    "est. achieved occupancy %",
-)
-
-
-def _typed_stats(stats: pd.DataFrame) -> list[tuple[str, object]]:
-    out = []
-    for s, k, iv, fv, sv in zip(
-        stats["stat"], stats["kind"], stats["int_value"], stats["float_value"], stats["str_value"]
-    ):
-        k = str(k)
-        if k in ("str", "bytes"):
-            v = sv
-        elif k == "double":
-            v = float(fv)
-        elif k == "uint":
-            v = int(np.int64(iv).view(np.uint64))
-        else:
-            v = int(iv)
-        out.append((str(s), v))
-    return out
-
-
-def launch_arguments(kernel_details: str) -> list[tuple[str, str]]:
-    """A kernel's launch arguments from its ``kernel_details`` stat (either format TF
-    writes, parsed by the kernel stats analysis), named, in the order given."""
-    p = parse_kernel_details(str(kernel_details))
-    shown = {
-        "regs": ("registers per thread", str(p["registers_per_thread"])),
-        "shm": ("shared memory (bytes)", str(p["static_shmem"])),
-        "static_shared": ("static shared memory (bytes)", str(p["static_shmem"])),
-        "dynamic_shared": ("dynamic shared memory (bytes)", str(p["dynamic_shmem"])),
-        "grid": ("grid", " × ".join(p["grid_dim"].split(","))),
-        "block": ("block", " × ".join(p["block_dim"].split(","))),
-        "occ_pct": ("occupancy (%)", f"{p['occupancy_percent']:g}"),
-    }
-    keys = [t.partition(":")[0] for t in str(kernel_details).split()]
-    return [shown[k] for k in dict.fromkeys(keys) if k in shown]
-
-
-class EventIndex:
-    """Per-event stats and flow links of a run, looked up one event at a time.
-
-    Flows: ``correlation_id`` (XPlane) or ``correlation`` (Kineto) joins a host launch to
-    the device kernel or copy it started (same host, another plane); ``_p``/``_c`` join a
-    producer to its consumers (XProf's producer/consumer ids). Only integer-valued stats
-    take part."""
-
-    FLOW_STATS = ("correlation_id", "correlation", "_p", "_c")
-
-    def __init__(self, run) -> None:
-        self.run = run
-        stats = getattr(run, "event_stats", None)
-        if stats is None:
-            stats = pd.DataFrame(
-                {
-                    "event": np.zeros(0, np.int64),
-                    "stat": pd.Categorical([]),
-                    "kind": pd.Categorical([]),
-                    "int_value": np.zeros(0, np.int64),
-                    "float_value": np.zeros(0),
-                    "str_value": pd.Categorical([]),
-                }
-            )
-        self.stats = stats
-        ev = stats["event"].to_numpy()
-        self._sorted = bool(len(ev) < 2 or (np.diff(ev) >= 0).all())
-        self._ev = ev
-        self._flows = {}
-        cats = stats["stat"].cat.categories if len(stats) else pd.Index([])
-        codes = stats["stat"].cat.codes.to_numpy() if len(stats) else np.zeros(0, np.int8)
-        kind = stats["kind"].astype("category")
-        integer = np.isin(
-            kind.cat.codes.to_numpy(), np.flatnonzero(kind.cat.categories.isin(["int", "uint"]))
-        )
-        for name in self.FLOW_STATS:
-            if name in cats:
-                sel = np.flatnonzero((codes == cats.get_loc(name)) & integer)
-                vals = stats["int_value"].to_numpy()[sel]
-                o = np.argsort(vals, kind="stable")
-                self._flows[name] = (vals[o], ev[sel][o])
-        events = run.events
-        planes = getattr(run, "planes", None)
-        pcats = events["plane"].cat.categories
-        kinds = {}
-        if planes is not None and "device_kind" in planes:
-            kinds = {str(p): str(k) for p, k in zip(planes["plane"], planes["device_kind"])}
-        device = np.array(
-            [
-                kinds.get(str(p), "GPU" if str(p).startswith("/device:") else "") in DEVICE_KINDS
-                for p in pcats
-            ],
-            bool,
-        )
-        self._plane_is_device = device
-
-    def stats_of(self, row: int) -> pd.DataFrame:
-        if self._sorted:
-            a = np.searchsorted(self._ev, row, side="left")
-            b = np.searchsorted(self._ev, row, side="right")
-            return self.stats.iloc[a:b]
-        return self.stats[self._ev == row]
-
-    def _on_device(self, row: int) -> bool:
-        if row >= len(self.run.events):  # a derived event (timeline_model)
-            return False
-        code = self.run.events["plane"].cat.codes.iat[row]
-        return bool(self._plane_is_device[code]) if code >= 0 else False
-
-    def _partners(self, stat: str, value: int, row: int) -> list[int]:
-        if stat not in self._flows:
-            return []
-        vals, evs = self._flows[stat]
-        a = np.searchsorted(vals, value, side="left")
-        b = np.searchsorted(vals, value, side="right")
-        return [int(e) for e in evs[a:b][:64] if int(e) != row]
-
-    def flows(self, row: int) -> list[dict]:
-        """Flow links of one event, one per other event: kind ('launch' or
-        'producer/consumer'), direction ('in': the other end comes first, 'out': it follows)
-        and the other end's row."""
-        if row >= len(self.run.events):  # a derived event has no flows of its own
-            return []
-        st = dict(self._flow_values(row))
-        out = []
-        ev = self.run.events
-        hosts = ev["host"].cat.codes.to_numpy()
-        planes = ev["plane"].cat.codes.to_numpy()
-        here_dev = self._on_device(row)
-        for key in ("correlation_id", "correlation"):  # XPlane's, Kineto's
-            if key not in st:
-                continue
-            for r in self._partners(key, st[key], row):
-                if hosts[r] != hosts[row] or planes[r] == planes[row]:
-                    continue
-                there_dev = self._on_device(r)
-                if there_dev != here_dev:  # the device end is the kernel (or copy)
-                    first = here_dev
-                else:  # planes of unknown kind (Chrome traces): the launch comes first
-                    first = ev["start_us"].iat[r] <= ev["start_us"].iat[row]
-                out.append({"kind": "launch", "dir": "in" if first else "out", "row": r})
-        if "_c" in st:  # this event consumes: its producers come first
-            for r in self._partners("_p", st["_c"], row):
-                out.append({"kind": "producer/consumer", "dir": "in", "row": r})
-        if "_p" in st:
-            for r in self._partners("_c", st["_p"], row):
-                out.append({"kind": "producer/consumer", "dir": "out", "row": r})
-        # One link per pair of events: a Kineto launch is recorded three times (its
-        # ``correlation``, the ``correlation_id`` the reader adds to both ends, and the ``_p``/
-        # ``_c`` link made from them), an XPlane launch can be a correlation id and a flow;
-        # the first (the launch, as the loops above put launches first) names the pair.
-        seen: set[int] = set()
-        unique = []
-        for f in out:
-            if f["row"] not in seen:
-                seen.add(f["row"])
-                unique.append(f)
-        return unique[:64]
-
-    def _flow_values(self, row: int) -> list[tuple[str, int]]:
-        s = self.stats_of(row)
-        if not len(s):
-            return []
-        keep = (s["stat"].isin(self.FLOW_STATS) & s["kind"].isin(("int", "uint"))).to_numpy()
-        return [(str(k), int(v)) for k, v in zip(s["stat"][keep], s["int_value"][keep])]
-
-
-def _fmt(v) -> str:
-    if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA:
-        return "—"
-    if isinstance(v, float):
-        return f"{v:,.3f}"
-    if isinstance(v, bytes):
-        return v[:64].hex() + ("…" if len(v) > 64 else "")
-    return str(v)
-
-
-def event_details(run, model: TraceModel, index: EventIndex, row: int) -> dict:
-    """Everything about one event, for the details panel: its columns, every stat, the
-    kernel launch arguments, the events enclosing it, and its flow links (with where their
-    other end is drawn and, for a launch, the op that launched it)."""
-    row = int(row)
-    if row >= len(run.events):
-        return _derived_details(run, model, row)
-    ev = run.events.iloc[row]
-    fields = [[str(k), _fmt(v)] for k, v in ev.items()]
-    stats = _typed_stats(index.stats_of(row))
-    launch = []
-    for k, v in stats:
-        if k == "kernel_details":
-            launch = [[a, b] for a, b in launch_arguments(v)]
-    if not launch:  # Kineto names each launch argument as its own stat
-        launch = [[k, _fmt(v)] for k, v in stats if k in _KINETO_LAUNCH]
-    here = model.locate(row)
-    flows = []
-    for f in index.flows(row):
-        where = model.locate(f["row"])
-        if where is None:
-            continue
-        item = {**f, **where, "lane_label": str(model.lanes["label"].iat[where["lane"]])}
-        if f["kind"] == "launch" and f["dir"] == "in":
-            ops = model.parents(f["row"])
-            item["launched_by"] = [p["name"] for p in ops]
-        flows.append(item)
-    return {
-        "row": row,
-        "name": str(ev["name"]),
-        "fields": fields,
-        "stats": [[k, _fmt(v)] for k, v in stats],
-        "launch": launch,
-        "where": here,
-        "lane_label": (str(model.lanes["label"].iat[here["lane"]]) if here else ""),
-        "parents": model.parents(row),
-        "flows": flows,
-        "hlo": [[k, v] for k, v in _hlo_of(run, row)],
-    }
-
-
-def _hlo_of(run, row: int) -> list[tuple[str, str]]:
-    """The HLO instruction a device event ran (XLA captures), or nothing."""
-    if getattr(run, "stat_store", None) is None or getattr(run, "lines", None) is None:
-        return []
-    return event_hlo(run, row)
-
-
-def _derived_details(run, model: TraceModel, row: int) -> dict:
-    """Details of a derived event (an XLA Modules/Ops event of timeline_model): its span,
-    the first kernel it covers (a link) and, for an op, that kernel's HLO instruction."""
-    d = model.derived.iloc[row - len(run.events)]
-    here = model.locate(row)
-    first = int(d["first_row"])
-    fields = [
-        ["line", str(d["line"])],
-        ["name", str(d["name"])],
-        ["start_us", _fmt(float(d["start_us"]))],
-        ["dur_us", _fmt(float(d["dur_us"]))],
-        ["derived", "from the stream's kernels, as XProf's trace viewer derives this line"],
-    ]
-    where = model.locate(first)
-    flows = []
-    if where is not None:
-        lane = str(model.lanes["label"].iat[where["lane"]])
-        flows.append({"kind": "derived", "dir": "out", **where, "lane_label": lane})
-    ops = str(d["line"]).startswith("XLA Ops")
-    return {
-        "row": row,
-        "name": str(d["name"]),
-        "fields": fields,
-        "stats": [],
-        "launch": [],
-        "where": here,
-        "lane_label": (str(model.lanes["label"].iat[here["lane"]]) if here else ""),
-        "parents": [],
-        "flows": flows,
-        "hlo": [[k, v] for k, v in _hlo_of(run, first)] if ops else [],
-    }
-
-
-# The memory timeline draws at most this many points of one allocator's series.
-MAX_POINTS = 5000
-
-
-def downsample_minmax(n: int, values: np.ndarray, max_points: int = MAX_POINTS) -> np.ndarray:
-    """Indexes to keep so that each bucket's minimum and maximum survive (peaks stay peaks)."""
-    if n <= max_points:
-        return np.arange(n)
-    buckets = max_points // 2
-    edges = np.linspace(0, n, buckets + 1).astype(np.int64)
-    keep = [0, n - 1]
-    for a, b in zip(edges[:-1], edges[1:]):
-        if b > a:
-            seg = values[a:b]
-            keep += [a + int(np.argmin(seg)), a + int(np.argmax(seg))]
-    return np.unique(np.array(keep))
-
-
-def timeline_model(run) -> TraceModel:
-    """The timeline model of a run (``run.timeline_model`` caches it): its events and, on an
+def build_trace_model(run) -> TraceModel:
+    """The trace model of a run (``run.timeline_model`` caches it): its events and, on an
     XLA GPU capture, the XLA Modules/Ops lines XProf's trace viewer derives from its kernels
     (:mod:`..analysis.frameworks.xla.trace_lines`), drawn as rows ``len(run.events)`` on."""
     derived = _derived_lines(run)
@@ -1192,8 +672,8 @@ def __getattr__(name: str):
         import warnings
 
         warnings.warn(
-            "tfprof_widgets.views.timeline_lod.TimelineModel is deprecated and will be removed "
-            "in the next release: use tfprof_widgets.views.timeline_lod.TraceModel",
+            "tfprof_widgets.views.trace.model.TimelineModel is deprecated and will be removed "
+            "in the next release: use tfprof_widgets.views.trace.model.TraceModel",
             DeprecationWarning,
             stacklevel=2,
         )

@@ -1,14 +1,14 @@
 """The trace viewer's static image, for viewers that run no scripts (``nbconvert
 --sanitize-html``, GitHub, an untrusted notebook): the first view's marks as a plotly figure
 (one horizontal bar per mark, lanes top to bottom in the viewer's order), rendered to PNG by
-:mod:`._png` like every view's image."""
+:mod:`..page.png` like every view's image."""
 
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
 
-from ._common import quick_figure
+from .._common import quick_figure
 
 # The viewer's palette (static/trace/style.js, d3's category20); here a name's colour is
 # picked by its name code (the viewer hashes the name itself).
@@ -43,7 +43,7 @@ def lane_rows(view, max_rows: int = MAX_ROWS) -> tuple[np.ndarray, list[tuple[fl
 
 
 def static_figure(view) -> go.Figure | None:
-    """The first view of a :class:`~.timeline_view.TraceViewer` as a figure (None without a
+    """The first view of a :class:`~.viewer.TraceViewer` as a figure (None without a
     trace): merged blocks as the viewer draws them, named on hover only (a PNG has none)."""
     if view.note or not len(view.model):
         return None

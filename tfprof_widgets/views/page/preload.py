@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 
-from . import _kernel
+from ... import _kernel
 
 __all__ = ["start", "viewer_ahead", "wait"]
 
@@ -31,9 +31,9 @@ def _warm() -> None:
         from plotly.subplots import make_subplots
 
         make_subplots(rows=1, cols=2, specs=[[{"type": "domain"}, {"type": "xy"}]])
-        from .views import _display  # the viewer script is read and joined once
+        from . import display  # the viewer script is read and joined once
 
-        _display.viewer_lib()
+        display.viewer_lib()
     except Exception:  # noqa: BLE001 - a warm-up only: the view itself reports any error
         pass
 
@@ -61,9 +61,9 @@ def wait() -> None:
 
 def viewer_ahead() -> None:
     """At a ``load()``: in a kernel, the viewer script goes to the page now, the first time
-    (:func:`tfprof_widgets.views._lib.prefetch`), so that a fresh page has it before a view."""
+    (:func:`.lib.prefetch`), so that a fresh page has it before a view."""
     if not _on():
         return
-    from .views import _lib
+    from . import lib
 
-    _lib.prefetch()
+    lib.prefetch()

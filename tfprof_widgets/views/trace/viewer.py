@@ -1,10 +1,10 @@
 """The timeline: a canvas-drawn trace viewer of a run, live in a kernel and offline.
 
 ``timeline(run)`` returns a :class:`TraceViewer` whose notebook display is three outputs (as
-every view's, see :mod:`.base`):
+every view's, see :mod:`..base`):
 
 1. the live anywidget (``TraceViewerWidget``): an ES module shipped in the package
-   (``static/trace/``, joined by :mod:`._bundle`; no CDN, no network) draws on a
+   (``static/trace/``, joined by :mod:`..page.bundle`; no CDN, no network) draws on a
    ``<canvas>`` and asks the kernel for each window's marks (:meth:`TraceModel.window`);
 2. ``text/html`` with a text summary, for viewers that run no scripts;
 3. ``application/javascript``: the same module with an embedded multi-resolution payload (a
@@ -50,11 +50,14 @@ import zlib
 
 import numpy as np
 
-from ..analysis.tool_data import no_trace_note
-from . import _bundle, _png, timeline_static
-from ._display import esc, script_safe
-from .base import View, _widget_bundle
-from .timeline_lod import MAX_MARKS, EventIndex, Marks, TraceModel, event_details
+from ...analysis.tool_data import no_trace_note
+from ..base import View, _widget_bundle
+from ..page import bundle, png
+from ..page.display import esc, script_safe
+from . import static
+from .details import TraceIndex, event_details
+from .marks import MAX_MARKS, Marks
+from .model import TraceModel
 
 OFFLINE_BUDGET = 2_000_000  # bytes of embedded payload in the offline HTML
 TILE_COLS = 1600
@@ -83,13 +86,13 @@ def trace_model(run) -> TraceModel:
     return run.timeline_model
 
 
-def _event_index(run) -> EventIndex:
+def _trace_index(run) -> TraceIndex:
     """Flows between events (launch -> kernel, producer -> consumer), built on first use and
     kept beside the run's model."""
     model = run.timeline_model
-    index = getattr(model, "event_index", None)
+    index = getattr(model, "trace_index", None)
     if index is None:
-        index = model.event_index = EventIndex(run)
+        index = model.trace_index = TraceIndex(run)
     return index
 
 
@@ -406,13 +409,13 @@ class TraceViewer(View):
         display({"application/javascript": self.viewer_js(), "text/plain": ""}, raw=True)
         # Built and rendered in the background, after the viewer; outside IPython display()
         # gives no handle, so there is no output for an image to go to.
-        if _png.available() and handle is not None:
-            _png.render_async(self.static_figure, _image_updater(handle, text))
+        if png.available() and handle is not None:
+            png.render_async(self.static_figure, _image_updater(handle, text))
 
     def static_figure(self):
         """The first view as a plotly figure, for the static image (see
-        :mod:`.timeline_static`); None without a trace."""
-        return timeline_static.static_figure(self)
+        :mod:`.static`); None without a trace."""
+        return static.static_figure(self)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return {"text/html": self.static_html(), "text/plain": self.text()}
@@ -438,23 +441,23 @@ class TraceViewer(View):
 
 
 def _image_updater(handle, text: str):
-    def done(png: bytes) -> None:
-        handle.update({"image/png": base64.b64encode(png).decode(), "text/plain": text}, raw=True)
+    def done(image: bytes) -> None:
+        handle.update({"image/png": base64.b64encode(image).decode(), "text/plain": text}, raw=True)
 
     return done
 
 
 def offline_module() -> str:
-    """The viewer as an ES module (:func:`._bundle.trace_esm`), safe to inline in a
+    """The viewer as an ES module (:func:`.bundle.trace_esm`), safe to inline in a
     ``<script>`` element."""
-    return re.sub(r"</(script)", r"<\\/\1", _bundle.trace_esm(), flags=re.IGNORECASE)
+    return re.sub(r"</(script)", r"<\\/\1", bundle.trace_esm(), flags=re.IGNORECASE)
 
 
 def offline_classic() -> str:
     """The viewer as a classic script that defines ``window.__tfpvRenderOffline`` and
     ``window.__tfpvMountOutput`` once per page (a notebook's JavaScript output cannot be a
-    module; :func:`._bundle.trace_script`)."""
-    return re.sub(r"</(script)", r"<\\/\1", _bundle.trace_script(), flags=re.IGNORECASE)
+    module; :func:`.bundle.trace_script`)."""
+    return re.sub(r"</(script)", r"<\\/\1", bundle.trace_script(), flags=re.IGNORECASE)
 
 
 def write_html(run, path, **kwargs) -> str:
@@ -506,7 +509,7 @@ def __getattr__(name: str):
         return _widget_class()
     if name == "TimelineView":  # the plotly timeline, replaced by the trace viewer
         warnings.warn(
-            "tfprof_widgets.views.timeline_view.TimelineView is deprecated and will be removed "
+            "tfprof_widgets.views.trace.viewer.TimelineView is deprecated and will be removed "
             "in the next release: use TraceViewer",
             DeprecationWarning,
             stacklevel=2,
@@ -582,7 +585,7 @@ def answer_request(view: TraceViewer, content: dict, reply: dict, new_names) -> 
         names = new_names(reply["vid"], marks.name)
         return {**reply, "type": "marks", "marks": header, "names": names}, [buf]
     if kind == "details":
-        d = event_details(view.run, m, _event_index(view.run), int(content["row"]))
+        d = event_details(view.run, m, _trace_index(view.run), int(content["row"]))
         return {**reply, "type": "details", "details": framework_fields(view.run, d)}, []
     if kind == "search":
         try:
@@ -603,7 +606,7 @@ def framework_fields(run, details: dict) -> dict:
     that ran the event (TensorFlow's name for it), named as the framework names its ops
     ('op' on XLA, 'operator' on PyTorch), and left out where the event has none (a PyTorch
     trace read "tf_op —" on every event)."""
-    from ..analysis.frameworks import rules_of
+    from ...analysis.frameworks import rules_of
 
     rules = rules_of(run)
     label = "tf_op" if "tensorflow" in rules else rules.op_label
@@ -625,7 +628,7 @@ def _make_widget_class():
         """The live trace viewer: an anywidget answering the module's window, details and
         search requests from the run's :class:`TraceModel`."""
 
-        _esm = _bundle.trace_esm()
+        _esm = bundle.trace_esm()
         _meta = traitlets.Dict().tag(sync=True)
         _marks0 = traitlets.Bytes(b"").tag(sync=True)
         _marks0_header = traitlets.Dict().tag(sync=True)
