@@ -17,7 +17,7 @@ from conftest import ROOT, SAMPLES
 from plotly.io.json import to_json_plotly
 
 import tfprof_widgets as tw
-from tfprof_widgets.views import _common, base
+from tfprof_widgets.views import _common, base, registry
 from tfprof_widgets.views.page import display as _display
 
 SHARED = ROOT.parent / "shared" / "captures"
@@ -28,19 +28,8 @@ CAPTURES = {
     "torch_h100": SHARED / "kineto" / "torch_transformer_h100.pt.trace.json.gz",
     "jax_h100": SHARED / "xplane_gpu_jax_h100" / "jax_cnn_nographs.xplane.pb",
 }
-VIEWS = (
-    "overview",
-    "op_stats",
-    "kernel_stats",
-    "memory_timeline",
-    "input_pipeline",
-    "tf_data_graph",
-    "pod_viewer",
-    "compare",
-    "operators",
-    "hlo_op_profile",
-    "roofline",
-)
+# Every view of the table but the trace viewer (a canvas of its own: no plotly figures).
+VIEWS = tuple(v.name for v in registry.VIEWS if v.name != "timeline")
 # plotly writes JSON with orjson where it is installed (it is optional), else with json.
 ENGINES = ["json"] + (["orjson"] if importlib.util.find_spec("orjson") else [])
 

@@ -1,7 +1,8 @@
-"""The timeline: a canvas-drawn trace viewer of a run, live in a kernel and offline.
+"""The trace viewer of a run, drawn on a canvas, live in a kernel and offline.
 
-``timeline(run)`` returns a :class:`TraceViewer` whose notebook display is three outputs (as
-every view's, see :mod:`..base`):
+The view ``timeline(run)`` (``tw.views.timeline``, the name users call) returns a
+:class:`TraceViewer` whose notebook display is three outputs (as every view's, see
+:mod:`..base`):
 
 1. the live anywidget (``TraceViewerWidget``): an ES module shipped in the package
    (``static/trace/``, joined by :mod:`..page.bundle`; no CDN, no network) draws on a
@@ -82,14 +83,15 @@ def _fmt_us(us: float) -> str:
 
 
 def trace_model(run) -> TraceModel:
-    """The run's lane model, built once and cached on the run (``run.timeline_model``)."""
+    """The run's :class:`TraceModel`, built once and cached on the run (``run.timeline_model``:
+    the run's name for it)."""
     return run.timeline_model
 
 
 def _trace_index(run) -> TraceIndex:
     """Flows between events (launch -> kernel, producer -> consumer), built on first use and
     kept beside the run's model."""
-    model = run.timeline_model
+    model = trace_model(run)
     index = getattr(model, "trace_index", None)
     if index is None:
         index = model.trace_index = TraceIndex(run)
