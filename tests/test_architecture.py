@@ -328,7 +328,7 @@ def test_every_view_is_in_the_table_and_reachable_from_the_run_alike():
         sig = inspect.signature(function)
         without_run = sig.replace(parameters=list(sig.parameters.values())[1:])
         assert inspect.signature(method) == without_run, name
-        assert function.__doc__ and function.__doc__.strip() in method.__doc__, name
+        assert function.__doc__ and inspect.getdoc(function) in method.__doc__, name
     assert not [n for n in dir(run.view) if not n.startswith("_") and n not in names]
 
 

@@ -40,7 +40,7 @@ def _method(spec: ViewSpec):
     self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
     sig = spec.signature
     method.__signature__ = sig.replace(parameters=[self_param, *sig.parameters.values()])
-    method.__doc__ = f"{spec.title}\n\n{function.__doc__ or ''}".rstrip()
+    method.__doc__ = f"{spec.title}\n\n{inspect.getdoc(function) or ''}".rstrip()
     method.__qualname__ = f"ViewAccessor.{spec.name}"
     del method.__wrapped__  # inspect reads __signature__, not the function's (run first)
     return method
