@@ -8,10 +8,10 @@ xprof's plugin first writes each program of a capture as ``<module>(<program id>
 beside the capture (its ``tool_names`` conversion does, as the plugin's module list does), then
 its ``memory_viewer`` tool reads one of those files (``module_name`` option) with memory space 0
 and the 16 KiB small-buffer threshold. Each capture is converted in a private copy in a
-temporary directory, ``use_saved_result`` off. Written: ``tests/golden/memory_viewer/<capture>.json``
-holding, per program, the numbers the tests compare (MiB as xprof gives them, buffer ids as
-xprof's ``maxHeap`` lists them, the spans of the heap simulator's buffers) or xprof's error.
-Needs the dev extra (xprof).
+temporary directory, ``use_saved_result`` off. Written: ``tests/golden/memory_viewer/
+<capture>.json``, per program the numbers the tests compare (MiB as xprof gives them, buffer
+ids as xprof's ``maxHeap`` lists them, the spans of the heap simulator's buffers) or xprof's
+error. Needs the dev extra (xprof).
 """
 
 from __future__ import annotations
@@ -88,7 +88,9 @@ def compact(result: dict) -> dict:
         ),
         "spans": {
             k: [v.get("start", 0), v.get("limit", 0)]
-            for k, v in sorted(result.get("logicalBufferSpans", {}).items(), key=lambda kv: int(kv[0]))
+            for k, v in sorted(
+                result.get("logicalBufferSpans", {}).items(), key=lambda kv: int(kv[0])
+            )
         },
     }
 

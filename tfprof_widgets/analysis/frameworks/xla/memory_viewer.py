@@ -69,7 +69,10 @@ HLO_MEMORY: dict[str, tuple[str, str]] = {
     "shape": ("str", "The buffer's shape as XLA prints it, without layout ('bf16[64,64]')."),
     "dtype": ("category", "Element type of the buffer ('bf16'; 'tuple' for a tuple's pointers)."),
     "size_bytes": ("int64", "Bytes XLA reserves for the buffer (padded to its layout)."),
-    "unpadded_bytes": ("int64", "The shape's bytes in the default layout (a tuple: 8 per element)."),
+    "unpadded_bytes": (
+        "int64",
+        "The shape's bytes in the default layout (a tuple: 8 per element).",
+    ),
     "memory_space": ("int64", "The buffer's memory space (XLA colour; 0 is HBM / device memory)."),
     "allocation": ("int64", "Index of the buffer allocation holding it, -1 if none does."),
     "offset": ("int64", "Byte offset of the buffer in that allocation (0 if none)."),
@@ -106,7 +109,10 @@ HLO_MEMORY_PEAK: dict[str, tuple[str, str]] = {
     ),
     "peak_instruction": ("str", "The instruction being simulated at that position."),
     "positions": ("int64", "Events of the heap simulator trace replayed (0 without one)."),
-    "buffers_at_peak": ("int64", "Logical buffers xprof lists at the peak (hlo_memory.live_at_peak)."),
+    "buffers_at_peak": (
+        "int64",
+        "Logical buffers xprof lists at the peak (hlo_memory.live_at_peak).",
+    ),
     "small_bytes_at_peak": ("int64", "Bytes of those under 16 KiB (xprof's 'small' block)."),
     "indefinite_bytes": (
         "int64",
@@ -245,7 +251,8 @@ def _roots(parent: np.ndarray) -> np.ndarray | None:
     for _ in range(64):  # pointer jumping: 2^64 links at most
         nxt = root[root]
         if np.array_equal(nxt, root):
-            return root
+            # A cycle's squares can settle on buffers that are not roots.
+            return root if np.array_equal(parent[root], root) else None
         root = nxt
     return None
 
@@ -292,8 +299,8 @@ def _replay(tr: dict, bufs: dict, known: np.ndarray, index_of) -> dict:
     share = (kind == _SHARE) & b_ok & c_ok
     seen = np.unique(bufs["alloc_of"][b[b_ok]])
     if len(seen) != 1:
-        return {"error": "the heap simulator trace spans %d buffer allocations (xprof needs "
-                "one)" % len(seen)}  # fmt: skip
+        spans = f"the heap simulator trace spans {len(seen)} buffer allocations"
+        return {"error": spans + " (xprof needs one)"}
     parent = np.arange(nb)
     parent[b[share]] = c[share]
     root = _roots(parent)
@@ -333,6 +340,22 @@ def _replay(tr: dict, bufs: dict, known: np.ndarray, index_of) -> dict:
     shown = np.arange(nb)
     regrown = np.flatnonzero(grow & (np.arange(n) <= pos))
     shown[root[c[regrown]]] = b[regrown]
+    start, end = _spans(n, nb, b, alloc, free, grow, dropped, dropped_at)
+    return {
+        "heap": out["size"],
+        "unpadded_heap": out["unpadded"],
+        "peak": top,
+        "peak_unpadded": int(out["unpadded"][pos]) if top > 0 else 0,
+        "position": pos,
+        "live": shown[pushed[live]],
+        "start": start,
+        "end": end,
+    }
+
+
+def _spans(n, nb, b, alloc, free, grow, dropped, dropped_at) -> tuple[np.ndarray, np.ndarray]:
+    """Each buffer's live range in trace positions as xprof 2.24 reports it (-1 for a
+    buffer the trace never allocates)."""
     start = np.full(nb, -1, np.int64)
     start[b[alloc]] = np.flatnonzero(alloc)  # the last ALLOC of a buffer wins, as in xprof
     # xprof 2.24 ends an allocated buffer's span at the first release of its memory; a
@@ -351,16 +374,7 @@ def _replay(tr: dict, bufs: dict, known: np.ndarray, index_of) -> dict:
     shared = sharer > start
     start = np.where(shared, sharer, start)
     end = np.where(start < 0, -1, np.minimum(np.where(shared, own, end), n - 1))
-    return {
-        "heap": out["size"],
-        "unpadded_heap": out["unpadded"],
-        "peak": top,
-        "peak_unpadded": int(out["unpadded"][pos]) if top > 0 else 0,
-        "position": pos,
-        "live": shown[pushed[live]],
-        "start": start,
-        "end": end,
-    }
+    return start, end
 
 
 def _instruction_info(module, ins_ids: np.ndarray, shape_index: list) -> dict:
@@ -450,21 +464,21 @@ def _program(host: str, program: int, module, ba) -> dict:
             note, sim = f"xprof refuses this program's heap simulator trace: {sim['error']}", None
     best, indefinite_heap = _indefinite(bufs, known, index_of)
     live = np.r_[best, sim["live"]] if sim else best
-    sizes = bufs["size"]
     allocs = bufs["allocations"]
-    space = allocs[allocs["shown"]]
     kinds = dict(zip(allocs["index"], allocs["kind"]))
     at_peak = np.zeros(nb, bool)
     at_peak[live] = True
     buffers = {
         "buffer_id": bufs["id"],
         "instruction": list(info["instruction"]),
-        "shape_index": ["{%s}" % ",".join(map(str, s)) if s else "" for s in bufs["shape_index"]],
+        "shape_index": [
+            ("{" + ",".join(map(str, s)) + "}") if s else "" for s in bufs["shape_index"]
+        ],
         "opcode": list(info["opcode"]),
         "op_name": list(info["op_name"]),
         "shape": list(info["shape"]),
         "dtype": list(info["dtype"]),
-        "size_bytes": sizes,
+        "size_bytes": bufs["size"],
         "unpadded_bytes": bufs["unpadded"],
         "memory_space": bufs["color"],
         "allocation": alloc_of,
@@ -477,13 +491,23 @@ def _program(host: str, program: int, module, ba) -> dict:
     if trace_id < 0:
         note = "no heap simulator trace for memory space 0: only the allocations that live " \
             "the whole program are counted"  # fmt: skip
+    peak, timeline = _summary(bufs, sim, tr if sim else None, live, indefinite_heap, note)
+    return {"buffers": buffers, "peak": peak, "timeline": timeline, "module": module.name}
+
+
+def _summary(bufs: dict, sim: dict | None, tr: dict | None, live, indefinite: int, note: str):
+    """A program's row of HLO_MEMORY_PEAK and its HLO_HEAP_TIMELINE columns: the replayed
+    heap plus the whole-program allocations at every position, as xprof adds them."""
+    sizes = bufs["size"]
+    allocs = bufs["allocations"]
+    space = allocs[allocs["shown"]]
     instructions = tr["instruction"] + [""] if sim else []
-    heap = np.r_[0, sim["heap"]] + indefinite_heap if sim else np.zeros(0, np.int64)
-    unpadded = np.r_[0, sim["unpadded_heap"]] + indefinite_heap if sim else heap
+    heap = np.r_[0, sim["heap"]] + indefinite if sim else np.zeros(0, np.int64)
+    unpadded = np.r_[0, sim["unpadded_heap"]] + indefinite if sim else heap
     pos = sim["position"] if sim else 0
     peak = {
-        "peak_heap_bytes": (sim["peak"] if sim else 0) + indefinite_heap,
-        "peak_unpadded_heap_bytes": (sim["peak_unpadded"] if sim else 0) + indefinite_heap,
+        "peak_heap_bytes": (sim["peak"] if sim else 0) + indefinite,
+        "peak_unpadded_heap_bytes": (sim["peak_unpadded"] if sim else 0) + indefinite,
         "peak_position": pos,
         "peak_instruction": instructions[pos] if sim else "",
         "positions": len(tr["kind"]) if sim else 0,
@@ -501,7 +525,7 @@ def _program(host: str, program: int, module, ba) -> dict:
         "heap_bytes": heap,
         "unpadded_heap_bytes": unpadded,
     }
-    return {"buffers": buffers, "peak": peak, "timeline": timeline, "module": module.name}
+    return peak, timeline
 
 
 def _programs(run) -> list[tuple[str, int, dict]]:
@@ -523,7 +547,9 @@ def _programs(run) -> list[tuple[str, int, dict]]:
             continue
         out.append((host, program, _program(host, program, module, ba)))
     if missing:
-        named = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        named = ", ".join(missing[:5]) + (
+            f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        )
         note = (
             f"memory viewer: {len(missing)} XLA program(s) carry no buffer assignment ({named}): "
             "XLA wrote their HloProto without one, so hlo_memory has no rows for them"
