@@ -231,11 +231,11 @@ def test_a_damaged_buffer_assignment_counts_as_none():
 
 
 def test_a_large_program_is_replayed_without_a_loop_per_event():
-    """200,000 buffers allocated and freed in turn, each shared once: the trace replay is
+    """50,000 buffers allocated and freed in turn, each shared once: the trace replay is
     numpy (well under a second here; reading the protos into arrays is the rest)."""
     import time
 
-    n = 200_000
+    n = 50_000
     events = [(0, 0, 0)]
     for i in range(1, n):
         events += [(0, i, 0), (1, i - 1, 0)] if i % 2 else [(2, i, i - 1), (1, i - 1, 0)]
@@ -249,4 +249,4 @@ def test_a_large_program_is_replayed_without_a_loop_per_event():
     t0 = time.perf_counter()
     sim = mv._replay(tr, bufs, np.ones(n + 1, bool), lambda q: (q, (q >= 0) & (q <= n)))
     took = time.perf_counter() - t0
-    assert sim["peak"] == 2048 and took < 5.0
+    assert sim["peak"] == 2048 and took < 2.0
