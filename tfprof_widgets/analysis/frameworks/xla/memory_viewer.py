@@ -179,31 +179,21 @@ def _buffer_arrays(ba) -> dict:
         "shape_index": [tuple(b.defined_at.shape_index) for b in lbs],
     }
     allocs = ba.buffer_allocations
-    flags = [
-        (
-            a.index,
-            a.size,
-            a.color,
-            a.is_entry_computation_parameter,
-            a.maybe_live_out,
-            a.is_thread_local,
-            a.is_constant,
-            a.is_tuple,
-        )
-        for a in allocs
-    ]
-    cols = ("index", "size", "color", "param", "live_out", "thread_local", "constant", "tuple")
-    a = pd.DataFrame(flags, columns=cols) if flags else pd.DataFrame(columns=cols, dtype=np.int64)
-    a["indefinite"] = (a["param"] | a["live_out"] | a["thread_local"] | a["constant"]).astype(bool)
+    fields = ("index", "size", "color")
+    flags = ("is_entry_computation_parameter", "maybe_live_out", "is_thread_local", "is_constant")
+    a = {f: np.fromiter((getattr(x, f) for x in allocs), np.int64, len(allocs)) for f in fields}
+    for f in flags:
+        a[f] = np.fromiter((getattr(x, f) for x in allocs), bool, len(allocs))
+    param, live_out, local, constant = (a[f] for f in flags)
+    a["indefinite"] = param | live_out | local | constant
     a["kind"] = np.select(
-        [a["param"].astype(bool), a["live_out"].astype(bool), a["thread_local"].astype(bool),
-         a["constant"].astype(bool)],
+        [param, live_out, local, constant],
         ["Parameter", "Output", "Thread-local", "Constant"],
         "Temporary",
-    )  # fmt: skip
+    ).astype(object)
     # xprof 2.24 leaves thread-local allocations out of a memory space's allocations (its
     # totals and whole-program bytes do not count them): scalars of reduce computations.
-    a["shown"] = (a["color"] == MEMORY_SPACE) & ~a["thread_local"].astype(bool)
+    a["shown"] = (a["color"] == MEMORY_SPACE) & ~local
     out["allocations"] = a
     assigned = [(x.index, s.logical_buffer_id, s.offset) for x in allocs for s in x.assigned]
     out["assigned"] = np.array(assigned, np.int64).reshape(-1, 3)
@@ -269,9 +259,9 @@ def _pick_trace(ba, bufs: dict, known: np.ndarray, index_of) -> int:
             k, ok = index_of(np.array([t.events[0].buffer_id]))
             if ok[0] and known[k[0]]:
                 trace_of_alloc[int(alloc_of[k[0]])] = i
-    temp = allocs[allocs["shown"] & ~allocs["indefinite"]]
+    temp = allocs["index"][allocs["shown"] & ~allocs["indefinite"]]
     # xprof takes the first such allocation in a hash map's order; programs have one.
-    for index in sorted(temp["index"]):
+    for index in sorted(temp.tolist()):
         if int(index) in trace_of_alloc:
             return trace_of_alloc[int(index)]
     best, best_count = -1, 0
@@ -421,17 +411,21 @@ def _indefinite(bufs: dict, known: np.ndarray, index_of) -> tuple[np.ndarray, in
     memory space 0, its largest logical buffer (the first of equal ones); and the bytes of
     the allocations that have one (what xprof adds to every position of the heap)."""
     allocs, assigned = bufs["allocations"], bufs["assigned"]
-    keep = allocs[allocs["shown"] & allocs["indefinite"]]
+    keep = allocs["index"][allocs["shown"] & allocs["indefinite"]]
     k, ok = index_of(assigned[:, 1])
-    rows = np.isin(assigned[:, 0], keep["index"].to_numpy()) & ok
+    rows = np.isin(assigned[:, 0], keep) & ok
     rows &= known[k]
     rows &= bufs["size"][k] > 0
     if not rows.any():
         return np.zeros(0, np.int64), 0
-    df = pd.DataFrame({"alloc": assigned[rows, 0], "buf": k[rows], "size": bufs["size"][k[rows]]})
-    best = df.loc[df.groupby("alloc", sort=False)["size"].idxmax()]
-    sizes = dict(zip(allocs["index"], allocs["size"]))
-    return best["buf"].to_numpy(np.int64), int(sum(sizes[a] for a in best["alloc"]))
+    alloc, buf = assigned[rows, 0], k[rows]
+    # Per allocation the largest buffer, the first of equal ones (xprof keeps a strictly
+    # larger one only).
+    order = np.lexsort((np.arange(len(buf)), -bufs["size"][buf], alloc))
+    first = np.unique(alloc[order], return_index=True)[1]
+    best = buf[order][first]
+    sizes = dict(zip(allocs["index"].tolist(), allocs["size"].tolist()))
+    return best, int(sum(sizes[x] for x in alloc[order][first].tolist()))
 
 
 def _program(host: str, program: int, module, ba) -> dict:
@@ -465,7 +459,7 @@ def _program(host: str, program: int, module, ba) -> dict:
     best, indefinite_heap = _indefinite(bufs, known, index_of)
     live = np.r_[best, sim["live"]] if sim else best
     allocs = bufs["allocations"]
-    kinds = dict(zip(allocs["index"], allocs["kind"]))
+    kinds = dict(zip(allocs["index"].tolist(), allocs["kind"]))
     at_peak = np.zeros(nb, bool)
     at_peak[live] = True
     buffers = {
@@ -500,7 +494,8 @@ def _summary(bufs: dict, sim: dict | None, tr: dict | None, live, indefinite: in
     heap plus the whole-program allocations at every position, as xprof adds them."""
     sizes = bufs["size"]
     allocs = bufs["allocations"]
-    space = allocs[allocs["shown"]]
+    shown = allocs["shown"]
+    size = allocs["size"]
     instructions = tr["instruction"] + [""] if sim else []
     heap = np.r_[0, sim["heap"]] + indefinite if sim else np.zeros(0, np.int64)
     unpadded = np.r_[0, sim["unpadded_heap"]] + indefinite if sim else heap
@@ -513,10 +508,10 @@ def _summary(bufs: dict, sim: dict | None, tr: dict | None, live, indefinite: in
         "positions": len(tr["kind"]) if sim else 0,
         "buffers_at_peak": len(live),
         "small_bytes_at_peak": int(sizes[live][sizes[live] < SMALL_BUFFER_BYTES].sum()),
-        "indefinite_bytes": int(space.loc[space["indefinite"], "size"].sum()),
-        "entry_parameters_bytes": int(space.loc[space["param"].astype(bool), "size"].sum()),
-        "maybe_live_out_bytes": int(space.loc[space["live_out"].astype(bool), "size"].sum()),
-        "total_allocation_bytes": int(space["size"].sum()),
+        "indefinite_bytes": int(size[shown & allocs["indefinite"]].sum()),
+        "entry_parameters_bytes": int(size[shown & allocs["is_entry_computation_parameter"]].sum()),
+        "maybe_live_out_bytes": int(size[shown & allocs["maybe_live_out"]].sum()),
+        "total_allocation_bytes": int(size[shown].sum()),
         "note": note,
     }
     timeline = {
@@ -561,20 +556,27 @@ def _programs(run) -> list[tuple[str, int, dict]]:
 
 
 def _table(run, part: str, spec: dict, pick=None) -> pd.DataFrame:
-    frames = []
+    """One table of every program (picked), its columns joined once (programs are many
+    and small: a frame per program would cost more than the rest)."""
+    parts: dict[str, list] = {c: [] for c in spec}
     for host, program, tables in _programs(run):
         if pick is not None and not pick(host, program, tables["module"]):
             continue
         cols = tables[part]
-        n = len(next(iter(cols.values()))) if part != "peak" else 1
-        head = {"host": [host] * n, "program_id": np.full(n, program, np.int64)}
-        if "module" in spec:
-            head["module"] = [tables["module"]] * n
-        body = cols if part != "peak" else {k: [v] for k, v in cols.items()}
-        frames.append(pd.DataFrame({**head, **body}))
-    if not frames:
+        if part == "peak":
+            cols = {k: [v] for k, v in cols.items()}
+        n = len(next(iter(cols.values())))
+        cols = {**cols, "host": [host] * n, "program_id": np.full(n, program, np.int64)}
+        cols["module"] = [tables["module"]] * n
+        for c in spec:
+            parts[c].append(cols[c])
+    if not parts["host"]:
         return schema.empty(spec)
-    return schema.conform(pd.concat(frames, ignore_index=True), spec)
+    joined = {
+        c: np.concatenate(v) if isinstance(v[0], np.ndarray) else [x for p in v for x in p]
+        for c, v in parts.items()
+    }
+    return schema.conform(pd.DataFrame(joined), spec)
 
 
 def hlo_memory(run) -> pd.DataFrame:
