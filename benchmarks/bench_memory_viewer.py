@@ -5,11 +5,12 @@
 Ours: ``tw.load`` + ``hlo_memory`` + ``hlo_memory_peak`` + ``hlo_heap_timeline`` (every
 program's buffers, peak and heap over program order), and the three tables alone on a run
 already loaded (its programs decoded: what a notebook that has the run pays). xprof, in both
-rows its whole conversion: what its plugin does for the same numbers, on a private copy of the capture with ``use_saved_result`` off: its
-``tool_names`` conversion (which writes each program as ``<module>(<id>).hlo_proto.pb``) and
-then its ``memory_viewer`` tool once per program. Median of paired runs alternating which
-goes first (bench_speed.paired_row). Default captures: the bundled JAX captures (H100 without
-CUDA graphs: the largest program; the CPU one: 15 programs). Needs the dev extra (xprof).
+rows its whole conversion: what its plugin does for the same numbers, on a private copy of
+the capture with ``use_saved_result`` off: its ``tool_names`` conversion (which writes each
+program as ``<module>(<id>).hlo_proto.pb``), then its ``memory_viewer`` tool once per
+program. Median of paired runs alternating which goes first (bench_speed.paired_row).
+Default captures: the bundled JAX captures (H100 without CUDA graphs: the largest program;
+the CPU one: 15 programs). Needs the dev extra (xprof).
 """
 
 from __future__ import annotations
