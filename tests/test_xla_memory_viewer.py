@@ -250,3 +250,43 @@ def test_a_large_program_is_replayed_without_a_loop_per_event():
     sim = mv._replay(tr, bufs, np.ones(n + 1, bool), lambda q: (q, (q >= 0) & (q <= n)))
     took = time.perf_counter() - t0
     assert sim["peak"] == 2048 and took < 2.0
+
+
+def test_the_view_draws_the_heap_its_peak_and_the_largest_buffers_then():
+    from tfprof_widgets.views.memory_viewer_view import memory_viewer
+
+    run = tw.load(CAPTURES["jax_cnn_nographs"], progress=False)
+    v = memory_viewer(run)
+    peak = mv.hlo_memory_peak(run).set_index("program_id").loc[v.program]
+    assert peak["module"] == "jit_step"  # the largest peak of the capture
+    figs = v.figures()
+    assert set(figs) == {"heap", "peak_buffers"}
+    heap, marker = figs["heap"].data
+    assert max(heap.y) == pytest.approx(peak["peak_heap_bytes"] / MIB)
+    assert list(marker.x) == [peak["peak_position"]]
+    bars = figs["peak_buffers"].data[0]
+    at_peak = mv.hlo_memory(run).query("program_id == @v.program and live_at_peak")
+    assert len(bars.x) == min(20, len(at_peak))
+    assert max(bars.x) == pytest.approx(at_peak["size_bytes"].max() / MIB)
+    assert "cudnn-conv.3{0} bf16[64,64,64,64]" in bars.y
+    # The text fallback (every viewer's text/plain) names the program, peak and buffers.
+    text = v.text()
+    assert "jit_step (9941): peak heap 207.66 MiB at position 31 of 98" in text
+    assert "loop_broadcast_fusion{0} bf16[64,64,64,64]" in text
+    assert json.loads(v.payload_json())["controls"][0]["id"] == "program"
+    assert v.static_figure() is not None
+    other = memory_viewer(run, program="jit__normal")
+    assert other.program != v.program and "jit__normal" in other.text()
+
+
+def test_the_view_says_why_it_has_nothing_and_refuses_an_unknown_program(tmp_path):
+    from tpu_builder import tpu_capture
+
+    from tfprof_widgets.views.memory_viewer_view import memory_viewer
+
+    run = tw.load(tpu_capture().write(tmp_path / "t.xplane.pb"), progress=False)
+    v = memory_viewer(run)
+    assert v.figures() == {} and "no buffer assignment" in v.text()
+    with pytest.raises(mv.NoBufferAssignmentError, match="jit_train_step"):
+        memory_viewer(run, program="jit_train_step")
+    assert isinstance(mv.NoBufferAssignmentError("p", "x"), tw.ProfileError)
