@@ -33,6 +33,7 @@ the protos are read into arrays with one comprehension per field.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -40,7 +41,8 @@ import pandas as pd
 from .... import schema
 from ....errors import ProfileError
 from ....proto import wire, xla_hlo_pb2
-from ....readers.xspace.hlo import _BITS, _DTYPES, program_protos, shape_text
+from ...inputs import per_run
+from .columns import note_once
 
 __all__ = [
     "HLO_HEAP_TIMELINE",
@@ -56,6 +58,10 @@ __all__ = [
 MEMORY_SPACE = 0
 SMALL_BUFFER_BYTES = 16 * 1024
 _ALLOC, _FREE, _SHARE = 0, 1, 2
+_DTYPES = {v.number: v.name.lower() for v in xla_hlo_pb2.PrimitiveType.DESCRIPTOR.values}
+_DTYPES[xla_hlo_pb2.TUPLE] = "tuple"
+_SHOWN_DIMS = 16  # dimensions a shape's text shows
+_MAX_BYTES = (1 << 63) - 1
 
 HLO_MEMORY: dict[str, tuple[str, str]] = {
     "host": ("category", "Host."),
@@ -211,15 +217,30 @@ def _trace_arrays(trace) -> dict:
     }
 
 
-def _unpadded(shape) -> int:
-    """XLA's ByteSizeOf of the shape in its default layout (pointer size 8)."""
-    dtype = _DTYPES.get(shape.element_type, "")
+def _element_bytes(dtype: str) -> int:
+    """XLA's ByteSizeOfPrimitiveType: whole bytes of the width its name gives ('bf16' 2,
+    'c64' 8, 'f8e4m3fn' 1; a pred, an s4 or an f4 take one), 0 for tokens and opaque."""
+    if dtype == "pred":
+        return 1
+    m = re.match(r"[a-z]+?(\d+)", dtype)
+    return (int(m[1]) + 7) // 8 if m else 0
+
+
+def _shape(shape) -> tuple[str, str, int]:
+    """(text without layout, element type, unpadded bytes) of a ShapeProto: XLA's
+    ByteSizeOf in the default layout, a tuple 8 bytes per element (its pointers), 0 for a
+    shape no program holds (a dimension below 0, more than 2^63 bytes)."""
+    dtype = _DTYPES.get(shape.element_type, str(shape.element_type))
     if dtype == "tuple":
-        return 8 * len(shape.tuple_shapes)
+        inner = ", ".join(_shape(t)[0] for t in shape.tuple_shapes[:_SHOWN_DIMS])
+        more = ", ..." if len(shape.tuple_shapes) > _SHOWN_DIMS else ""
+        return f"({inner}{more})", "tuple", 8 * len(shape.tuple_shapes)
     dims = list(shape.dimensions)
+    shown = ",".join(map(str, dims[:_SHOWN_DIMS])) + (",..." if len(dims) > _SHOWN_DIMS else "")
     if dims and min(dims) < 0:
-        return 0
-    return math.prod(dims) * max(1, (_BITS.get(dtype, 0) + 7) // 8)
+        return f"{dtype}[{shown}]", dtype, 0
+    size = math.prod(dims) * _element_bytes(dtype)
+    return f"{dtype}[{shown}]", dtype, size if size <= _MAX_BYTES else 0
 
 
 def _group_cumsum(group: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -391,10 +412,8 @@ def _instruction_info(module, ins_ids: np.ndarray, shape_index: list) -> dict:
                 shape = ins.shape
                 if index and index[-1] < len(shape.tuple_shapes):
                     shape = shape.tuple_shapes[index[-1]]
-                text, dtype, _ = shape_text(shape)
-                if _DTYPES.get(shape.element_type) == "tuple":
-                    dtype = "tuple"
-                got = (ins.name, ins.opcode, ins.metadata.op_name, text, dtype, _unpadded(shape))
+                text, dtype, unpadded = _shape(shape)
+                got = (ins.name, ins.opcode, ins.metadata.op_name, text, dtype, unpadded)
             cache[key] = got
         return got
 
@@ -523,16 +542,36 @@ def _summary(bufs: dict, sim: dict | None, tr: dict | None, live, indefinite: in
     return peak, timeline
 
 
+def _program_bytes(run) -> list[tuple[str, int, bytes]]:
+    """(host, program id, serialized HloProto) of each program of the run's metadata planes
+    (their 'Hlo Proto' stats, named by the 'program_id' stat of the same metadata; the first
+    of a host's repeats), read from the run's metadata stats."""
+    ms = run._program_stats()
+    if not len(ms):
+        return []
+    on = (ms["plane"] == "/host:metadata").to_numpy(bool)
+    stat = ms["stat"]
+    is_id = on & (stat == "program_id").to_numpy(bool)
+    is_proto = on & (stat == "Hlo Proto").to_numpy(bool)
+    hosts, mids = ms["host"].astype(str), ms["metadata_id"]
+    ids = dict(zip(zip(hosts[is_id], mids[is_id]), ms["int_value"][is_id]))
+    out, seen = [], set()
+    for host, mid, value in zip(hosts[is_proto], mids[is_proto], ms["str_value"][is_proto]):
+        key = (host, int(ids.get((host, mid), mid)))
+        if isinstance(value, bytes) and key not in seen:
+            seen.add(key)
+            out.append((*key, value))
+    return out
+
+
+@per_run
 def _programs(run) -> list[tuple[str, int, dict]]:
     """(host, program id, :func:`_program`'s tables) of every program with a buffer
     assignment, computed once per run; a note in ``run.warnings`` names the programs without
     one (once)."""
-    cached = run.__dict__.get("_hlo_memory_programs")
-    if cached is not None:
-        return cached
     modules = {(h, p): m for h, p, m in run.hlo_modules}
     out, missing = [], []
-    for host, program, data in program_protos(run._program_stats()):
+    for host, program, data in _program_bytes(run):
         module = modules.get((host, program))
         if module is None:
             continue  # a program that does not parse (run.hlo_modules leaves it out)
@@ -542,16 +581,13 @@ def _programs(run) -> list[tuple[str, int, dict]]:
             continue
         out.append((host, program, _program(host, program, module, ba)))
     if missing:
-        named = ", ".join(missing[:5]) + (
-            f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        note_once(
+            run,
+            f"memory viewer: {len(missing)} XLA program(s) carry no buffer assignment "
+            f"({', '.join(missing[:5])}{more}): XLA wrote their HloProto without one, so "
+            "hlo_memory has no rows for them",
         )
-        note = (
-            f"memory viewer: {len(missing)} XLA program(s) carry no buffer assignment ({named}): "
-            "XLA wrote their HloProto without one, so hlo_memory has no rows for them"
-        )
-        if note not in run.warnings:
-            run.warnings.append(note)
-    run.__dict__["_hlo_memory_programs"] = out
     return out
 
 
