@@ -1,33 +1,41 @@
 """XProf's memory viewer: each XLA program's buffers over program order, from the buffer
-assignment its HloProto carries (``xprof/convert/hlo_proto_to_memory_visualization_utils.cc``,
-xprof 2.24).
+assignment its HloProto carries; equal to xprof 2.24's ``memory_viewer`` tool on every
+program of the bundled XLA captures (tests/test_xla_memory_viewer.py; its C++ is
+``xprof/convert/hlo_proto_to_memory_visualization_utils.cc``).
 
 XLA compiles a program into *logical buffers* (one per array an instruction defines; a tuple's
 elements each have their own, named by a shape index), packs them into *buffer allocations*
-(a parameter, an output, a constant, or the one temporary arena the heap simulator lays out)
-and records the *heap simulator trace*: in program order, each buffer's ALLOC, FREE and
-SHARE_WITH (reusing another buffer's memory in place). XProf replays that trace for memory
-space 0 (HBM; XLA's default colour) and reports:
+(a parameter, an output, a constant, a thread-local scalar, or the temporary arena the heap
+simulator lays out) and records the *heap simulator trace*: in program order, each buffer's
+ALLOC, FREE and SHARE_WITH (reusing another buffer's memory in place). XProf replays that
+trace for memory space 0 (HBM; XLA's default colour) and reports:
 
 * the heap over program order: before each trace event (its *position*) and after the last,
-  the bytes of the simulated buffers then live plus the bytes of every allocation that lives
-  the whole program (parameters, outputs, constants, thread-local: *indefinite*);
+  the bytes of the simulated buffers then live plus the bytes of the allocations that live
+  the whole program (parameters, outputs, constants: *indefinite*; xprof 2.24 leaves
+  thread-local allocations out of every number);
 * the peak: the most bytes, the position where the heap first reached it, and the buffers
   live then: the largest logical buffer of each indefinite allocation, then the simulated
-  buffers live at that position in the order they were allocated (xprof's ``maxHeap``; it
-  draws those under 16 KiB as one "small" block);
-* each simulated buffer's live range: from its ALLOC to the FREE that released its memory
-  (shared buffers count against the buffer they share with, freed when the last one is).
+  buffers live at that position in the order they took memory (xprof's ``maxHeap``; it
+  draws those under 16 KiB as one "small" block). Memory shared by several buffers counts
+  once and is released when the last of them is freed; memory taken again by a buffer that
+  shares a released buffer's place is listed under that buffer;
+* each simulated buffer's live range: from its ALLOC to the first release of its memory,
+  or, for a buffer that takes a released buffer's memory again, from that SHARE_WITH to its
+  own FREE.
 
 A buffer's size is the bytes XLA reserves for it (padded to its layout); the *unpadded* size is
 its shape's bytes in the default layout (a tuple: 8 bytes per element, its pointers), as
 xprof's unpadded heap counts it.
 
 The buffer assignment is HloProto field 3; ``run.hlo_modules`` keeps only each program's
-module (field 1), so the programs' bytes are read again here and field 3 cut out of them,
-parsed on its own (proto/xla_hlo.proto: ``BufferAssignmentProto``). The trace is replayed with
-numpy (reference counts per shared buffer by a grouped cumulative sum), not event by event;
-the protos are read into arrays with one comprehension per field.
+module (field 1), so the programs' bytes are read again from the run's metadata stats and
+field 3 cut out of them, parsed on its own (proto/xla_hlo.proto: ``BufferAssignmentProto``).
+The trace is replayed with numpy (reference counts per shared memory by a grouped cumulative
+sum), not event by event; the protos are read into arrays with one comprehension per field.
+A program without a buffer assignment has no rows (one note in ``run.warnings``); a trace
+xprof refuses (a buffer freed twice, SHARE_WITH links in a cycle, a heap below 0, events of
+several allocations) keeps the whole-program numbers and says why in ``note``.
 """
 
 from __future__ import annotations
