@@ -102,7 +102,8 @@ def main() -> int:
         for key, result in xprof_memory_viewer(path).items():
             m = _FILE.match(key + ".hlo_proto.pb")
             programs[m["program"]] = {"name": key, **compact(result)}
-        text = json.dumps(programs, indent=1, sort_keys=True)
+        golden = {"capture": path.relative_to(ROOT).as_posix(), "programs": programs}
+        text = json.dumps(golden, indent=1, sort_keys=True)
         (OUT / f"{name}.json").write_text(text + "\n")
         print(f"{name}: {len(programs)} programs")
     return 0

@@ -15,25 +15,20 @@ from tfprof_widgets import schema
 from tfprof_widgets.analysis.frameworks.xla import memory_viewer as mv
 
 GOLDEN = ROOT / "tests" / "golden" / "memory_viewer"
-DATA = ROOT / "tests" / "data"
-CAPTURES = {
-    "jax_cnn_nographs": DATA / "xplane_h100_jax" / "jax_cnn_nographs.xplane.pb",
-    "jax_cnn_graphs": DATA / "xplane_h100_jax" / "jax_cnn_graphs.xplane.pb",
-    **{
-        f"jax08_{k}": DATA / "xplane_amd_jax" / f"jax08_{k}.xplane.pb"
-        for k in ("attention", "conv", "elementwise", "gemm")
-    },
-    "jax_cpu_10steps": DATA / "jax_cpu" / "jax_cnn_cpu_10steps.xplane.pb",
-    "tf_xla_cpu": DATA / "tf_xla_cpu" / "keras_fit_jit.xplane.pb",
-}
+# The captures the goldens were made of (scripts/make_memory_viewer_goldens.py names them).
+GOLDENS = {p.stem: json.loads(p.read_text()) for p in sorted(GOLDEN.glob("*.json"))}
+CAPTURES = {name: ROOT / g["capture"] for name, g in GOLDENS.items()}
 MIB = float(1 << 20)
 
 
 @pytest.fixture(scope="module", params=sorted(CAPTURES))
 def case(request):
     run = tw.load(CAPTURES[request.param], progress=False)
-    golden = json.loads((GOLDEN / f"{request.param}.json").read_text())
-    return run, golden
+    return run, GOLDENS[request.param]["programs"]
+
+
+def test_every_bundled_xla_capture_has_a_golden():
+    assert len(CAPTURES) == 8 and all(p.exists() for p in CAPTURES.values())
 
 
 def test_tables_follow_their_schemas(case):
