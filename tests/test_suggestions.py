@@ -92,3 +92,30 @@ def test_each_rule_fires_at_xprofs_threshold(signals, fired):
     assert s["rule"].tolist() == fired
     assert schema.mismatches(s, SUGGESTIONS) == []
     assert all(s["evidence"].str.len() > 0)
+
+
+@pytest.mark.parametrize(
+    "capture, fired",
+    [
+        ("resnet50_v100_workers0.pt.trace.json.gz", ["DataLoaderBoundRule"]),
+        (
+            "torch_transformer_h100.pt.trace.json.gz",
+            ["LaunchBoundRule", "LowDeviceUtilizationRule"],
+        ),
+    ],
+)
+def test_a_pytorch_run_gets_torch_tb_profilers_verdicts_as_rows(capture, fired):
+    """The rows say what the overview's verdicts say (torch-tb-profiler's rules), with the
+    figure each rests on; XProf's plain input-bound rule gives way to the DataLoader's."""
+    run = tw.load(ROOT / "tests" / "data" / "chrome" / capture, progress=False)
+    s = suggestions(run).set_index("rule")
+    assert sorted(s.index) == sorted(fired)
+    o = run.overview_summary
+    if "DataLoaderBoundRule" in s.index:
+        row = s.loc["DataLoaderBoundRule"]
+        assert row["text"] == o.input_statement and row["severity"] == "high"
+        assert f"input_percent={o.input_percent:.1f}" == row["evidence"]
+    if "LaunchBoundRule" in s.index:
+        assert s.loc["LaunchBoundRule", "text"] == o.kernel_launch_statement
+    if "LowDeviceUtilizationRule" in s.index:
+        assert s.loc["LowDeviceUtilizationRule", "text"] == o.all_other_statement

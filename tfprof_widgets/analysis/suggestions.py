@@ -24,6 +24,10 @@ captures it fires on none, and neither does ours (tests/test_suggestions.py comp
 its ``smart_suggestion`` tool). XProf's ComputeBound / MemoryBound (MXU and HBM utilisation
 of a TPU overview page), DataShuffleBound, DebugPrint and SparseCore rules need TPU signals
 this module does not derive; they never fire here.
+
+A run whose framework has overview verdicts of its own adds them as rows (PyTorch's are
+torch-tb-profiler's): bound by its input tool ('DataLoaderBoundRule'), launch-bound,
+communication-bound, devices of low utilization, device memory at its limit.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import schema
+from .frameworks import rules_of
 
 __all__ = ["SUGGESTIONS", "suggestions"]
 
@@ -121,6 +126,44 @@ def _barrier_percent(run) -> float:
     return 100 * float(ev.loc[hit, "dur_us"].sum()) / step_time if step_time > 0 else 0.0
 
 
+def _verdict_rules(run) -> list[dict]:
+    """The framework's own overview verdicts as rows, where its rules give some
+    (``overview_verdicts``: PyTorch's are torch-tb-profiler's): input-bound on its input
+    tool (5 % of step time, high from 20 %), launch-bound (3 %, high from 15 %),
+    communication-bound (above 10 %), GPUs under 50 % utilization, device memory above 90 %
+    of the GPU's. The evidence is the overview's figure each verdict quotes."""
+    rules = rules_of(run)
+    v = rules.overview_verdicts(run)
+    if v is None:
+        return []
+    o = run.overview_summary
+    out = []
+
+    def add(rule: str, severity: str, text: str, view: str, **evidence) -> None:
+        out.append({**_row(rule, 0.0, 1.0, text, view, **evidence), "severity": severity})
+
+    if v["input_classification"] != "device":
+        sev = "high" if v["input_classification"] == "host" else "medium"
+        tool = "".join(ch for ch in rules.advice.input_tool if ch.isalnum()) or "Input"
+        add(f"{tool}BoundRule", sev, v["input_statement"], "input_pipeline",
+            input_percent=o.input_percent)  # fmt: skip
+    if v["kernel_launch_classification"] != "no":
+        sev = "high" if v["kernel_launch_classification"] == "high" else "medium"
+        add("LaunchBoundRule", sev, v["kernel_launch_statement"], "operators",
+            kernel_launch_percent=o.kernel_launch_percent)  # fmt: skip
+    if v["device_collectives_statement"]:
+        add("CommunicationBoundRule", "medium", v["device_collectives_statement"], "overview",
+            collective_percent=o.device_collectives_percent)  # fmt: skip
+    if v["all_other_statement"]:
+        add("LowDeviceUtilizationRule", "medium", v["all_other_statement"], "kernels",
+            device_idle_percent=o.device_idle_percent)  # fmt: skip
+    for text in v["recommendations"]:
+        if text not in (v["input_statement"], v["kernel_launch_statement"],
+                        v["device_collectives_statement"], v["all_other_statement"]):  # fmt: skip
+            add("MemoryAtLimitRule", "high", text, "memory_profile")
+    return out
+
+
 def suggestions(run) -> pd.DataFrame:
     """One row per XProf smart-suggestion rule that fires on the run (SUGGESTIONS); empty
     when none does."""
@@ -154,6 +197,11 @@ def suggestions(run) -> pd.DataFrame:
             "efficient, check the network and balance the input pipeline across workers.",
             "overview", barrier_cores_percent=barrier,
         ))  # fmt: skip
+    verdicts = _verdict_rules(run)
+    if any(r["view"] == "input_pipeline" for r in verdicts):
+        # The same fact in the framework's words, with its input tool named.
+        rows = [r for r in rows if r["rule"] != "InputBoundRule"]
+    rows += verdicts
     if not rows:
         return schema.empty(SUGGESTIONS)
     return schema.conform(pd.DataFrame(rows), SUGGESTIONS)
