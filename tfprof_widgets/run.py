@@ -22,7 +22,7 @@ from .analysis.device_time import use_device_times
 from .analysis.event_index import on_device
 from .analysis.frameworks import RunFrameworks, framework_of, frameworks_in
 from .analysis.grouping import assign_groups
-from .analysis.inputs import CACHE_ATTRIBUTE
+from .analysis.memo import CACHE_ATTRIBUTE
 from .analysis.results import StepCount
 from .analysis.steps import overview_steps
 from .analysis.tool_data import FROM_TOOL_DATA, ToolData
