@@ -18,11 +18,9 @@ are in :mod:`tfprof_widgets.analysis`, the widgets in :mod:`tfprof_widgets.views
 
 from __future__ import annotations
 
-import warnings as _warnings
-
 import pandas as _pd
 
-from . import _deprecated, _preload
+from . import _preload
 from .analysis.compare import op_diff as _op_diff
 from .analysis.frameworks.tensorflow.tf_data import TfDataSummary
 from .analysis.frameworks.tensorflow.tfprof_tables import tfprof_table
@@ -30,7 +28,6 @@ from .analysis.frameworks.tensorflow.tfprof_tables import total_parameters as _t
 from .analysis.input_pipeline import InputPipelineSummary
 from .analysis.memory import memory_breakdown as _memory_breakdown
 from .analysis.overview import OverviewSummary
-from .analysis.steps import per_host_table as _per_host_table
 from .capturing import (
     Capture,
     CaptureOptions,
@@ -56,7 +53,6 @@ from .run import Run
 
 __version__ = "0.1.0"
 
-_deprecated.install()
 _preload.start()  # in a notebook's kernel: plotly warms up while the next cells run
 
 
@@ -76,19 +72,7 @@ def step_breakdown(run: Run) -> _pd.DataFrame:
 
 
 def per_host_steps(run: Run) -> _pd.DataFrame:
-    """Step time per host side by side, like XProf's pod viewer (``run.per_host_steps``).
-
-    Passing ``run.steps`` instead of the run still works for one release, with a
-    DeprecationWarning.
-    """
-    if isinstance(run, _pd.DataFrame):
-        _warnings.warn(
-            "per_host_steps(run.steps) is deprecated and will be removed in the next release: "
-            "pass the run, per_host_steps(run)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return _per_host_table(run)
+    """Step time per host side by side, like XProf's pod viewer (``run.per_host_steps``)."""
     return run.per_host_steps
 
 
@@ -249,14 +233,12 @@ def load_ipython_extension(ipython) -> None:
 
 
 def __getattr__(name: str):
-    """``tw.views``, imported when first used (``import tfprof_widgets`` imports no plotly);
-    and the names of the previous release (``tw.overview``, ``tw.tfprof_view``...), with a
-    DeprecationWarning naming the new spelling."""
+    """``tw.views``, imported when first used (``import tfprof_widgets`` imports no plotly)."""
     if name == "views":
         import importlib
 
         return importlib.import_module(".views", __name__)  # binds tfprof_widgets.views
-    return _deprecated.attribute(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

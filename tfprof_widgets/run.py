@@ -16,7 +16,6 @@ import numpy as np
 import pandas as pd
 
 from . import schema, stat_columns
-from ._deprecated import moved_attribute
 from .analysis import ANALYSES, Analysis
 from .analysis.device_time import use_device_times
 from .analysis.event_index import on_device
@@ -375,10 +374,6 @@ def _analysis_property(analysis: Analysis) -> functools.cached_property:
     prop = functools.cached_property(compute)
     prop.__set_name__(Run, analysis.name)
     return prop
-
-
-def __getattr__(name: str):
-    return moved_attribute(__name__, name)  # load() lived here in the previous release
 
 
 for _analysis in ANALYSES:
