@@ -42,9 +42,9 @@ def main() -> None:
             ("kernels", lambda r: r.kernels),
             ("memory timeline", lambda r: r.memory),
             ("memory_summary + breakdown", lambda r: (r.memory_summary, r.memory_breakdown)),
-            ("tf_data + bottleneck", lambda r: tw.tf_data_bottleneck(r)),
-            ("overview_summary", lambda r: tw.overview_summary(r)),
-            ("input_pipeline", lambda r: tw.input_pipeline(r)),
+            ("tf_data + bottleneck", lambda r: r.tf_data_bottleneck),
+            ("overview_summary", lambda r: r.overview_summary),
+            ("input_pipeline", lambda r: r.input_pipeline),
         ]
         print(f"{len(run.events):,} events, load {load_s:.2f} s")
         print(f"{'analysis':<30} {'seconds':>8}")

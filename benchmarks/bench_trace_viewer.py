@@ -37,7 +37,7 @@ from synthetic_events import synthetic_events  # noqa: E402
 
 class StubRun:
     """Just enough of a Run for the trace viewer: events, no stats, no steps; the model is
-    built on first use, as ``Run.timeline_model`` does."""
+    built on first use, as ``Run.trace_model`` does."""
 
     tool_data = None
 
@@ -50,7 +50,7 @@ class StubRun:
         self.model = None
 
     @property
-    def timeline_model(self):
+    def trace_model(self):
         from tfprof_widgets.views.trace.model import TraceModel
 
         if self.model is None:

@@ -380,3 +380,108 @@ def test_the_package_cycle_check_finds_views_and_the_preload():
     assert cycles(with_their_packages(graph)) == [
         ["tfprof_widgets._preload", "tfprof_widgets.views"]
     ]
+
+
+# -- issue 38: no import hook, a Run that is data with declared analyses, RunLike ----------------
+def test_importing_the_package_installs_no_import_hook():
+    """No ``sys.meta_path`` finder (the deprecation machinery's aliases of old module paths are
+    gone: no release was ever tagged)."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; before = list(sys.meta_path); import tfprof_widgets, tfprof_widgets.views; "
+        "print([type(f).__module__ for f in sys.meta_path if f not in before])"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert out.stdout.strip() == "[]"
+    assert not (PACKAGE / "_deprecated.py").exists()
+
+
+def setattr_on(source: str, cls: str) -> list[int]:
+    """Lines of ``setattr(<cls>, ...)`` calls (the class by its name or ``x.<cls>``)."""
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "setattr"
+        and node.args
+        and ast.unparse(node.args[0]).rpartition(".")[2] == cls
+    ]
+
+
+def test_nothing_sets_attributes_on_run():
+    """Every attribute of Run is declared in its class body (analyses included), none is
+    attached from outside by ``setattr``."""
+    found = {
+        str(p.relative_to(PACKAGE)): setattr_on(p.read_text(), "Run")
+        for p in MODULES
+        if setattr_on(p.read_text(), "Run")
+    }
+    assert found == {}
+
+
+def test_the_setattr_check_finds_one():
+    assert setattr_on("setattr(Run, 'steps', prop)", "Run") == [1]
+    assert setattr_on("for a in x:\n    setattr(run.Run, a.name, p)", "Run") == [2]
+    assert setattr_on("setattr(Pod, 'steps', prop)", "Run") == []
+
+
+def declared_analyses() -> dict[str, str]:
+    """Run's declared analyses (methods decorated ``@_analysis`` in run.py) -> the function each
+    returns the result of, as ``module:function`` (absolute module, from its import)."""
+    tree = ast.parse((PACKAGE / "run.py").read_text())
+    run = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Run")
+    out = {}
+    for fn in run.body:
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        if not any(ast.unparse(d) == "_analysis" for d in fn.decorator_list):
+            continue
+        ret = next(n for n in fn.body if isinstance(n, ast.Return))
+        called = ast.unparse(ret.value.func)
+        module = next(
+            target
+            for target, names in import_statements(fn.body, "tfprof_widgets.run", False)
+            if called in names
+        )
+        out[fn.name] = f"{module}:{called}"
+    return out
+
+
+def test_run_declares_every_analysis_of_the_list():
+    """``analysis.ANALYSES`` and Run's declared attributes are the same analyses, each
+    computing the function the list names (so help(), editors and the list agree)."""
+    import importlib.util
+
+    from tfprof_widgets.analysis import ANALYSES
+
+    listed = {}
+    for a in ANALYSES:
+        module, _, func = a.function.partition(":")
+        listed[a.name] = f"{importlib.util.resolve_name(module, 'tfprof_widgets.analysis')}:{func}"
+    assert declared_analyses() == listed
+
+
+def test_run_and_pod_are_runlike(tmp_path):
+    """A Run and a Pod both have every name of RunLike (looked up without computing it)."""
+    pytest.importorskip("duckdb")
+    pytest.importorskip("pyarrow")
+    import tfprof_widgets as tw
+    from tfprof_widgets.runlike import members, missing
+    from tfprof_widgets.scale import Pod
+
+    run = tw.load(ROOT / "sample_profiles" / "gpu_shaped", progress=False)
+    assert missing(run) == []
+    assert not {"steps", "ops"} & set(vars(run))  # nothing was computed to find them
+    tw.convert(ROOT / "sample_profiles" / "gpu_shaped", tmp_path / "pod", progress=False)
+    with tw.open(tmp_path / "pod") as pod:
+        assert isinstance(pod, Pod)
+        assert missing(pod) == []
+    assert {"steps", "overview_summary", "clear_cache", "duration_us"} <= set(members())
+    assert missing(object()) == members()

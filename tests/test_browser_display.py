@@ -198,7 +198,7 @@ def test_the_page_draws_each_stream_as_deep_as_its_kernels_overlap(tmp_path, chr
         " return v.meta.lanes.map((l, i) => [l.rows, v.laneH[i]]); }"
     )
     browser.close()
-    ev, model = run.events, run.timeline_model
+    ev, model = run.events, run.trace_model
     key = ev["plane"].astype(str) + "|" + ev["line"].astype(str)
     streams = np.flatnonzero(model.lanes["line"].str.startswith("Stream").to_numpy())
     assert len(streams) and len(lanes) == len(model.lanes)

@@ -130,7 +130,7 @@ def test_tpu_allocators_by_index_on_host(tpu):
     """TPU allocator events name their memory by index_on_host / device_ordinal (no
     allocator_name): one allocator each, as xprof lists them."""
     gold = golden("synthetic_tpu", "memory_profile")
-    assert sorted(tw.memory_summary(tpu)["allocator"].astype(str)) == sorted(gold["memoryIds"])
+    assert sorted(tpu.memory_summary["allocator"].astype(str)) == sorted(gold["memoryIds"])
     assert len(gold["memoryIds"]) >= 3
 
 

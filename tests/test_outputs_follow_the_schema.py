@@ -85,19 +85,14 @@ def test_tf1_tables():
     assert set(TABLE_METRICS) >= {c.removeprefix("total_") for c in table.columns[4:]}
 
 
-def test_every_analysis_is_a_run_attribute_and_has_a_wrapper():
+def test_every_analysis_is_a_run_attribute_and_has_no_second_facade():
     names = [a.name for a in ANALYSES]
     assert len(set(names)) == len(names)
     for a in ANALYSES:
         assert callable(a.resolve())
         assert isinstance(Run.__dict__[a.name].__doc__, str)
         assert a.table is None or hasattr(schema, a.table)
-    # The package's wrappers: every analysis except the Run-only ones (tables of the run
-    # itself, the timeline's model, the overview's precision input and the input pipeline's
-    # time coverage) has a function of the same name, or its old one.
-    wrapped = {"steps": "step_breakdown", "ops": None, "kernels": None, "memory": None}
-    for a in ANALYSES:
-        if a.name in ("timeline_model", "profile_options", "device_precision", "input_time"):
-            continue
-        name = wrapped.get(a.name, a.name)
-        assert name is None or name in tw.__all__, a.name
+    # One facade (issue 38): an analysis is read on the run (run.steps), the package has no
+    # function of the same name (or of its old one) returning what the run caches.
+    for name in [*names, "step_breakdown"]:
+        assert name not in tw.__all__ and not hasattr(tw, name), name

@@ -263,7 +263,7 @@ def test_every_table_has_host_on_a_multi_host_run(tmp_path):
         ("ops", run.ops),
         ("kernels", run.kernels),
         ("memory", run.memory),
-        ("memory_summary", tw.memory_summary(run)),
+        ("memory_summary", run.memory_summary),
     ]:
         assert set(table["host"].astype(str)) == {"a", "b"}, name
     ops = run.ops

@@ -131,8 +131,8 @@ def test_saved_op_chains_are_tfprofs_own():
 def test_flops_and_parameters_match_tensorflow(ref):
     out, want = ref
     run = tw.load(out / "model.tfprof")
-    assert tw.total_float_ops(run) == want["total_float_ops"] > 0
-    assert tw.total_parameters(run) == want["total_parameters"] == 62_810
+    assert run.total_float_ops == want["total_float_ops"] > 0
+    assert run.total_parameters == want["total_parameters"] == 62_810
     scopes = tw.tfprof_table(
         run, "scope", account_type_regexes=["_trainable_variables"], select=["params"], max_depth=0
     )
@@ -240,7 +240,7 @@ def test_runs_work_with_the_other_analyses_and_overview(ref):
     assert run.steps["step"].tolist() == [0, 1]
     assert (run.steps["step_time_us"] > 0).all()
     assert (run.ops["total_self_time_us"] > 0).any()
-    summary = tw.overview_summary(run)
+    summary = run.overview_summary
     assert any("ExpensiveOperationChecker" in r for r in summary.recommendations)
     assert any("No accelerator" in r for r in summary.recommendations)
     bundle = tw.views.overview(run)._repr_mimebundle_()
@@ -295,7 +295,7 @@ def test_nhwc_on_gpu_is_flagged(tmp_path):
     path = tmp_path / "gpu.tfprof"
     path.write_bytes(prof.SerializeToString())
     run = tw.load(path)
-    advice = tw.tfprof_advice(run)
+    advice = run.tfprof_advice
     ops = advice[advice["checker"] == "OperationChecker"]["finding"].tolist()
     assert ops == [
         "1 op(s) on GPU use the NHWC data_format (e.g. conv/Conv2D); NCHW is "

@@ -16,6 +16,7 @@ from tool_data_files import BERT, BERT_HOST, TOOLDATA, demo_run, field, tf2x_run
 import tfprof_widgets as tw
 from tfprof_widgets import report, schema, views
 from tfprof_widgets.analysis import ANALYSES
+from tfprof_widgets.analysis.memory import memory_breakdown
 from tfprof_widgets.proto import tool_data_pb2 as pb
 
 
@@ -124,11 +125,11 @@ def test_memory_profile_file_is_tensorboards_memory_profile(bert_run):
     bd = run.memory_breakdown
     assert schema.mismatches(bd, schema.MEMORY_BREAKDOWN) == []
     assert len(bd) == len(per["GPU_6_bfc"]["activeAllocations"])
-    assert len(tw.memory_breakdown(run, allocator="GPU_4_bfc")) == len(g4["activeAllocations"])
+    assert len(memory_breakdown(run, allocator="GPU_4_bfc")) == len(g4["activeAllocations"])
     assert bd["tf_op"].iloc[0] == "unused preallocated device memory"
     # The xplane's own analysis finds the same things live at GPU_4_bfc's peak.
-    ours = tw.memory_breakdown(bert_run, allocator="GPU_4_bfc")
-    theirs = tw.memory_breakdown(run, allocator="GPU_4_bfc")
+    ours = memory_breakdown(bert_run, allocator="GPU_4_bfc")
+    theirs = memory_breakdown(run, allocator="GPU_4_bfc")
     key = ["allocation_bytes", "tf_op"]
     assert (
         ours[key].sort_values(key).values.tolist() == theirs[key].sort_values(key).values.tolist()

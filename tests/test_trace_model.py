@@ -675,7 +675,7 @@ def test_xla_lines_are_named_and_cut_as_xprofs_trace_viewer(name):
     a start 42 µs away from ours on the H100 pair: compared after that one offset)."""
     theirs = json.loads((ROOT / "tests" / "golden" / name / "trace_lines.json").read_text())
     run = xla_run(name)
-    model = run.timeline_model
+    model = run.trace_model
     lanes = model.lanes
     derived = model.derived
     compared = 0
@@ -709,7 +709,7 @@ def test_a_xla_kernels_details_name_its_hlo_op_framework_op_source_and_text():
     for a fusion the scope of its fused ops, as the kernel's own ``name`` stat on the H100),
     the Python line and the HLO text."""
     run = xla_run("jax_cnn_nographs")
-    model = run.timeline_model
+    model = run.trace_model
     idx = TraceIndex(run)
     op = run.stat("hlo_op")
     framework = run.stat("name")
@@ -760,7 +760,7 @@ def test_an_xla_ops_event_links_its_first_kernel_and_names_its_instruction():
     first kernel it covers (a link, not a flow) and that kernel's HLO instruction; it has no
     flows of its own."""
     run = xla_run("jax_cnn_graphs")
-    model = run.timeline_model
+    model = run.trace_model
     n = len(run.events)
     ops = np.flatnonzero(model.derived["line"].astype(str).str.startswith("XLA Ops").to_numpy())
     row = n + int(ops[3])

@@ -230,10 +230,10 @@ def test_trace_details_and_groups_in_the_frameworks_words():
 
     torch = kineto_run(RESNET0)
     assert not [p for p in torch.planes["plane"].astype(str) if "''" in p]
-    assert not [g for g in torch.timeline_model.lanes["group_key"].astype(str) if "''" in g]
+    assert not [g for g in torch.trace_model.lanes["group_key"].astype(str) if "''" in g]
     jax = tw.load(H100 / "jax_cnn_nographs.xplane.pb", progress=False)
     for run, label in ((torch, None), (jax, "op")):
-        model, index = run.timeline_model, _event_index(run)
+        model, index = run.trace_model, _event_index(run)
         keys = set()
         for row in range(0, len(run.events), max(1, len(run.events) // 50)):
             keys |= {

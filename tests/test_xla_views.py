@@ -250,7 +250,7 @@ def test_the_overview_gives_no_16bit_advice_its_own_16bit_line_contradicts():
     types, so the advice says that instead of XProf's (issue 29 item 4: only what the
     capture supports)."""
     run = tw.load(NOGRAPHS, progress=False)
-    summary = tw.overview_summary(run)
+    summary = run.overview_summary
     assert any(
         r.startswith("Only 0.0% of device computation is 16 bit") for r in summary.recommendations
     )

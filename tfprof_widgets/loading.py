@@ -3,9 +3,9 @@
 
 Finding the files is :mod:`.readers.discovery`, reading each host's files one reader of
 :mod:`.readers` (chosen by :func:`.readers.formats.file_kind`), and merging the hosts into
-DataFrames :func:`.readers.assemble.assemble`, which :class:`Run` calls. A run directory's
-tool-data files (TensorBoard's own numbers, :mod:`.readers.tool_data.reader`) are read beside the
-traces and handed to the run as ``run.tool_data``.
+DataFrames and finishing them into a :class:`Run` is :func:`.run_builder.build_run`. A run
+directory's tool-data files (TensorBoard's own numbers, :mod:`.readers.tool_data.reader`) are
+read beside the traces and handed to the run as ``run.tool_data``.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from .readers.tool_data.trace_proto import read_trace_proto
 from .readers.xspace import host_pool
 from .readers.xspace.reader import read_xspace
 from .run import Run
+from .run_builder import build_run
 from .views.page import preload
 
 __all__ = ["CAPTURE_LOG", "list_runs", "load"]
@@ -136,10 +137,9 @@ def load(
         raise failed[0] if failed else _nothing_in(path, planes, window_s)
     if not loaded:  # a run of tool data only: its tables come from the files
         loaded = [no_trace_tables(t.host, next(iter(t.files.values()))) for t in tool_data]
-    result = _assemble(loaded, files, tool_data)
-    result.capture_log = _capture_log(files.path)
-    for note in _notes(files, failed + tool_failed, tool_data):
-        result.warnings.append(note)
+    notes = _notes(files, failed + tool_failed, tool_data)
+    result = _build(loaded, files, tool_data, notes)
+    for note in notes:
         warnings.warn(note, stacklevel=2)
     return result
 
@@ -250,12 +250,16 @@ def _capture_log(run_dir: str) -> str:
             return ""
 
 
-def _assemble(loaded: list[HostTables], files: RunFiles, tool_data) -> Run:
-    """The Run of the hosts read. What the readers accepted should always assemble; if some
-    combination of values still trips pandas or numpy here, the user gets a ProfileError
-    naming the run (and the cause) rather than a bare exception from deep inside."""
+def _build(loaded: list[HostTables], files: RunFiles, tool_data, notes: list[str]) -> Run:
+    """The Run of the hosts read (:func:`.run_builder.build_run`). What the readers accepted
+    should always assemble; if some combination of values still trips pandas or numpy here,
+    the user gets a ProfileError naming the run (and the cause) rather than a bare exception
+    from deep inside."""
+    log = _capture_log(files.path)
     try:
-        return Run(loaded, files.name, files.path, tool_data=tool_data)
+        return build_run(
+            loaded, files.name, files.path, tool_data=tool_data, capture_log=log, notes=notes
+        )
     except ProfileError:
         raise
     except MemoryError as exc:

@@ -1,36 +1,62 @@
 """`Run`: one profiling capture (all hosts) as pandas DataFrames, and the analyses of it.
 
-The DataFrames' columns are documented in :mod:`tfprof_widgets.schema`. Analyses are plain
-functions of these tables; ``Run`` holds the tables and exposes every analysis listed in
-:data:`tfprof_widgets.analysis.ANALYSES` as an attribute computed on first use and cached
-(``run.ops``, ``run.steps``, ``run.overview_summary``...). ``run.view`` shows it as widgets.
-Loading is :func:`tfprof_widgets.load` (in :mod:`tfprof_widgets.loading`).
+The DataFrames' columns are documented in :mod:`tfprof_widgets.schema`. A Run only holds
+finished tables: loading builds them (:mod:`tfprof_widgets.run_builder`, called by
+:func:`tfprof_widgets.load`). Analyses are plain functions of these tables; every analysis
+of :data:`tfprof_widgets.analysis.ANALYSES` is declared here as an attribute computed on first
+use and cached (``run.ops``, ``run.steps``, ``run.overview_summary``...). ``run.view`` shows it
+as widgets.
 """
 
 from __future__ import annotations
 
 import functools
 import html
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from . import schema, stat_columns
-from ._deprecated import moved_attribute
-from .analysis import ANALYSES, Analysis
-from .analysis.device_time import use_device_times
-from .analysis.event_index import on_device
-from .analysis.frameworks import RunFrameworks, framework_of, frameworks_in
-from .analysis.grouping import assign_groups
-from .analysis.inputs import CACHE_ATTRIBUTE
+from .analysis import ANALYSES
+from .analysis.frameworks import RunFrameworks, framework_of
+from .analysis.frameworks.xla import programs
+from .analysis.input_pipeline import InputPipelineSummary
+from .analysis.memo import CACHE_ATTRIBUTE
+from .analysis.overview import OverviewSummary
 from .analysis.results import StepCount
 from .analysis.steps import overview_steps
 from .analysis.tool_data import FROM_TOOL_DATA, ToolData
-from .readers.assemble import MetadataTables, RunTables, assemble
-from .readers.columnar import HostTables
+from .readers.assemble import MetadataTables, RunTables
 from .stat_store import StatStore
 
+if TYPE_CHECKING:
+    from .analysis.frameworks.tensorflow.tf_data import TfDataSummary
+    from .views.trace.model import TraceModel
+
 __all__ = ["Run"]
+
+T = TypeVar("T")
+# What loading adds to every event (step grouping, the TF op): a Run's events always carry them.
+_TYPED_COLUMNS = {"group_id", "step", "tf_op"}
+
+
+def _analysis(compute: Callable[[Run], T]) -> functools.cached_property[T]:
+    """Declares ``run.<name>``: ``compute(run)``, computed when first read and then kept
+    (:meth:`Run.clear_cache` forgets it). A run of TensorBoard's tool data alone (no trace)
+    gives TensorBoard's own numbers instead where they hold this analysis
+    (:data:`~tfprof_widgets.analysis.tool_data.FROM_TOOL_DATA`)."""
+    name = compute.__name__
+
+    @functools.wraps(compute)
+    def from_trace_or_tool_data(run: Run) -> T:
+        td = run.tool_data
+        if td is not None and td.is_source and name in FROM_TOOL_DATA:
+            return FROM_TOOL_DATA[name](run)
+        return compute(run)
+
+    return functools.cached_property(from_trace_or_tool_data)
 
 
 class Run:
@@ -66,59 +92,39 @@ class Run:
             ``kernels``, ``memory*``, ``overview_summary`` and ``input_pipeline``; with one,
             they are kept to compare with ours (``run.tool_data.compare(run)``).
 
-    Every analysis of :data:`~tfprof_widgets.analysis.ANALYSES` is an attribute too
-    (``ops``, ``steps``, ``kernels``, ``memory``, ``overview_summary``, ``input_pipeline``,
-    ``tf_data``...), computed when first read and kept; :meth:`clear_cache` forgets them.
+    Every analysis of :data:`~tfprof_widgets.analysis.ANALYSES` is declared below as an
+    attribute (``ops``, ``steps``, ``kernels``, ``memory``, ``overview_summary``,
+    ``input_pipeline``, ``tf_data``...), computed when first read and kept; :meth:`clear_cache`
+    forgets them.
     """
 
     def __init__(
-        self, hosts: list[HostTables], name: str, path: str, tool_data: list | None = None
-    ) -> None:
-        if not hosts:
-            raise ValueError("a Run needs at least one host's tables")
-        self._adopt(assemble(hosts), name, path, [h.path for h in hosts], [h.host for h in hosts])
-        # TPU ops take their device times; the XEvents' own are kept aside.
-        self.xevent_times = use_device_times(
-            self, np.array([ln.base_ns for h in hosts for ln in h.lines], np.int64)
-        )
-        self.errors = [f"{h.host}: {e}" for h in hosts for e in h.errors]
-        self.warnings = [f"{h.host}: {w}" for h in hosts for w in h.warnings]
-        if tool_data:
-            # The trace is the source when there is one; tool data alone fills the tables.
-            self.tool_data = ToolData(
-                tool_data, is_source=not len(self.events), hosts_of_run=self.hosts
-            )
-        self._fill_typed_columns()
-
-    @classmethod
-    def from_tables(
-        cls,
+        self,
         tables: RunTables,
+        *,
         name: str,
         path: str,
         files: list[str],
         hosts: list[str],
         errors: list[str] | None = None,
         warnings: list[str] | None = None,
-    ) -> Run:
-        """A Run of tables assembled before (a converted dataset's host, see
-        :mod:`tfprof_widgets.scale`). Events that already carry ``group_id``, ``step`` and
-        ``tf_op`` keep them; ``errors``/``warnings`` are taken as they are."""
-        run = cls.__new__(cls)
-        run._adopt(tables, name, path, list(files), list(hosts))
-        run.errors = list(errors or [])
-        run.warnings = list(warnings or [])
-        if not {"group_id", "step", "tf_op"} <= set(run.events.columns):
-            run._fill_typed_columns()
-        return run
-
-    def _adopt(
-        self, tables: RunTables, name: str, path: str, files: list[str], hosts: list[str]
+        xevent_times: pd.DataFrame | None = None,
+        tool_data: ToolData | None = None,
+        capture_log: str = "",
     ) -> None:
+        """A Run of finished tables: each event already has its ``group_id``, ``step`` and
+        ``tf_op``. Loading builds them (:func:`tfprof_widgets.run_builder.build_run`, and
+        :func:`~tfprof_widgets.run_builder.run_of_tables` for a converted dataset's host);
+        this only keeps them."""
+        if not _TYPED_COLUMNS <= set(tables.events.columns):
+            raise ValueError(
+                "a Run's events need their group_id, step and tf_op columns: build it with "
+                "tfprof_widgets.run_builder"
+            )
         self.name = name
         self.path = path
-        self.files = files
-        self.hosts = hosts
+        self.files = list(files)
+        self.hosts = list(hosts)
         self.planes: pd.DataFrame = tables.planes
         self.lines: pd.DataFrame = tables.lines
         self.events: pd.DataFrame = tables.events
@@ -139,23 +145,15 @@ class Run:
         self.t0_ns: int = int(tables.t0_ns)
         self.tfprof_nodes: pd.DataFrame = tables.tfprof_nodes
         self.tfprof_execs: pd.DataFrame = tables.tfprof_execs
-        # What TensorFlow logged while tfprof_widgets captured this run (its capture.log).
-        self.capture_log: str = ""
-        self.tool_data: ToolData | None = None
+        self.errors: list[str] = list(errors or [])
+        self.warnings: list[str] = list(warnings or [])
         # Events timed by a device clock (TPU ops) carry it; these are their XEvent times.
-        self.xevent_times: pd.DataFrame = schema.empty(schema.XEVENT_TIMES)
-
-    def _fill_typed_columns(self) -> None:
-        ev = self.events
-        frameworks = frameworks_in(self)
-        ev["group_id"], ev["step"] = assign_groups(
-            ev, self.stat_store, self.event_line_rows, ~on_device(self), frameworks
+        self.xevent_times: pd.DataFrame = (
+            xevent_times if xevent_times is not None else schema.empty(schema.XEVENT_TIMES)
         )
-        # What the run's frameworks are told apart by (its names, stats, tfprof nodes and
-        # tool data) is all there now and the rest of loading changes none of it: the
-        # analyses' framework_of(run) is this, not found a second time.
-        framework_of.seed(self, frameworks)
-        ev["tf_op"] = stat_columns.categorical(self.stat_store, "tf_op", len(ev))
+        self.tool_data: ToolData | None = tool_data
+        # What TensorFlow logged while tfprof_widgets captured this run (its capture.log).
+        self.capture_log: str = capture_log
 
     # -- stats ----------------------------------------------------------------------------
     @functools.cached_property
@@ -215,60 +213,40 @@ class Run:
         with XLA clusters, or 'unknown'; ``.title`` as the views name them)."""
         return framework_of(self)
 
+    # -- the XLA programs the capture carries (analysis/frameworks/xla/programs.py) -----------
+    @functools.cached_property
+    def hlo_modules(self) -> list:
+        """(host, program id, ``xla.HloModuleProto``) of each XLA program the capture carries,
+        decoded the first time it is read (XLA's cost model needs operands, windows and
+        dimension numbers the instruction table leaves out); empty without programs."""
+        from .readers.xspace import hlo
+
+        return hlo.hlo_modules(self._program_stats())
+
     @functools.cached_property
     def hlo_instructions(self) -> pd.DataFrame:
         """Every HLO instruction of the XLA programs the capture carries
-        (schema.HLO_INSTRUCTIONS): decoded from the ``/host:metadata`` plane's ``Hlo Proto``
-        stats the first time it is read (from :attr:`hlo_modules`: each program is decoded
-        once per run), then kept; empty for a capture without them."""
+        (schema.HLO_INSTRUCTIONS): tabulated from :attr:`hlo_modules` the first time it is
+        read (each program is decoded once per run), then kept; empty without programs."""
         from .readers.xspace.hlo import instruction_table
 
         return instruction_table(self.hlo_modules, notes=self.warnings)
 
     @functools.cached_property
     def hlo_program_rows(self) -> dict[tuple[str, int], range]:
-        """(host, program id) -> that program's rows of :attr:`hlo_instructions` (the table
-        lists each program's instructions together, in :attr:`hlo_modules` order), counted
-        from the decoded programs without tabulating them."""
+        """(host, program id) -> that program's rows of :attr:`hlo_instructions`, counted from
+        the decoded programs without tabulating them."""
         from .readers.xspace.hlo import instruction_count
 
-        out, start = {}, 0
-        for host, program, module in self.hlo_modules:
-            stop = start + instruction_count(module)
-            out[(host, program)] = range(start, stop)
-            start = stop
-        return out
+        return programs.program_rows(self.hlo_modules, instruction_count)
 
-    def hlo_instructions_of(self, programs: set[tuple[str, int]]) -> pd.DataFrame:
+    def hlo_instructions_of(self, chosen: set[tuple[str, int]]) -> pd.DataFrame:
         """The rows of :attr:`hlo_instructions` of the programs named ((host, program id)
-        pairs), labelled by their rows there: taken from that table when it is built, else
-        tabulated from those programs alone (the analyses of a capture's device ops read the
-        programs that ran, often a few of those it carries: on the JAX H100 capture 2 of 16,
-        493 of 1,864 instructions). Text columns are the same; a categorical's categories
-        are the values present."""
+        pairs), labelled by their rows there, tabulating those programs alone while the whole
+        table is not built (:func:`~.analysis.frameworks.xla.programs.instructions_of`)."""
         from .readers.xspace.hlo import instruction_table
 
-        spans = self.hlo_program_rows
-        chosen = [k for k in spans if k in programs]
-        labels = np.concatenate(
-            [np.arange(spans[k].start, spans[k].stop, dtype=np.int64) for k in chosen]
-            or [np.zeros(0, np.int64)]
-        )
-        if "hlo_instructions" in self.__dict__:
-            return self.hlo_instructions.iloc[labels]
-        modules = [m for m in self.hlo_modules if (m[0], m[1]) in programs]
-        table = instruction_table(modules, notes=self.warnings)
-        table.index = labels
-        return table
-
-    @functools.cached_property
-    def hlo_modules(self) -> list:
-        """(host, program id, ``xla.HloModuleProto``) of each XLA program the capture carries,
-        decoded the first time it is read (XLA's cost model needs operands, windows and
-        dimension numbers the instruction table leaves out); empty without programs."""
-        from .readers.xspace.hlo import hlo_modules
-
-        return hlo_modules(self._program_stats())
+        return programs.instructions_of(self, chosen, instruction_table)
 
     def _program_stats(self) -> pd.DataFrame:
         """The metadata stats that name the XLA programs (their 'Hlo Proto' bytes and
@@ -298,7 +276,237 @@ class Run:
         )
         return schema.conform(out.reset_index(), schema.LINE_SUMMARY)
 
-    # -- analyses and views ---------------------------------------------------------------
+    # -- analyses: every one of analysis.ANALYSES, declared ---------------------------------
+    @_analysis
+    def steps(self) -> pd.DataFrame:
+        """XProf's step database: step time and its breakdown by category, one row per (host,
+        step) (schema.STEPS)."""
+        from .analysis.steps import step_breakdown
+
+        return step_breakdown(self)
+
+    @_analysis
+    def per_host_steps(self) -> pd.DataFrame:
+        """Step time per host side by side, as the pod viewer shows it
+        (schema.PER_HOST_STEPS, after one step-time column per host)."""
+        from .analysis.steps import per_host_steps
+
+        return per_host_steps(self)
+
+    @_analysis
+    def device_precision(self) -> pd.DataFrame:
+        """Device compute time by precision (16/32-bit), per host (schema.DEVICE_PRECISION)."""
+        from .analysis.steps import device_precision
+
+        return device_precision(self)
+
+    @_analysis
+    def ops(self) -> pd.DataFrame:
+        """TensorFlow stats: self and total time per op, host and device, IDLE included
+        (schema.OP_STATS)."""
+        from .analysis.op_stats import op_stats
+
+        return op_stats(self)
+
+    @_analysis
+    def kernels(self) -> pd.DataFrame:
+        """GPU kernel stats: launch parameters, Tensor Core use, time (schema.KERNELS)."""
+        from .analysis.kernels import kernel_stats
+
+        return kernel_stats(self)
+
+    @_analysis
+    def memory(self) -> pd.DataFrame:
+        """Every allocator event, the memory profile's timeline (schema.MEMORY)."""
+        from .analysis.memory import memory_events
+
+        return memory_events(self)
+
+    @_analysis
+    def memory_summary(self) -> pd.DataFrame:
+        """Per allocator: activity, capacity and the peak (schema.MEMORY_SUMMARY)."""
+        from .analysis.memory import memory_summary
+
+        return memory_summary(self)
+
+    @_analysis
+    def memory_breakdown(self) -> pd.DataFrame:
+        """What was live at the largest allocator peak (schema.MEMORY_BREAKDOWN; another
+        allocator's: ``analysis.memory.memory_breakdown(run, allocator=..., host=...)``)."""
+        from .analysis.memory import memory_breakdown
+
+        return memory_breakdown(self)
+
+    @_analysis
+    def overview_summary(self) -> OverviewSummary:
+        """TensorBoard's overview page: averages, input-bound verdict, advice, environment
+        (an :class:`~tfprof_widgets.OverviewSummary`)."""
+        from .analysis.overview import overview_summary
+
+        return overview_summary(self)
+
+    @_analysis
+    def input_pipeline(self) -> InputPipelineSummary:
+        """The input pipeline analyzer: device waits per step, host input time, input-op table
+        (an :class:`~tfprof_widgets.InputPipelineSummary`)."""
+        from .analysis.input_pipeline import input_pipeline
+
+        return input_pipeline(self)
+
+    @_analysis
+    def input_time(self) -> pd.DataFrame:
+        """Per host and input op, the time its calls cover and the time any input op's calls
+        cover, each instant once (schema.INPUT_TIME)."""
+        from .analysis.input_pipeline import input_time
+
+        return input_time(self)
+
+    @_analysis
+    def temporal_breakdown(self) -> pd.DataFrame:
+        """HTA's temporal breakdown: each GPU's idle, compute and non-compute time over its
+        span (schema.TEMPORAL_BREAKDOWN)."""
+        from .analysis.gpu_time import temporal_breakdown
+
+        return temporal_breakdown(self)
+
+    @_analysis
+    def temporal_breakdown_steps(self) -> pd.DataFrame:
+        """HTA's temporal breakdown inside each step of :attr:`steps`
+        (schema.TEMPORAL_BREAKDOWN_STEPS)."""
+        from .analysis.gpu_time import temporal_breakdown_steps
+
+        return temporal_breakdown_steps(self)
+
+    @_analysis
+    def kernel_breakdown(self) -> pd.DataFrame:
+        """HTA's GPU kernel breakdown: computation, communication and memory kernel time and
+        their overlaps, per GPU (schema.KERNEL_BREAKDOWN)."""
+        from .analysis.gpu_time import kernel_breakdown
+
+        return kernel_breakdown(self)
+
+    @_analysis
+    def trace_model(self) -> TraceModel:
+        """The trace viewer's model of this run (a ``views.trace.model.TraceModel``)."""
+        from .views.trace.model import build_trace_model
+
+        return build_trace_model(self)
+
+    @_analysis
+    def profile_options(self) -> pd.DataFrame:
+        """The options each host's profiler really ran with (schema.PROFILE_OPTIONS)."""
+        from .readers.xspace.profile_options import profile_options
+
+        return profile_options(self)
+
+    @_analysis
+    def tf_data(self) -> TfDataSummary:
+        """tf.data iterators, pipeline calls and their self time (a ``TfDataSummary``)."""
+        from .analysis.frameworks.tensorflow.tf_data import tf_data
+
+        return tf_data(self)
+
+    @_analysis
+    def tf_data_bottleneck(self) -> pd.DataFrame:
+        """Each input pipeline's bottleneck iterator and what to do about it
+        (schema.TF_DATA_BOTTLENECK)."""
+        from .analysis.frameworks.tensorflow.tf_data import tf_data_bottleneck
+
+        return tf_data_bottleneck(self)
+
+    @_analysis
+    def tfprof_advice(self) -> pd.DataFrame:
+        """TF1 tfprof's advisor checks (schema.TFPROF_ADVICE; a TF1 profile only)."""
+        from .analysis.frameworks.tensorflow.tfprof_advice import tfprof_advice
+
+        return tfprof_advice(self)
+
+    @_analysis
+    def total_float_ops(self) -> int:
+        """Floating-point operations of one run of the TF1 graph."""
+        from .analysis.frameworks.tensorflow.tfprof_tables import total_float_ops
+
+        return total_float_ops(self)
+
+    @_analysis
+    def total_parameters(self) -> int:
+        """Trainable variable elements of the TF1 graph (every variable's:
+        ``tfprof_tables.total_parameters(run, trainable_only=False)``)."""
+        from .analysis.frameworks.tensorflow.tfprof_tables import total_parameters
+
+        return total_parameters(self)
+
+    @_analysis
+    def hlo_stats(self) -> pd.DataFrame:
+        """XProf's HLO Stats of an XLA capture: time per HLO instruction with its framework op
+        and source line, FLOP rate, bandwidth and bound (schema.HLO_STATS)."""
+        from .analysis.frameworks.xla.hlo_stats import hlo_stats
+
+        return hlo_stats(self)
+
+    @_analysis
+    def roofline_peaks(self) -> pd.DataFrame:
+        """The devices' peak FLOP rate, HBM and shared-memory bandwidth and ridge points
+        (schema.ROOFLINE_PEAKS)."""
+        from .analysis.frameworks.xla.roofline import roofline_peaks
+
+        return roofline_peaks(self)
+
+    @_analysis
+    def roofline(self) -> pd.DataFrame:
+        """XProf's Roofline Model: per HLO op FLOP rate, HBM bandwidth, operational intensity
+        and bottleneck (schema.ROOFLINE)."""
+        from .analysis.frameworks.xla.roofline import roofline
+
+        return roofline(self)
+
+    @_analysis
+    def op_profile(self) -> pd.DataFrame:
+        """XProf's Op Profile: the program -> category -> op tree with time, FLOP and HBM
+        bandwidth utilisation, one row per node (schema.OP_PROFILE)."""
+        from .analysis.frameworks.xla.op_profile import op_profile
+
+        return op_profile(self)
+
+    @_analysis
+    def torch_steps(self) -> pd.DataFrame:
+        """torch-tb-profiler's step-time breakdown of a PyTorch trace (schema.TORCH_STEPS)."""
+        from .analysis.frameworks.pytorch.steps import torch_steps
+
+        return torch_steps(self)
+
+    @_analysis
+    def torch_ops(self) -> pd.DataFrame:
+        """torch-tb-profiler's operator table: calls, host and device self/total time per
+        operator (schema.TORCH_OPS)."""
+        from .analysis.frameworks.pytorch.ops import torch_ops
+
+        return torch_ops(self)
+
+    @_analysis
+    def torch_ops_by_shape(self) -> pd.DataFrame:
+        """The operator table per operator and input shapes (schema.TORCH_OPS_BY_SHAPE)."""
+        from .analysis.frameworks.pytorch.ops import torch_ops_by_shape
+
+        return torch_ops_by_shape(self)
+
+    @_analysis
+    def torch_kernels(self) -> pd.DataFrame:
+        """torch-tb-profiler's kernel view: kernels by the operator that launched them
+        (schema.TORCH_KERNELS)."""
+        from .analysis.frameworks.pytorch.kernels import torch_kernels
+
+        return torch_kernels(self)
+
+    @_analysis
+    def torch_gpu_metrics(self) -> pd.DataFrame:
+        """torch-tb-profiler's GPU utilization, est. SM efficiency and est. achieved occupancy
+        (schema.TORCH_GPU_METRICS)."""
+        from .analysis.frameworks.pytorch.kernels import torch_gpu_metrics
+
+        return torch_gpu_metrics(self)
+
+    # -- the cache and the views ---------------------------------------------------------------
     def clear_cache(self) -> None:
         """Forget every analysis computed so far (they are recomputed when next read)."""
         for a in ANALYSES:
@@ -356,31 +564,3 @@ class Run:
     def _repr_html_(self) -> str:
         items = "".join(f"<li>{html.escape(s)}</li>" for s in self._summary_lines())
         return f"<div><b>tfprof_widgets.Run</b><ul>{items}</ul></div>"
-
-
-def _analysis_property(analysis: Analysis) -> functools.cached_property:
-    """``run.<name>``: the analysis of this run, computed when first read and then kept."""
-
-    def compute(run: Run):
-        td = run.tool_data
-        if td is not None and td.is_source and analysis.name in FROM_TOOL_DATA:
-            return FROM_TOOL_DATA[analysis.name](run)
-        return analysis.resolve()(run)
-
-    compute.__name__ = analysis.name
-    compute.__doc__ = (
-        f"``{analysis.function.lstrip('.').replace(':', '.')}(run)``, cached: "
-        f"{analysis.returns}" + (" (see tfprof_widgets.schema)" if analysis.table else "") + "."
-    )
-    prop = functools.cached_property(compute)
-    prop.__set_name__(Run, analysis.name)
-    return prop
-
-
-def __getattr__(name: str):
-    return moved_attribute(__name__, name)  # load() lived here in the previous release
-
-
-for _analysis in ANALYSES:
-    setattr(Run, _analysis.name, _analysis_property(_analysis))
-del _analysis

@@ -12,9 +12,10 @@ bottlenecks and TF1 tfprof tables), which it lists here through its ``ANALYSES``
 :data:`ANALYSES` lists every analysis a run exposes as an attribute (``run.ops``,
 ``run.overview_summary``...), computed on first use and then cached on the run: its name, the
 function that computes it from the run, and what it returns (the schema table of a DataFrame
-result, in :mod:`tfprof_widgets.schema`). Each function is imported when it is first used, so
-listing one that lives outside this package (the timeline's model, the options a capture
-records) does not make the analyses depend on it.
+result, in :mod:`tfprof_widgets.schema`). :class:`~tfprof_widgets.Run` declares each one in its
+class body (``tests/test_architecture.py`` holds the declarations to this list); the functions
+are named here as text, so that listing one that lives outside this package (the timeline's
+model, the options a capture records) does not make the analyses depend on it.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("temporal_breakdown_steps", ".gpu_time:temporal_breakdown_steps",
              "TEMPORAL_BREAKDOWN_STEPS"),
     Analysis("kernel_breakdown", ".gpu_time:kernel_breakdown", "KERNEL_BREAKDOWN"),
-    Analysis("timeline_model", "..views.trace.model:build_trace_model", "TraceModel"),
+    Analysis("trace_model", "..views.trace.model:build_trace_model", "TraceModel"),
     Analysis("profile_options", "..readers.xspace.profile_options:profile_options",
              "PROFILE_OPTIONS"),
     *FRAMEWORK_ANALYSES,

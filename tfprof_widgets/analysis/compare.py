@@ -7,8 +7,6 @@ compared per step (self time over the capture divided by the run's steps,
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 
@@ -19,12 +17,8 @@ __all__ = ["op_diff"]
 
 def op_diff(run_a, run_b) -> pd.DataFrame:
     """The ops of two runs side by side (hosts combined), largest change in self time first
-    (columns: schema.OP_DIFF).
-
-    Passing the runs' op tables (``op_diff(a.ops, b.ops)``) still works for one release, with
-    a DeprecationWarning.
-    """
-    ops_a, ops_b = (_ops_of(r, "op_diff") for r in (run_a, run_b))
+    (columns: schema.OP_DIFF)."""
+    ops_a, ops_b = run_a.ops, run_b.ops
     key = ["host_or_device", "type", "operation"]
 
     def prep(ops):
@@ -40,7 +34,7 @@ def op_diff(run_a, run_b) -> pd.DataFrame:
     m[["occurrences_a", "occurrences_b"]] = m[["occurrences_a", "occurrences_b"]].astype("int64")
     m = m.rename(columns={"self_time_us_a": "self_time_a_us", "self_time_us_b": "self_time_b_us"})
     m["delta_us"] = m["self_time_b_us"] - m["self_time_a_us"]
-    na, nb = _steps(run_a), _steps(run_b)
+    na, nb = run_a.step_count.steps, run_b.step_count.steps
     per_step = na > 0 and nb > 0
     m["self_time_a_per_step_us"] = m["self_time_a_us"] / na if per_step else np.nan
     m["self_time_b_per_step_us"] = m["self_time_b_us"] / nb if per_step else np.nan
@@ -60,20 +54,3 @@ def op_diff(run_a, run_b) -> pd.DataFrame:
     out = schema.conform(m.reset_index(drop=True), schema.OP_DIFF)
     out.attrs["steps"] = (na, nb)  # each run's steps; per-step columns only when both > 0
     return out
-
-
-def _steps(run) -> int:
-    """The run's steps (``run.step_count``), 0 without any (or for a bare op table)."""
-    return 0 if isinstance(run, pd.DataFrame) else run.step_count.steps
-
-
-def _ops_of(run, name: str) -> pd.DataFrame:
-    if isinstance(run, pd.DataFrame):
-        warnings.warn(
-            f"{name}() of op tables is deprecated and will be removed in the next release: "
-            "pass the runs, not their op tables (run.ops)",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        return run
-    return run.ops

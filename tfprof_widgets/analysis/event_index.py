@@ -3,7 +3,7 @@
 Assembly records each event's row in ``run.lines`` (``run.event_line_rows``) and each line's
 row in ``run.planes`` (``run.line_plane_rows``), so an event's XLine id or its plane's device
 kind is one integer lookup, never a search over (host, plane, line) names. Several analyses
-start from the same per-event arrays; each is computed once per run (:func:`.inputs.per_run`).
+start from the same per-event arrays; each is computed once per run (:func:`.memo.per_run`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..schema import DEVICE_KINDS
-from .inputs import per_run
+from .memo import per_run
 from .nesting import to_ps
 
 

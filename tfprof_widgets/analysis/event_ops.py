@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .frameworks import framework_of
-from .inputs import per_run, shared
+from .memo import per_run, shared
 
 
 def name_memo(run) -> dict:

@@ -14,7 +14,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from .. import _deprecated, schema
+from .. import schema
 from .frameworks import RunFrameworks, rules_of
 from .results import Summary
 from .steps import overview_steps
@@ -212,9 +212,3 @@ __all__ = [
     "input_pipeline",
     "input_time_shares",
 ]
-
-
-def __getattr__(name: str):
-    return _deprecated.renamed(
-        __name__, name, {"InputPipelineAnalysis": "InputPipelineSummary"}, globals()
-    )

@@ -18,7 +18,7 @@ import pandas as pd
 from .. import schema, stat_columns
 from ..stat_store import KIND_CODE
 from .frameworks import framework_of
-from .inputs import tool_data_source
+from .memo import tool_data_source
 
 # TensorFlow DataType enum -> the name XProf shows (DataTypeString).
 DATA_TYPES = [

@@ -41,7 +41,7 @@ from .event_index import (
 )
 from .event_ops import event_names, name_memo
 from .frameworks import UNKNOWN_OP, framework_of
-from .inputs import per_run, tool_data_source
+from .memo import per_run, tool_data_source
 from .nesting import children_sum, stack_nesting, to_ps
 
 _ROW_COLUMNS = [

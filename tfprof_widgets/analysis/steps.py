@@ -46,7 +46,7 @@ from .event_types import (  # CATEGORIES and CATEGORY_LABELS are read from here 
     HOST_WAIT_INPUT,
 )
 from .frameworks import framework_of
-from .inputs import per_run
+from .memo import per_run
 from .step_edges import DROP_EDGE_STEPS_ABOVE, edge_steps_kept  # noqa: F401 - read from here too
 
 # A step number where an event has none (step numbers are int64: an 18-digit

@@ -30,7 +30,7 @@ import pandas as pd
 
 from .. import schema
 from .input_pipeline import InputPipelineSummary, input_pipeline
-from .inputs import tool_data_source
+from .memo import tool_data_source
 from .overview import OverviewSummary, overview_summary
 from .steps import CATEGORIES
 

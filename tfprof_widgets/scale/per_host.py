@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..readers.assemble import RunTables
 from ..run import Run
+from ..run_builder import run_of_tables
 from . import dataset as ds
 
 
@@ -49,7 +50,7 @@ def read_host_run(loc: ds.Location, entry: dict, run_name: str) -> Run:
         tfprof_nodes=tables["tfprof_nodes"],
         tfprof_execs=tables["tfprof_execs"],
     )
-    return Run.from_tables(
+    return run_of_tables(
         rt,
         name=run_name,
         path=loc.fs.unstrip_protocol(loc.host_dir(host))

@@ -89,7 +89,8 @@ def open_dataset(
 
 
 class Pod:
-    """A converted pod: Run-like tables and analyses over every host (see the module)."""
+    """A converted pod: the tables and analyses of a Run over every host, under the Run's names
+    (a :class:`~tfprof_widgets.runlike.RunLike`; see the module)."""
 
     def __init__(
         self,

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..analysis.inputs import once
+from ..analysis.memo import once
 from ..analysis.steps import CATEGORIES, CATEGORY_LABELS
 from .page.display import CATEGORY_COLORS, esc
 
@@ -76,7 +76,7 @@ def of_run(run, key: str | tuple, compute: Callable[[], T]) -> T:
     """``compute()`` once per run and ``key``: what a view reads from a loaded run that is
     not one of its cached analyses (an analysis called with arguments, a table built from
     them), so that the view's cell run again, or another view, finds it ready. Kept with
-    the analyses' shared inputs (:mod:`tfprof_widgets.analysis.inputs`), so
+    the analyses' shared inputs (:mod:`tfprof_widgets.analysis.memo`), so
     :meth:`~tfprof_widgets.Run.clear_cache` forgets it too. Views only read what it gives."""
     return once(run, ("views", key), compute)
 

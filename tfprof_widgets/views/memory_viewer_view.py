@@ -17,10 +17,10 @@ from ..analysis.frameworks.xla.memory_viewer import (
     hlo_memory_peak,
 )
 from ._common import quick_figure
-from ._display import esc
+from .page.display import esc
 from .base import Choice, Html, Plot, Plots, TableBlock, View
+from .memory_view import downsample_minmax
 from .tables import Column, Table
-from .timeline_lod import downsample_minmax
 
 __all__ = ["MemoryViewerView", "memory_viewer"]
 

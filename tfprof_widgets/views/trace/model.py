@@ -337,18 +337,6 @@ class TraceModel:
             i1[s] = a + np.searchsorted(start[a:b], x1, side="left")
         return i0, np.maximum(i1, i0)
 
-    def view(self, x0: float, x1: float, *args, **kwargs) -> Marks:
-        """Deprecated name of :meth:`window` (the plotly timeline's model called it so)."""
-        import warnings
-
-        warnings.warn(
-            "TimelineModel.view() is deprecated and will be removed in the next release: "
-            "use TimelineModel.window() (now TraceModel.window())",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.window(x0, x1, *args, **kwargs)
-
     def window(
         self,
         x0: float | None = None,
@@ -639,7 +627,7 @@ class SearchState:
 
 
 def build_trace_model(run) -> TraceModel:
-    """The trace model of a run (``run.timeline_model`` caches it): its events and, on an
+    """The trace model of a run (``run.trace_model`` caches it): its events and, on an
     XLA GPU capture, the XLA Modules/Ops lines XProf's trace viewer derives from its kernels
     (:mod:`..analysis.frameworks.xla.trace_lines`), drawn as rows ``len(run.events)`` on."""
     derived = _derived_lines(run)
@@ -665,17 +653,3 @@ def _derived_lines(run) -> pd.DataFrame | None:
     if getattr(run, "stat_store", None) is None or getattr(run, "lines", None) is None:
         return None
     return xla_trace_lines(run)
-
-
-def __getattr__(name: str):
-    if name == "TimelineModel":  # the plotly timeline's model, replaced by TraceModel
-        import warnings
-
-        warnings.warn(
-            "tfprof_widgets.views.trace.model.TimelineModel is deprecated and will be removed "
-            "in the next release: use tfprof_widgets.views.trace.model.TraceModel",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return TraceModel
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -46,7 +46,6 @@ import html as html_lib
 import json
 import pathlib
 import re
-import warnings
 import zlib
 
 import numpy as np
@@ -83,9 +82,9 @@ def _fmt_us(us: float) -> str:
 
 
 def trace_model(run) -> TraceModel:
-    """The run's :class:`TraceModel`, built once and cached on the run (``run.timeline_model``:
+    """The run's :class:`TraceModel`, built once and cached on the run (``run.trace_model``:
     the run's name for it)."""
-    return run.timeline_model
+    return run.trace_model
 
 
 def _trace_index(run) -> TraceIndex:
@@ -477,21 +476,11 @@ def write_html(run, path, **kwargs) -> str:
     return str(path)
 
 
-def timeline(
-    run, window_us: tuple[float, float] | None = None, *, window=None, **kwargs
-) -> TraceViewer:
+def timeline(run, window_us: tuple[float, float] | None = None, **kwargs) -> TraceViewer:
     """The trace viewer of a run (see :class:`TraceViewer`): ``window_us=(start_us, end_us)``
-    picks the first view (default: where the events are; ``window=`` is the old, deprecated
-    name), ``group_order`` the order of host/plane groups (glob patterns; default devices
-    first), ``height`` the canvas height in px."""
-    if window is not None:
-        warnings.warn(
-            "timeline(window=...) is deprecated and will be removed in the next release: the "
-            "window is in µs, say window_us=(start_us, end_us)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        window_us = window if window_us is None else window_us
+    picks the first view (default: where the events are), ``group_order`` the order of
+    host/plane groups (glob patterns; default devices first), ``height`` the canvas height in
+    px."""
     return TraceViewer(run, window_us=window_us, **kwargs)
 
 
@@ -509,14 +498,6 @@ def _widget_class():
 def __getattr__(name: str):
     if name == "TraceViewerWidget":
         return _widget_class()
-    if name == "TimelineView":  # the plotly timeline, replaced by the trace viewer
-        warnings.warn(
-            "tfprof_widgets.views.trace.viewer.TimelineView is deprecated and will be removed "
-            "in the next release: use TraceViewer",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return TraceViewer
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 
 from .... import schema, stat_columns
 from ...event_index import event_plane_rows, times_ps
-from ...inputs import per_run
+from ...memo import per_run
 from ...nesting import group_numbers
 from .names import KERNEL
 from .ops import launches, operator_tree

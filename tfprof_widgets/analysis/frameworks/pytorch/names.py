@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .... import stat_columns
-from ...inputs import per_run
+from ...memo import per_run
 from ..base import name_flags, name_texts
 
 # ASCII digits only, as the reader reads them: ``\d`` takes any script's (``ProfilerStep#٣``,

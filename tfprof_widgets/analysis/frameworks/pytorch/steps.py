@@ -33,7 +33,7 @@ import pandas as pd
 
 from .... import schema, stat_columns
 from ...event_index import on_device, times_ps
-from ...inputs import per_run
+from ...memo import per_run
 from ...nesting import interval_union
 from . import names as torch_names
 from .kernels import torch_gpu_metrics

@@ -21,7 +21,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from .... import _deprecated, schema, stat_columns
+from .... import schema, stat_columns
 from ...event_index import timed
 from ...results import Summary
 
@@ -391,7 +391,3 @@ __all__ = [
     "tf_data_bottleneck",
     "tf_data_summary",
 ]
-
-
-def __getattr__(name: str):
-    return _deprecated.renamed(__name__, name, {"TfDataStats": "TfDataSummary"}, globals())

@@ -18,7 +18,6 @@ by full path where tfprof shortens them).
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -469,14 +468,3 @@ def total_parameters(run, trainable_only: bool = True) -> int:
         else nodes["op"].astype(str).str.contains("Variable|VarHandle").to_numpy()
     )
     return int(nodes.loc[keep, "parameters"].fillna(0).sum())
-
-
-def tfprof_view(run, view: str = "scope", **options) -> pd.DataFrame:
-    """Deprecated: :func:`tfprof_table` (``view=`` is now ``cmd=``)."""
-    warnings.warn(
-        "tfprof_view() is deprecated and will be removed in the next release: use "
-        "tfprof_widgets.tfprof_table(run, cmd, ...)",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return tfprof_table(run, view, **options)

@@ -44,7 +44,7 @@ import pandas as pd
 from ....proto import xla_hlo_pb2
 from ....proto.xla_opcodes import ELEMENTWISE
 from ....schema import cut_text
-from ...inputs import per_run
+from ...memo import per_run
 from .columns import note_once, text
 from .gpu import ran_instructions
 

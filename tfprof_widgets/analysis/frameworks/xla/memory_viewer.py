@@ -49,7 +49,7 @@ import pandas as pd
 from .... import schema
 from ....errors import ProfileError
 from ....proto import wire, xla_hlo_pb2
-from ...inputs import per_run
+from ...memo import per_run
 from .columns import note_once
 
 __all__ = [

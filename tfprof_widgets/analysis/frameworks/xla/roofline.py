@@ -40,7 +40,7 @@ import pandas as pd
 
 from .... import schema
 from ....proto.wire import varint as _varint
-from ...inputs import per_run
+from ...memo import per_run
 from .columns import text, with_columns
 from .cost import costs_by_instruction
 from .gpu import ran_instructions

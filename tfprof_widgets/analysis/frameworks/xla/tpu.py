@@ -39,7 +39,7 @@ import pandas as pd
 from .... import stat_columns
 from ...device_time import xevent_times
 from ...event_index import event_plane_rows
-from ...inputs import per_run
+from ...memo import per_run
 from ...nesting import to_ps
 from ..tensorflow.op_names import parse_tf_op
 from .columns import refused_costs_note

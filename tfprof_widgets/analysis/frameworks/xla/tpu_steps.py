@@ -40,7 +40,7 @@ import pandas as pd
 
 from .... import schema
 from ...device_time import xevent_times
-from ...inputs import per_run
+from ...memo import per_run
 from ...nesting import to_ps
 from ...step_edges import DROP_EDGE_STEPS_ABOVE
 from .columns import note_once

@@ -1,4 +1,4 @@
-"""What several analyses of one run need, computed once per run.
+"""The analyses' memo cache: what several analyses of one run need, computed once per run.
 
 The analyses are plain functions of a run's tables, and several of them start from the same
 intermediate results (the parsed op names, the step database, each event's line and plane).
@@ -15,7 +15,7 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-CACHE_ATTRIBUTE = "_analysis_inputs"
+CACHE_ATTRIBUTE = "_analysis_memo"
 
 
 def shared(run) -> dict:
