@@ -153,9 +153,11 @@ def our_figures(run) -> dict:
     ops = run.ops
     for side in ("Host", "Device"):
         s = ops[ops["host_or_device"] == side]
-        # XProf's IDLE has no device ops of ours to leave out: IDLE + their self time.
+        # XProf's device IDLE has no device ops of ours to leave out: IDLE + their self
+        # time. Our host rows beyond XProf (XLA:CPU's thunks) take nothing from its IDLE.
+        ours_too = s["beyond_xprof"] if side == "Device" else False
         f[f"{side.lower()}_idle_us"] = float(
-            s.loc[(s["type"] == "IDLE") | s["beyond_xprof"], "total_self_time_us"].sum()
+            s.loc[(s["type"] == "IDLE") | ours_too, "total_self_time_us"].sum()
         )
         shown = xprof_rows_shown(s[~s["beyond_xprof"] | (s["type"] == "IDLE")])
         f[f"{side.lower()}_op_rows"] = int((shown["type"] != "IDLE").sum())
