@@ -58,6 +58,11 @@ BEYOND_XPROF_OTHERS = (
     "shows no device op for them, and its device IDLE includes their time."
 )
 
+BEYOND_XPROF_HOST = (
+    "Host ops marked 'ours only' are XLA:CPU's work (its thunks), each counted for the "
+    "framework op of the HLO instruction it ran; XProf 2.24 shows no op for it."
+)
+
 # What each source of the 16-bit share reads (OverviewSummary.precision_source).
 PRECISION_SOURCES = {
     "programs": "the compiled programs' output types",
@@ -200,7 +205,10 @@ class OverviewView(View):
             )
         top = o.top_ops
         if "beyond_xprof" in top and top["beyond_xprof"].any():
-            lines.append(BEYOND_XPROF_NOTE if tf else BEYOND_XPROF_OTHERS)
+            on_host = (top.loc[top["beyond_xprof"], "host_or_device"] == "Host").all()
+            lines.append(
+                BEYOND_XPROF_HOST if on_host else BEYOND_XPROF_NOTE if tf else BEYOND_XPROF_OTHERS
+            )
         return lines
 
     def findings(self) -> list[str]:
