@@ -86,3 +86,31 @@ def test_launches_on_a_gpu_host_are_not_cpu_work():
     assert cpu_thunks(amd).empty
     host = amd.ops[amd.ops["host_or_device"] == "Host"]
     assert not host["beyond_xprof"].any()
+
+
+def test_the_overview_says_how_much_of_all_others_is_xla_cpu(run):
+    """XProf's verdict on this capture rests on 'All Others' (97 %): step time its breakdown
+    (the TF-op threads) leaves out. Ours says what filled it: XLA:CPU ran the program during
+    92.7 % of the averaged steps' time (its thunks over all threads, each instant once: a
+    1 µs grid here), where other captures keep the general note."""
+    from tfprof_widgets.analysis.frameworks.xla.cpu import cpu_step_share
+
+    steps = run.steps.iloc[1:9]  # the overview's steps 1..8
+    share = cpu_step_share(run, steps)
+    ev = run.events.iloc[cpu_thunks(run)["row"].to_numpy()]
+    busy = total = 0
+    for a, d in zip(steps["start_us"], steps["step_time_us"]):
+        grid = np.zeros(int(d) + 1, bool)
+        for s, e in zip(ev["start_us"] - a, ev["end_us"] - a):
+            grid[max(int(round(s)), 0) : max(min(int(round(e)), len(grid)), 0)] = True
+        busy, total = busy + grid.sum(), total + d
+    assert share == pytest.approx(100 * busy / total, abs=0.05)
+    assert 90 < share <= 100
+    note = tw.views.overview(run).potentially_note()
+    assert (
+        f"XLA:CPU ran the program (its thunks: the 'ours only' host ops) during {share:.1f} %"
+        in note
+    )
+    gpu = tw.load(AMD, progress=False)
+    share = cpu_step_share(gpu, gpu.steps)
+    assert share != share  # NaN: no XLA:CPU work

@@ -38,6 +38,7 @@ from ...event_index import (
     times_ps,
 )
 from ...inputs import per_run
+from ...nesting import interval_union
 from .columns import text_at
 from .gpu import _lookup, positions, tf_level_ops
 
@@ -132,4 +133,22 @@ def cpu_op_rows(run) -> pd.DataFrame:
     return out[[*_COLUMNS, "is_eager", "beyond_xprof"]]
 
 
-__all__ = ["cpu_op_rows", "cpu_thunks"]
+def cpu_step_share(run, steps: pd.DataFrame) -> float:
+    """The share of the time of ``steps`` (rows of run.steps: the overview's averaged ones)
+    in which XLA:CPU ran a thunk of the program, each instant once over all its threads, %;
+    NaN without thunks or steps. XProf's step breakdown counts the TF-op threads only, so
+    this time is in its 'All Others'."""
+    t = cpu_thunks(run)
+    if not len(t) or not len(steps):
+        return float("nan")
+    ev = run.events
+    rows = t["row"].to_numpy()
+    start, end = interval_union(ev["start_us"].to_numpy()[rows], ev["end_us"].to_numpy()[rows])
+    a = steps["start_us"].to_numpy()[:, None]
+    b = a + steps["step_time_us"].to_numpy()[:, None]
+    busy = np.clip(np.minimum(end[None, :], b) - np.maximum(start[None, :], a), 0, None)
+    total = float(steps["step_time_us"].sum())
+    return 100.0 * float(busy.sum()) / total if total > 0 else float("nan")
+
+
+__all__ = ["cpu_op_rows", "cpu_step_share", "cpu_thunks"]
