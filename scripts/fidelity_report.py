@@ -22,11 +22,13 @@ its rounding) and torch-tb-profiler 0.4.3's DataLoader share (its figures as
 ``tests/golden/kineto`` keeps them: ``scripts/make_hta_golden.py``), beside
 ``OverviewSummary.dataloader_percent_tb`` and the verdict's input share.
 
-Each row gets a status: equal, within 0.5 %, documented (a deliberate difference, listed
-under the table with its reason: :data:`DELIBERATE`) or differs. The table prints as aligned
-text, or with ``--markdown`` as Markdown (docs/fidelity.md is this output on the shared
-captures). Rows come in the
-same order on every run. Needs the dev extra (xprof, HTA).
+Each row gets a status: equal (to the printed digits: xprof's percents, HTA's shares),
+within 0.5 %, documented (a deliberate difference, listed with its reason and its test:
+:data:`DELIBERATE`) or differs. The report prints a summary per capture, the documented
+differences and every figure, as aligned text or with ``--markdown`` as Markdown
+(docs/fidelity.md is this output on the shared captures). Rows come in the same order on
+every run (xprof's allocators, a map in its output, by name). Needs the dev extra (xprof,
+HTA).
 """
 
 from __future__ import annotations
