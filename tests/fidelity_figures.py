@@ -153,9 +153,11 @@ def our_figures(run) -> dict:
     ops = run.ops
     for side in ("Host", "Device"):
         s = ops[ops["host_or_device"] == side]
-        # XProf's IDLE has no device ops of ours to leave out: IDLE + their self time.
+        # XProf's device IDLE has no device ops of ours to leave out: IDLE + their self
+        # time. Our host rows beyond XProf (XLA:CPU's thunks) take nothing from its IDLE.
+        ours_too = s["beyond_xprof"] if side == "Device" else False
         f[f"{side.lower()}_idle_us"] = float(
-            s.loc[(s["type"] == "IDLE") | s["beyond_xprof"], "total_self_time_us"].sum()
+            s.loc[(s["type"] == "IDLE") | ours_too, "total_self_time_us"].sum()
         )
         shown = xprof_rows_shown(s[~s["beyond_xprof"] | (s["type"] == "IDLE")])
         f[f"{side.lower()}_op_rows"] = int((shown["type"] != "IDLE").sum())
@@ -213,3 +215,225 @@ def tool_of(key: str) -> str:
     if key.endswith(("_idle_us", "_op_rows")):
         return "framework_op_stats"
     return "overview_page"
+
+
+# -- figures read from the columns that keep XProf's, beside the ones a user reads ----------
+
+
+def _close(a, b, rel: float = 5e-3) -> bool:
+    return abs(float(a) - float(b)) <= rel * max(abs(float(b)), 1e-9)
+
+
+def paired_figures(run, out: dict) -> tuple[dict, dict]:
+    """(ours, xprof's) for the figures that need both sides at once: XProf's rows found among
+    ours (``*_matching``: ours counts the rows equal to xprof's, xprof's how many it has),
+    compared on the columns that keep XProf's figure, and each figure we show differently
+    as ``... shown`` (ours: what a user reads; xprof's: its own). ``out``: xprof's tool
+    outputs by name (the XLA tools only on XLA captures)."""
+    ours: dict = {}
+    theirs: dict = {}
+    for part in (_xla_op_rows, _roofline, _op_profile, _input_ops, _lifetime_shown):
+        o, t = part(run, out)
+        ours.update(o)
+        theirs.update(t)
+    return ours, theirs
+
+
+def _xla_op_rows(run, out: dict) -> tuple[dict, dict]:
+    """XProf's device op rows of an XLA capture we have with its name, type, occurrences
+    and self time within 0.5 % (IDLE left out); where our ops include XLA:CPU's thunks
+    (beyond XProf) the host op rows a user reads beside XProf's."""
+    import numpy as np
+
+    if not len(run.hlo_instructions) or "framework_op_stats" not in out:
+        return {}, {}
+    gold = rows(out["framework_op_stats"][0])
+    ops = run.ops
+    o: dict = {}
+    t: dict = {}
+    host = ops[(ops["host_or_device"] == "Host") & (ops["type"] != "IDLE")]
+    if host["beyond_xprof"].any():
+        side = gold[(gold["host_or_device"] == "Host") & (gold["type"] != "IDLE")]
+        o["host_op_rows shown"], t["host_op_rows shown"] = len(host), len(side)
+    gold = gold[(gold["host_or_device"] == "Device") & (gold["type"] != "IDLE")]
+    if not len(gold):
+        return o, t
+    dev = ops[(ops["host_or_device"] == "Device") & (ops["type"] != "IDLE")]
+    m = gold.merge(
+        dev.assign(operation=dev["operation"].astype(str)), on="operation", suffixes=("_x", "")
+    )
+    same = (
+        (m["type_x"].astype(str) == m["type"].astype(str))
+        & (m["occurrences_x"].astype(np.int64) == m["occurrences"])
+        & np.isclose(m["total_self_time_us"], m["total_self_time"], rtol=5e-3, atol=1e-3)
+    )
+    o["xla_device_ops_matching"], t["xla_device_ops_matching"] = int(same.sum()), len(gold)
+    return o, t
+
+
+def _roofline(run, out: dict) -> tuple[dict, dict]:
+    """The first device's peaks and HBM ridge point; XProf's per-op rows with its bound by,
+    model FLOP rate, HBM bandwidth and (``xprof_roofline_efficiency``) efficiency within
+    0.5 %, GEMM custom calls XProf gives no FLOPs apart; the largest efficiency shown."""
+    if "roofline_model" not in out:
+        return {}, {}
+    p = out["roofline_model"][0].get("p", {})
+    t = {
+        "peak_gflops": float(p.get("peak_flop_rate", 0)),
+        "peak_hbm_gibps": float(p.get("peak_hbm_bw", 0)),
+        "hbm_ridge_point": float(p.get("hbm_ridge_point", 0)),
+    }
+    peaks = run.roofline_peaks
+    # no device plane with peaks (a CPU capture): 0, as xprof shows
+    o = {k: float(peaks[k].iloc[0]) if len(peaks) else 0.0 for k in t}
+    table = rows(out["roofline_model"][0])
+    if not len(table):
+        return o, t
+    table = table[
+        (table["step"] == "Total")
+        & (table["rank"] > 0)
+        & table["include_infeed_outfeed"].astype(bool)
+    ]
+    rl = run.roofline
+    mine = {
+        (str(a), str(b)): r for a, b, r in zip(rl["program_id"], rl["hlo_op_name"], rl.itertuples())
+    }
+    same = gemm = 0
+    for r in table.itertuples():
+        m = mine.get((str(r.hlo_module_id), str(r.operation)))
+        if m is None:
+            continue
+        if _unmodelled_gemm(r.bound_by, float(r.model_flop_rate), m):
+            gemm += 1
+            continue
+        same += str(m.bound_by) == r.bound_by and all(
+            _close(getattr(m, a), getattr(r, b))
+            for a, b in (
+                ("model_gflops_per_s", "model_flop_rate"),
+                ("hbm_bw_gibps", "hbm_bw"),
+                ("xprof_roofline_efficiency", "roofline_efficiency"),
+            )
+        )
+    o["roofline_ops_matching"], t["roofline_ops_matching"] = same, len(table) - gemm
+    if gemm:
+        o["roofline_ops_gemm_custom_calls"], t["roofline_ops_gemm_custom_calls"] = gemm, 0
+    key = "roofline_efficiency max shown"
+    o[key] = float(rl["roofline_efficiency"].max())
+    t[key] = float(table["roofline_efficiency"].astype(float).max())
+    return o, t
+
+
+def _unmodelled_gemm(bound_by: str, xprof_flop_rate: float, ours) -> bool:
+    """A GEMM custom call XProf's cost model gives no FLOPs ('Unknown') and ours models."""
+    return (
+        bound_by == "Unknown"
+        and xprof_flop_rate == 0
+        and str(ours.category) == "custom-call"
+        and float(ours.flops) > 0
+    )
+
+
+def _walk(node: dict, path: str, out: dict) -> None:
+    for child in node.get("children", []):
+        here = f"{path}/{child['name']}" if path else child["name"]
+        out[here] = child.get("metrics", {})
+        _walk(child, here, out)
+
+
+def _op_profile(run, out: dict) -> tuple[dict, dict]:
+    """XProf's op profile nodes (IDLE excluded) with its time within 0.5 % and
+    (``xprof_flop_utilization``) FLOP utilisation within its 4 decimals. An op inside
+    XProf's '<name> and its duplicate(s)' group is matched at its category, as we list it;
+    the groups are counted apart, and so are the fused instructions XProf lists under a
+    fusion with no time and the nodes whose only difference is FLOPs XProf does not model
+    (a GEMM custom call); the largest op FLOP utilisation shown."""
+    if "op_profile" not in out:
+        return {}, {}
+    nodes: dict = {}
+    _walk(out["op_profile"].get("byProgramExcludeIdle", {}), "", nodes)
+    tree = run.op_profile
+    got = dict(zip(tree["path"], zip(tree["time_us"], tree["xprof_flop_utilization"])))
+    groups = [p for p in nodes if p.endswith(" and its duplicate(s)")]
+    ok = unmodelled = compared = fused = 0
+    for path, m in nodes.items():
+        if path in groups:
+            continue
+        for g in groups:
+            path = path.replace(g + "/", g.rsplit("/", 1)[0] + "/")
+        if path.count("/") >= 3 and not m.get("rawTime"):
+            fused += 1  # a fusion's fused instruction, which XProf lists with no time
+            continue
+        compared += 1
+        mine = got.get(path)
+        if mine is None or not _close(mine[0] * 1e6, m.get("rawTime", 0)):
+            continue
+        if abs(mine[1] - m.get("flops", 0)) <= 6e-5:
+            ok += 1
+        elif not m.get("flops") and m.get("rawTime"):
+            unmodelled += 1
+    o = {"op_profile_nodes_matching": ok}
+    t = {"op_profile_nodes_matching": compared - unmodelled}
+    if unmodelled:
+        o["op_profile_nodes_gemm_custom_calls"] = unmodelled
+        t["op_profile_nodes_gemm_custom_calls"] = 0
+    o["op_profile_duplicate_groups"], t["op_profile_duplicate_groups"] = 0, len(groups)
+    if fused:
+        o["op_profile_fused_instruction_nodes"], t["op_profile_fused_instruction_nodes"] = 0, fused
+    leaves = tree[tree["level"] == "op"]
+    if len(leaves):
+        key = "op_profile flop_utilization max shown"
+        o[key] = float(leaves["flop_utilization"].max())
+        t[key] = max(
+            (float(m.get("flops", 0)) for p, m in nodes.items() if p.count("/") >= 2),
+            default=0.0,
+        )
+    return o, t
+
+
+def _input_ops(run, out: dict) -> tuple[dict, dict]:
+    """XProf's input ops (its input pipeline's op table) we list with its count and total
+    % (``time_percent_xprof``) within 0.05 point; the largest share a user reads (of the
+    input time, each instant once) beside XProf's largest."""
+    ip = out.get("input_pipeline_analyzer")
+    if not ip or len(ip) < 3 or "cols" not in ip[2]:
+        return {}, {}
+    gold = rows(ip[2])
+    if not len(gold):
+        return {}, {}
+    mine = run.input_pipeline.input_ops
+    by_name = {str(n): r for n, r in zip(mine["operation"], mine.itertuples())}
+    same = 0
+    for r in gold.itertuples():
+        m = by_name.get(str(r.opName))
+        same += (
+            m is not None
+            and int(m.occurrences) == int(r.count)
+            and abs(float(m.time_percent_xprof) - 100 * float(r.timeInPercent)) <= 0.05
+        )
+    o, t = {"input_ops_matching": same}, {"input_ops_matching": len(gold)}
+    shown = mine["time_percent"].dropna()
+    if len(shown):
+        key = "input_op time % max shown"
+        o[key], t[key] = float(shown.max()), 100 * float(gold["timeInPercent"].max())
+    return o, t
+
+
+def _lifetime_shown(run, out: dict) -> tuple[dict, dict]:
+    """Per allocator: the lifetime peak a user reads beside XProf's (its own column is the
+    ``memory <allocator> lifetime_peak`` figure)."""
+    from tfprof_widgets.analysis.memory import memory_summary
+
+    mem = out.get("memory_profile")
+    if not mem:
+        return {}, {}
+    per = mem.get("memoryProfilePerAllocator", {})
+    o: dict = {}
+    t: dict = {}
+    for r in memory_summary(run).itertuples():
+        s = per.get(str(r.allocator))
+        if s is None or int(r.peak_bytes_lifetime) == int(r.peak_bytes_lifetime_xprof):
+            continue
+        key = f"memory {r.allocator} lifetime_peak shown"
+        o[key] = int(r.peak_bytes_lifetime)
+        t[key] = int(s["profileSummary"].get("peakBytesUsageLifetime", 0))
+    return o, t

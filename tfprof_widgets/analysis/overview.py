@@ -569,7 +569,7 @@ def _op_placement(ops: pd.DataFrame) -> dict[str, object]:
     occ = ops["occurrences"].to_numpy()[real_rows]
     eager = ops["is_eager"].to_numpy()[real_rows]
     host_t, dev_t = float(self_t[is_host].sum()), float(self_t[~is_host].sum())
-    host_n, dev_n = int(occ[is_host].sum()), int(occ[~is_host & xprof].sum())
+    host_n, dev_n = int(occ[is_host & xprof].sum()), int(occ[~is_host & xprof].sum())
 
     def share(a: float, b: float) -> float:
         return 100.0 * a / (a + b) if a + b else 0.0

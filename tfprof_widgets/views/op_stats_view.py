@@ -258,11 +258,17 @@ class OpStatsView(View):
             f"{(ops['host_or_device'] == 'Device').sum():,} device), IDLE "
             + ("included" if self.include_idle else "excluded")
         ]
-        ours = real[real["beyond_xprof"]]
+        ours = real[real["beyond_xprof"] & (real["host_or_device"] == "Device")]
         if len(ours):
             lines.append(
                 f"{plural(len(ours), 'device op row')} {'is' if len(ours) == 1 else 'are'} "
                 f"ours only: {ours_only_how(self.run)}; its device IDLE includes their time"
+            )
+        host = real[real["beyond_xprof"] & (real["host_or_device"] == "Host")]
+        if len(host):  # XLA:CPU's thunks (analysis/frameworks/xla/cpu.py)
+            lines.append(
+                f"{plural(len(host), 'host op row')} {'is' if len(host) == 1 else 'are'} "
+                f"ours only: {HOST_OURS_ONLY}"
             )
         for side in ("Device", "Host"):
             s = real[real["host_or_device"] == side]
@@ -275,6 +281,13 @@ class OpStatsView(View):
                     f"{side.lower()} op time"
                 )
         return lines
+
+
+# How the host rows beyond XProf were made (the only ones: XLA:CPU's thunks).
+HOST_OURS_ONLY = (
+    "XLA:CPU's work (its thunks), each counted for the framework op of the HLO instruction "
+    "it ran; XProf 2.24 shows no op for it"
+)
 
 
 def ours_only_how(run) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..analysis.frameworks import rules_of
+from ..analysis.frameworks.xla.cpu import cpu_step_share
 from ..analysis.overview import OverviewSummary
 from ..analysis.results import plural
 from ..analysis.steps import overview_steps
@@ -56,6 +57,11 @@ BEYOND_XPROF_NOTE = (
 BEYOND_XPROF_OTHERS = (
     "Device ops marked 'ours only' are attributed by this package's own rules; XProf 2.24 "
     "shows no device op for them, and its device IDLE includes their time."
+)
+
+BEYOND_XPROF_HOST = (
+    "Host ops marked 'ours only' are XLA:CPU's work (its thunks), each counted for the "
+    "framework op of the HLO instruction it ran; XProf 2.24 shows no op for it."
 )
 
 # What each source of the 16-bit share reads (OverviewSummary.precision_source).
@@ -114,10 +120,20 @@ class OverviewView(View):
         o = self.summary
         if not o.input_statement.startswith("Your program is POTENTIALLY input-bound"):
             return ""
+        busy = cpu_step_share(self.run, self.steps)
+        if busy == busy and busy > 0:  # XLA on CPU: the program runs on XLA:CPU's threads
+            why = (
+                "is step time outside the step breakdown's events: XLA:CPU ran the program "
+                f"(its thunks: the 'ours only' host ops) during {busy:.1f} % of the step time"
+            )
+        else:
+            why = (
+                "is step time no traced event accounts for: host-side Python, dispatch, or "
+                "waits the profiler does not see"
+            )
         return (
             f"Waiting for input itself takes {o.input_percent:.1f} % of the step time; "
-            f"'All Others' ({o.all_other_percent:.1f} %) is step time no traced event "
-            "accounts for: host-side Python, dispatch, or waits the profiler does not see."
+            f"'All Others' ({o.all_other_percent:.1f} %) {why}."
         )
 
     def _precision_advice(self, advice: str) -> str | None:
@@ -200,7 +216,10 @@ class OverviewView(View):
             )
         top = o.top_ops
         if "beyond_xprof" in top and top["beyond_xprof"].any():
-            lines.append(BEYOND_XPROF_NOTE if tf else BEYOND_XPROF_OTHERS)
+            on_host = (top.loc[top["beyond_xprof"], "host_or_device"] == "Host").all()
+            lines.append(
+                BEYOND_XPROF_HOST if on_host else BEYOND_XPROF_NOTE if tf else BEYOND_XPROF_OTHERS
+            )
         return lines
 
     def findings(self) -> list[str]:

@@ -14,7 +14,7 @@ apart and how their device ops are named.
 * Op names: XProf's ``ParseTfOpFullname`` knows JAX's lower-case op types too.
 * Device ops: on TPU, the events of the op lines named by their metadata (:mod:`.tpu`); on
   GPU, a kernel's ``tf_op`` stat (``XlaModule:`` for JAX), as XProf does without the HLO
-  protos.
+  protos. On CPU, XLA:CPU's thunks as host op rows (ours, beyond XProf: :mod:`.cpu`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ...event_types import HOST_COMPILE, HOST_COMPUTE
 from ..base import Advice, DeviceOps, Framework, RunNames, name_flags
 from ..tensorflow.op_names import name_table
 from ..tensorflow.rules import ops_of_tf_op_stat
-from . import gpu, tpu, tpu_steps
+from . import cpu, gpu, tpu, tpu_steps
 from .tpu import tpu_plane_rows
 
 _XLA_STATS = frozenset({"hlo_op", "hlo_module", "program_id", "hlo_category"})
@@ -107,7 +107,13 @@ class XLA(Framework):
         return op_name.rsplit("/", 1)[-1] in _TENSOR_CORE_OPS
 
     def device_op_table(self, run) -> tuple[pd.DataFrame, pd.Series]:
-        return tpu.tpu_op_rows(run)
+        """The TPU cores' op rows and IDLE, and the host rows of XLA:CPU's thunks (ours,
+        beyond XProf: :mod:`.cpu`), which add no IDLE."""
+        rows, idle = tpu.tpu_op_rows(run)
+        host = cpu.cpu_op_rows(run)
+        if len(host):
+            rows = pd.concat([rows, host], ignore_index=True) if len(rows) else host
+        return rows, idle
 
     def duty_cycle(self, run) -> tuple[float, float]:
         return tpu.duty_cycle(run)
