@@ -37,7 +37,7 @@ from ...event_index import (
     timed,
     times_ps,
 )
-from ...inputs import per_run
+from ...memo import per_run
 from ...nesting import interval_union
 from .columns import text_at
 from .gpu import _lookup, positions, tf_level_ops
