@@ -1,0 +1,141 @@
+"""Device and host time per line of the user's source (``run.source_lines``): a line
+profiler across frameworks, which neither XProf, HTA nor Perfetto offers.
+
+Each framework says, per op that ran, the line of the user's program that made it and the
+op's time (:func:`_framework_rows`):
+
+* XLA (JAX, TF ``jit_compile``): each HLO instruction's metadata line, its device events'
+  time (GPU kernels, TPU ops, XLA:CPU thunks) and its host launches
+  (:mod:`.frameworks.xla.source_lines`);
+* PyTorch: each operator's innermost frame outside torch in the ``with_stack=True`` Python
+  stack, the kernels it launched and its host time (:mod:`.frameworks.pytorch.source_lines`).
+
+Rows are per (file, line, function, framework), the heaviest device time first (then host
+time); the ops no line is known for are one row with ``source_file`` ``''``, so the device
+shares add up to 100 % of the device time the frameworks attribute to ops. A capture whose
+ops name no line (no programs' metadata, no Python stacks) gives the table with no rows and
+a note in ``run.warnings`` and the frame's ``attrs["note"]`` saying why.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import schema
+from .frameworks.pytorch.source_lines import operator_sources
+from .frameworks.xla.source_lines import instruction_sources
+
+#: Columns of ``run.source_lines`` (the lead moves this into :mod:`tfprof_widgets.schema`).
+SOURCE_LINES: dict[str, tuple[str, str]] = {
+    "source_file": (
+        "category",
+        "File of the user's line as the capture names it (XLA: the op's metadata or stack "
+        "frame; PyTorch: the innermost Python frame outside torch); '' for the ops no line "
+        "is known for.",
+    ),
+    "source_line": ("int64", "Line in source_file (1-based), 0 where unknown."),
+    "function": (
+        "category",
+        "Function of that line (XLA: the module's stack frame index; PyTorch: the frame's "
+        "name), '' where the capture does not say.",
+    ),
+    "framework": ("category", "'JAX', 'TensorFlow', 'XLA' (no framework op) or 'PyTorch'."),
+    "device_time_us": (
+        "float64",
+        "Device time of the line's ops: GPU kernels, copies and memsets, TPU ops (self "
+        "time), XLA:CPU thunks (the CPU is the program's device there), µs.",
+    ),
+    "host_time_us": (
+        "float64",
+        "Host time of the line's ops: PyTorch's outermost operators; XLA's host calls naming "
+        "an instruction (the launches of its kernels), µs.",
+    ),
+    "occurrences": ("int64", "Device events of the line's ops (kernels, copies, ops, thunks)."),
+    "ops": ("int64", "Distinct ops of the line (HLO instructions; PyTorch operator names)."),
+    "device_time_percent": (
+        "float64",
+        "Share of the device time of every op the frameworks attribute (this table's "
+        "device_time_us total), %.",
+    ),
+    "top_op": ("str", "The line's op with the most device time (else host time)."),
+}
+
+#: Say why the table is empty.
+NO_LINES_NOTE = (
+    "source lines: no op of this capture names a source line (XLA programs without "
+    "source_file/stack frame metadata, PyTorch captured without with_stack=True, or no ops)"
+)
+_KEY = ["source_file", "source_line", "function", "framework"]
+
+
+def source_lines(run) -> pd.DataFrame:
+    """Device and host time per source line (:data:`SOURCE_LINES`), heaviest first; no rows
+    (with a note) where no op names a line."""
+    ops = _framework_rows(run)
+    if not len(ops) or not (ops["source_file"] != "").any():
+        return _empty(run)
+    ops = ops.assign(weight=np.where(ops["device_ps"] > 0, ops["device_ps"], ops["host_ps"]))
+    # The top op of each line: its ops' times summed per name, the largest first.
+    per_op = ops.groupby([*_KEY, "op_name"], sort=False, observed=True)["weight"].sum()
+    per_op = per_op.reset_index().sort_values("weight", ascending=False, kind="stable")
+    top = per_op.drop_duplicates(_KEY).set_index(_KEY)["op_name"]
+    g = ops.groupby(_KEY, sort=False, observed=True).agg(
+        device_ps=("device_ps", "sum"),
+        host_ps=("host_ps", "sum"),
+        occurrences=("occurrences", "sum"),
+        ops=("op_name", "nunique"),
+    )
+    g["top_op"] = top.reindex(g.index).fillna("").to_numpy(object)
+    g = g.reset_index()
+    device_us = g["device_ps"].to_numpy(np.int64) / 1e6
+    total = device_us.sum()
+    unknown = (g["source_file"] == "").to_numpy()
+    order = np.lexsort((g["source_line"].to_numpy(), -g["host_ps"].to_numpy(), -device_us, unknown))
+    g = g.iloc[order].reset_index(drop=True)
+    device_us = device_us[order]
+    out = pd.DataFrame(
+        {
+            "source_file": schema.text_categorical(g["source_file"].to_numpy(object)),
+            "source_line": g["source_line"].to_numpy(np.int64),
+            "function": schema.text_categorical(g["function"].to_numpy(object)),
+            "framework": schema.text_categorical(g["framework"].to_numpy(object)),
+            "device_time_us": device_us,
+            "host_time_us": g["host_ps"].to_numpy(np.int64) / 1e6,
+            "occurrences": g["occurrences"].to_numpy(np.int64),
+            "ops": g["ops"].to_numpy(np.int64),
+            "device_time_percent": 100 * device_us / total if total > 0 else np.zeros(len(g)),
+            "top_op": g["top_op"].to_numpy(object),
+        }
+    )
+    return schema.conform(out, SOURCE_LINES)
+
+
+def line_coverage(table: pd.DataFrame) -> float:
+    """Share of the device time of :func:`source_lines`' ops that lands on a named line, %
+    (NaN without device time)."""
+    total = float(table["device_time_us"].sum())
+    named = float(table.loc[(table["source_file"] != "").to_numpy(), "device_time_us"].sum())
+    return 100.0 * named / total if total > 0 else float("nan")
+
+
+def _framework_rows(run) -> pd.DataFrame:
+    """Every framework's ops with their line and times (one frame; columns of
+    :data:`.frameworks.xla.source_lines.COLUMNS`)."""
+    parts = [p for p in (instruction_sources(run), operator_sources(run)) if len(p)]
+    if not parts:
+        return pd.DataFrame()
+    out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    return out.astype({"source_file": object, "function": object, "op_name": object})
+
+
+def _empty(run) -> pd.DataFrame:
+    out = schema.empty(SOURCE_LINES)
+    out.attrs["note"] = NO_LINES_NOTE
+    notes = getattr(run, "warnings", None)
+    if isinstance(notes, list) and NO_LINES_NOTE not in notes:
+        notes.append(NO_LINES_NOTE)
+    return out
+
+
+__all__ = ["NO_LINES_NOTE", "SOURCE_LINES", "line_coverage", "source_lines"]
