@@ -19,6 +19,8 @@ a note in ``run.warnings`` and the frame's ``attrs["note"]`` saying why.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 
@@ -66,6 +68,9 @@ NO_LINES_NOTE = (
     "source lines: no op of this capture names a source line (XLA programs without "
     "source_file/stack frame metadata, PyTorch captured without with_stack=True, or no ops)"
 )
+# The largest source file shown beside its lines' times (a generated file of megabytes is
+# not read for a listing).
+MAX_SOURCE_BYTES = 4 << 20
 _KEY = ["source_file", "source_line", "function", "framework"]
 
 
@@ -119,6 +124,29 @@ def line_coverage(table: pd.DataFrame) -> float:
     return 100.0 * named / total if total > 0 else float("nan")
 
 
+def file_lines(table: pd.DataFrame, file: str) -> pd.DataFrame:
+    """The rows of :func:`source_lines` of one file, merged over functions and frameworks,
+    by line: source_line, device_time_us, host_time_us, occurrences, device_time_percent."""
+    rows = table[(table["source_file"].astype(str) == file).to_numpy()]
+    by = rows.groupby("source_line", sort=True)
+    cols = ["device_time_us", "host_time_us", "occurrences", "device_time_percent"]
+    return by[cols].sum().reset_index()
+
+
+def source_text(path: str, max_bytes: int = MAX_SOURCE_BYTES) -> list[str] | None:
+    """The lines of the user's source file ``path`` where it is a readable text file here of
+    at most ``max_bytes``, else None (a capture made elsewhere names files this machine does
+    not have, or names ``<string>``): never raises."""
+    try:
+        if not path or not os.path.isfile(path) or os.path.getsize(path) > max_bytes:
+            return None
+        with open(path, "rb") as f:
+            data = f.read(max_bytes + 1)
+        return data.decode("utf-8", errors="replace").splitlines()
+    except (OSError, ValueError):
+        return None
+
+
 def _framework_rows(run) -> pd.DataFrame:
     """Every framework's ops with their line and times (one frame; columns of
     :data:`.frameworks.xla.source_lines.COLUMNS`)."""
@@ -138,4 +166,11 @@ def _empty(run) -> pd.DataFrame:
     return out
 
 
-__all__ = ["NO_LINES_NOTE", "SOURCE_LINES", "line_coverage", "source_lines"]
+__all__ = [
+    "NO_LINES_NOTE",
+    "SOURCE_LINES",
+    "file_lines",
+    "line_coverage",
+    "source_lines",
+    "source_text",
+]
