@@ -2,19 +2,18 @@
 profiler across frameworks, which neither XProf, HTA nor Perfetto offers.
 
 Each framework says, per op that ran, the line of the user's program that made it and the
-op's time (:func:`_framework_rows`):
-
-* XLA (JAX, TF ``jit_compile``): each HLO instruction's metadata line, its device events'
-  time (GPU kernels, TPU ops, XLA:CPU thunks) and its host launches
-  (:mod:`.frameworks.xla.source_lines`);
-* PyTorch: each operator's innermost frame outside torch in the ``with_stack=True`` Python
-  stack, the kernels it launched and its host time (:mod:`.frameworks.pytorch.source_lines`).
+op's time (:func:`.frameworks.source_lines.op_sources`): XLA's instructions by their
+metadata (``source_file``/``source_line`` or a stack frame), with the time of their device
+events (GPU kernels, TPU ops, XLA:CPU thunks) and host launches; PyTorch's operators by the
+innermost frame outside torch of their ``with_stack=True`` Python stack, with the kernels
+they launched and their host time.
 
 Rows are per (file, line, function, framework), the heaviest device time first (then host
-time); the ops no line is known for are one row with ``source_file`` ``''``, so the device
-shares add up to 100 % of the device time the frameworks attribute to ops. A capture whose
-ops name no line (no programs' metadata, no Python stacks) gives the table with no rows and
-a note in ``run.warnings`` and the frame's ``attrs["note"]`` saying why.
+time); the ops no line is known for are one row with ``source_file`` ``''``, last, so the
+device shares add up to 100 % of the device time the frameworks attribute to ops. A capture
+whose ops name no line (programs without source metadata, Python stacks not recorded)
+gives the table with no rows and a note in ``run.warnings`` and the frame's
+``attrs["note"]`` saying why.
 """
 
 from __future__ import annotations
@@ -25,48 +24,52 @@ import numpy as np
 import pandas as pd
 
 from .. import schema
-from .frameworks.pytorch.source_lines import operator_sources
-from .frameworks.xla.source_lines import instruction_sources
+from .frameworks.source_lines import op_sources
 
 #: Columns of ``run.source_lines`` (the lead moves this into :mod:`tfprof_widgets.schema`).
 SOURCE_LINES: dict[str, tuple[str, str]] = {
     "source_file": (
         "category",
-        "File of the user's line as the capture names it (XLA: the op's metadata or stack "
-        "frame; PyTorch: the innermost Python frame outside torch); '' for the ops no line "
-        "is known for.",
+        "File of the user's line as the capture names it (the op's source metadata or "
+        "stack frame; for a call stack, its innermost frame outside the framework's own "
+        "package); '' for the ops no line is known for.",
     ),
     "source_line": ("int64", "Line in source_file (1-based), 0 where unknown."),
     "function": (
         "category",
-        "Function of that line (XLA: the module's stack frame index; PyTorch: the frame's "
-        "name), '' where the capture does not say.",
+        "Function of that line, from the capture's stack frames; '' where it has none.",
     ),
-    "framework": ("category", "'JAX', 'TensorFlow', 'XLA' (no framework op) or 'PyTorch'."),
+    "framework": ("category", "The framework whose ops these are (its name as the run shows it)."),
     "device_time_us": (
         "float64",
-        "Device time of the line's ops: GPU kernels, copies and memsets, TPU ops (self "
-        "time), XLA:CPU thunks (the CPU is the program's device there), µs.",
+        "Device time of the line's ops: the kernels, copies and memsets they ran or "
+        "launched, a TPU op's self time, a compiled program's CPU thunks (the CPU is the "
+        "program's device there), µs.",
     ),
     "host_time_us": (
         "float64",
-        "Host time of the line's ops: PyTorch's outermost operators; XLA's host calls naming "
-        "an instruction (the launches of its kernels), µs.",
+        "Host time of the line's ops: the outermost host ops' durations, or the host calls "
+        "launching a compiled op's kernels, µs.",
     ),
     "occurrences": ("int64", "Device events of the line's ops (kernels, copies, ops, thunks)."),
-    "ops": ("int64", "Distinct ops of the line (HLO instructions; PyTorch operator names)."),
+    "ops": ("int64", "Distinct ops of the line (compiled instructions; host op names)."),
     "device_time_percent": (
         "float64",
         "Share of the device time of every op the frameworks attribute (this table's "
         "device_time_us total), %.",
     ),
-    "top_op": ("str", "The line's op with the most device time (else host time)."),
+    "top_op": (
+        "str",
+        "The line's framework op with the most device time (else host time); an "
+        "instruction of no framework op: its own name.",
+    ),
 }
 
 #: Say why the table is empty.
 NO_LINES_NOTE = (
-    "source lines: no op of this capture names a source line (XLA programs without "
-    "source_file/stack frame metadata, PyTorch captured without with_stack=True, or no ops)"
+    "source lines: no op of this capture names a source line (compiled programs without "
+    "source metadata or stack frames, Python stacks not recorded (with_stack=True), or no "
+    "ops)"
 )
 # The largest source file shown beside its lines' times (a generated file of megabytes is
 # not read for a listing).
@@ -77,7 +80,7 @@ _KEY = ["source_file", "source_line", "function", "framework"]
 def source_lines(run) -> pd.DataFrame:
     """Device and host time per source line (:data:`SOURCE_LINES`), heaviest first; no rows
     (with a note) where no op names a line."""
-    ops = _framework_rows(run)
+    ops = op_sources(run)
     if not len(ops) or not (ops["source_file"] != "").any():
         return _empty(run)
     ops = ops.assign(weight=np.where(ops["device_ps"] > 0, ops["device_ps"], ops["host_ps"]))
@@ -89,7 +92,7 @@ def source_lines(run) -> pd.DataFrame:
         device_ps=("device_ps", "sum"),
         host_ps=("host_ps", "sum"),
         occurrences=("occurrences", "sum"),
-        ops=("op_name", "nunique"),
+        ops=("op_id", "nunique"),
     )
     g["top_op"] = top.reindex(g.index).fillna("").to_numpy(object)
     g = g.reset_index()
@@ -145,16 +148,6 @@ def source_text(path: str, max_bytes: int = MAX_SOURCE_BYTES) -> list[str] | Non
         return data.decode("utf-8", errors="replace").splitlines()
     except (OSError, ValueError):
         return None
-
-
-def _framework_rows(run) -> pd.DataFrame:
-    """Every framework's ops with their line and times (one frame; columns of
-    :data:`.frameworks.xla.source_lines.COLUMNS`)."""
-    parts = [p for p in (instruction_sources(run), operator_sources(run)) if len(p)]
-    if not parts:
-        return pd.DataFrame()
-    out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-    return out.astype({"source_file": object, "function": object, "op_name": object})
 
 
 def _empty(run) -> pd.DataFrame:

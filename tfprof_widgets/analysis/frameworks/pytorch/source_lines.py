@@ -33,13 +33,13 @@ from .ops import _kinds
 _FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
 # Paths of torch's own package, as Kineto writes them (relative) or absolute.
 _TORCH = re.compile(r"^torch/|/(?:site|dist)-packages/torch/")
-_COLUMNS = ("source_file", "source_line", "function", "framework", "op_name")
+_COLUMNS = ("source_file", "source_line", "function", "framework", "op_name", "op_id")
 
 
 def operator_sources(run) -> pd.DataFrame:
     """One row per operator event with device or host time: its line (the module
-    docstring), function, framework ('PyTorch'), op name, device_ps, host_ps and
-    occurrences; empty where the capture has no operators."""
+    docstring), function, framework ('PyTorch'), op name and op id (the name's code),
+    device_ps, host_ps and occurrences; empty where the capture has no operators."""
     kind, _, operator = _kinds(run)
     ops = np.flatnonzero(operator)
     if not len(ops):
@@ -64,6 +64,7 @@ def operator_sources(run) -> pd.DataFrame:
             "function": function,
             "framework": "PyTorch",
             "op_name": np.asarray(name.categories.astype(str), object)[np.asarray(name.codes)[ops]],
+            "op_id": np.asarray(name.codes, np.int64)[ops],
             "device_ps": device[ops],
             "host_ps": host,
             "occurrences": count[ops],

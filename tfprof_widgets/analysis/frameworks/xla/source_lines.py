@@ -39,6 +39,7 @@ COLUMNS = (
     "function",
     "framework",
     "op_name",
+    "op_id",
     "device_ps",
     "host_ps",
     "occurrences",
@@ -56,7 +57,7 @@ def instruction_sources(run) -> pd.DataFrame:
     per = every.groupby("instruction", sort=False).sum()
     labels = per.index.to_numpy(np.int64)
     h = run.hlo_instructions
-    files, lines, op_name = _sources(h, labels)
+    files, lines, op_name, framework = _sources(h, labels)
     hosts = text_at(h["host"], labels, missing="")
     programs = h["program_id"].to_numpy(np.int64)[labels]
     return pd.DataFrame(
@@ -64,8 +65,9 @@ def instruction_sources(run) -> pd.DataFrame:
             "source_file": files,
             "source_line": np.where(files != "", lines, 0),
             "function": _functions(run, hosts, programs, files, lines),
-            "framework": _frameworks(op_name),
+            "framework": framework,
             "op_name": op_name,
+            "op_id": labels,
             "device_ps": per["device_ps"].to_numpy(np.int64),
             "host_ps": per["host_ps"].to_numpy(np.int64),
             "occurrences": per["occurrences"].to_numpy(np.int64),
@@ -73,13 +75,13 @@ def instruction_sources(run) -> pd.DataFrame:
     )
 
 
-def _sources(h: pd.DataFrame, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(file, line, op name) of the instructions at ``labels`` (rows of run.hlo_instructions,
-    a RangeIndex). XLA leaves the metadata of many fusions empty (``loop_convert_fusion``,
-    ``transpose_copy_fusion``: 20 to 25 % of the device time of the JAX captures here); such
-    an instruction takes the line of the last instruction of the computation it calls that
-    names one (a computation lists its root last: the op whose result the fusion is), nested
-    fusions through up to :data:`_DEPTH` levels."""
+def _sources(h: pd.DataFrame, labels: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(file, line, framework op, framework) of the instructions at ``labels`` (rows of
+    run.hlo_instructions, a RangeIndex). XLA leaves the metadata of many fusions empty
+    (``loop_convert_fusion``, ``transpose_copy_fusion``: 20 to 25 % of the device time of
+    the JAX captures here); such an instruction takes the line of the last instruction of
+    the computation it calls that names one (a computation lists its root last: the op whose
+    result the fusion is), nested fusions through up to :data:`_DEPTH` levels."""
     files = text_at(h["source_file"], slice(None), missing="")
     lines = h["source_line"].to_numpy(np.int64)
     op_name = text_at(h["op_name"], slice(None), missing="")
@@ -105,7 +107,12 @@ def _sources(h: pd.DataFrame, labels: np.ndarray) -> tuple[np.ndarray, np.ndarra
             break
         src[want[ok]] = hit[ok].astype(np.int64)
     at = src[labels]
-    return files[at], np.where(files[at] != "", lines[at], 0), op_name[at]
+    # The op is the instruction's own framework op, else the one its line came from, else
+    # the instruction itself.
+    own = op_name[labels]
+    meta = np.where(own != "", own, op_name[at])
+    op = np.where(meta != "", meta, text_at(h["instruction"], labels, missing=""))
+    return files[at], np.where(files[at] != "", lines[at], 0), op, _frameworks(meta)
 
 
 # Levels of fusions inside fusions followed for a line (XLA nests them once or twice).

@@ -1,0 +1,29 @@
+"""Each framework's ops with the line of the user's source that made them, for the neutral
+:mod:`tfprof_widgets.analysis.source_lines`: XLA's HLO instructions by their metadata
+(:mod:`.xla.source_lines`: JAX, TF ``jit_compile``) and PyTorch's operators by their
+``with_stack=True`` Python stacks (:mod:`.pytorch.source_lines`).
+
+One frame, a row per op (an instruction, an operator event): ``source_file``,
+``source_line``, ``function``, ``framework`` ('JAX', 'TensorFlow', 'XLA' for an instruction
+of no framework op, 'PyTorch'), ``op_name``, ``op_id`` (distinct per op of one framework),
+``device_ps``, ``host_ps``, ``occurrences`` (device events)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .pytorch.source_lines import operator_sources
+from .xla.source_lines import COLUMNS, instruction_sources
+
+
+def op_sources(run) -> pd.DataFrame:
+    """Every framework's ops with their line and times (the module docstring); no rows where
+    the capture has no ops of any."""
+    parts = [p for p in (instruction_sources(run), operator_sources(run)) if len(p)]
+    if not parts:
+        return pd.DataFrame({c: [] for c in COLUMNS})
+    out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    return out.astype({"source_file": object, "function": object, "op_name": object})
+
+
+__all__ = ["op_sources"]
