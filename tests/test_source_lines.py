@@ -145,6 +145,22 @@ def test_huge_program_is_attributed_whole(tmp_path):
     assert t["device_time_us"].iat[0] == pytest.approx(n * 8.0)
 
 
+def test_tpu_ops_self_time_lands_on_their_lines(tmp_path):
+    """TPU cores (the synthetic libtpu capture, real XLA programs): each op's self time, once."""
+    from tpu_builder import tpu_capture
+
+    from tfprof_widgets.analysis.frameworks.xla.tpu import tpu_device_ops
+
+    run = tw.load(tpu_capture().write(tmp_path / "t.xplane.pb"), progress=False)
+    t = source_lines(run)
+    ops = tpu_device_ops(run)
+    assert t["device_time_us"].sum() == pytest.approx(ops["self_ps"].sum() / 1e6, rel=1e-9)
+    assert t["occurrences"].sum() == len(ops)
+    assert line_coverage(t) >= 90.0
+    named = t[t["source_file"].astype(str) != ""]
+    assert (named["function"].astype(str) != "").all()
+
+
 def test_pytorch_python_function_events_name_the_users_frame():
     run = kineto_run(DATA / "chrome" / "eager_b200.json.gz")
     t = source_lines(run)
