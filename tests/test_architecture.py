@@ -239,8 +239,8 @@ def test_the_length_check_finds_a_long_function():
     assert long_functions("def g():\n    return 1\n") == []
 
 
-# Framework rules live in analysis/frameworks/; the other analyses only ask them.
-FRAMEWORKS_DIR = PACKAGE / "analysis" / "frameworks"
+# Framework rules live in frameworks/; the other analyses only ask them.
+FRAMEWORKS_DIR = PACKAGE / "frameworks"
 NEUTRAL = sorted(p for p in (PACKAGE / "analysis").rglob("*.py") if FRAMEWORKS_DIR not in p.parents)
 FRAMEWORK_NAME = re.compile(
     r"tensorflow|TensorFlow|\btf\.|jax|JAX|XLA|Xla|torch|PyTorch|Kineto|kineto|Keras|keras"
@@ -248,7 +248,7 @@ FRAMEWORK_NAME = re.compile(
 
 
 def framework_vocabulary() -> tuple[str, ...]:
-    from tfprof_widgets.analysis.frameworks import FRAMEWORKS
+    from tfprof_widgets.frameworks import FRAMEWORKS
 
     return tuple(word for f in FRAMEWORKS for word in f.vocabulary)
 
@@ -292,7 +292,7 @@ def test_no_neutral_analysis_names_a_framework(path):
 
 
 def test_every_framework_has_a_vocabulary_and_a_title():
-    from tfprof_widgets.analysis.frameworks import FRAMEWORKS
+    from tfprof_widgets.frameworks import FRAMEWORKS
 
     for f in FRAMEWORKS:
         assert f.vocabulary and f.title and f.name

@@ -67,7 +67,7 @@ def test_unknown_names_still_raise():
             "tfprof_widgets.analysis.tfprof_views",
             "tfprof_node_stats",
             "tfprof_node_stats",
-            "analysis.frameworks.tensorflow.tfprof_tables",
+            "frameworks.tensorflow.tfprof_tables",
         ),
     ],
 )
@@ -106,7 +106,7 @@ def test_the_capture_function_is_not_shadowed_by_the_old_package():
 
 def test_renamed_classes_keywords_and_arguments(run):
     from tfprof_widgets.analysis import input_pipeline
-    from tfprof_widgets.analysis.frameworks.tensorflow import tf_data
+    from tfprof_widgets.frameworks.tensorflow import tf_data
     from tfprof_widgets.views import timeline_lod, timeline_view
     from tfprof_widgets.views.timeline_lod import TraceModel
 

@@ -16,8 +16,8 @@ from conftest import ROOT, SAMPLES
 from xspace_builder import US, XSpaceBuilder, cpu_steps_capture
 
 import tfprof_widgets as tw
-from tfprof_widgets.analysis.frameworks import FRAMEWORKS, RunFrameworks, rules_of
-from tfprof_widgets.analysis.frameworks.base import Framework
+from tfprof_widgets.frameworks import FRAMEWORKS, RunFrameworks, rules_of
+from tfprof_widgets.frameworks.base import Framework
 
 DATA = ROOT / "tests" / "data"
 

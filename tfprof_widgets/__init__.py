@@ -24,9 +24,6 @@ import pandas as _pd
 
 from . import _deprecated, _preload
 from .analysis.compare import op_diff as _op_diff
-from .analysis.frameworks.tensorflow.tf_data import TfDataSummary
-from .analysis.frameworks.tensorflow.tfprof_tables import tfprof_table
-from .analysis.frameworks.tensorflow.tfprof_tables import total_parameters as _total_parameters
 from .analysis.input_pipeline import InputPipelineSummary
 from .analysis.memory import memory_breakdown as _memory_breakdown
 from .analysis.overview import OverviewSummary
@@ -51,6 +48,9 @@ from .errors import (
     ProfileTooLargeError,
     WrongFormatError,
 )
+from .frameworks.tensorflow.tf_data import TfDataSummary
+from .frameworks.tensorflow.tfprof_tables import tfprof_table
+from .frameworks.tensorflow.tfprof_tables import total_parameters as _total_parameters
 from .loading import list_runs, load
 from .run import Run
 

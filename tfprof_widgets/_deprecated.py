@@ -50,7 +50,7 @@ NAMES = {
     ),
     "compare": ("tfprof_widgets.views", "compare", "tfprof_widgets.views.compare"),
     "tfprof_view": (
-        "tfprof_widgets.analysis.frameworks.tensorflow.tfprof_tables",
+        "tfprof_widgets.frameworks.tensorflow.tfprof_tables",
         "tfprof_view",
         "tfprof_widgets.tfprof_table",
     ),
@@ -71,19 +71,13 @@ MODULES = {
     "tfprof_widgets.widgets.compare": "tfprof_widgets.views.compare_view",
     "tfprof_widgets.capture": "tfprof_widgets.capturing",
     "tfprof_widgets.magic.tfprof": "tfprof_widgets.magic.magics",
-    "tfprof_widgets.analysis.tfprof_views": (
-        "tfprof_widgets.analysis.frameworks.tensorflow.tfprof_tables"
-    ),
+    "tfprof_widgets.analysis.tfprof_views": ("tfprof_widgets.frameworks.tensorflow.tfprof_tables"),
     # TensorFlow's and XLA's own analyses moved into their framework packages.
-    "tfprof_widgets.analysis.tfprof_tables": (
-        "tfprof_widgets.analysis.frameworks.tensorflow.tfprof_tables"
-    ),
-    "tfprof_widgets.analysis.tfprof_advice": (
-        "tfprof_widgets.analysis.frameworks.tensorflow.tfprof_advice"
-    ),
-    "tfprof_widgets.analysis.tf_data": "tfprof_widgets.analysis.frameworks.tensorflow.tf_data",
-    "tfprof_widgets.analysis.tf_ops": "tfprof_widgets.analysis.frameworks.tensorflow.op_names",
-    "tfprof_widgets.analysis.tpu": "tfprof_widgets.analysis.frameworks.xla.tpu",
+    "tfprof_widgets.analysis.tfprof_tables": ("tfprof_widgets.frameworks.tensorflow.tfprof_tables"),
+    "tfprof_widgets.analysis.tfprof_advice": ("tfprof_widgets.frameworks.tensorflow.tfprof_advice"),
+    "tfprof_widgets.analysis.tf_data": "tfprof_widgets.frameworks.tensorflow.tf_data",
+    "tfprof_widgets.analysis.tf_ops": "tfprof_widgets.frameworks.tensorflow.op_names",
+    "tfprof_widgets.analysis.tpu": "tfprof_widgets.frameworks.xla.tpu",
 }
 
 # Names that moved or were renamed inside an old module path -> (new module, new name).

@@ -20,12 +20,12 @@ from ._deprecated import moved_attribute
 from .analysis import ANALYSES, Analysis
 from .analysis.device_time import use_device_times
 from .analysis.event_index import on_device
-from .analysis.frameworks import RunFrameworks, framework_of, frameworks_in
 from .analysis.grouping import assign_groups
 from .analysis.inputs import CACHE_ATTRIBUTE
 from .analysis.results import StepCount
 from .analysis.steps import overview_steps
 from .analysis.tool_data import FROM_TOOL_DATA, ToolData
+from .frameworks import RunFrameworks, framework_of, frameworks_in
 from .readers.assemble import MetadataTables, RunTables, assemble
 from .readers.columnar import HostTables
 from .stat_store import StatStore

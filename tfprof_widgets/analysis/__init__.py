@@ -19,7 +19,7 @@ records) does not make the analyses depend on it.
 
 from __future__ import annotations
 
-from .frameworks import ANALYSES as FRAMEWORK_ANALYSES
+from ..frameworks import ANALYSES as FRAMEWORK_ANALYSES
 from .results import Analysis
 
 __all__ = ["ANALYSES", "Analysis"]

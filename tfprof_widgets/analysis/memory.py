@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from .. import schema, stat_columns
+from ..frameworks import framework_of
 from ..stat_store import KIND_CODE
-from .frameworks import framework_of
 from .inputs import tool_data_source
 
 # TensorFlow DataType enum -> the name XProf shows (DataTypeString).

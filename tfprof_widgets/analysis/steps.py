@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema, stat_columns
+from ..frameworks import framework_of
 from .event_index import (
     STEP_INFO_LINE_ID,
     event_plane_rows,
@@ -45,7 +46,6 @@ from .event_types import (  # CATEGORIES and CATEGORY_LABELS are read from here 
     HOST_TO_DEVICE,
     HOST_WAIT_INPUT,
 )
-from .frameworks import framework_of
 from .inputs import per_run
 from .step_edges import DROP_EDGE_STEPS_ABOVE, edge_steps_kept  # noqa: F401 - read from here too
 

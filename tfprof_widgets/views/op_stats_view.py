@@ -7,9 +7,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..analysis.frameworks import rules_of
 from ..analysis.nesting import group_numbers
 from ..analysis.results import plural
+from ..frameworks import rules_of
 from ._common import of_run
 from ._pies import NO_PIE_NOTE, PIE_SLICES, pie_plot, pie_row, top_slices, worth_a_pie
 from .base import Choice, Html, TableBlock, View

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..analysis.frameworks import rules_of
 from ..analysis.overview import OverviewSummary
 from ..analysis.results import plural
 from ..analysis.steps import overview_steps
+from ..frameworks import rules_of
 from ._common import TOOL_CALLS, step_bars, swatches
 from ._display import esc
 from .base import Html, Plot, Plots, TableBlock, View

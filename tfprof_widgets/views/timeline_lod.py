@@ -33,9 +33,9 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
-from ..analysis.frameworks.xla.trace_lines import event_hlo
-from ..analysis.frameworks.xla.trace_lines import trace_lines as xla_trace_lines
 from ..analysis.kernels import parse_kernel_details
+from ..frameworks.xla.trace_lines import event_hlo
+from ..frameworks.xla.trace_lines import trace_lines as xla_trace_lines
 from ..schema import DEVICE_KINDS
 
 MAX_MARKS = 8000
@@ -1161,7 +1161,7 @@ def downsample_minmax(n: int, values: np.ndarray, max_points: int = MAX_POINTS) 
 def timeline_model(run) -> TraceModel:
     """The timeline model of a run (``run.timeline_model`` caches it): its events and, on an
     XLA GPU capture, the XLA Modules/Ops lines XProf's trace viewer derives from its kernels
-    (:mod:`..analysis.frameworks.xla.trace_lines`), drawn as rows ``len(run.events)`` on."""
+    (:mod:`..frameworks.xla.trace_lines`), drawn as rows ``len(run.events)`` on."""
     derived = _derived_lines(run)
     if derived is None or not len(derived):
         return TraceModel.from_run(run)

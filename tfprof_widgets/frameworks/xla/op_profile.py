@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .... import schema
+from ... import schema
 from .roofline import GIB, roofline, roofline_peaks, tpu_costs
 
 

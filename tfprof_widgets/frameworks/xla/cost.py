@@ -41,10 +41,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from ....proto import xla_hlo_pb2
-from ....proto.xla_opcodes import ELEMENTWISE
-from ....schema import cut_text
-from ...inputs import per_run
+from ...analysis.inputs import per_run
+from ...proto import xla_hlo_pb2
+from ...proto.xla_opcodes import ELEMENTWISE
+from ...schema import cut_text
 from .columns import note_once, text
 from .gpu import ran_instructions
 

@@ -38,9 +38,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from .... import schema
-from ....proto.wire import varint as _varint
-from ...inputs import per_run
+from ... import schema
+from ...analysis.inputs import per_run
+from ...proto.wire import varint as _varint
 from .columns import text, with_columns
 from .cost import costs_by_instruction
 from .gpu import ran_instructions

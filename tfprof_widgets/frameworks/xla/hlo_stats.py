@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .... import schema
-from ...nesting import to_ps
+from ... import schema
+from ...analysis.nesting import to_ps
 from .columns import ranks, text_at
 from .gpu import kernel_instructions, positions, ran_instructions
 from .roofline import rate_columns

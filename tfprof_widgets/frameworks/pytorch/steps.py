@@ -31,10 +31,10 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .... import schema, stat_columns
-from ...event_index import on_device, times_ps
-from ...inputs import per_run
-from ...nesting import interval_union
+from ... import schema, stat_columns
+from ...analysis.event_index import on_device, times_ps
+from ...analysis.inputs import per_run
+from ...analysis.nesting import interval_union
 from . import names as torch_names
 from .kernels import torch_gpu_metrics
 from .names import ANNOTATION, KERNEL, MEMCPY, MEMSET, OPERATOR, RUNTIME

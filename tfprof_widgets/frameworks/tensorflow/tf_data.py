@@ -21,9 +21,9 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from .... import _deprecated, schema, stat_columns
-from ...event_index import timed
-from ...results import Summary
+from ... import _deprecated, schema, stat_columns
+from ...analysis.event_index import timed
+from ...analysis.results import Summary
 
 SLOW_CALL_US = 50.0
 ASYNC_ITERATORS = {

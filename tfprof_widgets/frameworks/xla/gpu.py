@@ -34,9 +34,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .... import stat_columns
-from ...event_index import event_line_ids, is_derived_line, on_device, timed
-from ...inputs import per_run
+from ... import stat_columns
+from ...analysis.event_index import event_line_ids, is_derived_line, on_device, timed
+from ...analysis.inputs import per_run
 from ..tensorflow.op_names import parse_tf_op
 from .columns import text, text_at
 

@@ -33,8 +33,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .... import schema, stat_columns
-from ...nesting import stack_nesting
+from ... import schema, stat_columns
+from ...analysis.nesting import stack_nesting
 from .names import OPERATOR, event_types
 
 MEMORY_EVENT = "[memory]"

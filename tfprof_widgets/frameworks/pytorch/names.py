@@ -8,8 +8,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from .... import stat_columns
-from ...inputs import per_run
+from ... import stat_columns
+from ...analysis.inputs import per_run
 from ..base import name_flags, name_texts
 
 # ASCII digits only, as the reader reads them: ``\d`` takes any script's (``ProfilerStep#٣``,

@@ -3,10 +3,10 @@ kernels' HLO instructions (:mod:`.gpu`), and the analyses only XLA captures have
 Stats (:mod:`.hlo_stats`), with XLA's FLOPs and bytes per instruction (:mod:`.cost`), the
 Roofline Model (:mod:`.roofline`) and the Op Profile (:mod:`.op_profile`)."""
 
-from ...results import Analysis
+from ...analysis.results import Analysis
 from .rules import XLA
 
-_HERE = ".frameworks.xla."
+_HERE = "tfprof_widgets.frameworks.xla."
 # The analyses only XLA captures have, as run attributes (see tfprof_widgets.analysis.ANALYSES).
 ANALYSES = (
     Analysis("hlo_stats", _HERE + "hlo_stats:hlo_stats", "HLO_STATS"),

@@ -36,11 +36,11 @@ import re
 import numpy as np
 import pandas as pd
 
-from .... import stat_columns
-from ...device_time import xevent_times
-from ...event_index import event_plane_rows
-from ...inputs import per_run
-from ...nesting import to_ps
+from ... import stat_columns
+from ...analysis.device_time import xevent_times
+from ...analysis.event_index import event_plane_rows
+from ...analysis.inputs import per_run
+from ...analysis.nesting import to_ps
 from ..tensorflow.op_names import parse_tf_op
 from .columns import refused_costs_note
 from .columns import text as column_text

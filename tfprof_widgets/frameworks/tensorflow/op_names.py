@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from ...inputs import per_run, shared
+from ...analysis.inputs import per_run, shared
 
 try:
     from . import _tf_ops

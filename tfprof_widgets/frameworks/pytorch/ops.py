@@ -31,10 +31,10 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from .... import schema, stat_columns
-from ...event_index import on_device, times_ps
-from ...inputs import per_run
-from ...nesting import group_numbers, stack_nesting
+from ... import schema, stat_columns
+from ...analysis.event_index import on_device, times_ps
+from ...analysis.inputs import per_run
+from ...analysis.nesting import group_numbers, stack_nesting
 from . import names as torch_names
 from .names import ANNOTATION, KERNEL, MEMCPY, MEMSET, OPERATOR, RUNTIME
 

@@ -15,7 +15,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from ..inputs import per_run
+from ..analysis.inputs import per_run
 from .base import UNKNOWN_OP, Advice, DeviceOps, Framework, RunNames
 from .pytorch import PyTorch
 from .tensorflow import TensorFlow

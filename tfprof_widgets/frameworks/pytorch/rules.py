@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .... import stat_columns
-from ...event_index import on_device
-from ...event_types import HOST_COMPUTE, HOST_PREPARE, HOST_WAIT_INPUT
+from ... import stat_columns
+from ...analysis.event_index import on_device
+from ...analysis.event_types import HOST_COMPUTE, HOST_PREPARE, HOST_WAIT_INPUT
 from ..base import Advice, DeviceOps, Framework, RunNames
 from . import names as torch_names
 from . import op_table

@@ -19,8 +19,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from .... import stat_columns
-from ...event_types import (
+from ... import stat_columns
+from ...analysis.event_types import (
     DEVICE_TO_DEVICE,
     DEVICE_TO_HOST,
     HOST_COMPUTE,

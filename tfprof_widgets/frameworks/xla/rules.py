@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...event_types import HOST_COMPILE, HOST_COMPUTE
+from ...analysis.event_types import HOST_COMPILE, HOST_COMPUTE
 from ..base import Advice, DeviceOps, Framework, RunNames, name_flags
 from ..tensorflow.op_names import name_table
 from ..tensorflow.rules import ops_of_tf_op_stat
@@ -127,7 +127,7 @@ class XLA(Framework):
         """XLA's PrimitiveType (xla_data.proto), as HLO text prints it (``bf16``, ``f32``);
         0 (PRIMITIVE_TYPE_INVALID) is what PJRT's allocations carry when nobody annotated
         them, so "not recorded" rather than XProf's "INVALID"."""
-        from ....proto import xla_hlo_pb2  # protobuf only where an XLA run has memory events
+        from ...proto import xla_hlo_pb2  # protobuf only where an XLA run has memory events
 
         enum = xla_hlo_pb2.DESCRIPTOR.enum_types_by_name["PrimitiveType"]
         return {v.number: v.name.lower() for v in enum.values} | {0: ""}

@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .... import stat_columns
-from ...event_index import event_line_ids, is_derived_line, on_device, timed
+from ... import stat_columns
+from ...analysis.event_index import event_line_ids, is_derived_line, on_device, timed
 from .gpu import kernel_instructions
 
 MODULES = "XLA Modules"

@@ -3,10 +3,10 @@
 and TF1's tfprof tables and advisor (:mod:`.tfprof_tables`, :mod:`.tfprof_advice`).
 """
 
-from ...results import Analysis
+from ...analysis.results import Analysis
 from .rules import TensorFlow
 
-_HERE = ".frameworks.tensorflow."
+_HERE = "tfprof_widgets.frameworks.tensorflow."
 # The analyses only TF captures have, as run attributes (see tfprof_widgets.analysis.ANALYSES).
 ANALYSES = (
     Analysis("tf_data", _HERE + "tf_data:tf_data", "TfDataSummary"),

@@ -20,7 +20,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from ..event_types import HOST_COMPUTE
+from ..analysis.event_types import HOST_COMPUTE
 
 # The category of a name that is no op of any framework.
 UNKNOWN_OP = "unknown"

@@ -38,11 +38,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .... import schema
-from ...device_time import xevent_times
-from ...inputs import per_run
-from ...nesting import to_ps
-from ...step_edges import DROP_EDGE_STEPS_ABOVE
+from ... import schema
+from ...analysis.device_time import xevent_times
+from ...analysis.inputs import per_run
+from ...analysis.nesting import to_ps
+from ...analysis.step_edges import DROP_EDGE_STEPS_ABOVE
 from .columns import note_once
 from .tpu import OFF_DUTY_CATEGORIES, tpu_device_ops, tpu_op_events
 

@@ -3,10 +3,10 @@
 operator view (:mod:`.ops`), kernel view and GPU metrics (:mod:`.kernels`); its allocator
 events feed ``run.memory`` (:mod:`.memory`)."""
 
-from ...results import Analysis
+from ...analysis.results import Analysis
 from .rules import PyTorch
 
-_HERE = ".frameworks.pytorch."
+_HERE = "tfprof_widgets.frameworks.pytorch."
 # The analyses only PyTorch captures have, as run attributes (see tfprof_widgets.analysis).
 ANALYSES = (
     Analysis("torch_steps", _HERE + "steps:torch_steps", "TORCH_STEPS"),

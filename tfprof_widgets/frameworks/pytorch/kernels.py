@@ -16,10 +16,10 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .... import schema, stat_columns
-from ...event_index import event_plane_rows, times_ps
-from ...inputs import per_run
-from ...nesting import group_numbers
+from ... import schema, stat_columns
+from ...analysis.event_index import event_plane_rows, times_ps
+from ...analysis.inputs import per_run
+from ...analysis.nesting import group_numbers
 from .names import KERNEL
 from .ops import launches, operator_tree
 
