@@ -48,9 +48,8 @@ from .errors import (
     ProfileTooLargeError,
     WrongFormatError,
 )
-from .frameworks.tensorflow.tf_data import TfDataSummary
-from .frameworks.tensorflow.tfprof_tables import tfprof_table
-from .frameworks.tensorflow.tfprof_tables import total_parameters as _total_parameters
+from .frameworks.tensorflow import TfDataSummary, tfprof_table
+from .frameworks.tensorflow import total_parameters as _total_parameters
 from .loading import list_runs, load
 from .run import Run
 

@@ -513,8 +513,7 @@ def step_db(run) -> StepDb:
 def _with_framework_steps(run, steps: pd.DataFrame) -> pd.DataFrame:
     """``steps`` with the steps a framework builds from its devices by rules of its own
     (``Framework.device_steps``) in place of those of the hosts they name."""
-    own = [s for s in (f.device_steps(run) for f in framework_of(run).rules) if s is not None]
-    own = [s for s in own if len(s)]
+    own = framework_of(run).device_steps(run)
     if not own:
         return steps
     hosts = set().union(*(s["host"].astype(str) for s in own))

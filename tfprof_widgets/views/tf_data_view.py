@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..analysis.tool_data import no_trace_note
-from ..frameworks.tensorflow.tf_data import tf_data_summary
+from ..frameworks.tensorflow import tf_data_summary
 from ._common import quick_figure
 from ._display import esc
 from .base import Choice, Html, Plot, Plots, TableBlock, View

@@ -34,8 +34,8 @@ import pandas as pd
 from pandas.api.types import union_categoricals
 
 from ..analysis.kernels import parse_kernel_details
-from ..frameworks.xla.trace_lines import event_hlo
-from ..frameworks.xla.trace_lines import trace_lines as xla_trace_lines
+from ..frameworks.xla import derived_trace_lines as xla_trace_lines
+from ..frameworks.xla import event_hlo
 from ..schema import DEVICE_KINDS
 
 MAX_MARKS = 8000

@@ -6,6 +6,9 @@ events feed ``run.memory`` (:mod:`.memory`)."""
 from ...analysis.results import Analysis
 from .rules import PyTorch
 
+# The framework's rules, as the registry asks them.
+FRAMEWORK = PyTorch()
+
 _HERE = "tfprof_widgets.frameworks.pytorch."
 # The analyses only PyTorch captures have, as run attributes (see tfprof_widgets.analysis).
 ANALYSES = (
@@ -16,4 +19,4 @@ ANALYSES = (
     Analysis("torch_gpu_metrics", _HERE + "kernels:torch_gpu_metrics", "TORCH_GPU_METRICS"),
 )
 
-__all__ = ["ANALYSES", "PyTorch"]
+__all__ = ["ANALYSES", "FRAMEWORK", "PyTorch"]
