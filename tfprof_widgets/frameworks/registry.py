@@ -29,13 +29,8 @@ _FALLBACK: tuple[Framework, ...] = (FRAMEWORKS[0],)
 
 
 @dataclasses.dataclass(frozen=True)
-class RunFrameworks:
-    """The frameworks of one run (``run.framework``) and their rules, asked in order.
-
-    ``found``: the frameworks whose events the run holds (empty where none is known);
-    ``name``: their names joined by '+' ('tensorflow+xla'), or 'unknown'; ``title``: how
-    the views name them ('TensorFlow with XLA').
-    """
+class _Found:
+    """Which frameworks a run holds; :class:`RunFrameworks` adds their hooks."""
 
     found: tuple[Framework, ...]
 
@@ -96,11 +91,24 @@ def _attribute_together(name: str, rule: Callable) -> property:
     return property(together)
 
 
-# Every hook that base declares, asked of the run's frameworks by the rule it declares.
-for _name, _method in hooks().items():
-    setattr(RunFrameworks, _name, _asks_together(_name, _method, _method.combine))
-for _name, _rule in ATTRIBUTES.items():
-    setattr(RunFrameworks, _name, _attribute_together(_name, _rule))
+# Every hook and attribute that base declares, asked of the run's frameworks by its rule.
+RunFrameworks = type(
+    "RunFrameworks",
+    (_Found,),
+    {
+        "__module__": __name__,
+        "__doc__": """The frameworks of one run (``run.framework``) and their rules, asked in order.
+
+    ``found``: the frameworks whose events the run holds (empty where none is known);
+    ``name``: their names joined by '+' ('tensorflow+xla'), or 'unknown'; ``title``: how
+    the views name them ('TensorFlow with XLA'). Every hook of :class:`~.base.Framework`
+    (:func:`~.base.hooks`) and attribute (:data:`~.base.ATTRIBUTES`), answered by the
+    run's frameworks together as the hook declares.
+    """,
+        **{n: _asks_together(n, m, m.combine) for n, m in hooks().items()},
+        **{n: _attribute_together(n, r) for n, r in ATTRIBUTES.items()},
+    },
+)
 
 
 def frameworks_in(run) -> RunFrameworks:
