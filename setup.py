@@ -23,8 +23,8 @@ setup(
             optional=True,
         ),
         Extension(
-            "tfprof_widgets.analysis.frameworks.tensorflow._tf_ops",
-            sources=["tfprof_widgets/analysis/frameworks/tensorflow/_tf_ops.c"],
+            "tfprof_widgets.frameworks.tensorflow._tf_ops",
+            sources=["tfprof_widgets/frameworks/tensorflow/_tf_ops.c"],
             extra_compile_args=["-O3"],
             optional=True,
         ),

@@ -1502,7 +1502,7 @@ def _r3_xla(target, good: int = 40, report: bool = False):
     and not negative)."""
     import numpy as np
 
-    from tfprof_widgets.analysis.frameworks.xla.cost import instruction_costs
+    from tfprof_widgets.frameworks.xla.cost import instruction_costs
 
     run = tw.load(target, progress=False, max_memory_bytes=GOAL_PEAK_MB << 20)
     # The good fusions' FLOPs as the roofline shows them (3,072 FLOPs per run); the cost

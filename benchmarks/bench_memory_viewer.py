@@ -30,7 +30,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 from bench_speed import paired_row  # noqa: E402
 
 import tfprof_widgets as tw  # noqa: E402
-from tfprof_widgets.analysis.frameworks.xla import memory_viewer as mv  # noqa: E402
+from tfprof_widgets.frameworks.xla import memory_viewer as mv  # noqa: E402
 
 CAPTURES = (
     ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_nographs.xplane.pb",

@@ -269,7 +269,7 @@ def _numbers_ok(name: str, df) -> list[str]:
 
 def run_case(seed: int, work: pathlib.Path) -> tuple[str, list[str], str]:
     """(outcome, kinds of damage, detail) of one seeded case; the detail names what broke."""
-    from tfprof_widgets.analysis.frameworks.xla.cost import instruction_costs
+    from tfprof_widgets.frameworks.xla.cost import instruction_costs
 
     rng = random.Random(seed)
     data, kinds = mutate(rng, rng.choice(programs()))

@@ -155,7 +155,7 @@ DELIBERATE = (
         "XLA:CPU's thunks (ours, beyond XProf) are host op rows named by their HLO "
         "instruction's framework op; XProf 2.24 counts none of them (no op at all on a JAX "
         "CPU capture, the TF ops only with TF's jit_compile) "
-        "(tfprof_widgets/analysis/frameworks/xla/cpu.py; tests/test_xla_cpu_ops.py).",
+        "(tfprof_widgets/frameworks/xla/cpu.py; tests/test_xla_cpu_ops.py).",
     ),
     Deliberate(
         "D9",

@@ -18,7 +18,7 @@ Kineto categories is given ``cuda_runtime`` -> Runtime (as kineto's later plugin
 trace's GPU user annotations are left out (0.4.3 takes their ``ProfilerStep#N`` copies for
 more steps), and a DataLoader batch recorded as a ``user_annotation`` is handed to it as an
 operator (0.4.3 drops user annotations): the four rules where ours differ from 0.4.3's on
-purpose (see ``tfprof_widgets/analysis/frameworks/pytorch/steps.py``).
+purpose (see ``tfprof_widgets/frameworks/pytorch/steps.py``).
 """
 
 from __future__ import annotations

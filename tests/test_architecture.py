@@ -7,6 +7,7 @@ magic stay out of the readers, analyses and views. Function-local imports count 
 """
 
 import ast
+import importlib
 import pathlib
 import re
 
@@ -239,8 +240,8 @@ def test_the_length_check_finds_a_long_function():
     assert long_functions("def g():\n    return 1\n") == []
 
 
-# Framework rules live in analysis/frameworks/; the other analyses only ask them.
-FRAMEWORKS_DIR = PACKAGE / "analysis" / "frameworks"
+# Framework rules live in frameworks/; the other analyses only ask them.
+FRAMEWORKS_DIR = PACKAGE / "frameworks"
 NEUTRAL = sorted(p for p in (PACKAGE / "analysis").rglob("*.py") if FRAMEWORKS_DIR not in p.parents)
 FRAMEWORK_NAME = re.compile(
     r"tensorflow|TensorFlow|\btf\.|jax|JAX|XLA|Xla|torch|PyTorch|Kineto|kineto|Keras|keras"
@@ -248,7 +249,7 @@ FRAMEWORK_NAME = re.compile(
 
 
 def framework_vocabulary() -> tuple[str, ...]:
-    from tfprof_widgets.analysis.frameworks import FRAMEWORKS
+    from tfprof_widgets.frameworks import FRAMEWORKS
 
     return tuple(word for f in FRAMEWORKS for word in f.vocabulary)
 
@@ -292,7 +293,7 @@ def test_no_neutral_analysis_names_a_framework(path):
 
 
 def test_every_framework_has_a_vocabulary_and_a_title():
-    from tfprof_widgets.analysis.frameworks import FRAMEWORKS
+    from tfprof_widgets.frameworks import FRAMEWORKS
 
     for f in FRAMEWORKS:
         assert f.vocabulary and f.title and f.name
@@ -485,3 +486,90 @@ def test_run_and_pod_are_runlike(tmp_path):
         assert missing(pod) == []
     assert {"steps", "overview_summary", "clear_cache", "duration_us"} <= set(members())
     assert missing(object()) == members()
+
+
+# -- the frameworks: a layer beside the analyses, its internals its own ----------------------
+FRAMEWORKS_PACKAGE = "tfprof_widgets.frameworks"
+# Layer -> what it must never import (the frameworks sit where the analyses do).
+FRAMEWORK_LAYERS = {
+    "frameworks": ("readers", "views", *UPPER),
+    "readers": ("frameworks",),
+    "stat_store": ("frameworks",),
+    "stat_columns": ("frameworks",),
+    "errors": ("frameworks",),
+}
+
+
+def framework_internals(name: str, source: str, is_package: bool) -> list[str]:
+    """The modules of the frameworks (``base``, ``registry``, ``xla/trace_lines``...) that a
+    module outside them imports: it may import only ``tfprof_widgets.frameworks`` and the
+    framework packages' ``__init__``, their public names."""
+    found = []
+    for target, names in import_statements(ast.walk(ast.parse(source)), name, is_package):
+        for full in [f"{target}.{n}" for n in names] or [target]:
+            parts = full.split(".")
+            if not full.startswith(FRAMEWORKS_PACKAGE + "."):
+                continue
+            for end in range(3, len(parts) + 1):
+                if (ROOT / pathlib.Path(*parts[:end])).with_suffix(".py").exists():
+                    found.append(".".join(parts[:end]))
+                    break
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_the_frameworks_keep_their_layer(path):
+    name = module_name(path)
+    found = imports(path.read_text(), name, path.name == "__init__.py")
+    banned = FRAMEWORK_LAYERS.get(layer(name), ())
+    assert sorted(m for m in found if layer(m) in banned) == []
+
+
+VIEWS_AND_ROOT = [PACKAGE / "__init__.py", *sorted((PACKAGE / "views").rglob("*.py"))]
+
+
+@pytest.mark.parametrize("path", VIEWS_AND_ROOT, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_views_and_the_root_use_only_public_framework_names(path):
+    name = module_name(path)
+    assert framework_internals(name, path.read_text(), path.name == "__init__.py") == []
+
+
+def test_the_schema_finds_every_frameworks_tables_and_only_them():
+    from tfprof_widgets.frameworks import PACKAGES
+
+    path = PACKAGE / "schema.py"
+    found = framework_internals("tfprof_widgets.schema", path.read_text(), False)
+    assert found == sorted(f"{p.__name__}.schema" for p in PACKAGES)
+    for module in found:  # the tables are data: they import nothing of the package
+        source = (ROOT / pathlib.Path(*module.split("."))).with_suffix(".py").read_text()
+        assert not [m for m in imports(source, module, False) if layer(m)]
+
+
+def test_the_schema_lists_every_table_and_finds_each():
+    from tfprof_widgets import schema
+    from tfprof_widgets.frameworks import PACKAGES
+
+    tables = [n for n in dir(schema) if n.isupper() and isinstance(getattr(schema, n), dict)]
+    listed = set(re.findall(r"\b[A-Z][A-Z_]*[A-Z]\b", schema.__doc__))
+    assert [n for n in tables if n not in listed] == []
+    for package in PACKAGES:
+        own = importlib.import_module(f"{package.__name__}.schema")
+        assert own.__all__ and all(getattr(schema, n) is getattr(own, n) for n in own.__all__)
+
+
+def test_frames_import_nothing_of_the_package():
+    found = imports((PACKAGE / "frames.py").read_text(), "tfprof_widgets.frames", False)
+    assert [m for m in found if layer(m)] == []
+
+
+def test_the_framework_checks_find_an_internal_import():
+    views = "tfprof_widgets.views.trace.model"
+    assert framework_internals(
+        views, "from ..frameworks.xla.trace_lines import event_hlo", False
+    ) == ["tfprof_widgets.frameworks.xla.trace_lines"]
+    assert framework_internals(views, "from ..frameworks.xla import trace_lines", False)
+    assert framework_internals(views, "from ..frameworks.registry import rules_of", False)
+    assert framework_internals(views, "from ..frameworks.xla import event_hlo", False) == []
+    assert framework_internals(views, "from ..frameworks import rules_of", False) == []
+    found = imports("from ..frameworks import rules_of", "tfprof_widgets.readers.text", False)
+    assert [m for m in found if layer(m) in FRAMEWORK_LAYERS["readers"]]

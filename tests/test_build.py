@@ -14,8 +14,6 @@ def test_c_walker_built_in_ci():
 
 @pytest.mark.skipif(os.environ.get("CI") != "true", reason="only enforced in CI")
 def test_op_name_parser_built_in_ci():
-    from tfprof_widgets.analysis.frameworks.tensorflow import op_names as tf_ops
+    from tfprof_widgets.frameworks.tensorflow import op_names as tf_ops
 
-    assert tf_ops._tf_ops is not None, (
-        "tfprof_widgets.analysis.frameworks.tensorflow._tf_ops did not build"
-    )
+    assert tf_ops._tf_ops is not None, "tfprof_widgets.frameworks.tensorflow._tf_ops did not build"

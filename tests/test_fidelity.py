@@ -11,8 +11,8 @@ from fidelity_figures import differences, our_figures, rows, xprof_figures, xpro
 from golden_tables import BERT, golden, synthetic_gpu_path, synthetic_tpu_path
 
 import tfprof_widgets as tw
-from tfprof_widgets.analysis.frameworks.tensorflow.op_names import parse_tf_op
 from tfprof_widgets.analysis.overview import overview_summary
+from tfprof_widgets.frameworks.tensorflow.op_names import parse_tf_op
 
 TOOLS = ("overview_page", "framework_op_stats", "memory_profile", "kernel_stats")
 

@@ -4,7 +4,7 @@ where we count a few ms, reproduced and kept on purpose.
 XProf 2.24 keeps step 0 of a host with five steps or fewer (what ``%%tfprof --backend jax``
 gave), and step 0 compiles the program. The 5-step copy of the bundled capture
 (tests/jax_cpu_first_steps.py) shows it: XProf types JAX's and XLA's compile events host
-compute; ours types them compile time (tfprof_widgets/analysis/frameworks/xla/rules.py) and
+compute; ours types them compile time (tfprof_widgets/frameworks/xla/rules.py) and
 the overview leaves a step that is mostly compile out of its averages, so XProf's verdict
 ('35.7 % All Others') and ours (the steady steps' All Others) differ by that step alone.
 With the 10-step capture XProf drops step 0 itself and every figure equals ours

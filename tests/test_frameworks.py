@@ -16,8 +16,8 @@ from conftest import ROOT, SAMPLES
 from xspace_builder import US, XSpaceBuilder, cpu_steps_capture
 
 import tfprof_widgets as tw
-from tfprof_widgets.analysis.frameworks import FRAMEWORKS, RunFrameworks, rules_of
-from tfprof_widgets.analysis.frameworks.base import Framework
+from tfprof_widgets.frameworks import FRAMEWORKS, RunFrameworks, rules_of
+from tfprof_widgets.frameworks.base import Framework
 
 DATA = ROOT / "tests" / "data"
 
@@ -187,3 +187,50 @@ def test_titles_name_the_captures_framework(path, title):
         assert columns["operation"] == label
     top = re.search(r"Top \d+ (.+) by self time", summary_text(run))
     assert top is None or top.group(1) == f"{label}s", top
+
+
+class _First(Framework):
+    name, op_label, input_op_types, copy_op_types = "first", "first op", ("X",), {"C": 1}
+
+    def duty_cycle(self, run):
+        return 1.0, 2.0
+
+    def overview_verdicts(self, run):
+        return {"from": "first"}
+
+    def device_rows_in_steps(self, run, rows):
+        return rows[rows > 1]
+
+
+class _Second(Framework):
+    name, op_label, input_op_types, copy_op_types = "second", "2nd op", ("Y", "X"), {"C": 2, "D": 3}
+    host_marks_device_steps = True
+
+    def duty_cycle(self, run):
+        return 10.0, 20.0
+
+    def hlo_16bit_percent(self, run):
+        return 50.0
+
+    def overview_verdicts(self, run):
+        return {"from": "second"}
+
+    def device_rows_in_steps(self, run, rows):
+        return rows[rows < 4]
+
+
+def test_each_hook_combines_the_frameworks_answers_by_the_rule_base_declares():
+    from tfprof_widgets.frameworks.base import ATTRIBUTES, hooks
+
+    both = RunFrameworks((_First(), _Second()))
+    assert both.duty_cycle(None) == (11.0, 22.0)  # summed
+    assert both.hlo_16bit_percent(None) == 50.0  # the first that is not None
+    assert both.overview_verdicts(None) == {"from": "first"}
+    assert both.device_rows_in_steps(None, np.arange(6)).tolist() == [2, 3]  # chained
+    assert both.memory_data_type_names() is None  # the primary framework's
+    assert both.op_label == "first op" and both.input_op_types == ("X", "Y")
+    assert both.copy_op_types == {"C": 1, "D": 3} and both.host_marks_device_steps
+    # Every hook base declares is asked of a run's frameworks, and says how.
+    assert all(callable(m.combine) for m in hooks().values())
+    assert set(hooks()) | set(ATTRIBUTES) <= set(dir(RunFrameworks))
+    assert "duty_cycle" in hooks() and "present" not in hooks()

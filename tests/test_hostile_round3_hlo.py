@@ -20,7 +20,7 @@ import pytest
 from hlo_hostile_builder import PROGRAM, capture, good_program
 
 import tfprof_widgets as tw
-from tfprof_widgets.analysis.frameworks.xla.cost import instruction_costs
+from tfprof_widgets.frameworks.xla.cost import instruction_costs
 
 GOOD = 40
 GOOD_FLOPS = 3 * 1024  # an f32[1024] add: XLA's 3 FLOPs per element
@@ -222,7 +222,7 @@ def test_a_steps_event_nested_in_another_loses_no_op(tmp_path):
     """A short ``Steps`` event inside step 0 on one core: the search on the (unsorted) step
     ends then missed every op after it; each op still belongs to the first step overlapping
     it, and the nested event is warned about, not a step."""
-    from tfprof_widgets.analysis.frameworks.xla.tpu_steps import _markers, _ops_in_steps
+    from tfprof_widgets.frameworks.xla.tpu_steps import _markers, _ops_in_steps
 
     plain = _tpu_run(tmp_path, lambda b: None)
     want = _ops_in_steps(plain, _markers(plain))

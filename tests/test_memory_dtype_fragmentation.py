@@ -11,9 +11,9 @@ import pytest
 from conftest import ROOT
 
 import tfprof_widgets as tw
-from tfprof_widgets.analysis.frameworks.tensorflow.rules import TensorFlow
-from tfprof_widgets.analysis.frameworks.xla.rules import XLA
 from tfprof_widgets.analysis.memory import _data_types, memory_breakdown
+from tfprof_widgets.frameworks.tensorflow.rules import TensorFlow
+from tfprof_widgets.frameworks.xla.rules import XLA
 from tfprof_widgets.views.memory_view import fragmentation_text
 
 JAX = ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_nographs.xplane.pb"

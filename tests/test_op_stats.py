@@ -9,8 +9,8 @@ from golden_tables import data_table, golden, synthetic_gpu_path
 import tfprof_widgets as tw
 from tfprof_widgets import schema
 from tfprof_widgets.analysis.event_index import is_derived_line
-from tfprof_widgets.analysis.frameworks.tensorflow.op_names import parse_tf_op
 from tfprof_widgets.analysis.op_stats import op_stats
+from tfprof_widgets.frameworks.tensorflow.op_names import parse_tf_op
 
 KEY = ["host_or_device", "type", "operation"]
 

@@ -71,7 +71,7 @@ def test_tables_inside_the_results(run):
 
 
 def test_tf1_tables():
-    from tfprof_widgets.analysis.frameworks.tensorflow.tfprof_tables import (
+    from tfprof_widgets.frameworks.tensorflow.tfprof_tables import (
         TABLE_METRICS,
         tfprof_node_stats,
     )

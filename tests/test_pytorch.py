@@ -325,7 +325,7 @@ def test_memory_advice_at_the_device_limit():
 
     import pandas as pd
 
-    from tfprof_widgets.analysis.frameworks.pytorch.steps import memory_advice
+    from tfprof_widgets.frameworks.pytorch.steps import memory_advice
 
     def run_with(peak: int):
         return types.SimpleNamespace(

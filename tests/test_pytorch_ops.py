@@ -14,7 +14,7 @@ from conftest import ROOT, kineto_run
 
 import tfprof_widgets as tw
 from tfprof_widgets import schema
-from tfprof_widgets.analysis.frameworks.pytorch import op_table
+from tfprof_widgets.frameworks.pytorch import op_table
 
 KINETO = ROOT.parent / "shared" / "captures" / "kineto"
 GOLDEN = ROOT / "tests" / "golden" / "kineto"

@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tfprof_widgets.analysis.frameworks.tensorflow.op_names import name_table
 from tfprof_widgets.analysis.overview import _mean_std
+from tfprof_widgets.frameworks.tensorflow.op_names import name_table
 
 
 @pytest.mark.parametrize("seed", range(300))
@@ -30,7 +30,7 @@ def test_mean_std_is_pandas_bit_for_bit(seed):
     ],
 )
 def test_name_table_is_three_object_columns(names):
-    from tfprof_widgets.analysis.frameworks.tensorflow.op_names import parse_tf_op
+    from tfprof_widgets.frameworks.tensorflow.op_names import parse_tf_op
 
     table = name_table(pd.Index(names, dtype=object))
     expected = pd.DataFrame(

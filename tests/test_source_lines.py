@@ -19,8 +19,6 @@ from conftest import kineto_run
 from hlo_hostile_builder import FUSED_ID, capture, good_program
 
 import tfprof_widgets as tw
-from tfprof_widgets.analysis.frameworks.pytorch.op_table import launching_operators
-from tfprof_widgets.analysis.frameworks.xla.gpu import kernel_instructions
 from tfprof_widgets.analysis.source_lines import (
     NO_LINES_NOTE,
     SOURCE_LINES,
@@ -29,7 +27,9 @@ from tfprof_widgets.analysis.source_lines import (
     source_lines,
     source_text,
 )
-from tfprof_widgets.views.source_lines_view import source_lines_view
+from tfprof_widgets.frameworks.pytorch.op_table import launching_operators
+from tfprof_widgets.frameworks.xla.gpu import kernel_instructions
+from tfprof_widgets.views.source_lines_view import source_lines as source_lines_view
 
 DATA = pathlib.Path(__file__).resolve().parent / "data"
 JAX = [
@@ -149,7 +149,7 @@ def test_tpu_ops_self_time_lands_on_their_lines(tmp_path):
     """TPU cores (the synthetic libtpu capture, real XLA programs): each op's self time, once."""
     from tpu_builder import tpu_capture
 
-    from tfprof_widgets.analysis.frameworks.xla.tpu import tpu_device_ops
+    from tfprof_widgets.frameworks.xla.tpu import tpu_device_ops
 
     run = tw.load(tpu_capture().write(tmp_path / "t.xplane.pb"), progress=False)
     t = source_lines(run)

@@ -7,7 +7,7 @@ from conftest import SAMPLES
 from xspace_builder import US, XSpaceBuilder
 
 import tfprof_widgets as tw
-from tfprof_widgets.analysis.frameworks.tensorflow.tf_data import (
+from tfprof_widgets.frameworks.tensorflow.tf_data import (
     SUGGESTIONS,
     tf_data,
     tf_data_bottleneck,

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tfprof_widgets as tw
-from tfprof_widgets.analysis.frameworks.tensorflow import op_names as tf_ops
+from tfprof_widgets.frameworks.tensorflow import op_names as tf_ops
 
 pytestmark = pytest.mark.skipif(tf_ops._tf_ops is None, reason="the C parser is not built here")
 

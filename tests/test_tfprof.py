@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT, tree_state
 
 import tfprof_widgets as tw
-from tfprof_widgets.analysis.frameworks.tensorflow.tfprof_tables import tfprof_node_stats
+from tfprof_widgets.frameworks.tensorflow.tfprof_tables import tfprof_node_stats
 from tfprof_widgets.proto import tfprof_pb2
 
 if os.environ.get("CI") != "true":

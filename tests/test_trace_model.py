@@ -739,7 +739,7 @@ def test_a_xla_kernels_details_name_its_hlo_op_framework_op_source_and_text():
     # A fusion's text names its kind and fused computation.
     h = run.hlo_instructions
     fusion = h[(h["opcode"] == "fusion") & (h["module"] == "jit_step")].iloc[0]
-    from tfprof_widgets.analysis.frameworks.xla.trace_lines import hlo_text
+    from tfprof_widgets.frameworks.xla.trace_lines import hlo_text
 
     text = hlo_text(fusion)
     assert (

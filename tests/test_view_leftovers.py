@@ -85,7 +85,7 @@ def test_an_images_figure_is_what_the_validated_copy_gave(validated):
 
 def test_memory_advice_reads_only_the_peaks():
     run = tw.load(KINETO, progress=False)
-    from tfprof_widgets.analysis.frameworks.pytorch.steps import allocator_peaks, memory_advice
+    from tfprof_widgets.frameworks.pytorch.steps import allocator_peaks, memory_advice
 
     assert memory_advice(run) == []  # 2.2 GB of an 80 GB H100
     assert "memory_summary" not in vars(run)  # not made for it

@@ -11,7 +11,7 @@ import pytest
 from xspace_builder import US, XSpaceBuilder
 
 import tfprof_widgets as tw
-from tfprof_widgets.analysis.frameworks.xla.gpu import kernel_instructions
+from tfprof_widgets.frameworks.xla.gpu import kernel_instructions
 from tfprof_widgets.proto import xla_hlo_pb2
 
 PROGRAM = 7

@@ -5,7 +5,7 @@ XLA:CPU's thunks on the PjRt client and XLAEigen threads, each naming its HLO in
 (``hlo_op``, ``program_id``), and the program's HLO on /host:metadata. XProf 2.24 shows no op
 for it (tests/golden/jax_cpu_10steps: op stats with a host IDLE of 0 and nothing else); ours
 counts each thunk for its instruction's framework op, as host rows marked beyond_xprof
-(tfprof_widgets/analysis/frameworks/xla/cpu.py), and leaves XProf's own figures as they are.
+(tfprof_widgets/frameworks/xla/cpu.py), and leaves XProf's own figures as they are.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from fidelity_figures import differences, our_figures, rows, xprof_figures
 from golden_tables import golden
 
 import tfprof_widgets as tw
-from tfprof_widgets.analysis.frameworks.xla.cpu import cpu_thunks
+from tfprof_widgets.frameworks.xla.cpu import cpu_thunks
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 JAX_CPU = ROOT / "tests" / "data" / "jax_cpu" / "jax_cnn_cpu_10steps.xplane.pb"
@@ -93,7 +93,7 @@ def test_the_overview_says_how_much_of_all_others_is_xla_cpu(run):
     (the TF-op threads) leaves out. Ours says what filled it: XLA:CPU ran the program during
     92.7 % of the averaged steps' time (its thunks over all threads, each instant once: a
     1 µs grid here), where other captures keep the general note."""
-    from tfprof_widgets.analysis.frameworks.xla.cpu import cpu_step_share
+    from tfprof_widgets.frameworks.xla.cpu import cpu_step_share
 
     steps = run.steps.iloc[1:9]  # the overview's steps 1..8
     share = cpu_step_share(run, steps)

@@ -1,4 +1,4 @@
-"""The memory viewer (analysis/frameworks/xla/memory_viewer.py) against xprof's
+"""The memory viewer (frameworks/xla/memory_viewer.py) against xprof's
 ``memory_viewer`` tool on every program of the bundled XLA captures (goldens made by
 scripts/make_memory_viewer_goldens.py), its hostile inputs, and its view."""
 
@@ -12,7 +12,7 @@ from conftest import ROOT
 
 import tfprof_widgets as tw
 from tfprof_widgets import schema
-from tfprof_widgets.analysis.frameworks.xla import memory_viewer as mv
+from tfprof_widgets.frameworks.xla import memory_viewer as mv
 
 GOLDEN = ROOT / "tests" / "golden" / "memory_viewer"
 # The captures the goldens were made of (scripts/make_memory_viewer_goldens.py names them).

@@ -13,7 +13,7 @@ from conftest import ROOT
 
 import tfprof_widgets as tw
 from tfprof_widgets.analysis import grouping
-from tfprof_widgets.analysis.frameworks.xla import columns, gpu
+from tfprof_widgets.frameworks.xla import columns, gpu
 
 DATA = ROOT / "tests" / "data" / "xplane_h100_jax"
 NOGRAPHS, GRAPHS = DATA / "jax_cnn_nographs.xplane.pb", DATA / "jax_cnn_graphs.xplane.pb"

@@ -228,7 +228,7 @@ def test_damaged_programs_get_no_costs_and_never_crash():
 
     import pandas as pd
 
-    from tfprof_widgets.analysis.frameworks.xla.cost import instruction_costs
+    from tfprof_widgets.frameworks.xla.cost import instruction_costs
     from tfprof_widgets.proto import xla_hlo_pb2 as pb
 
     def array(ins, *dims):

@@ -12,7 +12,7 @@ from conftest import ROOT
 
 import tfprof_widgets as tw
 from tfprof_widgets import schema
-from tfprof_widgets.analysis.frameworks.xla import columns, cost
+from tfprof_widgets.frameworks.xla import columns, cost
 from tfprof_widgets.readers.xspace import hlo
 
 NOGRAPHS = ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_nographs.xplane.pb"
@@ -97,7 +97,7 @@ def test_the_frameworks_found_at_load_are_the_runs(monkeypatch):
     """Rule: the frameworks a run's loading finds (to group its events) are its
     framework_of(run), not found a second time; clear_cache() forgets them and the next
     read finds the same ones again."""
-    from tfprof_widgets.analysis.frameworks import registry
+    from tfprof_widgets.frameworks import registry
 
     fresh = tw.load(NOGRAPHS, progress=False)
     calls = []

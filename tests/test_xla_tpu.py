@@ -204,7 +204,7 @@ def test_tpu_op_metadata_carries_the_cost_analysis(tpu):
     """XLA's cost analysis rides on each op's metadata (flops, model_flops, bytes_accessed per
     run): what XProf's HLO stats turn into FLOP rates; xprof's model FLOP rate = flops × runs
     / total time."""
-    from tfprof_widgets.analysis.frameworks.xla.tpu import tpu_device_ops
+    from tfprof_widgets.frameworks.xla.tpu import tpu_device_ops
 
     ops = tpu_device_ops(tpu)
     per = ops.groupby("op_name").agg(flops=("model_flops", "sum"), t=("dur_ps", "sum"))

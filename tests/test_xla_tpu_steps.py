@@ -2,7 +2,7 @@
 input_pipeline_analyzer and overview_page on the synthetic TPU captures: tests/tpu_builder.py
 (golden synthetic_tpu) and its variant tests/tpu_steps_builder.py with infeed, outfeed and
 host-send ops and a split step (golden synthetic_tpu_feeds); goldens by scripts/make_golden.py.
-The rules are tfprof_widgets/analysis/frameworks/xla/tpu_steps.py's."""
+The rules are tfprof_widgets/frameworks/xla/tpu_steps.py's."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from golden_tables import golden
 
 import tfprof_widgets as tw
 from tfprof_widgets import schema
-from tfprof_widgets.analysis.frameworks.base import Framework
 from tfprof_widgets.analysis.overview import overview_summary
+from tfprof_widgets.frameworks.base import Framework
 from tfprof_widgets.proto import xplane_pb2
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -21,8 +21,6 @@ with options).
 from __future__ import annotations
 
 from .analysis.compare import op_diff
-from .analysis.frameworks.tensorflow.tf_data import TfDataSummary
-from .analysis.frameworks.tensorflow.tfprof_tables import tfprof_table
 from .analysis.input_pipeline import InputPipelineSummary
 from .analysis.overview import OverviewSummary
 from .capturing import (
@@ -45,6 +43,7 @@ from .errors import (
     ProfileTooLargeError,
     WrongFormatError,
 )
+from .frameworks.tensorflow import TfDataSummary, tfprof_table
 from .loading import list_runs, load
 from .run import Run
 from .views.page import preload as _preload

@@ -12,10 +12,10 @@ from typing import NoReturn
 
 import pandas as pd
 
-from .analysis.frameworks import rules_of
 from .analysis.overview import TOP_OPS_COLUMNS
 from .analysis.steps import overview_steps
 from .errors import ProfileError
+from .frameworks import rules_of
 from .loading import list_runs, load
 from .run import Run
 

@@ -20,19 +20,19 @@ import pandas as pd
 
 from . import schema, stat_columns
 from .analysis import ANALYSES
-from .analysis.frameworks import RunFrameworks, framework_of
-from .analysis.frameworks.xla import programs
 from .analysis.input_pipeline import InputPipelineSummary
 from .analysis.memo import CACHE_ATTRIBUTE
 from .analysis.overview import OverviewSummary
 from .analysis.results import StepCount
 from .analysis.steps import overview_steps
 from .analysis.tool_data import FROM_TOOL_DATA, ToolData
+from .frameworks import RunFrameworks, framework_of
+from .frameworks.xla import programs
 from .readers.assemble import MetadataTables, RunTables
 from .stat_store import StatStore
 
 if TYPE_CHECKING:
-    from .analysis.frameworks.tensorflow.tf_data import TfDataSummary
+    from .frameworks.tensorflow.tf_data import TfDataSummary
     from .views.trace.model import TraceModel
 
 __all__ = ["Run"]
@@ -213,7 +213,7 @@ class Run:
         with XLA clusters, or 'unknown'; ``.title`` as the views name them)."""
         return framework_of(self)
 
-    # -- the XLA programs the capture carries (analysis/frameworks/xla/programs.py) -----------
+    # -- the XLA programs the capture carries (frameworks/xla/programs.py) -----------
     @functools.cached_property
     def hlo_modules(self) -> list:
         """(host, program id, ``xla.HloModuleProto``) of each XLA program the capture carries,
@@ -243,7 +243,7 @@ class Run:
     def hlo_instructions_of(self, chosen: set[tuple[str, int]]) -> pd.DataFrame:
         """The rows of :attr:`hlo_instructions` of the programs named ((host, program id)
         pairs), labelled by their rows there, tabulating those programs alone while the whole
-        table is not built (:func:`~.analysis.frameworks.xla.programs.instructions_of`)."""
+        table is not built (:func:`~.frameworks.xla.programs.instructions_of`)."""
         from .readers.xspace.hlo import instruction_table
 
         return programs.instructions_of(self, chosen, instruction_table)
@@ -400,9 +400,26 @@ class Run:
         return profile_options(self)
 
     @_analysis
+    def suggestions(self) -> pd.DataFrame:
+        """XProf's smart suggestions and the frameworks' verdicts that fire on this run: one
+        row per rule, with the figures that made it fire and the view to open
+        (schema.SUGGESTIONS)."""
+        from .analysis.suggestions import suggestions
+
+        return suggestions(self)
+
+    @_analysis
+    def source_lines(self) -> pd.DataFrame:
+        """Device and host time per line of the user's source, from the ops' source metadata
+        and Python stacks, heaviest first (schema.SOURCE_LINES)."""
+        from .analysis.source_lines import source_lines
+
+        return source_lines(self)
+
+    @_analysis
     def tf_data(self) -> TfDataSummary:
         """tf.data iterators, pipeline calls and their self time (a ``TfDataSummary``)."""
-        from .analysis.frameworks.tensorflow.tf_data import tf_data
+        from .frameworks.tensorflow.tf_data import tf_data
 
         return tf_data(self)
 
@@ -410,21 +427,21 @@ class Run:
     def tf_data_bottleneck(self) -> pd.DataFrame:
         """Each input pipeline's bottleneck iterator and what to do about it
         (schema.TF_DATA_BOTTLENECK)."""
-        from .analysis.frameworks.tensorflow.tf_data import tf_data_bottleneck
+        from .frameworks.tensorflow.tf_data import tf_data_bottleneck
 
         return tf_data_bottleneck(self)
 
     @_analysis
     def tfprof_advice(self) -> pd.DataFrame:
         """TF1 tfprof's advisor checks (schema.TFPROF_ADVICE; a TF1 profile only)."""
-        from .analysis.frameworks.tensorflow.tfprof_advice import tfprof_advice
+        from .frameworks.tensorflow.tfprof_advice import tfprof_advice
 
         return tfprof_advice(self)
 
     @_analysis
     def total_float_ops(self) -> int:
         """Floating-point operations of one run of the TF1 graph."""
-        from .analysis.frameworks.tensorflow.tfprof_tables import total_float_ops
+        from .frameworks.tensorflow.tfprof_tables import total_float_ops
 
         return total_float_ops(self)
 
@@ -432,7 +449,7 @@ class Run:
     def total_parameters(self) -> int:
         """Trainable variable elements of the TF1 graph (every variable's:
         ``tfprof_tables.total_parameters(run, trainable_only=False)``)."""
-        from .analysis.frameworks.tensorflow.tfprof_tables import total_parameters
+        from .frameworks.tensorflow.tfprof_tables import total_parameters
 
         return total_parameters(self)
 
@@ -440,7 +457,7 @@ class Run:
     def hlo_stats(self) -> pd.DataFrame:
         """XProf's HLO Stats of an XLA capture: time per HLO instruction with its framework op
         and source line, FLOP rate, bandwidth and bound (schema.HLO_STATS)."""
-        from .analysis.frameworks.xla.hlo_stats import hlo_stats
+        from .frameworks.xla.hlo_stats import hlo_stats
 
         return hlo_stats(self)
 
@@ -448,7 +465,7 @@ class Run:
     def roofline_peaks(self) -> pd.DataFrame:
         """The devices' peak FLOP rate, HBM and shared-memory bandwidth and ridge points
         (schema.ROOFLINE_PEAKS)."""
-        from .analysis.frameworks.xla.roofline import roofline_peaks
+        from .frameworks.xla.roofline import roofline_peaks
 
         return roofline_peaks(self)
 
@@ -456,7 +473,7 @@ class Run:
     def roofline(self) -> pd.DataFrame:
         """XProf's Roofline Model: per HLO op FLOP rate, HBM bandwidth, operational intensity
         and bottleneck (schema.ROOFLINE)."""
-        from .analysis.frameworks.xla.roofline import roofline
+        from .frameworks.xla.roofline import roofline
 
         return roofline(self)
 
@@ -464,14 +481,39 @@ class Run:
     def op_profile(self) -> pd.DataFrame:
         """XProf's Op Profile: the program -> category -> op tree with time, FLOP and HBM
         bandwidth utilisation, one row per node (schema.OP_PROFILE)."""
-        from .analysis.frameworks.xla.op_profile import op_profile
+        from .frameworks.xla.op_profile import op_profile
 
         return op_profile(self)
 
     @_analysis
+    def hlo_memory(self) -> pd.DataFrame:
+        """XProf's memory viewer, its buffers: one row per logical buffer of each XLA program
+        (its instruction, shape, bytes, allocation and live range in program order)
+        (schema.HLO_MEMORY)."""
+        from .frameworks.xla.memory_viewer import hlo_memory
+
+        return hlo_memory(self)
+
+    @_analysis
+    def hlo_memory_peak(self) -> pd.DataFrame:
+        """XProf's memory viewer, its summary: per XLA program the peak heap, where in program
+        order it falls and the buffers live then (schema.HLO_MEMORY_PEAK)."""
+        from .frameworks.xla.memory_viewer import hlo_memory_peak
+
+        return hlo_memory_peak(self)
+
+    @_analysis
+    def hlo_heap_timeline(self) -> pd.DataFrame:
+        """XProf's memory viewer, its heap over program order: one row per heap-simulator
+        position of every XLA program (schema.HLO_HEAP_TIMELINE)."""
+        from .frameworks.xla.memory_viewer import hlo_heap_timeline
+
+        return hlo_heap_timeline(self)
+
+    @_analysis
     def torch_steps(self) -> pd.DataFrame:
         """torch-tb-profiler's step-time breakdown of a PyTorch trace (schema.TORCH_STEPS)."""
-        from .analysis.frameworks.pytorch.steps import torch_steps
+        from .frameworks.pytorch.steps import torch_steps
 
         return torch_steps(self)
 
@@ -479,14 +521,14 @@ class Run:
     def torch_ops(self) -> pd.DataFrame:
         """torch-tb-profiler's operator table: calls, host and device self/total time per
         operator (schema.TORCH_OPS)."""
-        from .analysis.frameworks.pytorch.ops import torch_ops
+        from .frameworks.pytorch.ops import torch_ops
 
         return torch_ops(self)
 
     @_analysis
     def torch_ops_by_shape(self) -> pd.DataFrame:
         """The operator table per operator and input shapes (schema.TORCH_OPS_BY_SHAPE)."""
-        from .analysis.frameworks.pytorch.ops import torch_ops_by_shape
+        from .frameworks.pytorch.ops import torch_ops_by_shape
 
         return torch_ops_by_shape(self)
 
@@ -494,7 +536,7 @@ class Run:
     def torch_kernels(self) -> pd.DataFrame:
         """torch-tb-profiler's kernel view: kernels by the operator that launched them
         (schema.TORCH_KERNELS)."""
-        from .analysis.frameworks.pytorch.kernels import torch_kernels
+        from .frameworks.pytorch.kernels import torch_kernels
 
         return torch_kernels(self)
 
@@ -502,7 +544,7 @@ class Run:
     def torch_gpu_metrics(self) -> pd.DataFrame:
         """torch-tb-profiler's GPU utilization, est. SM efficiency and est. achieved occupancy
         (schema.TORCH_GPU_METRICS)."""
-        from .analysis.frameworks.pytorch.kernels import torch_gpu_metrics
+        from .frameworks.pytorch.kernels import torch_gpu_metrics
 
         return torch_gpu_metrics(self)
 

@@ -20,9 +20,9 @@ import pandas as pd
 from . import stat_columns
 from .analysis.device_time import use_device_times
 from .analysis.event_index import on_device
-from .analysis.frameworks import RunFrameworks, framework_of, frameworks_in
 from .analysis.grouping import assign_groups
 from .analysis.tool_data import ToolData
+from .frameworks import RunFrameworks, framework_of, frameworks_in
 from .readers.assemble import RunTables, assemble
 from .readers.columnar import HostTables
 from .run import Run

@@ -1,19 +1,23 @@
 """The columns of every DataFrame this package returns, documented once: the run's tables,
-and every analysis's output.
+and every analysis's output (those of one framework in ``frameworks/<name>/schema.py``).
 
 Tables of a run (:class:`~tfprof_widgets.Run`): EVENTS, EVENT_STATS, PLANES, LINES,
-EVENT_METADATA, METADATA_STATS, PLANE_STATS, XEVENT_TIMES, TFPROF_NODES, TFPROF_EXECS; of a
-logdir: RUNS.
+EVENT_METADATA, METADATA_STATS, PLANE_STATS, XEVENT_TIMES, TFPROF_NODES, TFPROF_EXECS,
+HLO_INSTRUCTIONS; of a logdir: RUNS.
 TensorBoard's own numbers from a run directory's tool-data files (``Run.tool_data``):
 TOOL_DATA_FILES, TOOL_STEPS, TOOL_TF_STATS, TOOL_TOP_OPS, TOOL_MEMORY_BREAKDOWN,
 TOOL_POD_STATS, TOOL_ALL_REDUCE_OPS (and STEPS, OP_STATS, KERNELS, MEMORY, MEMORY_SUMMARY,
 INPUT_OPS filled from the files).
 Analyses (``run.<name>``, see :data:`tfprof_widgets.analysis.ANALYSES`): STEPS,
 PER_HOST_STEPS, DEVICE_PRECISION, OP_STATS, KERNELS, MEMORY, MEMORY_SUMMARY, MEMORY_BREAKDOWN,
-INPUT_PIPELINE_STEPS, INPUT_OPS, INPUT_TIME, TF_DATA_ITERATORS, TF_DATA_EXECUTIONS,
-TF_DATA_PIPELINES, TF_DATA_EVENTS, TF_DATA_ITERATOR_STATS, TF_DATA_BOTTLENECK, OP_DIFF,
-LINE_SUMMARY,
-PROFILE_OPTIONS, TFPROF_NODE_STATS, TFPROF_TABLE, TFPROF_ADVICE, SUMMARY_FRAME.
+INPUT_PIPELINE_STEPS, INPUT_OPS, INPUT_TIME, OP_DIFF, LINE_SUMMARY, PROFILE_OPTIONS,
+SUMMARY_FRAME, SUGGESTIONS, SOURCE_LINES; GPU time (HTA's): TEMPORAL_BREAKDOWN,
+TEMPORAL_BREAKDOWN_STEPS, KERNEL_BREAKDOWN.
+TensorFlow's: TF_DATA_ITERATORS, TF_DATA_EXECUTIONS, TF_DATA_PIPELINES, TF_DATA_EVENTS,
+TF_DATA_ITERATOR_STATS, TF_DATA_BOTTLENECK (tf.data); TFPROF_NODE_STATS, TFPROF_TABLE,
+TFPROF_ADVICE (TF1 tfprof). XLA's: HLO_STATS, ROOFLINE_PEAKS, ROOFLINE, OP_PROFILE, HLO_MEMORY,
+HLO_MEMORY_PEAK, HLO_HEAP_TIMELINE.
+PyTorch's: TORCH_STEPS, TORCH_OPS, TORCH_OPS_BY_SHAPE, TORCH_KERNELS, TORCH_GPU_METRICS.
 
 Conventions, the same in every table:
 
@@ -36,8 +40,19 @@ before pandas 3). Tests assert that every table and analysis output matches them
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+import functools
+
+# How a DataFrame follows one of the tables below (schema.conform, schema.empty...): here too.
+from .frames import (  # noqa: F401
+    ELLIPSIS,
+    MAX_NAME_CHARS,
+    conform,
+    cut_text,
+    dtypes,
+    empty,
+    mismatches,
+    text_categorical,
+)
 
 # The accelerator kinds of the planes table's ``device_kind`` column ('/device:GPU:0' is
 # 'GPU'); the host is 'CPU', planes without a timeline 'metadata'.
@@ -226,82 +241,6 @@ PROFILE_OPTIONS: dict[str, tuple[str, str]] = {
     ),
     "duration_ms": ("Int64", "Requested duration; 0 means until stopped."),
     "version": ("Int64", "Options version; below 1 the profiler used its own defaults."),
-}
-
-TFPROF_NODES: dict[str, tuple[str, str]] = {
-    "host": ("category", "Host (the capture file)."),
-    "node": ("object", "Graph node name, e.g. 'dense/MatMul'."),
-    "op": ("category", "Op type, e.g. 'MatMul' (from the graph, or RunMetadata's timeline label)."),
-    "device": ("category", "Device the node ran on (tfprof's canonical device); '' if never."),
-    "op_types": (
-        "object",
-        "Tuple of tfprof account types: the op type, the device, and "
-        "'_trainable_variables' etc. (empty without a graph).",
-    ),
-    "float_ops": (
-        "Int64",
-        "Floating-point operations of one run, from TF's registered "
-        "statistics (NA without a graph).",
-    ),
-    "parameters": (
-        "Int64",
-        "Elements of a variable (product of its shape); 0 for other nodes, NA without a graph.",
-    ),
-    "trainable": ("boolean", "Whether the node is a trainable variable."),
-    "inputs": ("object", "Tuple of input node names (empty without a graph)."),
-    "data_format": ("object", "The node's data_format attribute ('NHWC', 'NCHW'...), or ''."),
-    "code": (
-        "object",
-        "Tuple of 'file:line:function' frames that created the node, "
-        "outermost first (empty without a traceback).",
-    ),
-}
-
-TFPROF_EXECS: dict[str, tuple[str, str]] = {
-    "host": ("category", "Host (the capture file)."),
-    "node": ("object", "Graph node name."),
-    "step": ("int64", "Step (the add_step number, or the RunMetadata file's position)."),
-    "run_count": (
-        "int64",
-        "Times the node ran on a CPU device in the step (while loops run it more than once).",
-    ),
-    "exec_us": ("float64", "tfprof's exec time: accelerator + CPU kernel time, µs."),
-    "accelerator_exec_us": ("float64", "Kernel time on '.../stream:all' devices, µs."),
-    "cpu_exec_us": ("float64", "Op time on CPU/GPU devices (op_end_rel, at least 1 µs), µs."),
-    "start_us": ("float64", "Epoch µs when the node first started in the step."),
-    "requested_bytes": ("int64", "Memory requested by the node (allocators + temp + persistent)."),
-    "peak_bytes": ("int64", "Peak memory of the node's allocations."),
-    "residual_bytes": ("int64", "Memory still held after the node ran."),
-    "output_bytes": ("int64", "Bytes of the node's output tensors."),
-}
-
-TFPROF_NODE_STATS: dict[str, tuple[str, str]] = {
-    **{c: TFPROF_NODES[c] for c in ("host", "node", "op", "device", "op_types")},
-    "float_ops": ("int64", "Floating-point operations of one run (0 without a graph)."),
-    "parameters": ("int64", "Variable elements (0 for other nodes)."),
-    **{c: TFPROF_NODES[c] for c in ("trainable", "inputs")},
-    "data_format": ("str", TFPROF_NODES["data_format"][1]),
-    "code": TFPROF_NODES["code"],
-    "run_count": ("int64", TFPROF_EXECS["run_count"][1]),
-    **{c: TFPROF_EXECS[c] for c in ("exec_us", "accelerator_exec_us", "cpu_exec_us")},
-    **{
-        c: TFPROF_EXECS[c]
-        for c in ("requested_bytes", "peak_bytes", "residual_bytes", "output_bytes")
-    },
-}
-
-TFPROF_TABLE: dict[str, tuple[str, str]] = {
-    # Then, for each figure of `select`, its own value and `total_<figure>` (the row and what
-    # hangs below it), float64: exec_us, requested_bytes, parameters, float_ops, run_count...
-    "name": ("str", "Scope, op type, graph node or code frame."),
-    "depth": ("int64", "Depth shown (0 at the top)."),
-    "parent": ("str", "The shown parent row's name ('' at the top)."),
-    "nodes": ("int64", "Graph nodes in the row and below."),
-}
-
-TFPROF_ADVICE: dict[str, tuple[str, str]] = {
-    "checker": ("str", "tfprof's checker ('AcceleratorUtilizationChecker', ...)."),
-    "finding": ("str", "What it found."),
 }
 
 # -- analyses ---------------------------------------------------------------------------------
@@ -566,87 +505,6 @@ INPUT_TIME: dict[str, tuple[str, str]] = {
     "host_covered_ps": ("int64", "Time any input op's calls cover on the host, ps."),
 }
 
-TF_DATA_ITERATORS: dict[str, tuple[str, str]] = {
-    "host": ("str", "Host."),
-    "iterator_id": ("int64", "The iterator's 'id' stat."),
-    "parent_id": ("int64", "Its parent iterator's id (0 for a root)."),
-    "name": ("str", "Its own kind, e.g. 'Map'."),
-    "long_name": ("str", "Its path from the root, 'Iterator::Root::Batch::Map'."),
-    "depth": ("int64", "1 for a root, +1 per level."),
-    "is_async": ("bool", "Runs its input elsewhere (Prefetch, ParallelMap, ...)."),
-    "pipeline": (
-        "Int64",
-        "Root iterator id of its pipeline; <NA> when its parents lead to no "
-        "root the capture holds (its events are then left out).",
-    ),
-}
-
-TF_DATA_EXECUTIONS: dict[str, tuple[str, str]] = {
-    "host": ("str", "Host."),
-    "pipeline": ("int64", "Root iterator id."),
-    "pipeline_name": ("str", "'Host:<n>', numbered per host by first call."),
-    "event": ("int64", "Row of the root call in Run.events."),
-    "start_us": ("float64", "Start of the call, µs."),
-    "dur_us": ("float64", "Its latency, µs."),
-    "is_slow": ("bool", "Slower than 50 µs (XProf's threshold)."),
-}
-
-TF_DATA_PIPELINES: dict[str, tuple[str, str]] = {
-    "host": ("str", "Host."),
-    "pipeline": ("int64", "Root iterator id."),
-    "pipeline_name": ("str", "'Host:<n>'."),
-    "calls": ("int64", "Root calls (GetNext on the pipeline)."),
-    "avg_latency_us": ("float64", "Average call latency, µs."),
-    "min_latency_us": ("float64", "Fastest call, µs."),
-    "max_latency_us": ("float64", "Slowest call, µs."),
-    "slow_calls": ("int64", "Calls slower than 50 µs."),
-}
-
-TF_DATA_EVENTS: dict[str, tuple[str, str]] = {
-    "row": ("int64", "Row of the event in Run.events."),
-    "host": ("str", "Host."),
-    "line": ("str", "Thread it ran on."),
-    "iterator_id": ("int64", "Iterator."),
-    "parent_id": ("int64", "Parent iterator."),
-    "long_name": ("str", "Iterator path."),
-    "depth": ("int64", "Iterator depth."),
-    "start_us": ("float64", "Start, µs."),
-    "end_us": ("float64", "End, µs."),
-    "dur_us": ("float64", "Duration, µs."),
-    "pipeline": ("int64", "Root iterator id."),
-    "execution": ("int64", "Row in TF_DATA_EXECUTIONS of the root call it belongs to."),
-    "parent_event": (
-        "int64",
-        "Index (in this table) of the parent iterator's event, -1 for roots.",
-    ),
-    "self_us": ("float64", "Duration minus the overlap with its children, µs."),
-    "is_blocking": ("bool", "On the call's critical path (its parent is and they overlap)."),
-}
-
-TF_DATA_ITERATOR_STATS: dict[str, tuple[str, str]] = {
-    "iterator_id": ("int64", "Iterator."),
-    "name": ("str", "Its kind."),
-    "long_name": ("str", "Its path."),
-    "depth": ("int64", "Its depth."),
-    "start_us": ("float64", "First start in the call, µs."),
-    "total_us": ("float64", "Sum of its events' durations in the call, µs."),
-    "self_us": ("float64", "Sum of their self times, µs."),
-    "calls": ("int64", "Its events in the call."),
-    "is_blocking": ("bool", "Any of them on the critical path."),
-    "is_async": ("bool", "An asynchronous iterator."),
-}
-
-TF_DATA_BOTTLENECK: dict[str, tuple[str, str]] = {
-    "host": ("str", "Host."),
-    "input_pipeline": ("str", "'Host:<n>'."),
-    "max_latency_us": ("float64", "Its slowest call, µs."),
-    "iterator_name": ("str", "The bottleneck iterator's kind."),
-    "iterator_long_name": ("str", "Its path."),
-    "iterator_latency_us": ("float64", "Its self time in the slowest call, µs."),
-    "bottleneck_type": ("str", "'slow_source', 'parallel_version', 'sequential', ..."),
-    "suggestion": ("str", "What to do about it (XProf's words)."),
-}
-
 OP_DIFF: dict[str, tuple[str, str]] = {
     "host_or_device": ("str", "'Host' or 'Device'."),
     "type": ("str", "Op type."),
@@ -791,209 +649,6 @@ DEVICE_PROPERTIES = (
 )
 
 
-def dtypes(table: dict[str, tuple[str, str]]) -> dict[str, str]:
-    """Column name -> dtype string for one of the tables above."""
-    return {name: spec[0] for name, spec in table.items()}
-
-
-_EMPTY: dict[int, tuple[dict, pd.DataFrame]] = {}
-
-
-def empty(table: dict[str, tuple[str, str]]) -> pd.DataFrame:
-    """An empty DataFrame with the table's columns and dtypes."""
-    made = _EMPTY.get(id(table))
-    if made is None or made[0] is not table:
-        made = _EMPTY[id(table)] = (
-            table,
-            pd.DataFrame({c: pd.Series(dtype=t) for c, (t, _) in table.items()}),
-        )
-    return made[1].copy()
-
-
-# The most characters a name or text of a capture keeps (an op name, a source file, an
-# instruction's name): a name of 32 MB was copied into every table and view that shows it
-# (a 4 GB peak, a 610 MB report). The rest is cut, an ellipsis marks the cut.
-MAX_NAME_CHARS = 64 << 10
-ELLIPSIS = "\u2026"
-
-
-def cut_text(text: str, limit: int = MAX_NAME_CHARS) -> tuple[str, bool]:
-    """(``text`` cut to its first ``limit`` characters and an ellipsis, whether it was
-    cut): a capture's names and texts are kept at most this long."""
-    if len(text) <= limit:
-        return text, False
-    return text[:limit] + ELLIPSIS, True
-
-
-def text_categorical(values) -> pd.Categorical:
-    """A categorical of text values (a sequence or object array of str) whose categories
-    are the values present, sorted: what ``astype("category")`` makes of them. Made from one
-    dict of the few distinct values (pandas' factorize and its index checks cost more than
-    the values on the small tables of XLA programs); values that are not all str (missing
-    ones) take pandas' own way, with the same result."""
-    values = values.tolist() if isinstance(values, np.ndarray) else values
-    distinct = set(values)
-    if not distinct or not all(type(v) is str for v in distinct):
-        codes, uniques = pd.factorize(np.array(values, object), sort=True)
-        return pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(pd.Index(uniques)))
-    names = sorted(distinct)
-    at = dict(zip(names, range(len(names))))
-    codes = np.fromiter(map(at.__getitem__, values), np.int64, len(values))
-    # Codes made here are in range: nothing for from_codes to validate.
-    dtype = pd.CategoricalDtype(pd.Index(names))
-    return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
-
-
-def conform(df: pd.DataFrame, table: dict[str, tuple[str, str]]) -> pd.DataFrame:
-    """``df`` with the table's columns, in its order and with its dtypes."""
-    # A new frame either way (the caller's stays its own); selecting columns copies them,
-    # a shallow copy does not (pandas copies on write).
-    df = df[list(table)] if list(df.columns) != list(table) else df.copy(deep=False)
-    # The columns are the table's, in its order: their dtypes in one read (a column lookup
-    # per name costs more than the small tables it conforms).
-    wrong = {
-        c: t
-        for (c, (t, _)), dtype in zip(table.items(), df.dtypes.tolist())
-        if not _same_dtype(dtype, t)
-    }
-    return df.astype(wrong) if wrong else df
-
-
-def mismatches(df: pd.DataFrame, table: dict[str, tuple[str, str]]) -> list[str]:
-    """How ``df`` differs from the table (columns, order, dtypes); empty when it matches."""
-    if list(df.columns) != list(table):
-        return [f"columns {list(df.columns)} instead of {list(table)}"]
-    return [
-        f"{c}: {df[c].dtype} instead of {t}"
-        for c, (t, _) in table.items()
-        if not _same_dtype(df[c].dtype, t)
-    ]
-
-
-def _same_dtype(dtype, name: str) -> bool:
-    if name == "category":
-        return isinstance(dtype, pd.CategoricalDtype)
-    if name == "str":  # pandas' string dtype; object columns of str before pandas 3
-        return str(dtype) in ("str", "string") or (
-            pd.api.types.is_object_dtype(dtype) and not _PANDAS_STR
-        )
-    return str(dtype) == name
-
-
-_PANDAS_STR = str(pd.Series(["x"]).dtype) == "str"
-
-
-# -- tables added for XLA captures ------------------------------------------------------------
-
-HLO_INSTRUCTIONS: dict[str, tuple[str, str]] = {
-    "host": ("category", "Host."),
-    "program_id": ("int64", "XLA program id (the 'program_id' stat kernels and TPU ops carry)."),
-    "module": ("category", "HLO module name ('jit_step')."),
-    "computation": ("category", "HLO computation the instruction is in."),
-    "is_entry": ("bool", "The computation is the module's entry computation."),
-    "is_fusion_computation": ("bool", "The computation is the body of a fusion."),
-    "instruction": ("str", "HLO instruction name (what a kernel's 'hlo_op' stat names)."),
-    "instruction_id": ("int64", "HLO instruction id within its module."),
-    "opcode": ("category", "HLO opcode ('fusion', 'custom-call', 'convolution', ...)."),
-    "category": (
-        "category",
-        "XProf's HLO category: '<kind> fusion' for fusions, 'data formatting' for copies and "
-        "transposes, 'non-fusion elementwise', else the opcode.",
-    ),
-    "fusion_kind": ("category", "Fusion kind ('kLoop', 'kInput', 'kOutput', 'kCustom'), or ''."),
-    "custom_call_target": ("category", "Custom call target ('__cudnn$convForward'), or ''."),
-    "called_computations": ("str", "Names of the computations it calls, ', '-joined."),
-    "op_name": ("str", "Framework op it came from (metadata.op_name), or ''."),
-    "op_type": ("category", "That op's type: the last component of op_name, or ''."),
-    "source_file": ("category", "Python file of the op (metadata, else its stack frame), or ''."),
-    "source_line": ("int64", "Line in source_file, 0 where unknown."),
-    "shape": ("str", "Result shape as XLA prints it ('bf16[8,32,32,64]', tuples in parens)."),
-    "dtype": ("category", "Element type of the result ('bf16'; the first element of a tuple)."),
-    "result_bytes": ("int64", "Bytes of the result (every element of a tuple)."),
-    "schedule_index": ("int64", "Position in its computation's schedule, -1 where unscheduled."),
-}
-
-HLO_STATS: dict[str, tuple[str, str]] = {
-    "host": ("category", "Host."),
-    "program_id": ("uint64", "XLA program id (a uint64 fingerprint on TPU, as XProf shows it)."),
-    "module": ("category", "HLO module name."),
-    "category": ("category", "XProf's HLO category ('loop fusion', 'custom-call', ...)."),
-    "hlo_op_name": ("category", "HLO instruction name."),
-    "tf_op_name": ("category", "Framework op as XProf writes it ('<op_name>:<op_type>'), or ''."),
-    "occurrences": ("int64", "Device events of the instruction (kernels, memsets, copies)."),
-    "total_time_us": ("float64", "Their total duration, µs."),
-    "avg_time_us": ("float64", "total_time_us / occurrences."),
-    "total_self_time_us": ("float64", "Self time (GPU: the same as total_time_us), µs."),
-    "avg_self_time_us": ("float64", "total_self_time_us / occurrences."),
-    "self_time_percent": ("float64", "Share of the device time (ops and IDLE), %."),
-    "cumulative_self_time_percent": ("float64", "Running sum of self_time_percent."),
-    "source_info": ("category", "'file:line' of the op in the user's program, or ''."),
-    "shape": ("str", "Result shape."),
-    "beyond_xprof": ("bool", "Includes kernels XProf leaves out (inside CUDA graphs)."),
-    "model_gflops_per_s": (
-        "float64",
-        "Model FLOPs (GPU: XLA's cost model × occurrences; TPU: the ops' model_flops) / time "
-        "(total time: a TPU op's costs include its nested ops'), GFLOP/s.",
-    ),
-    "normalized_gflops_per_s": (
-        "float64",
-        "The same with 8-bit (4-bit) work counted as 1/2 (1/4) of its FLOPs (XProf's normalized).",
-    ),
-    "memory_bw_gibps": ("float64", "Bytes read and written / total time, GiB/s."),
-    "hbm_bw_gibps": ("float64", "HBM bytes / total time, GiB/s."),
-    "operational_intensity": ("float64", "FLOPs / bytes accessed, FLOP/B."),
-    "bound_by": (
-        "category",
-        "The resource used closest to its peak: 'Compute', 'HBM' (TPU also 'CMEM Read/Write', "
-        "'VMEM Read/Write'); 'Unknown' where none is used.",
-    ),
-    "cmem_read_bw_gibps": ("float64", "TPU: CMEM bytes read / time, GiB/s (0 elsewhere)."),
-    "cmem_write_bw_gibps": ("float64", "TPU: CMEM bytes written / time, GiB/s (0 elsewhere)."),
-    # XProf's HLO stats show the rates as they come; an op whose rate is above its roof
-    # says so here as on the roofline, so no table shows an impossible rate unmarked.
-    "above_roof": (
-        "bool",
-        "A rate above its roof (the roofline's above_roof): the modelled FLOPs or bytes "
-        "cannot have run in the measured time; roof_note says why.",
-    ),
-    "roof_note": ("category", "Why the op is above a roof (the roofline's roof_note); ''."),
-}
-
-
-# -- PyTorch (torch.profiler / Kineto) tables -------------------------------------------------
-
-TORCH_STEPS: dict[str, tuple[str, str]] = {
-    "host": ("category", "Host."),
-    "step": (
-        "Int64",
-        "Step number N of its ProfilerStep#N marker (<NA>: the whole capture of a run "
-        "without markers).",
-    ),
-    "start_us": ("float64", "Step start, µs: its marker's, or the previous step's end if later."),
-    "step_time_us": (
-        "float64",
-        "Step time, µs: to the marker's end, or to the end of the GPU work the step "
-        "launched if later (torch-tb-profiler's rule).",
-    ),
-    "kernel_us": ("float64", "GPU kernels running (not communication), µs."),
-    "memcpy_us": ("float64", "GPU memory copies and no kernel, µs."),
-    "memset_us": ("float64", "GPU memory sets and no kernel or copy, µs."),
-    "communication_us": (
-        "float64",
-        "Collectives (nccl:/gloo: ops and their kernels) and no other GPU work, µs.",
-    ),
-    "runtime_us": ("float64", "CUDA runtime calls on the host and no GPU work, µs."),
-    "dataloader_us": ("float64", "The DataLoader handing out a batch and none of the above, µs."),
-    "cpu_exec_us": ("float64", "Other host operators running and none of the above, µs."),
-    "other_us": ("float64", "None of the above, µs."),
-    "complete": (
-        "bool",
-        "Counted in the overview: False for trailing steps whose GPU work the profiler "
-        "probably did not capture whole (torch-tb-profiler leaves them out).",
-    ),
-}
-
-
 # -- GPU time (HolisticTraceAnalysis's breakdowns) --------------------------------------------
 
 TEMPORAL_BREAKDOWN: dict[str, tuple[str, str]] = {
@@ -1052,201 +707,73 @@ KERNEL_BREAKDOWN: dict[str, tuple[str, str]] = {
 }
 
 
-# -- PyTorch operator view (torch-tb-profiler's) ----------------------------------------------
-
-TORCH_OPS: dict[str, tuple[str, str]] = {
-    "host": ("category", "Host."),
-    "name": ("str", "Operator ('aten::mm', 'autograd::engine::evaluate_function: ...')."),
-    "calls": ("int64", "Calls."),
-    "host_self_us": (
-        "float64",
-        "Host time less its child operators' and its own runtime calls' time, µs.",
-    ),
-    "host_total_us": ("float64", "Host time (duration), µs."),
-    "device_self_us": (
-        "float64",
-        "GPU time of what its own runtime calls launched (kernels, copies, memsets), µs.",
-    ),
-    "device_total_us": ("float64", "device_self_us plus its child operators' device time, µs."),
+# Device and host time per line of the user's source (``run.source_lines``).
+SUGGESTIONS: dict[str, tuple[str, str]] = {
+    "rule": ("str", "XProf's rule name ('HostProcessingBoundRule', ...)."),
+    "severity": ("str", "'high' past twice the threshold, else 'medium'."),
+    "text": ("str", "What the rule says, as XProf words it (plain text)."),
+    "evidence": ("str", "The figures that made it fire, 'name=value' joined by '; '."),
+    "view": ("str", "The view to open next ('input_pipeline', 'overview', ...)."),
 }
 
-TORCH_OPS_BY_SHAPE: dict[str, tuple[str, str]] = {
-    **{k: v for k, v in TORCH_OPS.items() if k in ("host", "name")},
-    "input_shapes": ("str", "The operator's input shapes as recorded ('[[32, 512], [512]]')."),
-    **{k: v for k, v in TORCH_OPS.items() if k not in ("host", "name")},
-}
 
-TORCH_KERNELS: dict[str, tuple[str, str]] = {
-    "host": ("category", "Host."),
-    "name": ("str", "Kernel."),
-    "operator": (
+SOURCE_LINES: dict[str, tuple[str, str]] = {
+    "source_file": (
+        "category",
+        "File of the user's line as the capture names it (the op's source metadata or "
+        "stack frame; for a call stack, its innermost frame outside the framework's own "
+        "package); '' for the ops no line is known for.",
+    ),
+    "source_line": ("int64", "Line in source_file (1-based), 0 where unknown."),
+    "function": (
+        "category",
+        "Function of that line, from the capture's stack frames; '' where it has none.",
+    ),
+    "framework": ("category", "The framework whose ops these are (its name as the run shows it)."),
+    "device_time_us": (
+        "float64",
+        "Device time of the line's ops: the kernels, copies and memsets they ran or "
+        "launched, a TPU op's self time, a compiled program's CPU thunks (the CPU is the "
+        "program's device there), µs.",
+    ),
+    "host_time_us": (
+        "float64",
+        "Host time of the line's ops: the outermost host ops' durations, or the host calls "
+        "launching a compiled op's kernels, µs.",
+    ),
+    "occurrences": ("int64", "Device events of the line's ops (kernels, copies, ops, thunks)."),
+    "ops": ("int64", "Distinct ops of the line (compiled instructions; host op names)."),
+    "device_time_percent": (
+        "float64",
+        "Share of the device time of every op the frameworks attribute (this table's "
+        "device_time_us total), %.",
+    ),
+    "top_op": (
         "str",
-        "Operator whose runtime call launched it (a step, module or 'CallTreeRoot' where no "
-        "operator did).",
-    ),
-    "grid": ("str", "Grid dimensions as recorded ('[50, 1, 1]')."),
-    "block": ("str", "Block dimensions as recorded."),
-    "registers_per_thread": ("int64", "Registers per thread."),
-    "shared_memory_bytes": ("int64", "Shared memory per block, bytes."),
-    "calls": ("int64", "Launches."),
-    "total_us": ("float64", "Sum of durations, µs."),
-    "mean_us": ("float64", "Mean duration, µs."),
-    "max_us": ("float64", "Longest, µs."),
-    "min_us": ("float64", "Shortest, µs."),
-    "mean_blocks_per_sm": ("float64", "Blocks per SM, mean weighted by duration."),
-    "mean_est_achieved_occupancy_percent": (
-        "float64",
-        "Kineto's estimated achieved occupancy, mean weighted by duration, %.",
-    ),
-}
-
-TORCH_GPU_METRICS: dict[str, tuple[str, str]] = {
-    "host": ("category", "Host."),
-    "device": ("str", "GPU plane ('/device:GPU:0')."),
-    "gpu_utilization_percent": (
-        "float64",
-        "Time some kernel runs, over the steps' window (first step's start to the last "
-        "complete step's end), %.",
-    ),
-    "est_sm_efficiency_percent": (
-        "float64",
-        "The running kernels' blocks per SM summed and capped at 1, averaged over the window, %.",
-    ),
-    "est_achieved_occupancy_percent": (
-        "float64",
-        "Kineto's est. achieved occupancy of the kernels, weighted by their time in the window, %.",
+        "The line's framework op with the most device time (else host time); an "
+        "instruction of no framework op: its own name.",
     ),
 }
 
 
-# -- XLA roofline and op profile (XProf's roofline_model and op_profile tools) ----------------
+def __getattr__(name: str) -> dict[str, tuple[str, str]]:
+    """The tables only one framework's captures have (``frameworks/<name>/schema.py``), found
+    here too (``schema.ROOFLINE``): looked up on first use, as a framework package's
+    ``__init__`` imports its analyses, which import this module."""
+    tables = {} if name.startswith("__") else _framework_tables()  # the import system's __path__
+    if name not in tables:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return tables[name]
 
-ROOFLINE_PEAKS: dict[str, tuple[str, str]] = {
-    "host": ("category", "Host."),
-    "device": ("category", "Device plane ('/device:GPU:0')."),
-    "device_type": (
-        "category",
-        "XProf's device type text ('Nvidia GPU (Hopper)', 'AMD GPU - gfx942').",
-    ),
-    "peak_gflops": (
-        "float64",
-        "Peak FLOP rate, GFLOP/s (GPU: FLOPs per SM per cycle × clock × SMs).",
-    ),
-    "peak_hbm_gibps": ("float64", "Peak HBM bandwidth, GiB/s."),
-    "peak_shm_gibps": (
-        "float64",
-        "Peak shared memory / L1 (AMD: LDS; TPU: VMEM write) bandwidth, GiB/s.",
-    ),
-    "hbm_ridge_point": (
-        "float64",
-        "Peak FLOP/s over peak HBM bytes/s: FLOP/B where the roofs meet.",
-    ),
-    "shm_ridge_point": ("float64", "The same for shared memory / L1, FLOP/B (0 where unknown)."),
-}
 
-ROOFLINE: dict[str, tuple[str, str]] = {
-    "host": ("category", "Host."),
-    "program_id": ("uint64", "XLA program id (a uint64 fingerprint on TPU, as XProf shows it)."),
-    "category": ("category", "XProf's HLO category."),
-    "hlo_op_name": ("category", "HLO instruction name."),
-    "tf_op_name": ("category", "Framework op as XProf writes it ('<op_name>:<op_type>'), or ''."),
-    "occurrences": ("int64", "Device events of the instruction."),
-    "total_self_time_us": ("float64", "Their self time, µs."),
-    "flops": (
-        "float64",
-        "FLOPs of all occurrences (XLA's cost model × occurrences, as XProf adds them).",
-    ),
-    "bytes_accessed": ("float64", "Bytes read and written by all occurrences."),
-    "hbm_bytes": ("float64", "Of those, the bytes XLA counts as HBM traffic."),
-    "model_gflops_per_s": ("float64", "flops / self time, GFLOP/s (XProf's model FLOP rate)."),
-    "normalized_gflops_per_s": (
-        "float64",
-        "8-bit (4-bit) FLOPs counted 1/2 (1/4): XProf's normalized rate.",
-    ),
-    "memory_bw_gibps": ("float64", "bytes_accessed / self time, GiB/s."),
-    "hbm_bw_gibps": ("float64", "hbm_bytes / self time, GiB/s."),
-    "operational_intensity": ("float64", "flops / bytes_accessed, FLOP/B."),
-    "hbm_operational_intensity": ("float64", "flops / hbm_bytes, FLOP/B."),
-    "bottleneck_operational_intensity": (
-        "float64",
-        "The intensity that bounds the op: HBM's below the HBM ridge point, else the overall one.",
-    ),
-    "bound_by": (
-        "category",
-        "The resource used closest to its peak: 'Compute', 'HBM' (TPU also 'CMEM Read/Write', "
-        "'VMEM Read/Write'), or 'Unknown' (none used).",
-    ),
-    "optimal_gflops_per_s": ("float64", "The roof above the bottleneck intensity, GFLOP/s."),
-    "roofline_efficiency": (
-        "float64",
-        "FLOP rate over that roof (HBM-bound: HBM bandwidth over its peak), at most 1 "
-        "(above_roof says where the measured rate was above).",
-    ),
-    "compute_efficiency": (
-        "float64",
-        "model_gflops_per_s / peak FLOP rate (a fraction), at most 1 as XProf caps it.",
-    ),
-    "max_mem_bw_utilization": (
-        "float64",
-        "hbm_bw_gibps / peak HBM bandwidth (a fraction), at most 1 (above_roof: it was above).",
-    ),
-    "xprof_roofline_efficiency": (
-        "float64",
-        "XProf's roofline efficiency, not capped (above 1 where the op is above a roof).",
-    ),
-    "above_roof": (
-        "bool",
-        "A rate above its roof (FLOP rate over the peak, or bandwidth over a memory's peak): "
-        "the modelled FLOPs or bytes cannot have run in the measured time.",
-    ),
-    "roof_note": (
-        "category",
-        "Why the op is above a roof, or why its bound is unknown (a custom call no cost model "
-        "covers); '' otherwise.",
-    ),
-    "flops_modeled": (
-        "bool",
-        "Our FLOPs and bytes are XProf's (False: a cuBLAS GEMM call, which xprof 2.24 shows as 0).",
-    ),
-    "beyond_xprof": (
-        "bool",
-        "Includes kernels XProf leaves out (inside CUDA graphs), as in hlo_stats.",
-    ),
-    "source_info": ("category", "'file:line' of the op, or ''."),
-    "cmem_read_bw_gibps": ("float64", "TPU: CMEM bytes read / time, GiB/s (0 elsewhere)."),
-    "cmem_write_bw_gibps": ("float64", "TPU: CMEM bytes written / time, GiB/s (0 elsewhere)."),
-    "vmem_read_bw_gibps": ("float64", "TPU: VMEM bytes read / time, GiB/s (0 elsewhere)."),
-    "vmem_write_bw_gibps": ("float64", "TPU: VMEM bytes written / time, GiB/s (0 elsewhere)."),
-}
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_framework_tables()))
 
-OP_PROFILE: dict[str, tuple[str, str]] = {
-    "path": (
-        "str",
-        "The node's place in the tree: 'program', 'program/category', 'program/category/op'.",
-    ),
-    "parent": ("str", "The parent node's path ('' for a program)."),
-    "level": ("category", "'program', 'category' or 'op'."),
-    "name": ("str", "Program ('jit_step(9941)'), HLO category, or HLO instruction name."),
-    "host": ("category", "Host."),
-    "program_id": ("uint64", "XLA program id (a uint64 fingerprint on TPU, as XProf shows it)."),
-    "time_us": ("float64", "Self time of the node's ops, µs (XProf's rawTime)."),
-    "time_percent": ("float64", "Share of the whole tree's time (IDLE excluded), %."),
-    "occurrences": ("int64", "Device events (programs: 0, as XProf shows)."),
-    "flops": ("float64", "FLOPs of the node's ops (XProf's rawFlops)."),
-    "hbm_bytes": ("float64", "HBM bytes of the node's ops (rawBytesAccessedArray[0])."),
-    "flop_utilization": (
-        "float64",
-        "flops / (the node's time × peak FLOP rate), at most 1: an op's equals the roofline's "
-        "compute_efficiency.",
-    ),
-    "xprof_flop_utilization": (
-        "float64",
-        "flops / (the whole tree's time × peak FLOP rate): XProf's 'flops' utilisation, a "
-        "share of the whole tree (children add up to their parent).",
-    ),
-    "hbm_bw_utilization": (
-        "float64",
-        "hbm_bytes / (the node's time × peak HBM bandwidth), at most 1.",
-    ),
-    "tf_op_name": ("category", "An op's framework op, '' for programs and categories."),
-}
+
+@functools.cache
+def _framework_tables() -> dict[str, dict[str, tuple[str, str]]]:
+    from .frameworks.pytorch import schema as pytorch
+    from .frameworks.tensorflow import schema as tensorflow
+    from .frameworks.xla import schema as xla
+
+    return {n: getattr(m, n) for m in (tensorflow, xla, pytorch) for n in m.__all__}

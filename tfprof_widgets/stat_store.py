@@ -346,11 +346,11 @@ class StatStore:
         """The segments holding stat ``name`` (one per kind it comes in; none if absent)."""
         return self._index().get(name, [])
 
-    def rows(self, name: str) -> StatColumns:
+    def rows(self, name: str) -> StoredStatRows:
         """Every row of one stat as long columns, ordered by owner (the later of two rows of
         one owner is the later in the file, or of the later kind in KINDS)."""
         segs = self.segments(name)
-        return StatColumns.of_segments(self, segs)
+        return StoredStatRows.of_segments(self, segs)
 
     def nbytes(self) -> int:
         """Memory the store holds, bytes (arrays plus the distinct strings)."""
@@ -407,16 +407,16 @@ class StatStore:
     @property
     def int_value(self) -> np.ndarray:
         """The long table's ``int_value`` column (rows ordered by owner)."""
-        return StatColumns.of_segments(self, list(range(len(self.seg_name)))).int_value
+        return StoredStatRows.of_segments(self, list(range(len(self.seg_name)))).int_value
 
     @property
     def float_value(self) -> np.ndarray:
         """The long table's ``float_value`` column (rows ordered by owner)."""
-        return StatColumns.of_segments(self, list(range(len(self.seg_name)))).float_value
+        return StoredStatRows.of_segments(self, list(range(len(self.seg_name)))).float_value
 
     def to_frame(self, owner: str = "event") -> pd.DataFrame:
         """The long table: one row per stat, ordered by owner (schema.EVENT_STATS)."""
-        cols = StatColumns.of_segments(self, list(range(len(self.seg_name))))
+        cols = StoredStatRows.of_segments(self, list(range(len(self.seg_name))))
         stat = pd.Categorical.from_codes(
             np.repeat(self.seg_name.astype(np.int64), np.diff(self.bounds))[cols.order]
             if len(self)
@@ -435,8 +435,9 @@ class StatStore:
         )
 
 
-class StatColumns:
-    """Rows of some segments of a store as long columns, ordered by owner: ``owner``
+class StoredStatRows:
+    """Rows of some segments of a store (a long table's rows, not one typed column per
+    owner: that is :mod:`tfprof_widgets.stat_columns`), ordered by owner: ``owner``
     (int64), ``kind`` (int8 codes), ``int_value`` (int64; uint two's complement),
     ``float_value`` (float64, NaN for other kinds), ``str_value`` (categorical; missing for
     other kinds). ``order`` is the permutation that sorted the segments' rows by owner."""
@@ -444,7 +445,7 @@ class StatColumns:
     __slots__ = ("owner", "kind", "int_value", "float_value", "_codes", "_texts", "order")
 
     @classmethod
-    def of_segments(cls, store: StatStore, segs: list[int]) -> StatColumns:
+    def of_segments(cls, store: StatStore, segs: list[int]) -> StoredStatRows:
         out = cls()
         b = store.bounds
         lengths = [int(b[s + 1] - b[s]) for s in segs]

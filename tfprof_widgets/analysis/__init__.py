@@ -20,7 +20,7 @@ model, the options a capture records) does not make the analyses depend on it.
 
 from __future__ import annotations
 
-from .frameworks import ANALYSES as FRAMEWORK_ANALYSES
+from ..frameworks import ANALYSES as FRAMEWORK_ANALYSES
 from .results import Analysis
 
 __all__ = ["ANALYSES", "Analysis"]
@@ -46,6 +46,8 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("trace_model", "..views.trace.model:build_trace_model", "TraceModel"),
     Analysis("profile_options", "..readers.xspace.profile_options:profile_options",
              "PROFILE_OPTIONS"),
+    Analysis("suggestions", ".suggestions:suggestions", "SUGGESTIONS"),
+    Analysis("source_lines", ".source_lines:source_lines", "SOURCE_LINES"),
     *FRAMEWORK_ANALYSES,
 )
 # fmt: on

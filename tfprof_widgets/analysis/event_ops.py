@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .frameworks import framework_of
+from ..frameworks import framework_of
 from .memo import per_run, shared
 
 

@@ -33,9 +33,9 @@ import numpy as np
 import pandas as pd
 
 from .. import schema
+from ..frameworks import framework_of
+from ..frameworks.base import name_texts
 from .event_index import event_plane_rows, is_derived_line, on_device, timed, times_ps
-from .frameworks import framework_of
-from .frameworks.base import name_texts
 from .nesting import interval_union, to_ps
 
 _COMMUNICATION = r"^nccl.*Kernel"

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stat_columns
-from .frameworks.registry import RunFrameworks
+from ..frameworks.registry import RunFrameworks
 
 _MAX_FLOW_ROUNDS = 16
 

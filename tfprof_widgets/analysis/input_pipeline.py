@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema
-from .frameworks import RunFrameworks, rules_of
+from ..frameworks import RunFrameworks, rules_of
 from .results import Summary
 from .steps import overview_steps
 

@@ -25,10 +25,10 @@ import numpy as np
 import pandas as pd
 
 from .. import schema, stat_columns
+from ..frameworks import framework_of
+from ..frameworks.xla.gpu import graph_kernel_rows
 from .event_index import event_line_ids, is_derived_line, on_device
 from .event_ops import parsed_values
-from .frameworks import framework_of
-from .frameworks.xla.gpu import graph_kernel_rows
 from .nesting import group_numbers
 
 # Kernel-name fragments of NVIDIA Tensor Core kernels (XProf's list).

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from .. import schema, stat_columns
+from ..frameworks import framework_of
 from ..stat_store import KIND_CODE
-from .frameworks import framework_of
 from .memo import tool_data_source
 
 # TensorFlow DataType enum -> the name XProf shows (DataTypeString).
@@ -139,7 +139,7 @@ def _xprof_memory_events(run) -> pd.DataFrame:
         "tf_op": _sorted_categorical(tf_op, tf_ops),
         "group_id": _steps_outside_filled(group_id[order].astype(np.int64), starts),
         "region_type": _sorted_categorical(region, regions),
-        "data_type": _data_types(dtype_num, framework_of(run).primary.memory_data_type_names()),
+        "data_type": _data_types(dtype_num, framework_of(run).memory_data_type_names()),
         "tensor_shape": _sorted_categorical(shape, shapes),
         "event": rows[order],
     }
@@ -183,10 +183,10 @@ def _sorted_categorical(codes: np.ndarray, values: np.ndarray) -> pd.Categorical
 
 def _data_types(numbers: np.ndarray, names: dict[int, str] | None = None) -> pd.Categorical:
     """The allocator events' ``data_type`` numbers by name, a categorical of the names
-    present (sorted): ``names`` is the run's primary framework's enum (its
-    ``memory_data_type_names`` rule: the allocators are its own; an empty name is
-    missing), else TensorFlow's DataType as XProf names it. A number the enum lacks stays
-    a number."""
+    present (sorted): ``names`` is the run's frameworks' enum (their
+    ``memory_data_type_names`` rule: the primary one's, whose allocators they are; an
+    empty name is missing), else TensorFlow's DataType as XProf names it. A number the
+    enum lacks stays a number."""
     if names is None:
         names = dict(enumerate(DATA_TYPES))
     used, inverse = np.unique(numbers, return_inverse=True)
@@ -202,7 +202,7 @@ def unrecorded_data_type(run) -> str:
     name its host's run gave at conversion (``unrecorded_data_type``)."""
     if not hasattr(run, "events"):
         return getattr(run, "unrecorded_data_type", DATA_TYPES[0])
-    names = framework_of(run).primary.memory_data_type_names()
+    names = framework_of(run).memory_data_type_names()
     return DATA_TYPES[0] if names is None else names.get(0, DATA_TYPES[0])
 
 

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema, stat_columns
+from ..frameworks import UNKNOWN_OP, framework_of
 from .event_index import (
     event_line_ids,
     event_plane_rows,
@@ -40,7 +41,6 @@ from .event_index import (
     times_ps,
 )
 from .event_ops import event_names, name_memo
-from .frameworks import UNKNOWN_OP, framework_of
 from .memo import per_run, tool_data_source
 from .nesting import children_sum, stack_nesting, to_ps
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stat_columns
-from .frameworks import Advice, rules_of
+from ..frameworks import Advice, rules_of
 from .results import StepCount, Summary
 from .steps import CATEGORIES, overview_steps
 

@@ -24,46 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema
-from .frameworks.source_lines import op_sources
-
-#: Columns of ``run.source_lines`` (the lead moves this into :mod:`tfprof_widgets.schema`).
-SOURCE_LINES: dict[str, tuple[str, str]] = {
-    "source_file": (
-        "category",
-        "File of the user's line as the capture names it (the op's source metadata or "
-        "stack frame; for a call stack, its innermost frame outside the framework's own "
-        "package); '' for the ops no line is known for.",
-    ),
-    "source_line": ("int64", "Line in source_file (1-based), 0 where unknown."),
-    "function": (
-        "category",
-        "Function of that line, from the capture's stack frames; '' where it has none.",
-    ),
-    "framework": ("category", "The framework whose ops these are (its name as the run shows it)."),
-    "device_time_us": (
-        "float64",
-        "Device time of the line's ops: the kernels, copies and memsets they ran or "
-        "launched, a TPU op's self time, a compiled program's CPU thunks (the CPU is the "
-        "program's device there), µs.",
-    ),
-    "host_time_us": (
-        "float64",
-        "Host time of the line's ops: the outermost host ops' durations, or the host calls "
-        "launching a compiled op's kernels, µs.",
-    ),
-    "occurrences": ("int64", "Device events of the line's ops (kernels, copies, ops, thunks)."),
-    "ops": ("int64", "Distinct ops of the line (compiled instructions; host op names)."),
-    "device_time_percent": (
-        "float64",
-        "Share of the device time of every op the frameworks attribute (this table's "
-        "device_time_us total), %.",
-    ),
-    "top_op": (
-        "str",
-        "The line's framework op with the most device time (else host time); an "
-        "instruction of no framework op: its own name.",
-    ),
-}
+from ..frameworks.source_lines import op_sources
 
 #: Say why the table is empty.
 NO_LINES_NOTE = (
@@ -78,7 +39,7 @@ _KEY = ["source_file", "source_line", "function", "framework"]
 
 
 def source_lines(run) -> pd.DataFrame:
-    """Device and host time per source line (:data:`SOURCE_LINES`), heaviest first; no rows
+    """Device and host time per source line (:data:`schema.SOURCE_LINES`), heaviest first; no rows
     (with a note) where no op names a line."""
     ops = op_sources(run)
     if not len(ops) or not (ops["source_file"] != "").any():
@@ -116,7 +77,7 @@ def source_lines(run) -> pd.DataFrame:
             "top_op": g["top_op"].to_numpy(object),
         }
     )
-    return schema.conform(out, SOURCE_LINES)
+    return schema.conform(out, schema.SOURCE_LINES)
 
 
 def line_coverage(table: pd.DataFrame) -> float:
@@ -151,7 +112,7 @@ def source_text(path: str, max_bytes: int = MAX_SOURCE_BYTES) -> list[str] | Non
 
 
 def _empty(run) -> pd.DataFrame:
-    out = schema.empty(SOURCE_LINES)
+    out = schema.empty(schema.SOURCE_LINES)
     out.attrs["note"] = NO_LINES_NOTE
     notes = getattr(run, "warnings", None)
     if isinstance(notes, list) and NO_LINES_NOTE not in notes:
@@ -161,7 +122,6 @@ def _empty(run) -> pd.DataFrame:
 
 __all__ = [
     "NO_LINES_NOTE",
-    "SOURCE_LINES",
     "file_lines",
     "line_coverage",
     "source_lines",

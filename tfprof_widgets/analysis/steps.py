@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema, stat_columns
+from ..frameworks import framework_of
 from .event_index import (
     STEP_INFO_LINE_ID,
     event_plane_rows,
@@ -45,7 +46,6 @@ from .event_types import (  # CATEGORIES and CATEGORY_LABELS are read from here 
     HOST_TO_DEVICE,
     HOST_WAIT_INPUT,
 )
-from .frameworks import framework_of
 from .memo import per_run
 from .step_edges import DROP_EDGE_STEPS_ABOVE, edge_steps_kept  # noqa: F401 - read from here too
 
@@ -513,8 +513,7 @@ def step_db(run) -> StepDb:
 def _with_framework_steps(run, steps: pd.DataFrame) -> pd.DataFrame:
     """``steps`` with the steps a framework builds from its devices by rules of its own
     (``Framework.device_steps``) in place of those of the hosts they name."""
-    own = [s for s in (f.device_steps(run) for f in framework_of(run).rules) if s is not None]
-    own = [s for s in own if len(s)]
+    own = framework_of(run).device_steps(run)
     if not own:
         return steps
     hosts = set().union(*(s["host"].astype(str) for s in own))

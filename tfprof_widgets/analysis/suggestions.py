@@ -35,9 +35,9 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import schema
-from .frameworks import rules_of
+from ..frameworks import rules_of
 
-__all__ = ["SUGGESTIONS", "suggestions"]
+__all__ = ["suggestions"]
 
 # smart_suggestion/constants.h
 INFEED_PERCENT = 10.0
@@ -48,14 +48,6 @@ TENSOR_CORE_IDLE_PERCENT = 10.0
 SPECIAL_OP_PERCENT = 10.0
 ZERO = 1e-9  # kZeroEpsilon
 BARRIER = "barrier-cores"
-
-SUGGESTIONS: dict[str, tuple[str, str]] = {
-    "rule": ("str", "XProf's rule name ('HostProcessingBoundRule', ...)."),
-    "severity": ("str", "'high' past twice the threshold, else 'medium'."),
-    "text": ("str", "What the rule says, as XProf words it (plain text)."),
-    "evidence": ("str", "The figures that made it fire, 'name=value' joined by '; '."),
-    "view": ("str", "The view to open next ('input_pipeline', 'overview', ...)."),
-}
 
 
 def _row(rule: str, value: float, threshold: float, text: str, view: str, **evidence) -> dict:
@@ -165,7 +157,7 @@ def _verdict_rules(run) -> list[dict]:
 
 
 def suggestions(run) -> pd.DataFrame:
-    """One row per XProf smart-suggestion rule that fires on the run (SUGGESTIONS); empty
+    """One row per XProf smart-suggestion rule that fires on the run (schema.SUGGESTIONS); empty
     when none does."""
     rows: list[dict] = []
     o = run.overview_summary
@@ -203,5 +195,5 @@ def suggestions(run) -> pd.DataFrame:
         rows = [r for r in rows if r["rule"] != "InputBoundRule"]
     rows += verdicts
     if not rows:
-        return schema.empty(SUGGESTIONS)
-    return schema.conform(pd.DataFrame(rows), SUGGESTIONS)
+        return schema.empty(schema.SUGGESTIONS)
+    return schema.conform(pd.DataFrame(rows), schema.SUGGESTIONS)

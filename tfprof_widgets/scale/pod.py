@@ -457,7 +457,7 @@ class Pod:
 
     @functools.cached_property
     def tfprof_advice(self) -> pd.DataFrame:
-        from ..analysis.frameworks.tensorflow.tfprof_advice import tfprof_advice
+        from ..frameworks.tensorflow.tfprof_advice import tfprof_advice
 
         return tfprof_advice(self)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..analysis.frameworks import rules_of
 from ..analysis.results import plural
+from ..frameworks import rules_of
 from ._common import quick_figure
 from .base import Html, Plot, Plots, TableBlock, View
 from .page.display import esc

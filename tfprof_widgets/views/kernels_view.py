@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..analysis.frameworks import rules_of
 from ..analysis.tool_data import no_trace_note
+from ..frameworks import rules_of
 from ._pies import NO_PIE_NOTE, pie_plot, pie_row, top_slices, worth_a_pie
 from .base import Html, TableBlock, View
 from .names import short_kernel_name, short_op_name

@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..analysis.frameworks import rules_of
 from ..analysis.memory import memory_breakdown, peak_events, peak_steps, steps_of_events
 from ..analysis.results import plural
 from ..analysis.tool_data import no_trace_note
+from ..frameworks import rules_of
 from ._common import legend_under_title, of_run, quick_figure
 from .base import Choice, Html, Plot, Plots, TableBlock, View
 from .page.display import esc

@@ -1,7 +1,7 @@
 """XLA memory viewer: one program's heap over program order (XProf's memory viewer), the peak
 marked, and the largest buffers live at the peak with their op and shape.
 
-The numbers are the analysis's (``analysis/frameworks/xla/memory_viewer.py``: the run's
+The numbers are the analysis's (``frameworks/xla/memory_viewer.py``: the run's
 ``hlo_memory``, ``hlo_memory_peak`` and ``hlo_heap_timeline``); this view only draws them.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..analysis.frameworks.xla.memory_viewer import (
+from ..frameworks.xla import (
     SMALL_BUFFER_BYTES,
     NoBufferAssignmentError,
     hlo_heap_timeline,
@@ -17,9 +17,9 @@ from ..analysis.frameworks.xla.memory_viewer import (
     hlo_memory_peak,
 )
 from ._common import quick_figure
-from .page.display import esc
 from .base import Choice, Html, Plot, Plots, TableBlock, View
 from .memory_view import downsample_minmax
+from .page.display import esc
 from .tables import Column, Table
 
 __all__ = ["MemoryViewerView", "memory_viewer"]

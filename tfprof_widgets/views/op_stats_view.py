@@ -7,9 +7,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..analysis.frameworks import rules_of
 from ..analysis.nesting import group_numbers
 from ..analysis.results import plural
+from ..frameworks import rules_of
 from ._common import of_run
 from ._pies import NO_PIE_NOTE, PIE_SLICES, pie_plot, pie_row, top_slices, worth_a_pie
 from .base import Choice, Html, TableBlock, View
@@ -265,7 +265,7 @@ class OpStatsView(View):
                 f"ours only: {ours_only_how(self.run)}; its device IDLE includes their time"
             )
         host = real[real["beyond_xprof"] & (real["host_or_device"] == "Host")]
-        if len(host):  # XLA:CPU's thunks (analysis/frameworks/xla/cpu.py)
+        if len(host):  # XLA:CPU's thunks (frameworks/xla/cpu.py)
             lines.append(
                 f"{plural(len(host), 'host op row')} {'is' if len(host) == 1 else 'are'} "
                 f"ours only: {HOST_OURS_ONLY}"

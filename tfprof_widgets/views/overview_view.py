@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..analysis.frameworks import rules_of
-from ..analysis.frameworks.xla.cpu import cpu_step_share
 from ..analysis.overview import OverviewSummary
 from ..analysis.results import plural
 from ..analysis.steps import overview_steps
+from ..frameworks import rules_of
+from ..frameworks.xla import cpu_step_share
 from ._common import TOOL_CALLS, step_bars, swatches
 from .base import Html, Plot, Plots, TableBlock, View
 from .page.display import esc

@@ -77,6 +77,15 @@ def _has_kernels(run) -> bool:
     return bool(len(run.kernels))
 
 
+def _has_buffer_assignment(run) -> bool:
+    # XLA programs whose HLO protos carry their buffer assignment (JAX and TF-XLA captures).
+    return bool(len(run.hlo_memory_peak))
+
+
+def _has_source_lines(run) -> bool:
+    return bool((run.source_lines["source_file"].astype(str) != "").any())
+
+
 def _has_hlo_ops(run) -> bool:
     # XLA runs: XProf's op profile and roofline, where the run has HLO ops.
     return bool(len(run.hlo_stats) and len(run.roofline))
@@ -159,6 +168,21 @@ VIEWS: tuple[ViewSpec, ...] = (
         framework="xla",
         section="roofline",
         in_report=_has_hlo_ops,
+    ),
+    ViewSpec(
+        "memory_viewer",
+        "memory_viewer_view",
+        "XLA's memory viewer: a program's heap over program order, its peak and the buffers then.",
+        framework="xla",
+        section="memory_viewer",
+        in_report=_has_buffer_assignment,
+    ),
+    ViewSpec(
+        "source_lines",
+        "source_lines_view",
+        "Device and host time per line of the user's source, top lines or one file's lines.",
+        section="source_lines",
+        in_report=_has_source_lines,
     ),
     ViewSpec(
         "compare",

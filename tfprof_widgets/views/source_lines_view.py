@@ -4,13 +4,13 @@ file's text where this machine can read it)."""
 
 from __future__ import annotations
 
-from ..analysis.source_lines import file_lines, line_coverage, source_lines, source_text
+from ..analysis.source_lines import file_lines, line_coverage, source_text
 from ._common import quick_figure
 from .base import Choice, Html, Plot, Plots, TableBlock, View
 from .page.display import esc
 from .tables import Column, Table
 
-__all__ = ["SourceLinesView", "source_lines_view"]
+__all__ = ["SourceLinesView", "source_lines"]
 
 TOP = 15
 # Lines shown around the timed lines of a file (context above and below each).
@@ -26,7 +26,7 @@ class SourceLinesView(View):
 
     def __init__(self, run, file: str | None = None) -> None:
         self.run = run
-        self.lines = source_lines(run)
+        self.lines = run.source_lines
         files = self.lines["source_file"].astype(str)
         by_file = (
             self.lines.assign(f=files.to_numpy())[files.to_numpy() != ""]
@@ -181,7 +181,7 @@ def _short(path: str, keep: int = 60) -> str:
     return path if len(path) <= keep else "…" + path[-(keep - 1) :]
 
 
-def source_lines_view(run, file: str | None = None) -> SourceLinesView:
+def source_lines(run, file: str | None = None) -> SourceLinesView:
     """Device time per line of the user's source (``run.source_lines``): the top lines, or
     one file's lines with their time beside them."""
     return SourceLinesView(run, file)

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..analysis.frameworks.tensorflow.tf_data import tf_data_summary
 from ..analysis.tool_data import no_trace_note
+from ..frameworks.tensorflow import tf_data_summary
 from ._common import quick_figure
 from .base import Choice, Html, Plot, Plots, TableBlock, View
 from .page.display import esc

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...analysis.frameworks.xla.trace_lines import event_hlo
 from ...analysis.kernels import parse_kernel_details
+from ...frameworks.xla import event_hlo
 from ...schema import DEVICE_KINDS
 from .model import TraceModel
 

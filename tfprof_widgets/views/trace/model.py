@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import union_categoricals
 
-from ...analysis.frameworks.xla.trace_lines import trace_lines as xla_trace_lines
+from ...frameworks.xla import derived_trace_lines as xla_trace_lines
 from ...schema import DEVICE_KINDS
 from .lanes import DERIVED_ORDER, is_internal, natural_key, readable_line_names, stream_content
 from .marks import MAX_MARKS, Marks
@@ -629,7 +629,7 @@ class SearchState:
 def build_trace_model(run) -> TraceModel:
     """The trace model of a run (``run.trace_model`` caches it): its events and, on an
     XLA GPU capture, the XLA Modules/Ops lines XProf's trace viewer derives from its kernels
-    (:mod:`..analysis.frameworks.xla.trace_lines`), drawn as rows ``len(run.events)`` on."""
+    (:mod:`..frameworks.xla.trace_lines`), drawn as rows ``len(run.events)`` on."""
     derived = _derived_lines(run)
     if derived is None or not len(derived):
         return TraceModel.from_run(run)

@@ -589,7 +589,7 @@ def framework_fields(run, details: dict) -> dict:
     that ran the event (TensorFlow's name for it), named as the framework names its ops
     ('op' on XLA, 'operator' on PyTorch), and left out where the event has none (a PyTorch
     trace read "tf_op —" on every event)."""
-    from ...analysis.frameworks import rules_of
+    from ...frameworks import rules_of
 
     rules = rules_of(run)
     label = "tf_op" if "tensorflow" in rules else rules.op_label

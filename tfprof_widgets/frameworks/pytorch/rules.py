@@ -1,0 +1,130 @@
+"""PyTorch's rules: how a ``torch.profiler`` (Kineto) trace is told apart, where its steps
+are and what its host events are.
+
+* A run is PyTorch's when its events are ATen operators (``aten::...``), ``ProfilerStep#N``
+  steps, or carry Kineto's ``External id`` / ``Record function id`` links between an
+  operator and the runtime calls it makes.
+* Steps: ``prof.step()`` records ``ProfilerStep#N`` on the host around each step; N is the
+  step number. They are the steps on a host with a GPU too (XProf would look for a device
+  'Steps' line, which Kineto never writes), and the host events count beside the kernels.
+* Host event types (XProf's step breakdown): the CUDA runtime's launches and async copies are
+  kernel launch, the DataLoader's ``__next__`` is waiting for input, the rest host compute.
+* Ops (``run.ops``, the kernels' operation): host ops by name, device ops by the operator
+  that launched them (:mod:`.op_table`).
+* The overview's verdict is torch-tb-profiler's, from :mod:`.steps` (``run.torch_steps``):
+  DataLoader-bound, launch-bound (runtime), communication-bound, idle GPU, memory at the
+  device's limit.
+* GPU time (:mod:`..gpu_time`) counts, as HTA does, only what host calls launched before the
+  last ``ProfilerStep#N`` began; ``[memory]`` events are allocator events (:mod:`.memory`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ... import stat_columns
+from ...analysis.event_index import on_device
+from ...analysis.event_types import HOST_COMPUTE, HOST_PREPARE, HOST_WAIT_INPUT
+from ..base import Advice, DeviceOps, Framework, RunNames
+from . import names as torch_names
+from . import op_table
+from .memory import memory_events
+from .steps import verdicts
+
+_EVENTS = ("aten::", "ProfilerStep#")
+_STATS = frozenset({"External id", "Record function id"})
+ADVICE = Advice(
+    mark_steps=(
+        "No ProfilerStep#N marker observed and hence the step time is unknown. Profile with "
+        "torch.profiler.profile(schedule=torch.profiler.schedule(...)) and call prof.step() "
+        "after each step."
+    ),
+    input_tool="DataLoader",
+    input_next_step=(
+        "Look at the DataLoader: set num_workers (and pin_memory=True) on its construction "
+        "to load data in worker processes."
+    ),
+    no_input_pipeline_next_step=(
+        "The time is spent loading data outside torch.utils.data.DataLoader: move it into a "
+        "DataLoader with num_workers > 0."
+    ),
+)
+
+
+class PyTorch(Framework):
+    name = "pytorch"
+    title = "PyTorch"
+    op_label = "operator"
+    vocabulary = ("aten::", "ProfilerStep#", "External id", "Record function id")
+    advice = ADVICE
+    # The DataLoader's batches (op_table types them 'DataLoader'): the input pipeline's host
+    # ops, for the input-pipeline page's table.
+    input_op_types = ("DataLoader",)
+    host_marks_device_steps = True
+
+    def present(self, names: RunNames) -> bool:
+        if names.stats & _STATS:
+            return True
+        return bool(names.events.str.startswith(_EVENTS).any())
+
+    def step_marker_names(self, names: pd.Series) -> np.ndarray:
+        """``ProfilerStep#N``, and nothing else (a PyTorch 'train' function is no marker)."""
+        return torch_names.is_step_marker(names)
+
+    def host_event_types(self, names: pd.Series, op_types: np.ndarray) -> np.ndarray:
+        out = np.full(len(names), HOST_COMPUTE, np.int16)
+        out[torch_names.is_launch(names)] = HOST_PREPARE
+        out[torch_names.is_dataloader_next(names)] = HOST_WAIT_INPUT
+        return out
+
+    def parse_op_names(self, names: pd.Index, memo: dict | None = None) -> pd.DataFrame:
+        """ATen and other dispatcher ops, autograd nodes, modules, DataLoader batches
+        (:mod:`.op_table`)."""
+        return op_table.parse_op_names(names)
+
+    def device_ops(self, run, rows: np.ndarray) -> DeviceOps:
+        """Each kernel, copy and memset by the operator that launched it (:mod:`.op_table`)."""
+        return op_table.device_ops(run, np.asarray(rows, np.int64))
+
+    def kernel_op_names(self, run, rows: np.ndarray) -> np.ndarray | None:
+        return op_table.kernel_op_names(run, np.asarray(rows, np.int64))
+
+    def input_op_class(self, name: str, op_type: str) -> str:
+        """A batch of the DataLoader reads and preprocesses (XProf's classes split tf.data's)."""
+        return "DataLoader batch"
+
+    def input_pipeline_in_use(self, ops: pd.DataFrame) -> bool:
+        if not len(ops) or "operation" not in ops:
+            return False
+        names = pd.Series(ops["operation"].astype(str).unique())
+        return bool(torch_names.is_dataloader_next(names).any())
+
+    def overview_verdicts(self, run) -> dict | None:
+        return verdicts(run)
+
+    def device_rows_in_steps(self, run, rows: np.ndarray) -> np.ndarray:
+        return activity_before_last_step(run, rows)
+
+    def memory_events(self, run) -> pd.DataFrame | None:
+        return memory_events(run)
+
+
+def activity_before_last_step(run, rows: np.ndarray) -> np.ndarray:
+    """HTA's rule (``include_last_profiler_step=False``): with two steps or more, the device
+    activity counted is what host calls made before the last ``ProfilerStep#N`` began launched
+    (linked by their correlation id); the last step is usually cut by the profiler's stop.
+    Any event named so counts for 'the last began', its GPU-annotation copy included."""
+    ev = run.events
+    names = pd.Series(ev["name"].cat.categories.astype(str))
+    marker = torch_names.is_step_marker(names)
+    if marker.sum() < 2:
+        return rows
+    codes = ev["name"].cat.codes.to_numpy()
+    start = ev["start_us"].to_numpy()
+    last = start[marker[codes]].max()
+    n = len(ev)
+    corr, has = stat_columns.numbers(run.stat_store, "correlation", n)
+    launched = has & ~on_device(run) & (start < last)
+    keep = has[rows] & np.isin(corr[rows], corr[launched])
+    return rows[keep]
