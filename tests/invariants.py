@@ -137,7 +137,7 @@ class Capture:
 def build(name: str, make: Callable[[pathlib.Path], pathlib.Path]) -> Capture:
     """Load a capture and build every analysis and every view of its report once."""
     import tfprof_widgets as tw
-    from tfprof_widgets.analysis import ANALYSES
+    from tfprof_widgets.catalog import ANALYSES
     from tfprof_widgets.report import report_views
 
     with tempfile.TemporaryDirectory(prefix="tfprof_inv_") as scratch, warnings.catch_warnings():
@@ -206,7 +206,7 @@ def _name_of(r: pd.Series) -> str:
 
 def analysis_tables(cap: Capture) -> dict[str, pd.DataFrame]:
     """Every DataFrame the run's analyses give, the summaries' tables included."""
-    from tfprof_widgets.analysis import ANALYSES
+    from tfprof_widgets.catalog import ANALYSES
 
     run = cap.run
     out = {}

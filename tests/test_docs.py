@@ -44,7 +44,7 @@ import pytest
 from conftest import ROOT
 
 import tfprof_widgets as tw
-from tfprof_widgets.analysis import ANALYSES
+from tfprof_widgets.catalog import ANALYSES
 
 PAGES = ["README.md"] + sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md"))
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.M | re.S)

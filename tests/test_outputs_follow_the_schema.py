@@ -8,7 +8,7 @@ from golden_tables import synthetic_gpu_path
 
 import tfprof_widgets as tw
 from tfprof_widgets import schema
-from tfprof_widgets.analysis import ANALYSES
+from tfprof_widgets.catalog import ANALYSES
 from tfprof_widgets.run import Run
 
 NOT_TF1 = ValueError  # tfprof analyses of a run without a TF1 graph

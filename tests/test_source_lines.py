@@ -21,7 +21,6 @@ from hlo_hostile_builder import FUSED_ID, capture, good_program
 import tfprof_widgets as tw
 from tfprof_widgets.analysis.source_lines import (
     NO_LINES_NOTE,
-    SOURCE_LINES,
     file_lines,
     line_coverage,
     source_lines,
@@ -29,6 +28,7 @@ from tfprof_widgets.analysis.source_lines import (
 )
 from tfprof_widgets.frameworks.pytorch.op_table import launching_operators
 from tfprof_widgets.frameworks.xla.gpu import kernel_instructions
+from tfprof_widgets.schema import SOURCE_LINES
 from tfprof_widgets.views.source_lines_view import source_lines as source_lines_view
 
 DATA = pathlib.Path(__file__).resolve().parent / "data"

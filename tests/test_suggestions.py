@@ -13,7 +13,8 @@ from conftest import ROOT
 
 import tfprof_widgets as tw
 from tfprof_widgets import schema
-from tfprof_widgets.analysis.suggestions import SUGGESTIONS, suggestions
+from tfprof_widgets.analysis.suggestions import suggestions
+from tfprof_widgets.schema import SUGGESTIONS
 
 GOLDENS = {
     p.stem: json.loads(p.read_text())

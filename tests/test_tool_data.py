@@ -15,8 +15,8 @@ from tool_data_files import BERT, BERT_HOST, TOOLDATA, demo_run, field, tf2x_run
 
 import tfprof_widgets as tw
 from tfprof_widgets import report, schema, views
-from tfprof_widgets.analysis import ANALYSES
 from tfprof_widgets.analysis.memory import memory_breakdown
+from tfprof_widgets.catalog import ANALYSES
 from tfprof_widgets.proto import tool_data_pb2 as pb
 
 

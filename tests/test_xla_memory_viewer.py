@@ -33,9 +33,9 @@ def test_every_bundled_xla_capture_has_a_golden():
 
 def test_tables_follow_their_schemas(case):
     run, _ = case
-    assert schema.mismatches(mv.hlo_memory(run), mv.HLO_MEMORY) == []
-    assert schema.mismatches(mv.hlo_memory_peak(run), mv.HLO_MEMORY_PEAK) == []
-    assert schema.mismatches(mv.hlo_heap_timeline(run), mv.HLO_HEAP_TIMELINE) == []
+    assert schema.mismatches(mv.hlo_memory(run), schema.HLO_MEMORY) == []
+    assert schema.mismatches(mv.hlo_memory_peak(run), schema.HLO_MEMORY_PEAK) == []
+    assert schema.mismatches(mv.hlo_heap_timeline(run), schema.HLO_HEAP_TIMELINE) == []
 
 
 def test_peak_heap_and_its_position_equal_xprofs(case):
@@ -103,8 +103,8 @@ def test_programs_without_a_buffer_assignment_give_empty_tables_and_a_note(tmp_p
     assert len(run.hlo_modules) == 2
     mem, peak = mv.hlo_memory(run), mv.hlo_memory_peak(run)
     assert len(mem) == 0 and len(peak) == 0
-    assert schema.mismatches(mem, mv.HLO_MEMORY) == []
-    assert schema.mismatches(peak, mv.HLO_MEMORY_PEAK) == []
+    assert schema.mismatches(mem, schema.HLO_MEMORY) == []
+    assert schema.mismatches(peak, schema.HLO_MEMORY_PEAK) == []
     notes = [w for w in run.warnings if "buffer assignment" in w]
     assert len(notes) == 1 and "jit_train_step" in notes[0]
     mv.hlo_memory(run)

@@ -3,7 +3,7 @@
 The DataFrames' columns are documented in :mod:`tfprof_widgets.schema`. A Run only holds
 finished tables: loading builds them (:mod:`tfprof_widgets.run_builder`, called by
 :func:`tfprof_widgets.load`). Analyses are plain functions of these tables; every analysis
-of :data:`tfprof_widgets.analysis.ANALYSES` is declared here as an attribute computed on first
+of :data:`tfprof_widgets.catalog.ANALYSES` is declared here as an attribute computed on first
 use and cached (``run.ops``, ``run.steps``, ``run.overview_summary``...). ``run.view`` shows it
 as widgets.
 """
@@ -19,13 +19,13 @@ import numpy as np
 import pandas as pd
 
 from . import schema, stat_columns
-from .analysis import ANALYSES
 from .analysis.input_pipeline import InputPipelineSummary
 from .analysis.memo import CACHE_ATTRIBUTE
 from .analysis.overview import OverviewSummary
 from .analysis.results import StepCount
 from .analysis.steps import overview_steps
 from .analysis.tool_data import FROM_TOOL_DATA, ToolData
+from .catalog import ANALYSES
 from .frameworks import RunFrameworks, framework_of
 from .frameworks.xla import programs
 from .readers.assemble import MetadataTables, RunTables
@@ -92,7 +92,7 @@ class Run:
             ``kernels``, ``memory*``, ``overview_summary`` and ``input_pipeline``; with one,
             they are kept to compare with ours (``run.tool_data.compare(run)``).
 
-    Every analysis of :data:`~tfprof_widgets.analysis.ANALYSES` is declared below as an
+    Every analysis of :data:`~tfprof_widgets.catalog.ANALYSES` is declared below as an
     attribute (``ops``, ``steps``, ``kernels``, ``memory``, ``overview_summary``,
     ``input_pipeline``, ``tf_data``...), computed when first read and kept; :meth:`clear_cache`
     forgets them.
@@ -276,7 +276,7 @@ class Run:
         )
         return schema.conform(out.reset_index(), schema.LINE_SUMMARY)
 
-    # -- analyses: every one of analysis.ANALYSES, declared ---------------------------------
+    # -- analyses: every one of catalog.ANALYSES, declared ---------------------------------
     @_analysis
     def steps(self) -> pd.DataFrame:
         """XProf's step database: step time and its breakdown by category, one row per (host,

@@ -8,7 +8,7 @@ TensorBoard's own numbers from a run directory's tool-data files (``Run.tool_dat
 TOOL_DATA_FILES, TOOL_STEPS, TOOL_TF_STATS, TOOL_TOP_OPS, TOOL_MEMORY_BREAKDOWN,
 TOOL_POD_STATS, TOOL_ALL_REDUCE_OPS (and STEPS, OP_STATS, KERNELS, MEMORY, MEMORY_SUMMARY,
 INPUT_OPS filled from the files).
-Analyses (``run.<name>``, see :data:`tfprof_widgets.analysis.ANALYSES`): STEPS,
+Analyses (``run.<name>``, see :data:`tfprof_widgets.catalog.ANALYSES`): STEPS,
 PER_HOST_STEPS, DEVICE_PRECISION, OP_STATS, KERNELS, MEMORY, MEMORY_SUMMARY, MEMORY_BREAKDOWN,
 INPUT_PIPELINE_STEPS, INPUT_OPS, INPUT_TIME, OP_DIFF, LINE_SUMMARY, PROFILE_OPTIONS,
 SUMMARY_FRAME, SUGGESTIONS, SOURCE_LINES; GPU time (HTA's): TEMPORAL_BREAKDOWN,
@@ -41,6 +41,10 @@ before pandas 3). Tests assert that every table and analysis output matches them
 from __future__ import annotations
 
 import functools
+import importlib.util
+import pathlib
+import sys
+import types
 
 # How a DataFrame follows one of the tables below (schema.conform, schema.empty...): here too.
 from .frames import (  # noqa: F401
@@ -758,8 +762,7 @@ SOURCE_LINES: dict[str, tuple[str, str]] = {
 
 def __getattr__(name: str) -> dict[str, tuple[str, str]]:
     """The tables only one framework's captures have (``frameworks/<name>/schema.py``), found
-    here too (``schema.ROOFLINE``): looked up on first use, as a framework package's
-    ``__init__`` imports its analyses, which import this module."""
+    here too (``schema.ROOFLINE``), read on first use."""
     tables = {} if name.startswith("__") else _framework_tables()  # the import system's __path__
     if name not in tables:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -770,10 +773,31 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_framework_tables()))
 
 
+# The frameworks whose packages hold tables of their own (frameworks/<name>/schema.py).
+FRAMEWORK_TABLE_PACKAGES = ("tensorflow", "xla", "pytorch")
+
+
 @functools.cache
 def _framework_tables() -> dict[str, dict[str, tuple[str, str]]]:
-    from .frameworks.pytorch import schema as pytorch
-    from .frameworks.tensorflow import schema as tensorflow
-    from .frameworks.xla import schema as xla
+    """Every framework's tables by name. Each ``frameworks/<name>/schema.py`` is data that
+    imports nothing of the package, and it is executed here as that module without running
+    the framework packages (their ``__init__`` imports their rules, which import this module:
+    an import cycle); the framework's own ``from .schema import ...`` later finds the same
+    module object in ``sys.modules``."""
+    out = {}
+    for framework in FRAMEWORK_TABLE_PACKAGES:
+        module = _framework_schema(framework)
+        out.update({n: getattr(module, n) for n in module.__all__})
+    return out
 
-    return {n: getattr(m, n) for m in (tensorflow, xla, pytorch) for n in m.__all__}
+
+def _framework_schema(framework: str) -> types.ModuleType:
+    name = f"{__package__}.frameworks.{framework}.schema"
+    module = sys.modules.get(name)
+    if module is None:
+        path = pathlib.Path(__file__).parent / "frameworks" / framework / "schema.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return module

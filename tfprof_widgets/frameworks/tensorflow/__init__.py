@@ -15,7 +15,7 @@ from .tfprof_tables import tfprof_table, total_parameters
 FRAMEWORK = TensorFlow()
 
 _HERE = "tfprof_widgets.frameworks.tensorflow."
-# The analyses only TF captures have, as run attributes (see tfprof_widgets.analysis.ANALYSES).
+# The analyses only TF captures have, as run attributes (see tfprof_widgets.catalog.ANALYSES).
 ANALYSES = (
     Analysis("tf_data", _HERE + "tf_data:tf_data", "TfDataSummary"),
     Analysis("tf_data_bottleneck", _HERE + "tf_data:tf_data_bottleneck", "TF_DATA_BOTTLENECK"),

@@ -25,7 +25,7 @@ from .trace_lines import trace_lines as derived_trace_lines
 FRAMEWORK = XLA()
 
 _HERE = "tfprof_widgets.frameworks.xla."
-# The analyses only XLA captures have, as run attributes (see tfprof_widgets.analysis.ANALYSES).
+# The analyses only XLA captures have, as run attributes (see tfprof_widgets.catalog.ANALYSES).
 ANALYSES = (
     Analysis("hlo_stats", _HERE + "hlo_stats:hlo_stats", "HLO_STATS"),
     Analysis("roofline_peaks", _HERE + "roofline:roofline_peaks", "ROOFLINE_PEAKS"),
