@@ -1,0 +1,206 @@
+"""XProf's graph viewer (``analysis/frameworks/xla/graph.py``, ``views/graph_viewer_view.py``):
+node and edge sets equal to xprof 2.24's ``graph_viewer`` tool around every golden op, at
+widths 1-3, fusions expanded and merged (goldens: ``scripts/make_graph_viewer_goldens.py``);
+the measured numbers on the nodes; the layered layout; hostile programs (a cycle, 10^5
+instructions, an unknown op)."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import time
+
+import numpy as np
+import pytest
+
+import tfprof_widgets as tw
+from tfprof_widgets.analysis.frameworks.xla.graph import (
+    UnknownHloOpError,
+    hlo_graph,
+    instruction_times,
+    layered_layout,
+    neighbourhood,
+    program_graph,
+)
+from tfprof_widgets.errors import ProfileError
+from tfprof_widgets.proto import xla_hlo_pb2
+from tfprof_widgets.views.graph_viewer_view import graph_viewer
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+GOLDEN = ROOT / "tests" / "golden" / "graph_viewer"
+CAPTURES = sorted(p.stem for p in GOLDEN.glob("*.json"))
+_RUNS: dict = {}
+
+
+def _run(name: str):
+    if name not in _RUNS:
+        golden = json.loads((GOLDEN / f"{name}.json").read_text())
+        _RUNS[name] = (tw.load(str(ROOT / golden["capture"])), golden)
+    return _RUNS[name]
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_nodes_and_edges_equal_xprof(name):
+    run, golden = _run(name)
+    graphs = {f"{m.name}({p})": program_graph(m) for _, p, m in run.hlo_modules}
+    checked = 0
+    for key, want in golden["graphs"].items():
+        program, op, width, *merged = key.split("|")
+        assert "error" not in want, key  # xprof renders every golden op
+        nodes, edges = neighbourhood(graphs[program], op, int(width), expand_fusions=not merged)
+        assert sorted(nodes.loc[nodes["drawn"], "instruction"]) == want["nodes"], key
+        got = sorted({(a, b) for a, b in zip(edges["src"], edges["dst"])})
+        assert got == [tuple(e) for e in want["edges"]], key
+        checked += 1
+    assert checked >= 50
+
+
+def test_goldens_cover_expanded_fusions_and_wide_graphs():
+    # The goldens are not all trivial: fusion bodies, merged fusions and 30+ node graphs.
+    _, golden = _run("jax_cnn_nographs")
+    sizes = [len(v["nodes"]) for v in golden["graphs"].values()]
+    assert max(sizes) >= 30
+    run, _ = _run("jax_cnn_nographs")
+    g = hlo_graph(run, depth=2)
+    assert g.nodes["expanded"].any() and (g.nodes["fusion"] != "").any()
+    merged = hlo_graph(run, op=g.op, depth=2, program=g.program_id, expand_fusions=False)
+    assert not merged.nodes["expanded"].any()
+    assert set(merged.nodes["instruction"]) != set(g.nodes["instruction"])
+
+
+def test_default_op_is_the_heaviest_and_nodes_carry_measurements():
+    run, _ = _run("jax_cnn_nographs")
+    times = instruction_times(run)
+    g = hlo_graph(run)
+    assert g.op == times["instruction"].iloc[0]
+    me = g.nodes[g.nodes["instruction"] == g.op].iloc[0]
+    assert me["total_time_us"] == pytest.approx(times["total_time_us"].iloc[0])
+    assert me["occurrences"] > 0 and me["flops"] > 0 and me["bytes_accessed"] > 0
+    stats = run.hlo_stats
+    for r in g.nodes[g.nodes["total_time_us"] > 0].itertuples():
+        row = stats[stats["hlo_op_name"].astype(str) == r.instruction]
+        assert r.total_time_us == pytest.approx(row["total_time_us"].sum())
+    inside = g.nodes[g.nodes["fusion"] != ""]
+    assert inside["flops"].isna().all() and (inside["total_time_us"] == 0).all()
+    assert set(g.edges["src"]) | set(g.edges["dst"]) <= set(g.nodes["instruction"])
+
+
+def test_cpu_capture_uses_thunk_times():
+    run, _ = _run("jax_cpu_10steps")
+    g = hlo_graph(run)
+    me = g.nodes[g.nodes["instruction"] == g.op].iloc[0]
+    assert me["total_time_us"] > 0 and me["occurrences"] >= 1
+
+
+def test_unknown_op_and_program_raise_a_profile_error_naming_them():
+    run, _ = _run("jax08_gemm")
+    with pytest.raises(UnknownHloOpError, match="no_such_op") as e:
+        hlo_graph(run, op="no_such_op")
+    assert isinstance(e.value, ProfileError)
+    with pytest.raises(UnknownHloOpError, match="nope"):
+        hlo_graph(run, program="nope")
+    with pytest.raises(UnknownHloOpError, match="no_such_op"):
+        graph_viewer(run, op="no_such_op")
+    with pytest.raises(ValueError, match="depth"):
+        hlo_graph(run, depth=-1)
+
+
+# -- hostile programs, built here ---------------------------------------------------------------
+def _module(chain: int, cycle: bool = False) -> xla_hlo_pb2.HloModuleProto:
+    """An entry computation: a parameter, then ``chain`` negates one after another, the last
+    the root; with ``cycle`` the first negate takes the last as an operand too, closing a loop
+    through the chain (no valid XLA program does)."""
+    m = xla_hlo_pb2.HloModuleProto(name="hostile")
+    c = m.computations.add(name="main", id=1)
+    p = c.instructions.add(name="p", opcode="parameter", id=1)
+    p.shape.element_type = xla_hlo_pb2.F32
+    for i in range(2, chain + 2):
+        ins = c.instructions.add(name=f"neg.{i}", opcode="negate", id=i)
+        ins.shape.element_type = xla_hlo_pb2.F32
+        ins.operand_ids.append(i - 1)
+    if cycle:
+        c.instructions[1].operand_ids.append(chain + 1)
+    c.root_id = chain + 1
+    return m
+
+
+def test_a_cycle_is_walked_and_laid_out_with_its_edges_reversed():
+    g = program_graph(_module(5, cycle=True))
+    nodes, edges = neighbourhood(g, "neg.4", depth=10)
+    assert set(nodes["instruction"]) == {"p", *(f"neg.{i}" for i in range(2, 7))}
+    index = {n: i for i, n in enumerate(nodes["instruction"])}
+    src = edges["src"].map(index).to_numpy()
+    dst = edges["dst"].map(index).to_numpy()
+    layer, x, rev = layered_layout(len(nodes), src, dst)
+    assert rev.any()
+    keep = ~rev
+    assert (layer[src[keep]] < layer[dst[keep]]).all()  # the rest point downwards
+    assert (layer[dst[rev]] < layer[src[rev]]).all()  # the reversed ones point up
+    assert np.isfinite(x).all()
+
+
+def test_cycle_is_said_in_the_note(monkeypatch):
+    class FakeRun:
+        path = "fake.xplane.pb"
+        hlo_modules = [("h", 7, _module(5, cycle=True))]
+        warnings: list = []
+
+    from tfprof_widgets.analysis.frameworks.xla import graph as graph_mod
+
+    monkeypatch.setattr(graph_mod, "_measured", lambda run, host, pid, nodes: nodes.assign(
+        shape="", category="", occurrences=0, total_time_us=0.0, flops=np.nan,
+        bytes_accessed=np.nan))  # fmt: skip
+    monkeypatch.setattr(graph_mod, "instruction_times", lambda run: _empty_times())
+    g = hlo_graph(FakeRun(), op="neg.4", depth=10)
+    assert "cycle" in g.note and "reversed" in g.note
+
+
+def _empty_times():
+    import pandas as pd
+
+    return pd.DataFrame(
+        {"host": [], "program_id": np.zeros(0, np.int64), "instruction": [],
+         "occurrences": np.zeros(0, np.int64), "total_time_us": np.zeros(0)}
+    )  # fmt: skip
+
+
+def test_a_huge_program_lays_out_only_the_neighbourhood():
+    m = _module(100_000)
+    t0 = time.perf_counter()
+    g = program_graph(m)
+    decode = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    nodes, edges = neighbourhood(g, "neg.50000", depth=3)
+    index = {n: i for i, n in enumerate(nodes["instruction"])}
+    layer, x, rev = layered_layout(
+        len(nodes), edges["src"].map(index).to_numpy(), edges["dst"].map(index).to_numpy()
+    )
+    walk = time.perf_counter() - t0
+    assert len(nodes) == 7 and len(edges) == 6 and not rev.any()
+    assert sorted(layer.tolist()) == list(range(7))
+    assert walk < 1.0, walk  # the neighbourhood only, not the 10^5 instructions
+    assert decode < 30, decode
+
+
+def test_layout_orders_layers_by_longest_path_and_spreads_siblings():
+    # a -> c, b -> c, c -> d, a -> d: d on layer 2 (longest path), a and b side by side.
+    layer, x, rev = layered_layout(4, np.array([0, 1, 2, 0]), np.array([2, 2, 3, 3]))
+    assert layer.tolist() == [0, 0, 1, 2] and not rev.any()
+    assert x[0] != x[1] and abs(x[0] + x[1]) < 1e-9  # centred in their layer
+
+
+def test_view_draws_offline_with_text_fallback():
+    run, _ = _run("jax_cnn_nographs")
+    v = graph_viewer(run, depth=2)
+    fig = v.figures()["graph"]
+    nodes = v.graph.nodes
+    drawn = nodes[nodes["drawn"]]
+    markers = fig.data[1]
+    assert len(markers.x) == len(drawn)
+    assert sum(1 for p in fig.data[0].x if p is None) == len(v.graph.edges)
+    assert any(v.graph.op in t or "fusion" in t for t in markers.hovertext)
+    assert len(fig.layout.shapes) == drawn.loc[drawn["fusion"] != "", "fusion"].nunique() > 0
+    text = v.text()
+    assert v.graph.op in text and "µs" in text
+    html = v.html()
+    assert "tfprof-mount" in html
