@@ -204,3 +204,23 @@ def test_view_draws_offline_with_text_fallback():
     assert v.graph.op in text and "µs" in text
     html = v.html()
     assert "tfprof-mount" in html
+
+
+def test_layout_keeps_a_fusion_body_side_by_side():
+    # Layer 1 holds 1, 2 (one body) and 3 (none), 3's operand between theirs: ungrouped,
+    # barycentres put 3 between 1 and 2; grouped, 1 and 2 stay neighbours.
+    src, dst = np.array([0, 5, 4]), np.array([1, 2, 3])
+    layer, x, _ = layered_layout(6, src, dst)
+    assert layer[1] == layer[2] == layer[3] == 1 and abs(x[1] - x[2]) == 2
+    group = np.array([-1, 0, 0, -1, -1, -1])
+    layer, x, _ = layered_layout(6, src, dst, group=group)
+    assert abs(x[1] - x[2]) == 1
+
+
+def test_a_run_without_xla_programs_is_told_so():
+    class NoHlo:
+        path = "kineto.json"
+        hlo_modules: list = []
+
+    with pytest.raises(UnknownHloOpError, match="kineto.json: .*no XLA program"):
+        hlo_graph(NoHlo())

@@ -89,7 +89,13 @@ class GraphViewerView(View):
                     "size": 14,
                     "symbol": ["diamond" if n == g.op else "circle" for n in drawn["instruction"]],
                     "color": t.tolist(),
-                    "colorscale": "YlOrRd",
+                    # Untimed nodes (a fused instruction, one that never ran) grey.
+                    "colorscale": [
+                        [0, "#d9d9d9"],
+                        [1e-9, "#ffffb2"],
+                        [0.5, "#fd8d3c"],
+                        [1, "#bd0026"],
+                    ],  # fmt: skip
                     "showscale": bool(t.max(initial=0) > 0),
                     "colorbar": {"title": {"text": "µs"}},
                     "line": {"width": 1, "color": "#444"},
@@ -99,6 +105,7 @@ class GraphViewerView(View):
             },
         ]
         rows = int(drawn["layer"].to_numpy().max(initial=0)) + 1
+        boxes, box_names = self._fusion_boxes(drawn)
         layout = {
             "title": {"text": f"{esc(g.module)}: {esc(g.op)}, {g.depth} hops"},
             "xaxis": {"visible": False},
@@ -106,15 +113,20 @@ class GraphViewerView(View):
             "height": int(min(1400, max(360, 90 * rows))),
             "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
             "hovermode": "closest",
-            "shapes": self._fusion_boxes(drawn),
+            "shapes": boxes,
+            "annotations": box_names,
         }
         return quick_figure(data, layout)
 
-    def _fusion_boxes(self, drawn: pd.DataFrame) -> list[dict]:
-        """A box around each expanded fusion's body (its instructions' extent)."""
-        boxes = []
+    def _fusion_boxes(self, drawn: pd.DataFrame) -> tuple[list[dict], list[dict]]:
+        """A box around each expanded fusion's body (its instructions' extent), the op's in
+        red, and its name at the box's corner."""
+        boxes, names = [], []
         for name, body in drawn[drawn["fusion"] != ""].groupby("fusion", sort=False):
             x, y = body["x"].to_numpy(float), body["y"].to_numpy(float)
+            mine = name == self.graph.op
+            line = {"width": 2 if mine else 1, "dash": "dot",
+                    "color": "#b71c1c" if mine else "#777"}  # fmt: skip
             boxes.append(
                 {
                     "type": "rect",
@@ -124,11 +136,21 @@ class GraphViewerView(View):
                     "y1": y.max() + 0.4,
                     "layer": "below",
                     "fillcolor": _FUSION_FILL,
-                    "line": {"width": 1, "dash": "dot"},
-                    "name": str(name),
+                    "line": line,
                 }  # fmt: skip
             )
-        return boxes
+            names.append(
+                {
+                    "x": x.min() - 0.4,
+                    "y": y.max() + 0.4,
+                    "text": esc(str(name)),
+                    "showarrow": False,
+                    "xanchor": "left",
+                    "yanchor": "bottom",
+                    "font": {"size": 9, "color": line["color"]},
+                }  # fmt: skip
+            )
+        return boxes, names
 
     # -- the parts of the view --------------------------------------------------------------
     def table(self) -> Table:

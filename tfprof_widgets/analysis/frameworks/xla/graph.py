@@ -588,7 +588,8 @@ def hlo_graph(
     drawn = nodes["drawn"].to_numpy()
     src = edges["src"].map(index).to_numpy(np.int64)
     dst = edges["dst"].map(index).to_numpy(np.int64)
-    layer, x, rev = layered_layout(len(nodes), src, dst, drawn)
+    group = pd.factorize(nodes["fusion"].where(nodes["fusion"] != ""))[0]
+    layer, x, rev = layered_layout(len(nodes), src, dst, drawn, group=group)
     if rev.any():
         cyc = ", ".join(f"{a} -> {b}" for a, b in zip(edges["src"][rev], edges["dst"][rev]))
         note.append(f"the program's operand links form a cycle (malformed): laid out with "
@@ -629,14 +630,21 @@ def _measured(run, host: str, program: int, nodes: pd.DataFrame) -> pd.DataFrame
 
 # -- layout -------------------------------------------------------------------------------------
 def layered_layout(
-    n: int, src: np.ndarray, dst: np.ndarray, placed: np.ndarray | None = None, sweeps: int = 4
+    n: int,
+    src: np.ndarray,
+    dst: np.ndarray,
+    placed: np.ndarray | None = None,
+    sweeps: int = 4,
+    group: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A layered (Sugiyama-style) layout of ``n`` nodes and edges ``src -> dst``: (layer per
     node, x per node, which edges were reversed to break cycles). Layers are longest paths
-    from the sources (operands above their users); within a layer nodes are ordered by the
+    from the sources (operands above their users; a source just above its first user);
+    within a layer nodes are ordered by the
     mean position of their neighbours in the layer above, then below (``sweeps`` passes), and
-    spaced one apart, centred. Nodes not ``placed`` (expanded fusions: drawn as the box
-    around their body) take no slot: layer -1, x NaN."""
+    spaced one apart, centred. Nodes of one ``group`` (>= 0: a fusion's body) stay side by
+    side in each layer, the group placed by its members' mean. Nodes not ``placed``
+    (expanded fusions: drawn as the box around their body) take no slot: layer -1, x NaN."""
     src = np.asarray(src, np.int64)
     dst = np.asarray(dst, np.int64)
     placed = np.ones(n, bool) if placed is None else np.asarray(placed, bool)
@@ -663,29 +671,43 @@ def layered_layout(
         np.maximum.at(layer, d[out], layer[s[out]] + 1)
         live &= ~out
         indeg = np.bincount(d[live], minlength=n)
-    x = _order(n, layer, s[ok], d[ok], placed, sweeps)
+    # Sources (parameters, iotas) sit just above their first user, not all on the top layer.
+    so, do = s[ok], d[ok]
+    src_only = placed & (np.bincount(do, minlength=n) == 0) & (np.bincount(so, minlength=n) > 0)
+    at = src_only[so]
+    below = np.full(n, np.iinfo(np.int64).max)
+    np.minimum.at(below, so[at], layer[do[at]])
+    layer = np.where(src_only, below - 1, layer)
+    group = np.full(n, -1, np.int64) if group is None else np.asarray(group, np.int64)
+    x = _order(n, layer, s[ok], d[ok], placed, sweeps, group)
     layer[~placed] = -1
     return layer, x, rev
 
 
-def _order(n, layer, s, d, placed, sweeps) -> np.ndarray:
-    """Barycentre ordering within layers; x of each node (not placed: NaN)."""
-    pos = np.zeros(n)
+def _order(n, layer, s, d, placed, sweeps, group) -> np.ndarray:
+    """Barycentre ordering within layers, all layers at once (one sort keyed by layer first);
+    x of each node (not placed: NaN)."""
     idx = np.flatnonzero(placed)
-    for lay in np.unique(layer[idx]):
-        members = idx[layer[idx] == lay]
-        pos[members] = np.arange(len(members))
+    lay = layer[idx]
+    # A node outside any group is a group of its own.
+    gid = np.where(group >= 0, group, group.max(initial=-1) + 1 + np.arange(n))[idx]
+    _, pair = np.unique(np.stack([lay, gid]), axis=1, return_inverse=True)
+    pair = pair.reshape(-1)
+    pos = np.zeros(n)
+
+    def place(order: np.ndarray) -> None:
+        ranked = lay[order]
+        pos[idx[order]] = np.arange(len(order)) - np.searchsorted(ranked, ranked)
+
+    place(np.lexsort((idx, lay)))
     for sweep in range(sweeps):
         a, b = (s, d) if sweep % 2 == 0 else (d, s)  # down: by operands; up: by users
         total = np.bincount(b, weights=pos[a], minlength=n)
         count = np.bincount(b, minlength=n)
-        bary = np.where(count > 0, total / np.maximum(count, 1), pos)
-        for lay in np.unique(layer[idx]):
-            members = idx[layer[idx] == lay]
-            members = members[np.lexsort((pos[members], bary[members]))]
-            pos[members] = np.arange(len(members))
+        bary = np.where(count > 0, total / np.maximum(count, 1), pos)[idx]
+        mean = np.bincount(pair, weights=bary) / np.bincount(pair)
+        place(np.lexsort((pos[idx], bary, gid, mean[pair], lay)))
     x = np.full(n, np.nan)
-    for lay in np.unique(layer[idx]):
-        members = idx[layer[idx] == lay]
-        x[members] = pos[members] - (len(members) - 1) / 2
+    width = np.bincount(lay - lay.min(initial=0), minlength=1) if len(idx) else np.zeros(1)
+    x[idx] = pos[idx] - (width[lay - lay.min(initial=0)] - 1) / 2
     return x
