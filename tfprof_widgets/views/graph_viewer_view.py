@@ -163,16 +163,17 @@ class GraphViewerView(View):
             Column("total_time_us", "time (µs)", digits=2),
             Column("occurrences", "runs", "int"),
             Column(
-                "flops",
-                "FLOPs",
-                digits=0,
-                missing="",
-                title="per execution (XLA's cost analysis; none inside a fusion body)",
-            ),
-            Column("bytes_accessed", "bytes", digits=0, missing="", title="per execution"),
+                "gflops",
+                "GFLOP",
+                digits=3,
+                title="FLOPs per execution, in 10^9 (XLA's cost analysis; none inside a "
+                "fusion body)",
+            ),  # fmt: skip
+            Column("bytes_accessed", "MiB", "bytes", title="bytes accessed per execution"),
             Column("status", "status", title="XLA's graph filter: what it left out around it"),
         ]
-        return Table(self.graph.nodes, cols, csv="graph_nodes.csv", sort=("total_time_us", "desc"))
+        nodes = self.graph.nodes.assign(gflops=self.graph.nodes["flops"] / 1e9)
+        return Table(nodes, cols, csv="graph_nodes.csv", sort=("total_time_us", "desc"))
 
     def header(self) -> str:
         g = self.graph
