@@ -139,22 +139,6 @@ def test_a_cycle_is_walked_and_laid_out_with_its_edges_reversed():
     assert np.isfinite(x).all()
 
 
-def test_cycle_is_said_in_the_note(monkeypatch):
-    class FakeRun:
-        path = "fake.xplane.pb"
-        hlo_modules = [("h", 7, _module(5, cycle=True))]
-        warnings: list = []
-
-    from tfprof_widgets.analysis.frameworks.xla import graph as graph_mod
-
-    monkeypatch.setattr(graph_mod, "_measured", lambda run, host, pid, nodes: nodes.assign(
-        shape="", category="", occurrences=0, total_time_us=0.0, flops=np.nan,
-        bytes_accessed=np.nan))  # fmt: skip
-    monkeypatch.setattr(graph_mod, "instruction_times", lambda run: _empty_times())
-    g = hlo_graph(FakeRun(), op="neg.4", depth=10)
-    assert "cycle" in g.note and "reversed" in g.note
-
-
 def _empty_times():
     import pandas as pd
 
@@ -162,6 +146,58 @@ def _empty_times():
         {"host": [], "program_id": np.zeros(0, np.int64), "instruction": [],
          "occurrences": np.zeros(0, np.int64), "total_time_us": np.zeros(0)}
     )  # fmt: skip
+
+
+@pytest.fixture
+def bare_run(monkeypatch):
+    """A run of one hand-made program and no measurements (hostile programs no capture has)."""
+    from tfprof_widgets.analysis.frameworks.xla import graph as graph_mod
+
+    def unmeasured(run, host, pid, nodes):
+        return nodes.assign(shape="", category="", occurrences=0, total_time_us=0.0,
+                            flops=np.nan, bytes_accessed=np.nan)  # fmt: skip
+
+    monkeypatch.setattr(graph_mod, "_measured", unmeasured)
+    monkeypatch.setattr(graph_mod, "instruction_times", lambda run: _empty_times())
+
+    class BareRun:
+        path = "hostile.xplane.pb"
+
+        def __init__(self, module) -> None:
+            self.hlo_modules = [("h", 7, module)]
+
+    return BareRun
+
+
+def test_cycle_is_said_in_the_note(bare_run):
+    g = hlo_graph(bare_run(_module(5, cycle=True)), op="neg.4", depth=10)
+    assert "cycle" in g.note and "reversed" in g.note
+    assert g.edges["reversed"].sum() >= 1
+
+
+def test_a_fusion_body_too_large_to_draw_is_cut_and_said(bare_run):
+    from tfprof_widgets.analysis.frameworks.xla.graph import MAX_DRAWN
+
+    m = xla_hlo_pb2.HloModuleProto(name="wide")
+    body = m.computations.add(name="fused", id=2, is_fusion_computation=True)
+    body.instructions.add(name="fp", opcode="parameter", id=100)
+    for i in range(101, 101 + MAX_DRAWN + 500):
+        body.instructions.add(name=f"n.{i}", opcode="negate", id=i).operand_ids.append(i - 1)
+    body.root_id = 100 + MAX_DRAWN + 500
+    main = m.computations.add(name="main", id=1)
+    main.instructions.add(name="p", opcode="parameter", id=1)
+    f = main.instructions.add(name="f", opcode="fusion", id=2)
+    f.operand_ids.append(1)
+    f.called_computation_ids.append(2)
+    main.root_id = 2
+    g = hlo_graph(bare_run(m), op="f", depth=1)
+    assert (
+        g.nodes["drawn"].sum() == MAX_DRAWN and "502 of 2,502 instructions" in g.note
+    )  # 2,501 in the body, and p
+    assert set(g.nodes.loc[~g.nodes["drawn"], "instruction"]) == {"f"}  # the op, expanded
+    assert {"p", "fp"} <= set(g.nodes["instruction"])  # the walked one and the body start kept
+    assert np.isfinite(g.nodes.loc[g.nodes["drawn"], "x"]).all()
+    assert "f" in graph_viewer(bare_run(m), op="f", depth=1).text()
 
 
 def test_a_huge_program_lays_out_only_the_neighbourhood():

@@ -18,15 +18,17 @@ no boundary; ``merge_fusion`` turns the fusion bodies off). The dumper
 * leaves out constants (printed on their users), broadcasts of a scalar constant inside a
   fusion, get-tuple-elements (an edge from a GTE starts at its tuple), a fusion parameter bound
   to a constant and a tuple parameter whose (more than 3) shown users are all GTEs;
-* draws an edge from each drawn instruction's operands (a fused parameter's from its fusion's
-  operand; a fusion drawn expanded is left from its body's root) and from each called body's
-  root to its caller.
+* draws an edge from each drawn instruction's operands (to a fused parameter from its
+  fusion's operand; from an expanded fusion, out of its body's root) and from each called
+  body's root to its caller.
 
 Node and edge sets here are that dumper's; the layout is ours (:func:`layered_layout`: longest
 path layers and barycentre ordering, in numpy). A program is decoded into arrays once per run;
 the walk only visits the neighbourhood, so a program of 10^5 instructions costs its decoding
-and the few nodes shown. A malformed program whose operand links form a cycle is walked
-safely (the walk marks what it saw) and laid out with the cycle's edges reversed (``note``).
+(about 2 s) and the few nodes shown; at most ``MAX_DRAWN`` nodes are measured and laid out
+(a fusion body of more: the rest counted in ``note``). A malformed program whose operand
+links form a cycle is walked safely (the walk marks what it saw) and laid out with the
+cycle's edges reversed (said in ``note``).
 """
 
 from __future__ import annotations
@@ -577,10 +579,16 @@ def hlo_graph(
     note = []
     if g.dangling:
         note.append(f"{g.dangling:,} operand links name no instruction of the program (left out)")
-    if len(nodes) > MAX_DRAWN:
-        cut = nodes.index[:MAX_DRAWN]  # the drawn ones first, in drawing order
-        note.append(f"{len(nodes) - MAX_DRAWN:,} of {len(nodes):,} nodes not drawn (too many)")
-        nodes = nodes.loc[cut].reset_index(drop=True)
+    drawn = nodes["drawn"].to_numpy()
+    if drawn.sum() > MAX_DRAWN:
+        # Keep what the walk reached (nearest first), then bodies in program order, and
+        # every expanded fusion (the op may be one).
+        near = np.where(nodes["hops"].to_numpy() >= 0, nodes["hops"].to_numpy(), 1 << 40)
+        rank = np.argsort(np.where(drawn, near, -1), kind="stable")
+        kept = np.sort(rank[: MAX_DRAWN + int((~drawn).sum())])
+        note.append(f"{int(drawn.sum()) - MAX_DRAWN:,} of {int(drawn.sum()):,} instructions "
+                    f"not drawn (too many)")  # fmt: skip
+        nodes = nodes.iloc[kept].reset_index(drop=True)
         keep = set(nodes["instruction"])
         edges = edges[edges["src"].isin(keep) & edges["dst"].isin(keep)].reset_index(drop=True)
     nodes = _measured(run, host, pid, nodes)
