@@ -554,6 +554,11 @@ def _choose(run, op: str | None, program: int | str | None):
         host, pid, module = mods[0]
         g = _graph_of(run, host, pid, module)
         return host, pid, module, g, default_op(run, g, host, pid)
+    # Instruction names repeat across programs ('copy.1'): the program where it ran longest.
+    t = instruction_times(run)
+    ran = t[t["instruction"] == op]
+    busiest = dict(zip(zip(ran["host"], ran["program_id"]), ran["total_time_us"]))
+    mods = sorted(mods, key=lambda m: -busiest.get((m[0], m[1]), -1.0))
     for host, pid, module in mods:
         g = _graph_of(run, host, pid, module)
         if op in g.by_name:
