@@ -252,6 +252,10 @@ def test_view_draws_offline_with_text_fallback():
     assert v.graph.op in text and "µs" in text
     html = v.html()
     assert "tfprof-mount" in html
+    # Where no script runs (GitHub, an untrusted notebook): the findings and the table.
+    bundle = v._repr_mimebundle_()
+    assert v.graph.op in bundle["text/html"] and "Instructions in the graph" in bundle["text/html"]
+    assert bundle["text/plain"] == text
 
 
 def test_layout_keeps_a_fusion_body_side_by_side():
