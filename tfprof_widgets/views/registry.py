@@ -82,6 +82,10 @@ def _has_buffer_assignment(run) -> bool:
     return bool(len(run.hlo_memory_peak))
 
 
+def _has_programs(run) -> bool:
+    return bool(len(run.hlo_modules))
+
+
 def _has_source_lines(run) -> bool:
     return bool((run.source_lines["source_file"].astype(str) != "").any())
 
@@ -176,6 +180,14 @@ VIEWS: tuple[ViewSpec, ...] = (
         framework="xla",
         section="memory_viewer",
         in_report=_has_buffer_assignment,
+    ),
+    ViewSpec(
+        "graph_viewer",
+        "graph_viewer_view",
+        "XLA's graph viewer: the HLO graph around an op, with time, FLOPs and bytes per node.",
+        framework="xla",
+        section="graph_viewer",
+        in_report=_has_programs,
     ),
     ViewSpec(
         "source_lines",

@@ -6,10 +6,12 @@ Roofline Model (:mod:`.roofline`) and the Op Profile (:mod:`.op_profile`).
 Public names (what the views use): :func:`derived_trace_lines`, XProf's derived XLA lines of a
 GPU capture, and :func:`event_hlo`, one device event's HLO instruction (:mod:`.trace_lines`);
 the memory viewer's tables (:mod:`.memory_viewer`); :func:`cpu_step_share`, how much of the
-averaged step XLA:CPU ran a program (:mod:`.cpu`)."""
+averaged step XLA:CPU ran a program (:mod:`.cpu`); the graph viewer's :func:`hlo_graph`
+(:mod:`.graph`)."""
 
 from ...analysis.results import Analysis
 from .cpu import cpu_step_share
+from .graph import HloGraph, UnknownHloOpError, hlo_graph
 from .memory_viewer import (
     SMALL_BUFFER_BYTES,
     NoBufferAssignmentError,
@@ -39,12 +41,15 @@ ANALYSES = (
 __all__ = [
     "ANALYSES",
     "FRAMEWORK",
+    "HloGraph",
     "SMALL_BUFFER_BYTES",
     "XLA",
     "NoBufferAssignmentError",
+    "UnknownHloOpError",
     "cpu_step_share",
     "derived_trace_lines",
     "event_hlo",
+    "hlo_graph",
     "hlo_heap_timeline",
     "hlo_memory",
     "hlo_memory_peak",
