@@ -23,6 +23,7 @@ import pandas as pd
 from .... import schema, stat_columns
 from ...event_index import event_line_ids, event_plane_rows, on_device, plane_kinds, times_ps
 from ...gpu_time import KINDS, device_activity, kernel_kinds
+from ...inputs import per_run
 from ...nesting import interval_union, stack_nesting
 from .hta_tables import (
     COMM_COMP_OVERLAP,
@@ -59,8 +60,16 @@ def _names(run, rows: np.ndarray) -> np.ndarray:
     return cats[np.asarray(name.codes)[rows]]
 
 
+@per_run
 def _cats(run) -> pd.Categorical:
     return stat_columns.categorical(run.stat_store, "cat", len(run.events))
+
+
+def _cat_in(run, cats: tuple[str, ...]) -> np.ndarray:
+    """Per event: whether its Kineto ``cat`` is one of ``cats``."""
+    cat = _cats(run)
+    flag = np.r_[np.isin(np.asarray(cat.categories, object), cats), False]
+    return flag[np.asarray(cat.codes)]  # code -1 (no cat) takes the last, False
 
 
 def _host_codes(run) -> tuple[np.ndarray, np.ndarray]:
@@ -88,9 +97,11 @@ def _last_step_start(run) -> float:
     return float(ev["start_us"].to_numpy()[marker[ev["name"].cat.codes.to_numpy()]].max())
 
 
+@per_run
 def launch_pairs(run) -> pd.DataFrame:
     """Each counted GPU activity (``gpu``, a row of run.events) and the host event with its
-    correlation id (``call``; -1 where none), with ``host`` (code) and ``correlation``."""
+    correlation id (``call``; -1 where none), with ``host`` (code) and ``correlation``.
+    Shared by the analyses (computed once per run): not to be changed in place."""
     n = len(run.events)
     corr, has = stat_columns.numbers(run.stat_store, "correlation", n)
     host, _ = _host_codes(run)
@@ -133,7 +144,7 @@ def idle_time_breakdown(
     pairs = launch_pairs(run)
     n = len(run.events)
     rows = device_activity(run)
-    rows = rows[np.isin(np.asarray(_cats(run))[rows], IDLE_CATS)]
+    rows = rows[_cat_in(run, IDLE_CATS)[rows]]
     start, end = times_ps(run)
     call_of = np.full(n, -1, np.int64)
     call_of[pairs["gpu"].to_numpy()] = pairs["call"].to_numpy()
@@ -198,7 +209,7 @@ def kernel_launch_stats(
     :data:`HTA_LAUNCH_STATS_CALLS`); here every runtime call counts, so cuBLAS's
     ``cuLaunchKernelEx`` launches on recent PyTorch are rows too (``launch`` names the call)."""
     pairs = launch_pairs(run)
-    runtime = np.isin(np.asarray(_cats(run)), RUNTIME_CATS)
+    runtime = _cat_in(run, RUNTIME_CATS)
     pairs = pairs[(pairs["call"].to_numpy() >= 0)]
     pairs = pairs[runtime[pairs["call"].to_numpy()]]
     pairs = pairs.sort_values(["host", "correlation"], kind="stable")
