@@ -213,3 +213,64 @@ def test_time_blocked_on_a_full_queue_is_htas(case):
         _close(got, want, atol=1e-3 * want.to_numpy().max())
     else:
         _close(got, want)
+
+
+def test_ranks_of_one_job_loaded_together_are_htas_per_rank(tmp_path):
+    """Two ranks of one NCCL job (HTA's own sample) in one folder load as two hosts; each
+    host's rows carry the rank its trace's distributedInfo names and equal HTA's analyses of
+    that rank alone (correlation ids and the last step are each rank's own)."""
+    for r in (0, 1):
+        (tmp_path / f"rank{r}.pt.trace.json.gz").write_bytes(
+            (CHROME / f"hta_sampled_rank{r}.json.gz").read_bytes()
+        )
+    run = tw.load(tmp_path, progress=False)
+    overlap = hta.comm_comp_overlap(run)
+    stats = hta.kernel_launch_stats(run)
+    queue = hta.queue_length_summary(run)
+    idle = hta.idle_time_breakdown(run)
+    for r in (0, 1):
+        ref = json.loads((ROOT / "golden" / "hta" / f"hta_sampled_rank{r}.json").read_text())
+        host = f"rank{r}.pt"
+        mine = overlap[overlap["host"] == host]
+        assert mine["rank"].tolist() == [r]
+        _close(
+            mine["comp_comm_overlap_percent"],
+            ref["exact"]["comm_comp_overlap"]["comp_comm_overlap_pctg"],
+        )
+        launches = stats[stats["host"] == host]
+        assert set(launches["rank"]) == {r}
+        assert launches["correlation"].tolist() == sorted(ref["kernel_launch_stats"]["correlation"])
+        _close(
+            launches["launch_delay_us"],
+            pd.DataFrame(ref["kernel_launch_stats"]).sort_values("correlation")["launch_delay"],
+        )
+        q = queue[queue["host"] == host]
+        _close(q["mean"], pd.DataFrame(ref["queue_length_summary"]).sort_values("stream")["mean"])
+        i = idle[idle["host"] == host]
+        _close(
+            i["idle_time_us"],
+            pd.DataFrame(ref["exact"]["idle_time_breakdown"]).sort_values(
+                ["stream", "idle_category"]
+            )["idle_time"],
+        )
+
+
+def test_rank_is_missing_without_distributed_info():
+    """A trace without distributedInfo names no rank (HTA calls a lone trace rank 0)."""
+    run = tw.load(CHROME / "torch_transformer_h100.pt.trace.json.gz", progress=False)
+    for table in (hta.comm_comp_overlap(run), hta.idle_time_breakdown(run)):
+        assert len(table) and table["rank"].isna().all()
+
+
+def test_a_run_without_pytorch_gpu_activity_gives_empty_tables():
+    """A TensorFlow/XLA capture has no Kineto launches: every table is empty, with its
+    columns, and nothing fails."""
+    run = tw.load(ROOT / "data" / "tf_xla_cpu" / "keras_fit_jit.xplane.pb", progress=False)
+    for fn, table in (
+        (hta.idle_time_breakdown, hta.IDLE_TIME_BREAKDOWN),
+        (hta.kernel_launch_stats, hta.KERNEL_LAUNCH_STATS),
+        (hta.comm_comp_overlap, hta.COMM_COMP_OVERLAP),
+        (hta.queue_length_summary, hta.QUEUE_LENGTH_SUMMARY),
+    ):
+        out = fn(run)
+        assert list(out.columns) == list(table) and len(out) == 0, fn.__name__

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .... import stat_columns
-from ...event_index import on_device
+from ...event_index import event_plane_rows, on_device
 from ...event_types import HOST_COMPUTE, HOST_PREPARE, HOST_WAIT_INPUT
 from ..base import Advice, DeviceOps, Framework, RunNames
 from . import names as torch_names
@@ -111,20 +111,28 @@ class PyTorch(Framework):
 
 
 def activity_before_last_step(run, rows: np.ndarray) -> np.ndarray:
-    """HTA's rule (``include_last_profiler_step=False``): with two steps or more, the device
-    activity counted is what host calls made before the last ``ProfilerStep#N`` began launched
-    (linked by their correlation id); the last step is usually cut by the profiler's stop.
-    Any event named so counts for 'the last began', its GPU-annotation copy included."""
+    """HTA's rule (``include_last_profiler_step=False``), per host (HTA: per rank): with two
+    steps or more, the device activity counted is what host calls made before the host's last
+    ``ProfilerStep#N`` began launched (linked by their correlation id); the last step is
+    usually cut by the profiler's stop. Any event named so counts for 'the last began', its
+    GPU-annotation copy included. A host with fewer step markers keeps all its activity."""
     ev = run.events
     names = pd.Series(ev["name"].cat.categories.astype(str))
-    marker = torch_names.is_step_marker(names)
+    marker = torch_names.is_step_marker(names)[ev["name"].cat.codes.to_numpy()]
     if marker.sum() < 2:
         return rows
-    codes = ev["name"].cat.codes.to_numpy()
+    host = np.asarray(run.planes["host"].astype("category").array.codes)[event_plane_rows(run)]
     start = ev["start_us"].to_numpy()
-    last = start[marker[codes]].max()
+    per_host = pd.Series(start[marker]).groupby(host[marker]).agg(["max", "size"])
+    last = np.full(host.max() + 1, np.inf)
+    many = per_host["size"].to_numpy() >= 2
+    last[per_host.index.to_numpy()[many]] = per_host["max"].to_numpy()[many]
     n = len(ev)
     corr, has = stat_columns.numbers(run.stat_store, "correlation", n)
-    launched = has & ~on_device(run) & (start < last)
-    keep = has[rows] & np.isin(corr[rows], corr[launched])
-    return rows[keep]
+    launched = has & ~on_device(run) & (start < last[host])
+    keep = np.zeros(len(rows), bool)
+    # Correlation ids are a host's own: matched within each host (a few hosts, each at once).
+    for h in np.unique(host[rows]):
+        mine = host[rows] == h
+        keep[mine] = np.isin(corr[rows[mine]], corr[launched & (host == h)])
+    return rows[keep & has[rows]]
