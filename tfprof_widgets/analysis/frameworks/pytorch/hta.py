@@ -4,11 +4,12 @@ overlap and the launch queue length of each stream (HTA 0.5 with ``HTA_DISABLE_N
 by default it rounds every start up and every end down to the µs).
 
 The GPU activity counted is :func:`..gpu_time.device_activity`: every event on a GPU's stream
-lines that a host call made before the last ``ProfilerStep#N`` began launched (HTA's
+lines that a host call made before the host's last ``ProfilerStep#N`` began launched (HTA's
 ``include_last_profiler_step=False``), as the temporal breakdown counts it. HTA takes any event
 with a ``stream`` arg for GPU work, the host-side launch events of ``torch.compile``'s Triton
-kernels included; ours does not (only :func:`comm_comp_overlap` and the queue length would
-see them, and only where they carry a correlation id or a kernel's name).
+kernels included; ours does not. Of these four analyses that misleads HTA's overlap (such an
+event is a 'computation kernel' while it runs on the host); the idle breakdown filters by
+category, and the launch statistics and queue length need a correlation id, which it lacks.
 
 A device activity's host call is the host event carrying the same correlation id (the last
 recorded, per host). A rank is the one Kineto's ``distributedInfo`` names, where the run keeps
