@@ -191,7 +191,8 @@ def test_queue_length_summary_is_htas(case):
     low = starts_first.groupby("key")["queue_length"].mean().to_numpy()
     high = ours["mean"].to_numpy()
     assert ((low <= theirs["mean"] + 1e-9) & (theirs["mean"] <= high + 1e-9)).all()
-    _close(ours["std"], theirs["std"], atol=1e-2 * theirs["std"].max())
+    # One length in a tie moves by 2 of thousands: the spread within 1e-4.
+    np.testing.assert_allclose(ours["std"], theirs["std"], rtol=1e-4)
 
 
 def test_time_blocked_on_a_full_queue_is_htas(case):
@@ -209,10 +210,8 @@ def test_time_blocked_on_a_full_queue_is_htas(case):
         return
     got = small.loc[theirs["stream"], ["blocked_us", "blocked_ratio"]]
     want = theirs[["duration_at_max_queue_length", "relative_duration_at_max_queue_length"]]
-    if _tied(run):  # the tie order moves a change by 0 µs but the length at it by one
-        _close(got, want, atol=1e-3 * want.to_numpy().max())
-    else:
-        _close(got, want)
+    # Exact on whole-µs traces too: changes at one time hold their lengths for 0 µs but the last.
+    _close(got, want)
 
 
 def test_ranks_of_one_job_loaded_together_are_htas_per_rank(tmp_path):

@@ -115,15 +115,18 @@ def activity_before_last_step(run, rows: np.ndarray) -> np.ndarray:
     steps or more, the device activity counted is what host calls made before the host's last
     ``ProfilerStep#N`` began launched (linked by their correlation id); the last step is
     usually cut by the profiler's stop. Any event named so counts for 'the last began', its
-    GPU-annotation copy included. A host with fewer step markers keeps all its activity."""
+    GPU-annotation copy included. A host with fewer step names keeps all its activity."""
     ev = run.events
     names = pd.Series(ev["name"].cat.categories.astype(str))
-    marker = torch_names.is_step_marker(names)[ev["name"].cat.codes.to_numpy()]
-    if marker.sum() < 2:
+    codes = ev["name"].cat.codes.to_numpy()
+    marker = torch_names.is_step_marker(names)[codes]
+    if torch_names.is_step_marker(names).sum() < 2:
         return rows
     host = np.asarray(run.planes["host"].astype("category").array.codes)[event_plane_rows(run)]
     start = ev["start_us"].to_numpy()
-    per_host = pd.Series(start[marker]).groupby(host[marker]).agg(["max", "size"])
+    # HTA counts the distinct step names (a step repeated on another thread is one).
+    steps = pd.DataFrame({"host": host[marker], "start": start[marker], "name": codes[marker]})
+    per_host = steps.groupby("host").agg(max=("start", "max"), size=("name", "nunique"))
     last = np.full(host.max() + 1, np.inf)
     many = per_host["size"].to_numpy() >= 2
     last[per_host.index.to_numpy()[many]] = per_host["max"].to_numpy()[many]
