@@ -32,7 +32,7 @@ from .hta_tables import (
     KERNEL_LAUNCH_STATS,
     QUEUE_LENGTH_SUMMARY,
 )
-from .names import STEP_MARKER
+from .rules import host_codes, last_step_starts
 
 # HTA's GPU activity categories of the idle time breakdown (it leaves out e.g. cuda_sync).
 IDLE_CATS = ("kernel", "Kernel", "gpu_memset", "Memset", "gpu_memcpy", "Memcpy", "mtia_ccp_events")
@@ -75,8 +75,8 @@ def _cat_in(run, cats: tuple[str, ...]) -> np.ndarray:
 
 def _host_codes(run) -> tuple[np.ndarray, np.ndarray]:
     """Each event's host as a code, and the hosts' names by code."""
-    host = run.planes["host"].astype("category").array
-    return np.asarray(host.codes)[event_plane_rows(run)], np.asarray(host.categories, object)
+    names = run.planes["host"].astype("category").array.categories
+    return host_codes(run), np.asarray(names, object)
 
 
 def _ranks(run, hosts: np.ndarray) -> pd.array:
@@ -85,17 +85,6 @@ def _ranks(run, hosts: np.ndarray) -> pd.array:
     mine = stats[stats["stat"].astype(str) == "rank"]
     by_host = dict(zip(mine["host"].astype(str), pd.to_numeric(mine["int_value"], "coerce")))
     return pd.array([by_host.get(str(h)) for h in hosts], dtype="Int64")
-
-
-def _last_step_start(run) -> float:
-    """Start of the last ``ProfilerStep#N`` (µs), +inf with fewer than two (HTA then keeps
-    every event)."""
-    ev = run.events
-    cats = pd.Series(ev["name"].cat.categories.astype(str))
-    marker = cats.str.match(STEP_MARKER.pattern).to_numpy()
-    if marker.sum() < 2:
-        return np.inf
-    return float(ev["start_us"].to_numpy()[marker[ev["name"].cat.codes.to_numpy()]].max())
 
 
 @per_run
@@ -279,7 +268,7 @@ def _trace_duration_us(run, dev: np.ndarray) -> np.ndarray:
     host, hosts = _host_codes(run)
     starts = run.events["start_us"].to_numpy()
     on_cpu = (plane_kinds(run) == "CPU")[event_plane_rows(run)]
-    keep = on_cpu & (starts < _last_step_start(run))
+    keep = on_cpu & (starts < last_step_starts(run)[host])
     keep[dev] = True
     rows = np.flatnonzero(keep)
     s = pd.Series(starts[rows]).groupby(host[rows])
