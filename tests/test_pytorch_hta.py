@@ -273,3 +273,20 @@ def test_a_run_without_pytorch_gpu_activity_gives_empty_tables():
     ):
         out = fn(run)
         assert list(out.columns) == list(table) and len(out) == 0, fn.__name__
+
+
+def test_each_rank_keeps_its_own_last_step(tmp_path):
+    """HTA leaves out what each rank launched in its own last ProfilerStep: with two ranks
+    in one run, each host's temporal breakdown is the one of its trace loaded alone (rank 1's
+    last step begins before rank 0's, so one last step for the run would keep more of it)."""
+    from tfprof_widgets.analysis.gpu_time import temporal_breakdown
+
+    for r in (0, 1):
+        (tmp_path / f"rank{r}.pt.trace.json.gz").write_bytes(
+            (CHROME / f"hta_sampled_rank{r}.json.gz").read_bytes()
+        )
+    both = temporal_breakdown(tw.load(tmp_path, progress=False)).set_index("host")
+    for r in (0, 1):
+        alone = temporal_breakdown(tw.load(CHROME / f"hta_sampled_rank{r}.json.gz", progress=False))
+        cols = ["span_us", "idle_us", "compute_us", "non_compute_us"]
+        _close(both.loc[f"rank{r}.pt", cols].to_numpy(np.float64), alone[cols].to_numpy()[0])
