@@ -111,10 +111,11 @@ def _stream_keys(run, rows: np.ndarray) -> tuple[np.ndarray, pd.DataFrame]:
     host, hosts = _host_codes(run)
     plane = event_plane_rows(run)[rows]
     stream = event_line_ids(run)[rows]
-    keys = pd.DataFrame({"h": host[rows], "p": plane, "stream": stream})
-    groups = keys.groupby(["h", "p", "stream"], sort=True)
-    number = groups.ngroup().to_numpy()
-    streams = groups.size().reset_index()[["h", "p", "stream"]]
+    triples, number = np.unique(
+        np.c_[host[rows], plane, stream].astype(np.int64), axis=0, return_inverse=True
+    )
+    number = number.reshape(-1)
+    streams = pd.DataFrame(triples.reshape(-1, 3), columns=["h", "p", "stream"])
     planes = run.planes["plane"].astype(str).to_numpy(object)
     streams["host"] = hosts[streams["h"].to_numpy()]
     streams["rank"] = _ranks(run, streams["host"].to_numpy())
@@ -304,6 +305,25 @@ def queue_length_series(run, enqueue_first: bool = True) -> tuple[pd.DataFrame, 
     return series, streams
 
 
+def _describe(v: np.ndarray, k: np.ndarray, first: np.ndarray) -> dict[str, np.ndarray]:
+    """pandas' ``describe`` of ``v`` in each run of equal ``k`` (runs starting at ``first``):
+    count, mean, sample std, min, max and the linear 25/50/75th percentiles."""
+    count = np.diff(np.r_[first, len(v)])
+    mean = np.add.reduceat(v, first) / count
+    dev2 = np.add.reduceat((v - np.repeat(mean, count)) ** 2, first)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        std = np.sqrt(dev2 / (count - 1))
+    s = v[np.lexsort((v, k))]
+    out = {"count": count.astype(np.int64), "mean": mean, "std": std}
+    out["min"], out["max"] = s[first], s[first + count - 1]
+    for name, q in (("p25", 0.25), ("p50", 0.5), ("p75", 0.75)):
+        pos = (count - 1) * q
+        lo = np.floor(pos).astype(np.int64)
+        hi = np.minimum(lo + 1, count - 1)
+        out[name] = s[first + lo] + (s[first + hi] - s[first + lo]) * (pos - lo)
+    return out
+
+
 def queue_length_summary(
     run, max_queue_length: int = CUDA_MAX_LAUNCH_QUEUE_PER_STREAM
 ) -> pd.DataFrame:
@@ -314,20 +334,17 @@ def queue_length_summary(
     series, streams = queue_length_series(run)
     if not len(series):
         return schema.empty(QUEUE_LENGTH_SUMMARY)
-    q = series.groupby("key")["queue_length"]
-    quant = q.quantile([0.25, 0.5, 0.75]).unstack()
     t = series["start_us"].to_numpy()
     k = series["key"].to_numpy()
+    length = series["queue_length"].to_numpy()
+    first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])  # the series is sorted by key
     last = np.r_[k[1:] != k[:-1], True]
     held = np.where(last, 0.0, np.r_[t[1:], 0.0] - t)
-    full = series["queue_length"].to_numpy() >= max_queue_length
-    blocked = pd.Series(np.where(full, held, 0.0)).groupby(k).sum()
+    full = length >= max_queue_length
     out = streams.copy()
-    out["count"] = q.count().to_numpy(np.int64)
-    out["mean"], out["std"] = q.mean().to_numpy(), q.std().to_numpy()
-    out["min"], out["max"] = q.min().to_numpy(np.float64), q.max().to_numpy(np.float64)
-    out["p25"], out["p50"], out["p75"] = (quant[p].to_numpy() for p in (0.25, 0.5, 0.75))
-    out["blocked_us"] = blocked.to_numpy()
+    out["blocked_us"] = np.add.reduceat(np.where(full, held, 0.0), first)
+    for c, v in _describe(length.astype(np.float64), k, first).items():
+        out[c] = v
     pairs_dev = launch_pairs(run)["gpu"].to_numpy()
     duration = _trace_duration_us(run, pairs_dev)[out["h"].to_numpy()]
     with np.errstate(invalid="ignore", divide="ignore"):
