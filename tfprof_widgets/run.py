@@ -548,6 +548,38 @@ class Run:
 
         return torch_gpu_metrics(self)
 
+    @_analysis
+    def idle_time_breakdown(self) -> pd.DataFrame:
+        """HTA's idle time per GPU stream split into host wait, kernel wait and other, at
+        exact times (schema.IDLE_TIME_BREAKDOWN)."""
+        from .frameworks.pytorch.hta import idle_time_breakdown
+
+        return idle_time_breakdown(self)
+
+    @_analysis
+    def kernel_launch_stats(self) -> pd.DataFrame:
+        """HTA's kernel launch statistics: each launch's CPU and GPU duration and launch delay,
+        the launching aten op and HTA's outlier flags (schema.KERNEL_LAUNCH_STATS)."""
+        from .frameworks.pytorch.hta import kernel_launch_stats
+
+        return kernel_launch_stats(self)
+
+    @_analysis
+    def comm_comp_overlap(self) -> pd.DataFrame:
+        """HTA's communication/computation overlap per host and rank
+        (schema.COMM_COMP_OVERLAP)."""
+        from .frameworks.pytorch.hta import comm_comp_overlap
+
+        return comm_comp_overlap(self)
+
+    @_analysis
+    def queue_length_summary(self) -> pd.DataFrame:
+        """HTA's queue length per GPU stream (count, mean, quantiles, max) and time blocked on
+        a full queue (schema.QUEUE_LENGTH_SUMMARY)."""
+        from .frameworks.pytorch.hta import queue_length_summary
+
+        return queue_length_summary(self)
+
     # -- the cache and the views ---------------------------------------------------------------
     def clear_cache(self) -> None:
         """Forget every analysis computed so far (they are recomputed when next read)."""

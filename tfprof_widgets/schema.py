@@ -17,7 +17,8 @@ TensorFlow's: TF_DATA_ITERATORS, TF_DATA_EXECUTIONS, TF_DATA_PIPELINES, TF_DATA_
 TF_DATA_ITERATOR_STATS, TF_DATA_BOTTLENECK (tf.data); TFPROF_NODE_STATS, TFPROF_TABLE,
 TFPROF_ADVICE (TF1 tfprof). XLA's: HLO_STATS, ROOFLINE_PEAKS, ROOFLINE, OP_PROFILE, HLO_MEMORY,
 HLO_MEMORY_PEAK, HLO_HEAP_TIMELINE.
-PyTorch's: TORCH_STEPS, TORCH_OPS, TORCH_OPS_BY_SHAPE, TORCH_KERNELS, TORCH_GPU_METRICS.
+PyTorch's: TORCH_STEPS, TORCH_OPS, TORCH_OPS_BY_SHAPE, TORCH_KERNELS, TORCH_GPU_METRICS,
+IDLE_TIME_BREAKDOWN, KERNEL_LAUNCH_STATS, COMM_COMP_OVERLAP, QUEUE_LENGTH_SUMMARY.
 
 Conventions, the same in every table:
 
@@ -724,15 +725,11 @@ SUGGESTIONS: dict[str, tuple[str, str]] = {
 SOURCE_LINES: dict[str, tuple[str, str]] = {
     "source_file": (
         "category",
-        "File of the user's line as the capture names it (the op's source metadata or "
-        "stack frame; for a call stack, its innermost frame outside the framework's own "
-        "package); '' for the ops no line is known for.",
+        "File of the user's line as the capture names it (the op's source metadata or stack "
+        "frame; a call stack's innermost frame outside the framework); '' where unknown.",
     ),
     "source_line": ("int64", "Line in source_file (1-based), 0 where unknown."),
-    "function": (
-        "category",
-        "Function of that line, from the capture's stack frames; '' where it has none.",
-    ),
+    "function": ("category", "Function of that line (the capture's stack frames); '' if none."),
     "framework": ("category", "The framework whose ops these are (its name as the run shows it)."),
     "device_time_us": (
         "float64",
@@ -749,8 +746,7 @@ SOURCE_LINES: dict[str, tuple[str, str]] = {
     "ops": ("int64", "Distinct ops of the line (compiled instructions; host op names)."),
     "device_time_percent": (
         "float64",
-        "Share of the device time of every op the frameworks attribute (this table's "
-        "device_time_us total), %.",
+        "Share of the device time of every op attributed (device_time_us's total), %.",
     ),
     "top_op": (
         "str",

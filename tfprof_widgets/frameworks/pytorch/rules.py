@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ... import stat_columns
-from ...analysis.event_index import on_device
+from ...analysis.event_index import event_plane_rows, on_device
 from ...analysis.event_types import HOST_COMPUTE, HOST_PREPARE, HOST_WAIT_INPUT
 from ..base import Advice, DeviceOps, Framework, RunNames
 from . import names as torch_names
@@ -110,21 +110,47 @@ class PyTorch(Framework):
         return memory_events(run)
 
 
-def activity_before_last_step(run, rows: np.ndarray) -> np.ndarray:
-    """HTA's rule (``include_last_profiler_step=False``): with two steps or more, the device
-    activity counted is what host calls made before the last ``ProfilerStep#N`` began launched
-    (linked by their correlation id); the last step is usually cut by the profiler's stop.
-    Any event named so counts for 'the last began', its GPU-annotation copy included."""
+def host_codes(run) -> np.ndarray:
+    """Each event's host as its code in ``run.planes['host']``'s categories."""
+    return np.asarray(run.planes["host"].astype("category").array.codes)[event_plane_rows(run)]
+
+
+def last_step_starts(run) -> np.ndarray:
+    """Per host code: when its last ``ProfilerStep#N`` began (µs); +inf for a host with
+    fewer than two step names (HTA counts distinct names: a step repeated on another thread
+    or as a GPU annotation is one, and with fewer than two it keeps every event)."""
     ev = run.events
     names = pd.Series(ev["name"].cat.categories.astype(str))
-    marker = torch_names.is_step_marker(names)
-    if marker.sum() < 2:
-        return rows
     codes = ev["name"].cat.codes.to_numpy()
+    is_marker = torch_names.is_step_marker(names)
+    host = host_codes(run)
+    last = np.full(int(host.max(initial=-1)) + 1, np.inf)
+    if is_marker.sum() < 2:
+        return last
+    marker = is_marker[codes]
     start = ev["start_us"].to_numpy()
-    last = start[marker[codes]].max()
-    n = len(ev)
-    corr, has = stat_columns.numbers(run.stat_store, "correlation", n)
-    launched = has & ~on_device(run) & (start < last)
-    keep = has[rows] & np.isin(corr[rows], corr[launched])
-    return rows[keep]
+    steps = pd.DataFrame({"host": host[marker], "start": start[marker], "name": codes[marker]})
+    per_host = steps.groupby("host").agg(max=("start", "max"), size=("name", "nunique"))
+    many = per_host["size"].to_numpy() >= 2
+    last[per_host.index.to_numpy()[many]] = per_host["max"].to_numpy()[many]
+    return last
+
+
+def activity_before_last_step(run, rows: np.ndarray) -> np.ndarray:
+    """HTA's rule (``include_last_profiler_step=False``), per host (HTA: per rank): the
+    device activity counted is what host calls made before the host's last ``ProfilerStep#N``
+    began (:func:`last_step_starts`) launched, linked by their correlation id; the last step
+    is usually cut by the profiler's stop."""
+    last = last_step_starts(run)
+    if np.isinf(last).all():
+        return rows
+    host = host_codes(run)
+    start = run.events["start_us"].to_numpy()
+    corr, has = stat_columns.numbers(run.stat_store, "correlation", len(start))
+    launched = has & ~on_device(run) & (start < last[host])
+    keep = np.zeros(len(rows), bool)
+    # Correlation ids are a host's own: matched within each host (a few hosts, each at once).
+    for h in np.unique(host[rows]):
+        mine = host[rows] == h
+        keep[mine] = np.isin(corr[rows[mine]], corr[launched & (host == h)])
+    return rows[keep & has[rows]]

@@ -245,6 +245,19 @@ def step_numbers(names: list) -> dict[int, int]:
     return out
 
 
+def distributed_info(top) -> list[tuple[str, object]]:
+    """Kineto's ``distributedInfo`` (``rank``, ``world_size``, ``backend``, ...) as (stat,
+    value) pairs: the scalars as written (a bool is no rank)."""
+    info = top.distributedInfo if top is not None else None
+    if not isinstance(info, dict):
+        return []
+    return [
+        (str(k), v)
+        for k, v in info.items()
+        if isinstance(v, (int, float, str)) and not isinstance(v, bool)
+    ]
+
+
 def device_properties(top, ordinal: int) -> list[tuple[str, object]]:
     """The ``deviceProperties`` entry of a GPU as (stat, value) pairs: the planes table's
     properties under their names (``numSms`` as ``core_count``...), the rest as written."""

@@ -250,6 +250,10 @@ class _Reader:
                 plane_names.append(f"/device:GPU:{d}")
             # GPU lines: negative keys, apart from the host's (pid, tid) keys.
             lk[gpu] = -1 - (stream[gpu] * 2 + annot[gpu])
+            # distributedInfo (rank, world size, backend) as the host plane's stats.
+            info = kineto.distributed_info(self.dec.top)
+            if info and "/host:CPU" in plane_names:
+                plane_stats[plane_names.index("/host:CPU")] = _plane_stat_rows(info)
         return pl, lk, plane_names, plane_stats, plane_ids
 
     def _process_planes(self) -> tuple[np.ndarray, list[str], list[int]]:
