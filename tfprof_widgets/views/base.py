@@ -321,7 +321,9 @@ class View:
                 first.update(_widget_bundle(live))
             handle = display(first, raw=True, display_id=True)
             statics += 1
-        display({"text/html": self.static_html(image), "text/plain": text}, raw=True)
+        # Marked, so that the viewer finds the outputs it hides in any front end's page.
+        static = f'<div class="tfprof-static">{self.static_html(image)}</div>'
+        display({"text/html": static, "text/plain": text}, raw=True)
         statics += 1
         lib = lib_moved(self._lib_sent_in)
         js = viewer_js(self.payload_json(statics, live is not None), lib_needed() or lib)
