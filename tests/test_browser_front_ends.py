@@ -38,8 +38,7 @@ JQUERY = pathlib.Path("/usr/share/javascript/jquery/jquery.min.js")
 RUN = ROOT / "sample_profiles" / "gpu_shaped"
 INPUT_BOUND = ROOT / "sample_profiles" / "input_bound"
 LOAD = (
-    "import tfprof_widgets as tw\n"
-    f"run = tw.load({str(RUN)!r})\nib = tw.load({str(INPUT_BOUND)!r})"
+    f"import tfprof_widgets as tw\nrun = tw.load({str(RUN)!r})\nib = tw.load({str(INPUT_BOUND)!r})"
 )
 # The eight views; the trace viewer (its own canvas viewer, no plotly) is the last.
 VIEW_CELLS = [
@@ -116,36 +115,62 @@ def _items(outputs: list[dict]) -> list[dict]:
     return items
 
 
+# How a front end shows an output that is not a script: an image, HTML (its scripts run where
+# ``run_scripts``), text.
+SHOW = """function show(out, it, runScripts) {
+  if (it.kind === "png") {
+    const i = document.createElement("img");
+    i.src = "data:image/png;base64," + it.png;
+    out.appendChild(i);
+  } else if (it.kind === "html") {
+    out.innerHTML = it.html;
+    if (runScripts) for (const s of out.querySelectorAll("script")) {
+      const n = document.createElement("script");
+      n.textContent = s.textContent;
+      s.replaceWith(n);
+    }
+  } else if (it.kind === "text") {
+    const p = document.createElement("pre");
+    p.textContent = it.text;
+    out.appendChild(p);
+  }
+}"""
+
 # Colab's output frame: each output appended to the cell's output area in turn; scripts of
 # application/javascript evaluated with no `element` and no node of their own (what they draw
 # goes into the active output area), those of text/html run.
-COLAB_PAGE = """<!doctype html><html><head><meta charset="utf-8"></head><body>
+COLAB_PAGE = (
+    """<!doctype html><html><head><meta charset="utf-8"></head><body>
 <div id="output-area"></div>
 <script>
-window.google = {colab: {output: {getActiveOutputArea: () => document.getElementById("output-area")}}};
-const items = JSON.parse(document.getElementById("items").textContent);
 const area = document.getElementById("output-area");
+window.google = {colab: {output: {getActiveOutputArea: () => area}}};
+const items = JSON.parse(document.getElementById("items").textContent);
+"""
+    + SHOW
+    + """
 for (const it of items) {
   // A script output adds no node of its own: what it draws goes where it puts it.
   if (it.kind === "js") { (0, eval)(it.js); continue; }
   const out = document.createElement("div");
   out.className = "output";
   area.appendChild(out);
-  if (it.kind === "png") { const i = document.createElement("img"); i.src = "data:image/png;base64," + it.png; out.appendChild(i); }
-  else if (it.kind === "html") {
-    out.innerHTML = it.html;
-    for (const s of out.querySelectorAll("script")) { const n = document.createElement("script"); n.textContent = s.textContent; s.replaceWith(n); }
-  } else if (it.kind === "text") { const p = document.createElement("pre"); p.textContent = it.text; out.appendChild(p); }
+  show(out, it, true);
 }
 </script></body></html>"""
+)
 
 # VS Code's webview: every output of the notebook in one page; a script runs wrapped as
 # javascriptRenderer.ts wraps it.
-VSCODE_PAGE = """<!doctype html><html><head><meta charset="utf-8">
+VSCODE_PAGE = (
+    """<!doctype html><html><head><meta charset="utf-8">
 <script src="JQUERY"></script></head><body><div id="container"></div>
 <script>
 const cells = JSON.parse(document.getElementById("items").textContent);
 const container = document.getElementById("container");
+"""
+    + SHOW
+    + """
 cells.forEach((items, c) => {
   const cell = document.createElement("div");
   cell.className = "cell_container";
@@ -154,17 +179,17 @@ cells.forEach((items, c) => {
     const box = document.createElement("div"), out = document.createElement("div");
     box.className = "output_container"; out.className = "output"; out.id = `out-${c}-${k}`;
     box.appendChild(out); cell.appendChild(box);
-    if (it.kind === "js") {
-      const wrapped = `(function(){ const context = {outputs: [{metadata: {}, data: {}}]};
-        const ele = $(document.getElementById("${out.id}"));
-        (function (element) {\\n${it.js}\\n}).call(context, ele); })();`;
-      const s = document.createElement("script"); s.textContent = wrapped; out.appendChild(s);
-    } else if (it.kind === "png") { const i = document.createElement("img"); i.src = "data:image/png;base64," + it.png; out.appendChild(i); }
-    else if (it.kind === "html") { out.innerHTML = it.html; }
-    else if (it.kind === "text") { const p = document.createElement("pre"); p.textContent = it.text; out.appendChild(p); }
+    if (it.kind !== "js") { show(out, it, false); return; }
+    const wrapped = `(function(){ const context = {outputs: [{metadata: {}, data: {}}]};
+      const ele = $(document.getElementById("${out.id}"));
+      (function (element) {\n${it.js}\n}).call(context, ele); })();`;
+    const s = document.createElement("script");
+    s.textContent = wrapped;
+    out.appendChild(s);
   });
 });
 </script></body></html>"""
+)
 
 
 def _page(template: str, items, path: pathlib.Path) -> pathlib.Path:
@@ -226,7 +251,10 @@ def test_colab_page_per_cell_draws_every_view_in_its_own_output(notebooks, tmp_p
 
 def test_colab_page_per_output_draws_every_view(notebooks, tmp_path, chromium):
     """The stricter isolation: each script output on a page of its own still draws."""
-    scripts = [[it for it in _items(outs) if it["kind"] == "js"] for outs in view_outputs(notebooks["colab"])]
+    scripts = [
+        [it for it in _items(outs) if it["kind"] == "js"]
+        for outs in view_outputs(notebooks["colab"])
+    ]
     assert all(len(s) == 1 for s in scripts)
     for i, items in enumerate(scripts):
         s = _open(chromium, _page(COLAB_PAGE, items, tmp_path / f"out{i}.html"))

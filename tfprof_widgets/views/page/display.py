@@ -188,7 +188,8 @@ def output_element_js() -> str:
         "  var here = document.currentScript;\n"
         "  element = document.createElement('div');\n"
         "  if (area) area.appendChild(element);\n"
-        "  else if (here && here.parentNode) here.parentNode.insertBefore(element, here.nextSibling);\n"
+        "  else if (here && here.parentNode)\n"
+        "    here.parentNode.insertBefore(element, here.nextSibling);\n"
         "  else document.body.appendChild(element);\n"
         "}\n"
     )
