@@ -18,7 +18,9 @@ its :meth:`~View.choices`), :meth:`~View.findings` (plain-text lines) and option
   2. ``text/html`` with the summary and the top rows of each table as fixed-width text, in
      tags every sanitizer keeps (``<pre><code><b><abbr>``);
   3. ``application/javascript``: the viewer (plotly.js and our script, the first time in a
-     notebook) and the payload. It draws the view and hides outputs 1 and 2.
+     notebook; in every output, packed, where outputs do not share a page: Colab, see
+     :func:`.page.lib.embed_each`) and the payload. It draws the view and hides outputs 1
+     and 2 (found by the ``tfprof-static`` mark on output 2, in any front end's page).
 
   Script-stripping viewers (GitHub, an untrusted notebook, ``--sanitize-html``) drop output 3
   and show 1 and 2; everything else shows the interactive view;
@@ -321,7 +323,9 @@ class View:
                 first.update(_widget_bundle(live))
             handle = display(first, raw=True, display_id=True)
             statics += 1
-        display({"text/html": self.static_html(image), "text/plain": text}, raw=True)
+        # Marked, so that the viewer finds the outputs it hides in any front end's page.
+        static = f'<div class="tfprof-static">{self.static_html(image)}</div>'
+        display({"text/html": static, "text/plain": text}, raw=True)
         statics += 1
         lib = lib_moved(self._lib_sent_in)
         js = viewer_js(self.payload_json(statics, live is not None), lib_needed() or lib)

@@ -15,11 +15,14 @@ from _plotly_utils.utils import to_typed_array_spec
 from plotly.io.json import to_json_plotly
 
 from .lib import (
+    EMBED_ENV,
+    embed_each,
     lib_ahead_js,
     lib_moved,
     lib_needed,
     lib_not_ahead,
     lib_script,
+    lib_unpack_js,
     reset_lib,
     send_lib_ahead,
     viewer_lib,
@@ -34,6 +37,7 @@ __all__ = [
     "lib_needed",
     "lib_not_ahead",
     "lib_script",
+    "output_element_js",
     "reset_lib",
     "send_lib_ahead",
     "to_json",
@@ -170,17 +174,71 @@ def _typed_array(v):
     return spec
 
 
+def output_element_js() -> str:
+    """Script that makes ``element`` the node a notebook output draws into: the output's own
+    (JupyterLab, Notebook, nbconvert; a jQuery wrapper in VS Code and classic Notebook is
+    unwrapped), else a node added where the output runs: Colab's active output area
+    (``google.colab.output.getActiveOutputArea``), else after the running ``<script>``, else
+    at the end of the page."""
+    return (
+        "element = element && element.jquery ? element[0] : element;\n"
+        "if (!element) {\n"
+        "  var gco = window.google && window.google.colab && window.google.colab.output;\n"
+        "  var area = gco && gco.getActiveOutputArea ? gco.getActiveOutputArea() : null;\n"
+        "  var here = document.currentScript;\n"
+        "  element = document.createElement('div');\n"
+        "  if (area) area.appendChild(element);\n"
+        "  else if (here && here.parentNode)\n"
+        "    here.parentNode.insertBefore(element, here.nextSibling);\n"
+        "  else document.body.appendChild(element);\n"
+        "}\n"
+    )
+
+
+# Shown in the output when the viewer is still not there this long after the output ran.
+MISSING_AFTER_MS = 5000
+_MISSING_ONCE = (
+    "tfprof_widgets: this view cannot draw here: the viewer script came with an earlier "
+    "output of this notebook, which this page does not have (a front end that shows each "
+    "output on a page of its own, or that output was cleared). The image and text above "
+    f"stand in. To draw it, set os.environ['{EMBED_ENV}'] = 'each' in the kernel and run "
+    "this cell again."
+)
+_MISSING_EACH = (
+    "tfprof_widgets: this view cannot draw here: the viewer script it carries did not run "
+    "in this browser. The image and text above stand in."
+)
+
+
 def viewer_js(payload_json: str, include_lib: bool) -> str:
     """The application/javascript of a view's viewer output: mount the payload into the
-    output's element, once the viewer script is there (this output's or an earlier one's)."""
-    lib = viewer_lib() if include_lib else ""
+    output's element once the viewer script is there — this output's, an earlier one's, or
+    (where every output carries it, :func:`embed_each`) unpacked from this output. Where it
+    is still not there after :data:`MISSING_AFTER_MS`, one line in the output says why and
+    what to do (the viewer removes it if it comes later)."""
+    each = embed_each()
+    lib = viewer_lib() if include_lib and not each else ""
+    why = json.dumps(_MISSING_EACH if each else _MISSING_ONCE)
     return (
         "(function (element) {\n"
         f"var payload = {payload_json};\n"
         f"{lib}"
+        f"{output_element_js()}"
         "var go = function () { window.__tfprof.mount(element, payload); };\n"
         "if (window.__tfprof) go();\n"
-        "else (window.__tfprofPending = window.__tfprofPending || []).push(go);\n"
+        "else {\n"
+        "(window.__tfprofPending = window.__tfprofPending || []).push(go);\n"
+        f"{lib_unpack_js() if each else ''}"
+        "setTimeout(function () {\n"
+        "  if (window.__tfprof) return;\n"
+        "  var note = document.createElement('div');\n"
+        "  note.className = 'tfprof-missing';\n"
+        "  note.style.cssText = 'font: 13px sans-serif; margin: 4px 0; color: #b22';\n"
+        f"  note.textContent = {why}"
+        " + (window.__tfprofUnpackError ? ' (' + window.__tfprofUnpackError + ')' : '');\n"
+        "  element.appendChild(note);\n"
+        f"}}, {MISSING_AFTER_MS});\n"
+        "}\n"
         "})(typeof element !== 'undefined' ? element : null);\n"
     )
 

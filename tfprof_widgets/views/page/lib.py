@@ -16,9 +16,13 @@ page's JavaScript engine keeps its compiled code). Imports no plotly: ``load()``
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import functools
+import gzip
 import json
+import os
+import sys
 import threading
 from importlib import resources
 
@@ -26,11 +30,14 @@ from ... import _kernel
 from . import bundle
 
 __all__ = [
+    "EMBED_ENV",
+    "embed_each",
     "lib_ahead_js",
     "lib_moved",
     "lib_needed",
     "lib_not_ahead",
     "lib_script",
+    "packed_lib",
     "prefetch",
     "reset_lib",
     "send_lib_ahead",
@@ -63,7 +70,51 @@ def viewer_lib() -> str:
     )
 
 
-# -- once per notebook ----------------------------------------------------------------------
+# -- once per notebook, or in every output --------------------------------------------------
+# Colab shows each cell's outputs in a frame of its own (colabtools #19, #23): a script that
+# one cell's output ran is not in the next cell's page, so there every viewer output carries
+# the viewer, packed (gzip, base64: 0.55 MB instead of 1.24 MB). Kaggle's editor is not known
+# to share a page between outputs either. Elsewhere (JupyterLab, Notebook 7, VS Code's one
+# webview, an nbconvert export) one copy per notebook serves every output.
+EMBED_ENV = "TFPROF_WIDGETS_EMBED"
+
+
+def embed_each() -> bool:
+    """Whether every view's output carries the viewer itself: ``TFPROF_WIDGETS_EMBED=each``
+    (``once``: one copy per notebook), else in Colab (``google.colab`` is imported in its
+    kernel) and Kaggle (``KAGGLE_KERNEL_RUN_TYPE`` in the environment)."""
+    mode = os.environ.get(EMBED_ENV, "").strip().lower()
+    if mode in ("each", "once"):
+        return mode == "each"
+    return "google.colab" in sys.modules or "KAGGLE_KERNEL_RUN_TYPE" in os.environ
+
+
+@functools.cache  # 0.1 s, once per process
+def packed_lib() -> str:
+    """:func:`viewer_lib` gzipped (no timestamp: the same bytes every run) and base64'd."""
+    return base64.b64encode(gzip.compress(viewer_lib().encode(), 9, mtime=0)).decode("ascii")
+
+
+def lib_unpack_js() -> str:
+    """A script that runs :func:`packed_lib` in this page's global scope, once per page
+    (``DecompressionStream``: Chrome 80, Firefox 113, Safari 16.4). The views that wait for it
+    are in ``window.__tfprofPending``; a failure is left in ``window.__tfprofUnpackError``."""
+    return (
+        "if (!window.__tfprof && !window.__tfprofUnpacking) {\n"
+        "window.__tfprofUnpacking = true;\n"
+        "(function (b64) {\n"
+        "  if (typeof DecompressionStream === 'undefined') {\n"
+        "    window.__tfprofUnpackError = 'this browser has no DecompressionStream'; return; }\n"
+        "  var bin = atob(b64), bytes = new Uint8Array(bin.length);\n"
+        "  for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);\n"
+        "  var text = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));\n"
+        "  new Response(text).text().then(function (code) { (0, eval)(code); })\n"
+        "    .catch(function (e) { window.__tfprofUnpackError = String(e); });\n"
+        f'}})("{packed_lib()}");\n'
+        "}\n"
+    )
+
+
 _lib_sent_in: tuple[object, object] | None = None  # (cell id, execution count) that carried it
 
 
@@ -128,7 +179,7 @@ def send_lib_ahead() -> tuple[object, object] | None:
     send it now, as an output of its own that hides itself, ahead of the view's outputs
     (their script finds ``window.__tfprof`` there, or waits for it). Returns the cell it
     went into (None: not sent)."""
-    if _ahead_off or not _kernel.in_kernel() or not lib_needed():
+    if _ahead_off or not _kernel.in_kernel() or embed_each() or not lib_needed():
         return None
     from IPython.display import display
 
@@ -214,6 +265,8 @@ def prefetch() -> bool:
     elsewhere as an output emptied when the cell ends. Returns whether it was sent."""
     global _prefetched, _ahead_comm
     if _prefetched or _ahead_off or threading.current_thread() is not threading.main_thread():
+        return False
+    if embed_each():  # a load's cell is a page of its own: the views carry the viewer
         return False
     _prefetched = True
     if _kernel.page_keeps_outputs():

@@ -31,9 +31,11 @@ def _warm() -> None:
         from plotly.subplots import make_subplots
 
         make_subplots(rows=1, cols=2, specs=[[{"type": "domain"}, {"type": "xy"}]])
-        from . import display  # the viewer script is read and joined once
+        from . import display, lib  # the viewer script is read and joined once
 
         display.viewer_lib()
+        if lib.embed_each():  # and packed, where every output carries it (Colab)
+            lib.packed_lib()
     except Exception:  # noqa: BLE001 - a warm-up only: the view itself reports any error
         pass
 

@@ -53,7 +53,7 @@ import numpy as np
 from ...analysis.tool_data import no_trace_note
 from ..base import View, _widget_bundle
 from ..page import bundle, png
-from ..page.display import esc, script_safe
+from ..page.display import esc, output_element_js, script_safe
 from . import static
 from .details import TraceIndex, event_details
 from .marks import MAX_MARKS, Marks
@@ -405,7 +405,9 @@ class TraceViewer(View):
         # export), output 2 says what the trace holds, once; with the png extra a display
         # update turns output 2 into the static image (its title says the same).
         display({"text/plain": "", **_widget_bundle(self.live_widget())}, raw=True)
-        second = {"text/html": self.static_html(), "text/plain": text}
+        # Marked, so that output 3 finds the outputs it hides in any front end's page.
+        second = {"text/html": f'<div class="tfprof-static">{self.static_html()}</div>',
+                  "text/plain": text}  # fmt: skip
         handle = display(second, raw=True, display_id=True)
         display({"application/javascript": self.viewer_js(), "text/plain": ""}, raw=True)
         # Built and rendered in the background, after the viewer; outside IPython display()
@@ -433,10 +435,10 @@ class TraceViewer(View):
         )
         return (
             "(function (element) {\n"
-            "if (!element) return;\n"
+            f"{output_element_js()}"
             f"var payload = {payload};\n"
             f"{offline_classic()}\n"
-            "window.__tfpvMountOutput(element.jquery ? element[0] : element, payload);\n"
+            "window.__tfpvMountOutput(element, payload);\n"
             "})(typeof element !== 'undefined' ? element : null);\n"
         )
 

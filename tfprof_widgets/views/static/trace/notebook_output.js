@@ -55,11 +55,22 @@ function whenConnected(node, fn) {
   }, 30);
 }
 
+function markedOutput(element) {
+  // Elsewhere (Colab's output frame, VS Code's webview): the ancestor right after output 2,
+  // which TraceViewer._ipython_display_ marks with .tfprof-static (or its image, once the
+  // display update brought it).
+  for (let a = element; a && a.parentElement && a !== document.body; a = a.parentElement) {
+    const prev = a.previousElementSibling;
+    if (prev && (prev.matches(".tfprof-static, img") || prev.querySelector(".tfprof-static, img"))) return a;
+  }
+  return null;
+}
+
 export function mountOutput(element, payload) {
   element.classList.add("tfpv-output");
   quietStaleWidget();
   whenConnected(element, () => {
-    const out = element.closest(".jp-OutputArea-child, .output_area") || element;
+    const out = element.closest(".jp-OutputArea-child, .output_area") || markedOutput(element) || element;
     const before = () => outputsBefore(out);
     let offline = false;
     const hide = () => {
@@ -73,7 +84,8 @@ export function mountOutput(element, payload) {
     const live = () => widget() && widget().querySelector(".tfpv canvas");
     const failed = () => widget() && (STALE.test(widget().textContent || "") || /Error displaying widget/i.test(widget().textContent || ""));
     // No notebook app on the page (an exported page): no live widget can come.
-    const app = window.jupyterapp || window.Jupyter || typeof acquireVsCodeApi !== "undefined";
+    const app = window.jupyterapp || window.Jupyter || typeof acquireVsCodeApi !== "undefined"
+      || (window.google && window.google.colab);
     let tries = 0;
     const wait = () => {
       if (live()) return;

@@ -10,7 +10,16 @@ import { observeTheme, views } from "./theme.js";
 import { View } from "./view.js";
 
 function outputChild(element) {
-  return element.closest(".jp-OutputArea-child") || element.closest(".output_area");
+  // The output (JupyterLab, Notebook, nbconvert) that holds this element; elsewhere (Colab's
+  // output frame, VS Code's webview) the ancestor right after the view's text output, which
+  // View._ipython_display_ marks with .tfprof-static.
+  const known = element.closest(".jp-OutputArea-child") || element.closest(".output_area");
+  if (known) return known;
+  for (let a = element; a && a.parentElement && a !== document.body; a = a.parentElement) {
+    const prev = a.previousElementSibling;
+    if (prev && (prev.matches(".tfprof-static") || prev.querySelector(".tfprof-static"))) return a;
+  }
+  return null;
 }
 function staticSiblings(element, n) {
   const child = outputChild(element), out = [];
@@ -91,6 +100,8 @@ export function mount(element, payload) {
   element = element && element.jquery ? element[0] : element;
   if (!element) return null;
   mounts += 1;
+  // The line the output wrote while the viewer was not there (page/display.py viewer_js).
+  for (const n of element.querySelectorAll(":scope > .tfprof-missing")) n.remove();
   injectCss();
   observeTheme();
   const t0 = performance.now();
