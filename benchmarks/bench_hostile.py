@@ -51,7 +51,7 @@ def reset_peak() -> None:
 
 
 def mutations(data: bytes, rng: np.random.Generator, n: int):
-    """(kind, bytes) pairs: the damage kinds of tests/test_fuzz.py."""
+    """(kind, bytes) pairs: the damage kinds of tests/hostile/test_fuzz.py."""
     size = len(data)
     for _ in range(n):
         cut = int(rng.integers(0, size))
@@ -1477,7 +1477,8 @@ def _torch_cases():
 # writes the input and returns the target, action(target) -> (outcome, whether its own check
 # held); a row is met when that check held, no bare exception, <= GOAL_SECS and GOAL_PEAK_MB.
 def _r3_program(extra=None, n=40):
-    """tests/hlo_hostile_builder.py's program of ``n`` good fusions, changed by ``extra``."""
+    """tests/support/hlo_hostile_builder.py's program of ``n`` good fusions, changed by
+    ``extra``."""
     from hlo_hostile_builder import good_program
 
     prog = good_program(n)

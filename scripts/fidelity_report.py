@@ -9,8 +9,8 @@ file, ``use_saved_result`` off, so nothing is written beside the capture) and ou
 the same file, and
 prints one row per (capture, tool, figure): ours, xprof's, and the relative difference
 (text figures: "same" or "differs"). The figures and their keys are those of
-``tests/fidelity_figures.py``, which the tests compare on the goldens; on XLA captures (those
-carrying HLO programs) also ``xla_device_ops_matching``: XProf's device op rows we have with
+``tests/support/fidelity_figures.py``, which the tests compare on the goldens; on XLA captures
+(those carrying HLO programs) also ``xla_device_ops_matching``: XProf's device op rows we have with
 its name, type, occurrences and self time, and (roofline_model, op_profile) the device's
 peaks and ridge point, the roofline's op rows and the op profile's nodes that equal xprof's
 (:func:`xla_roofline_figures`). Needs the dev extra (xprof).
@@ -29,7 +29,7 @@ import sys
 import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "scripts")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "support"), str(ROOT / "scripts")]
 
 from fidelity_figures import PERCENTS, our_figures, tool_of, xprof_figures  # noqa: E402
 

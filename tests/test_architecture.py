@@ -305,3 +305,10 @@ def test_the_framework_check_finds_a_name():
     assert framework_names("def is_xla_op(): pass", vocabulary) == []  # lower case: a word
     assert framework_names('"""Docstrings may say TensorFlow."""', vocabulary) == []
     assert framework_names("from .frameworks import framework_of", vocabulary) == []
+
+
+def test_the_tests_top_level_holds_at_most_40_files():
+    """The tests sit in folders by layer and framework (issue 38 item 6), their shared helpers
+    in tests/support: tests/ itself keeps the conftest and the checks of the whole repository."""
+    top = sorted(p.name for p in (ROOT / "tests").iterdir() if p.is_file())
+    assert len(top) <= 40, top

@@ -11,7 +11,7 @@ import pathlib
 import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 CAPTURES = (
     "bert_8gpu_multi_worker.xplane.pb",
     "xplane_h100_jax/jax_cnn_graphs.xplane.pb",
@@ -25,7 +25,7 @@ CAPTURES = (
 def _hashes(seed: str) -> dict:
     env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=str(ROOT))
     out = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "output_hashes.py"), *CAPTURES],
+        [sys.executable, str(ROOT / "tests" / "support" / "output_hashes.py"), *CAPTURES],
         env=env,
         capture_output=True,
         text=True,

@@ -10,7 +10,7 @@ import sys
 import pytest
 from fidelity_figures import MEMORY, xprof_figures
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import fidelity_report  # noqa: E402

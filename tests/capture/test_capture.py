@@ -261,8 +261,8 @@ print('LOADED', sorted(out.outputs[-1].data))
 def isolated(tmp_path_factory):
     work = tmp_path_factory.mktemp("isolated")
     return run_isolated(
-        str(ROOT / "tests" / "isolated_capture.py"),
-        [str(work), str(ROOT / "tests" / "profiled_program.py")],
+        str(ROOT / "tests" / "support" / "isolated_capture.py"),
+        [str(work), str(ROOT / "tests" / "support" / "profiled_program.py")],
         timeout=600,
     )
 
@@ -310,7 +310,9 @@ def test_remote_capture(isolated):
 
 
 def test_read_only_and_full_disk(tmp_path):
-    got = run_isolated(str(ROOT / "tests" / "isolated_disk.py"), [str(tmp_path)], mount=True)
+    got = run_isolated(
+        str(ROOT / "tests" / "support" / "isolated_disk.py"), [str(tmp_path)], mount=True
+    )
     for case in ("read_only", "too_little_space"):
         assert got[case]["error"] == "CaptureError"
         assert got[case]["cell_ran"] is False and got[case]["left"] == []

@@ -15,7 +15,7 @@ pytest.importorskip("jax")
 def observed(tmp_path_factory):
     work = tmp_path_factory.mktemp("jax_capture")
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "isolated_jax_capture.py"), str(work)],
+        [sys.executable, str(ROOT / "tests" / "support" / "isolated_jax_capture.py"), str(work)],
         capture_output=True,
         text=True,
         timeout=300,

@@ -400,7 +400,7 @@ def test_a_parallel_load_leaves_nothing_in_tmp_or_dev_shm(tmp_path):
     run_dir.mkdir()
     for i in range(8):
         shutil.copy(src, run_dir / f"h{i}.xplane.pb")
-    path = os.pathsep.join([str(ROOT), str(ROOT / "tests")])
+    path = os.pathsep.join([str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "readers")])
     # (short: a socket's path must fit in 107 bytes, which pytest's tmp_path may not leave)
     tmp = tempfile.mkdtemp(prefix="tw-row19-")
     try:

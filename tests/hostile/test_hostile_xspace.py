@@ -267,7 +267,7 @@ def test_structured_walker_mutations_agree():
 
     if xspace._wire is None:
         pytest.skip("the C wire walker is not built here")
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks"))
     import fuzz_walkers
 
     results = fuzz_walkers._batch((0, 16 * 20, 7))

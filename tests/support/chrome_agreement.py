@@ -3,7 +3,7 @@
 The rule (readers/chrome/_chrome.c): the C decoder either gives exactly what the msgspec path gives
 (the same :class:`Decoded`: codes, values, arg rows) or gives up, and the msgspec path then
 decodes. ``outcomes(data)`` runs both on one text; ``differences`` lists where they differ
-(exact: dtypes, value types, float bits). Used by tests/test_chrome_decoder_agrees.py and
+(exact: dtypes, value types, float bits). Used by tests/readers/test_chrome_decoder_agrees.py and
 benchmarks/fuzz_chrome.py.
 """
 

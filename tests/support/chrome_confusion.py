@@ -3,7 +3,7 @@
 ``confused_trace(rng)`` builds one trace from a small valid one (a Kineto-like, TF1-like or
 plain trace with every phase) and swaps 1-4 of its fields ``pid``, ``tid``, ``id``, ``ts``,
 ``dur``, ``args``, ``ph`` (and a few others) for a value of another JSON type or an extreme
-number. Used by tests/test_chrome_fuzz.py (a bounded count in CI) and
+number. Used by tests/hostile/test_chrome_fuzz.py (a bounded count in CI) and
 benchmarks/fuzz_chrome.py (the full campaign).
 """
 

@@ -1,7 +1,7 @@
 """The headline figures of TensorBoard's Profile tools, read two ways: from xprof's own tool
 output (the JSON its converters return) and from our analyses of the same capture.
 
-``tests/test_fidelity.py`` compares them on the goldens in ``tests/golden/`` and
+``tests/tensorflow/test_fidelity.py`` compares them on the goldens in ``tests/golden/`` and
 ``scripts/fidelity_report.py`` prints them for every capture xprof reads. Each figure has
 the same key on both sides; a figure one side does not have is left out of that side's dict
 (TensorBoard's GPU overview has no host idle %, for instance).

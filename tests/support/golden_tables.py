@@ -10,7 +10,7 @@ import tempfile
 
 import pandas as pd
 
-GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
+GOLDEN = pathlib.Path(__file__).resolve().parents[1] / "golden"
 
 
 def golden(sample: str, tool: str):
@@ -57,4 +57,4 @@ def synthetic_tpu_path() -> pathlib.Path:
     return tpu_capture().write(_scratch("tpu_") / "tpu.xplane.pb")
 
 
-BERT = pathlib.Path(__file__).resolve().parent / "data" / "bert_8gpu_multi_worker.xplane.pb"
+BERT = pathlib.Path(__file__).resolve().parents[1] / "data" / "bert_8gpu_multi_worker.xplane.pb"

@@ -1,7 +1,7 @@
 """Synthetic JAX-on-GPU captures around one XLA program, for hostile programs (issue 37).
 
 The layout is the H100 JAX capture's (tests/data/xplane_h100_jax, as
-tests/test_xla_command_buffers.py builds it): ``/host:metadata`` holds the program
+tests/xla/test_xla_command_buffers.py builds it): ``/host:metadata`` holds the program
 (``Hlo Proto``, ``program_id``); each GPU kernel carries ``hlo_op`` (its instruction),
 ``hlo_module``, ``program_id`` and ``correlation_id``, launched from the host. The program is
 built by :func:`good_program` (``n`` loop fusions of an f32 add, each with an op name) and

@@ -3,9 +3,9 @@ fix"): each invariant is a function of one built capture that returns the figure
 it, as lines a person can check ("overview: n_steps 16 vs run.step_count.averaged 8"),
 empty where it holds.
 
-``tests/test_invariants.py`` runs each invariant on every capture bundled in ``tests/data/``
-and ``sample_profiles/``; ``scripts/invariants_sweep.py`` runs the same on a folder of
-captures (the team's ``../shared/captures``) and prints capture x invariant.
+``tests/analysis/test_invariants.py`` runs each invariant on every capture bundled in
+``tests/data/`` and ``sample_profiles/``; ``scripts/invariants_sweep.py`` runs the same on a
+folder of captures (the team's ``../shared/captures``) and prints capture x invariant.
 
 A capture is built once (:func:`build`): its run, every analysis, and every view of the
 report (the same views a user gets) with its text, its static HTML, its JSON payload (every
@@ -32,7 +32,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 SAMPLES = ROOT / "sample_profiles"
 

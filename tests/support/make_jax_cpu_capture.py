@@ -5,8 +5,8 @@ conv-net train step (two NHWC convs, relu, mean pool, dense; SGD), each step in
 before the capture, so step 0 holds XLA's compile; XLA:CPU runs the convolutions on its
 intra-op thread pool (other threads than the Python one). Only the .xplane.pb is kept.
 
-Run from the repository root:  python tests/make_jax_cpu_capture.py [OUT_DIR]
-               python tests/make_jax_cpu_capture.py --golden  (xprof's tools of the file)
+Run from the repository root:  python tests/support/make_jax_cpu_capture.py [OUT_DIR]
+               python tests/support/make_jax_cpu_capture.py --golden  (xprof's tools of the file)
 
 ``--golden`` writes xprof's overview_page and framework_op_stats of the bundled file to
 tests/golden/jax_cpu_10steps/, run on a private copy (``use_saved_result: False``).
@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 TARGET = ROOT / "tests" / "data" / "jax_cpu" / "jax_cnn_cpu_10steps.xplane.pb"
 
 PROGRAM = """

@@ -1,7 +1,7 @@
 """A hash of every analysis table and every view payload of some captures, printed as JSON:
-``python tests/output_hashes.py NAME...`` (names of :func:`invariants.bundled_captures`).
+``python tests/support/output_hashes.py NAME...`` (names of :func:`invariants.bundled_captures`).
 
-``tests/test_deterministic_output.py`` runs this in two fresh processes (different
+``tests/analysis/test_deterministic_output.py`` runs this in two fresh processes (different
 ``PYTHONHASHSEED``) and compares: the same input must give the same bytes.
 """
 
@@ -15,7 +15,7 @@ import sys
 import pandas as pd
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
 from invariants import analysis_tables, build, bundled_captures  # noqa: E402
 

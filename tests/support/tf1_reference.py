@@ -1,6 +1,6 @@
 """Make real TF1-style profiles with tensorflow-cpu and record TensorFlow's own answers.
 
-    python tests/tf1_reference.py OUTDIR
+    python tests/support/tf1_reference.py OUTDIR
 
 Builds a small graph-mode model (conv, dense, softmax loss, SGD), runs two training steps
 with RunOptions(trace_level=FULL_TRACE), feeds both to a tf.compat.v1.profiler.Profiler, and
@@ -13,7 +13,7 @@ writes:
       for step -1 (the average) and step 0, and the scope, graph and code views' rows
       (name, depth, exec and requested bytes, own and total) ordered by name.
 
-    python tests/tf1_reference.py OUTDIR pool
+    python tests/support/tf1_reference.py OUTDIR pool
 
 makes the same files for a second model (conv, max pool, dense; three steps) and records
 tfprof's op view exactly as ``ProfileOptionBuilder.time_and_memory()`` shows it (its
@@ -22,7 +22,7 @@ shown row in display order with its own and cumulative time and requested bytes
 (``op_chain``), and the same with account_displayed_op_only=False (``op_chain_all``).
 Runs in its own process: graph mode (disable_eager_execution) is process-wide.
 
-    python tests/tf1_reference.py --chains PROFILE
+    python tests/support/tf1_reference.py --chains PROFILE
 
 prints, as JSON, tfprof's op view of a saved profile (its own ProfilerFromFile, as the
 tfprof command line's --profile_path reads one) with time_and_memory()'s options, with

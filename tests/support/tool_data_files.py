@@ -10,10 +10,10 @@ import pathlib
 import shutil
 import struct
 
-from conftest import ROOT
 from google.protobuf import empty_pb2
 from google.protobuf.unknown_fields import UnknownFieldSet
 
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 TOOLDATA = DATA / "tooldata"
 BERT = DATA / "bert_8gpu_multi_worker.xplane.pb"

@@ -239,7 +239,7 @@ def tpu_capture(hostname: str = "tpu-vm-7") -> XSpaceBuilder:
 
 
 # -- the programs -------------------------------------------------------------------------------
-HLO_DIR = pathlib.Path(__file__).resolve().parent / "data" / "tpu_hlo"
+HLO_DIR = pathlib.Path(__file__).resolve().parents[1] / "data" / "tpu_hlo"
 
 
 def train_step(w, v, x, y):

@@ -1,4 +1,4 @@
-"""The TPU captures of tests/test_xla_tpu_rates.py: tests/tpu_builder.py's as it is
+"""The TPU captures of tests/xla/test_xla_tpu_rates.py: tests/support/tpu_builder.py's as it is
 ('tpu_rates'), and the same with libtpu's ``memory_access_breakdown`` filled in
 ('tpu_rates_memory'), so that XProf's roofline rule meets every memory it reads.
 

@@ -1,4 +1,4 @@
-"""A variant of the synthetic TPU capture (tests/tpu_builder.py) for the TPU step rules:
+"""A variant of the synthetic TPU capture (tests/support/tpu_builder.py) for the TPU step rules:
 the same layout and ops, but some ops are of the categories a TensorCore waits for the host
 in (``infeed``, ``outfeed``, ``host send``), differently on each core, and one ``Steps``
 event is split in two (so one program run spans two steps).

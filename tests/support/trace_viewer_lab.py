@@ -1,6 +1,6 @@
 """JupyterLab in headless Chromium, for the trace viewer's browser tests and its benchmark.
 
-Builds on tests/test_browser.py (Chromium flags, free ports, opening a notebook with its
+Builds on tests/browser/test_browser.py (Chromium flags, free ports, opening a notebook with its
 kernel idle and non-loopback traffic blocked) and adds what the trace viewer needs: running a
 notebook while timing when the kernel went idle, and reading the viewer's own state and
 timings (``window.__tfprofViewers``: the view, marks, drawn labels, frame times, round trips).
@@ -9,8 +9,13 @@ timings (``window.__tfprofViewers``: the view, marks, drawn labels, frame times,
 from __future__ import annotations
 
 import pathlib
+import sys
 
-from test_browser import ARGS, CHROMIUM, free_port, lab_page, lab_server, open_lab_page  # noqa: F401
+# test_browser is a test module (tests/browser, importing tests/conftest.py): importable here
+# also from the benchmarks and scripts, which put only tests/support on sys.path.
+_TESTS = pathlib.Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(_TESTS / "browser"), str(_TESTS)]
+from test_browser import ARGS, CHROMIUM, free_port, lab_page, lab_server, open_lab_page  # noqa: E402, F401
 
 # Viewer state as the tests read it (index: the n-th viewer on the page).
 STATE_JS = """(i) => { const v = (window.__tfprofViewers || [])[i]; if (!v) return null;
@@ -59,7 +64,7 @@ def write_notebook(path: pathlib.Path, cells: list[str]) -> None:
 
 def synthetic_cells(n: int) -> list[str]:
     """Notebook cells that make an ``n``-event synthetic run in the kernel and show it."""
-    bench = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
+    bench = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
     return [
         f"import sys\nsys.path.insert(0, {str(bench)!r})\n"
         "from synthetic_events import synthetic_events\n"

@@ -9,7 +9,7 @@ last, where the suite runs from another clone (twice that gave false failures).
 and ``PYTHONPATH`` (which every process started with the environment inherits, and which
 comes before any installed copy), and the directory of this interpreter first on ``PATH``
 (``python``, ``jupyter`` and ``tfprof-widgets`` by name are this environment's: ``.ci/run``'s
-virtual environment). ``tests/test_imports_under_test.py`` checks each way a test starts a
+virtual environment). ``tests/capture/test_imports_under_test.py`` checks each way a test starts a
 process.
 """
 
@@ -19,7 +19,7 @@ import os
 import pathlib
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _first(value: str | None, entry: str) -> str:

@@ -19,7 +19,7 @@ from golden_tables import data_table, golden
 
 import tfprof_widgets as tw
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 CAPTURE = ROOT / "tests" / "data" / "tf_xla_cpu" / "keras_fit_jit.xplane.pb"
 KEY = ["host_or_device", "type", "operation"]
 

@@ -28,7 +28,7 @@ if os.environ.get("CI") != "true":
 def ref(tmp_path_factory):
     out = tmp_path_factory.mktemp("tf1")
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "tf1_reference.py"), str(out)],
+        [sys.executable, str(ROOT / "tests" / "support" / "tf1_reference.py"), str(out)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -42,7 +42,7 @@ def pool_ref(tmp_path_factory):
     """A second model the other tests do not use (conv, max pool, dense; three steps)."""
     out = tmp_path_factory.mktemp("tf1_pool")
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "tf1_reference.py"), str(out), "pool"],
+        [sys.executable, str(ROOT / "tests" / "support" / "tf1_reference.py"), str(out), "pool"],
         capture_output=True,
         text=True,
         timeout=600,
@@ -117,7 +117,7 @@ def test_op_view_counts_only_the_rows_it_shows():
 def test_saved_op_chains_are_tfprofs_own():
     """tfprof_op_chains.json is what tfprof itself reads from the saved profile."""
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "tf1_reference.py"), "--chains"]
+        [sys.executable, str(ROOT / "tests" / "support" / "tf1_reference.py"), "--chains"]
         + [str(SAVED / "model.tfprof")],
         capture_output=True,
         text=True,
@@ -271,7 +271,7 @@ def test_table_options(ref):
     row = graph.set_index("name").loc["dense/add"]
     assert row["total_exec_us"] >= row["exec_us"] and row["nodes"] > 3
     code = tw.tfprof_table(run, "code", order_by="micros", select=["micros"])
-    assert code["name"].iloc[0].startswith(str(ROOT / "tests" / "tf1_reference.py"))
+    assert code["name"].iloc[0].startswith(str(ROOT / "tests" / "support" / "tf1_reference.py"))
     avg = tfprof_node_stats(run, -1)
     traced = avg["code"].map(len) > 0  # like tfprof, nodes without a traceback are left out
     assert code.loc[code["depth"] == 0, "total_exec_us"].sum() == avg.loc[traced, "exec_us"].sum()

@@ -12,7 +12,7 @@ import pytest
 import tfprof_widgets as tw
 from tfprof_widgets.report import report_views
 
-DATA = pathlib.Path(__file__).parent / "data"
+DATA = pathlib.Path(__file__).parents[1] / "data"
 GRAPHS = DATA / "xplane_h100_jax" / "jax_cnn_graphs.xplane.pb"
 RESNET = DATA / "chrome" / "resnet50_v100_workers0.pt.trace.json.gz"
 

@@ -23,7 +23,7 @@ from tfprof_widgets.views.op_stats_view import PIE_SLICES, pie_values
 from tfprof_widgets.views.pod_view import pod_summary, straggler
 from tfprof_widgets.views.tables import Column, Table, encode_column
 
-DATA = pathlib.Path(__file__).resolve().parent / "data"
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
 GPU_CAPTURE = DATA / "bert_8gpu_multi_worker.xplane.pb"
 
 # The tags nbconvert's --sanitize-html keeps (bleach); anything else is shown as text.

@@ -14,7 +14,7 @@ from tfprof_widgets.analysis.results import StepCount, plural
 from tfprof_widgets.cli import summary_text
 from tfprof_widgets.report import report_html
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BERT = ROOT.parent / "shared" / "captures" / "xplane_gpu_tf" / "bert_8gpu_multi_worker.xplane.pb"
 BAD_PLURAL = re.compile(r"\b1 steps\b|\b1 hosts\b|\b1 rows\b|\(one step\)|\ballocator\(s\)")
 

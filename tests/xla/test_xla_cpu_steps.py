@@ -14,7 +14,7 @@ from golden_tables import golden
 import tfprof_widgets as tw
 from tfprof_widgets.analysis.overview import overview_steps, overview_summary
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 (CAPTURE,) = sorted((ROOT / "sample_profiles" / "jax_cnn_cpu").rglob("*.xplane.pb"))
 
 

@@ -17,7 +17,7 @@ import tfprof_widgets as tw
 from tfprof_widgets.analysis.overview import overview_summary
 from tfprof_widgets.proto import xplane_pb2
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 INVENTORY = ROOT.parent / "shared" / "reference" / "xla-capture-inventory.txt"
 TOOLS = ("overview_page", "framework_op_stats", "memory_profile", "kernel_stats")
 

@@ -20,7 +20,7 @@ from tfprof_widgets.analysis.frameworks.base import Framework
 from tfprof_widgets.analysis.overview import overview_summary
 from tfprof_widgets.proto import xplane_pb2
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 INVENTORY = ROOT.parent / "shared" / "reference" / "xla-capture-inventory.txt"
 sys.path.insert(0, str(ROOT / "tests"))
 from tpu_builder import tpu_capture  # noqa: E402
