@@ -378,7 +378,7 @@ def test_synthetic_captures_leave_no_temporary_directory(tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     code = (
-        "import sys; sys.path.insert(0, 'tests')\n"
+        "import sys; sys.path.insert(0, 'tests/support')\n"
         "import tfprof_widgets as tw\n"
         "from golden_tables import synthetic_gpu_path, synthetic_tpu_path\n"
         "paths = [synthetic_gpu_path(), synthetic_gpu_path(), synthetic_tpu_path()]\n"
