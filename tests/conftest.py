@@ -22,8 +22,21 @@ for _folder in [TESTS, *_FOLDERS, TESTS / "support"]:
         sys.path.insert(0, str(_folder))
 # Every kernel and subprocess of a test imports this checkout (tests/support/under_test.py).
 from under_test import use_this_checkout  # noqa: E402
+from xdist_groups import longest_first, make_scheduler  # noqa: E402
 
 use_this_checkout()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist, the longest files first (tests/support/xdist_groups.py)."""
+    longest_first(config, items)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, where it is installed
+def pytest_xdist_make_scheduler(config, log):
+    """One work unit per file, the JupyterLab tests' files in one."""
+    return make_scheduler(config, log)
+
 
 # Kernels started by the tests (nbval, JupyterLab) make views' images at once: the 1 s a view
 # leaves its page to draw first (views/_png.py) would only lengthen the suite.
