@@ -12,8 +12,9 @@ import zlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # This checkout, the tests' helpers (tests/support) and the hostile-input tests whose cases the
-# benchmarks run at sizes a unit test cannot afford (tests/hostile).
-sys.path[:0] = [str(ROOT), *(str(ROOT / "tests" / d) for d in ("support", "hostile", ""))]
+# benchmarks run at sizes a unit test cannot afford (tests/hostile, which import tests/readers').
+TESTS = [ROOT / "tests" / d for d in ("support", "hostile", "readers", "")]
+sys.path[:0] = [str(ROOT), *map(str, TESTS)]
 from xspace_builder import XSpaceBuilder  # noqa: E402
 
 
