@@ -21,9 +21,16 @@ import pathlib
 
 LAB_FIXTURES = frozenset({"jupyterlab", "lab_session"})
 LAB_GROUP = "jupyterlab"
-# The longest units (measured for issue 38 item 6 on 2 shared cores), longest first; a unit
-# not named here follows them in collection order.
-FIRST = (LAB_GROUP, "tests/capture/test_capture.py")
+# The longest units, longest first (seconds of one run of the suite on 2 cores shared with
+# other work, issue 38 item 6: the Lab's files 650, test_capture 206, test_writes_and_
+# interrupts 144, test_browser_tool_data 122; every other file under 100, the last ones in
+# collection order under 20); a unit not named here follows them in collection order.
+FIRST = (
+    LAB_GROUP,
+    "tests/capture/test_capture.py",
+    "tests/capture/test_writes_and_interrupts.py",
+    "tests/browser/test_browser_tool_data.py",
+)
 
 
 @functools.cache
