@@ -26,7 +26,7 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 import tfprof_widgets as tw  # noqa: E402
 from tfprof_widgets.proto import tool_data_pb2, trace_events_pb2  # noqa: E402

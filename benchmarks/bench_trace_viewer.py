@@ -95,7 +95,7 @@ def kernel_side(n: int) -> tuple[dict, StubRun]:
 
 
 def browser_side(n: int) -> dict | None:
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "tests" / "support"))
     try:
         import trace_viewer_lab as lab
         from playwright.sync_api import sync_playwright

@@ -38,7 +38,7 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # The browser tests' JupyterLab harness: a server on 127.0.0.1, a loopback-only page.
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 import trace_viewer_lab as lab  # noqa: E402
 
 CAPTURES = ROOT.parent / "shared" / "captures"

@@ -1,4 +1,5 @@
-"""Chrome trace type-confusion campaign: N traces with wrong JSON types (tests/chrome_confusion.py).
+"""Chrome trace type-confusion campaign: N traces with wrong JSON types
+(tests/support/chrome_confusion.py).
 
     python benchmarks/fuzz_chrome.py [--traces 3000] [--seed 0]
     python benchmarks/fuzz_chrome.py --agree [--traces 3000] [--seed 0]
@@ -7,7 +8,7 @@ Each trace is loaded and, when it loads, its analyses computed. Prints how many 
 many raised a ProfileError naming the file, and every other exception (a "bare" one: the
 goal is 0), with the seed that reproduces it, plus the slowest case's seconds.
 
-``--agree``: the C Chrome decoder against the msgspec path (tests/chrome_agreement.py) on N
+``--agree``: the C Chrome decoder against the msgspec path (tests/support/chrome_agreement.py) on N
 seeds, each giving a generated edge-case trace, a type-confused trace and a byte mutation:
 counts of what the C decoder did (decoded and loaded, decoded and both raised the same
 error, gave up), and every disagreement (the goal is 0) with its seed.
@@ -26,7 +27,7 @@ import traceback
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from chrome_agreement import Edges, check, mutate  # noqa: E402
 from chrome_confusion import confused_trace  # noqa: E402

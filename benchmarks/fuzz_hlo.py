@@ -4,14 +4,14 @@
 
 Each case takes a real program (the JAX H100 and MI300X captures' programs in tests/data:
 convolutions, cuBLAS/cuDNN calls, fusions, reduces, the random-number programs) or the
-synthetic one of tests/hlo_hostile_builder.py, damages its structure one to four times in a
+synthetic one of tests/support/hlo_hostile_builder.py, damages its structure one to four times in a
 way a byte flip rarely produces -- shapes (dimensions -1, 0, INT64_MIN, 2^62, thousands of
 them, element types no XLA has, tuples), operands (missing, itself, a later one, hundreds),
 called computations (itself, a cycle, a chain, a missing one, an empty one), backend configs
 (not JSON, wrong types, 10^5 contracting dimensions, 1e400), windows and dimension numbers
 (out of range, negative, huge), metadata (names of 100 KB, lines below 0), opcodes, ids and
 schedules -- writes it into a GPU capture whose kernels name the entry's instructions
-(tests/hlo_hostile_builder.py), loads it and computes ``run.hlo_instructions``, the cost
+(tests/support/hlo_hostile_builder.py), loads it and computes ``run.hlo_instructions``, the cost
 model, ``hlo_stats``, ``roofline``, ``op_profile`` and the payloads of the roofline and op
 profile views. Prints the outcomes and, for the goal of issue 37: hangs (a case over
 ``--limit`` seconds), bare exceptions (not a ProfileError) and numbers that are not finite
@@ -38,7 +38,7 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from hlo_hostile_builder import capture, good_program  # noqa: E402
 

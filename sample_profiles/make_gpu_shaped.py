@@ -2,7 +2,7 @@
 
 CPU TensorFlow cannot record GPU planes, kernels or a GPU allocator, and no GPU machine was
 available when the samples were made, so this run is built by the test helpers
-(``tests/xspace_builder.py``) with the structure of a real GPU capture: host step markers,
+(``tests/support/xspace_builder.py``) with the structure of a real GPU capture: host step markers,
 kernel launches, per-GPU streams with kernels and copies, the derived "Steps" and "TensorFlow
 Ops" lines, device properties, and a ``GPU_0_bfc`` allocator. Its numbers are made up; the
 readers and analyses treat it exactly as a real capture.
@@ -18,7 +18,7 @@ import sys
 import tempfile
 
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parent / "tests" / "support"))
 
 from xspace_builder import write_multi_host_run  # noqa: E402
 

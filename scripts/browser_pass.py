@@ -13,7 +13,7 @@ browser it starts are stopped on exit.
 
 Captures: the JAX H100 capture under CUDA graphs (tests/data/xplane_h100_jax), the synthetic
 TPU capture the invariants suite builds from the real XLA programs of tests/data/tpu_hlo
-(tests/tpu_builder.py, written to a temporary folder), and a PyTorch Kineto trace of a
+(tests/support/tpu_builder.py, written to a temporary folder), and a PyTorch Kineto trace of a
 transformer on an H100 (tests/data/chrome).
 """
 
@@ -25,7 +25,7 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT / "tests" / "support"), str(ROOT / "tests" / "browser")]
 
 WIDTHS = (1400, 700)
 # No "get notified about Jupyter news?" toast over the outputs.

@@ -5,13 +5,13 @@
 XSpace captures (``.xplane.pb``): those of ``sample_profiles/``, the team's shared captures
 (default ``../shared/captures``: TensorFlow on 8 GPUs, JAX on an H100 and an AMD MI300X), the
 JAX and TensorFlow-with-XLA CPU captures of ``tests/data``, that JAX capture cut to 5 steps
-(``tests/jax_cpu_first_steps.py``) and the TPU captures the test builders make
-(``tests/tpu_builder.py``, ``tests/tpu_rates_builder.py``: shaped like libtpu's; no real
-TPU capture is public). For each, xprof's converters (overview_page,
+(``tests/support/jax_cpu_first_steps.py``) and the TPU captures the test builders make
+(``tests/support/tpu_builder.py``, ``tests/support/tpu_rates_builder.py``: shaped like
+libtpu's; no real TPU capture is public). For each, xprof's converters (overview_page,
 framework_op_stats, memory_profile, kernel_stats, hlo_stats, input_pipeline_analyzer; on
 XLA captures roofline_model and op_profile: each call on a private copy of the file with
 ``use_saved_result`` off, so nothing is written beside the capture) against our analyses,
-figure by figure (``tests/fidelity_figures.py``). Where we show a user a figure other than
+figure by figure (``tests/support/fidelity_figures.py``). Where we show a user a figure other than
 XProf's, the comparison reads the column that keeps XProf's (``xprof_roofline_efficiency``,
 ``xprof_flop_utilization``, INPUT_OPS ``time_percent_xprof``, ``peak_bytes_lifetime_xprof``)
 and a row ``... shown`` gives the figure the user reads, marked as a documented difference.
@@ -42,7 +42,7 @@ import sys
 import warnings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "scripts")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "support"), str(ROOT / "scripts")]
 
 from fidelity_figures import PERCENTS, our_figures, paired_figures, tool_of, xprof_figures  # noqa: E402
 
@@ -207,7 +207,7 @@ def captures(shared: pathlib.Path) -> list[pathlib.Path]:
 
 def built_captures(tmp: pathlib.Path) -> list[pathlib.Path]:
     """Captures made from the test builders and bundled data, written to ``tmp``: the TPU
-    captures and the JAX CPU capture cut to 5 steps (tests/jax_cpu_first_steps.py)."""
+    captures and the JAX CPU capture cut to 5 steps (tests/support/jax_cpu_first_steps.py)."""
     from jax_cpu_first_steps import first_steps
     from tpu_builder import tpu_capture
     from tpu_rates_builder import BUILDERS

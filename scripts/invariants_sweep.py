@@ -1,9 +1,9 @@
-"""The invariants of ``tests/invariants.py`` on a folder of captures: capture x invariant.
+"""The invariants of ``tests/support/invariants.py`` on a folder of captures: capture x invariant.
 
     python scripts/invariants_sweep.py [--shared DIR] [--bundled] [--details]
 
 Builds each capture under ``DIR`` (default ``../shared/captures``; with ``--bundled``, the
-captures of ``tests/data`` and ``sample_profiles`` instead, as ``tests/test_invariants.py``
+captures of ``tests/data`` and ``sample_profiles`` instead, as ``tests/analysis/test_invariants.py``
 does) once, runs every invariant on it and prints a table with one row per capture and one
 column per invariant: ``pass``, or ``FAIL`` with the first offending figure; then, with
 ``--details``, every offending figure. A capture that fails to load shows its error.
@@ -17,7 +17,7 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "support")]
 
 from invariants import INVARIANTS, build, bundled_captures, folder_captures  # noqa: E402
 

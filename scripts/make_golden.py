@@ -6,9 +6,9 @@
 For every bundled sample, the real 8-GPU capture in tests/data, the XLA captures in tests/data
 (JAX on an H100 and on AMD MI300X: also hlo_stats, roofline_model and op_profile), the
 TensorFlow-with-XLA CPU capture in tests/data/tf_xla_cpu, and the
-synthetic GPU and TPU captures of tests/xspace_builder.py, tests/tpu_builder.py and
-tests/tpu_steps_builder.py, this runs xprof's converters (the engine behind TensorBoard's Profile
-tab) and writes each tool's JSON to
+synthetic GPU and TPU captures of tests/support/xspace_builder.py, tests/support/tpu_builder.py
+and tests/support/tpu_steps_builder.py, this runs xprof's converters (the engine behind
+TensorBoard's Profile tab) and writes each tool's JSON to
 tests/golden/<name>/<tool>.json (.json.gz above 1 MB). xprof writes cache files next to
 the capture it reads, so every call sees its own copy in a temporary directory, and
 ``use_saved_result`` is off so nothing cached is reused. Needs the dev extra (xprof).
@@ -83,7 +83,7 @@ def run_tools(xplane: pathlib.Path, out_dir: pathlib.Path, tools=TOOLS) -> None:
 
 
 def _builders():
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "tests" / "support"))
     from tpu_builder import tpu_capture
     from tpu_steps_builder import tpu_feeds_capture, tpu_unmarked_capture
     from xspace_builder import SYNTHETIC_GPU_ARGS, cpu_steps_capture, gpu_capture

@@ -2,9 +2,9 @@
 HolisticTraceAnalysis (HTA)'s temporal and GPU kernel breakdowns (as HTA reads a trace by
 default, and with its rounding of fractional µs off: ``hta_ns``), and torch-tb-profiler's
 step-time breakdown, operator and kernel views and peak memory, written to
-``tests/golden/kineto/<trace>.json`` for ``tests/test_pytorch.py``; with ``--steps``, HTA's
+``tests/golden/kineto/<trace>.json`` for ``tests/pytorch/test_pytorch.py``; with ``--steps``, HTA's
 temporal breakdown of each ``ProfilerStep#N`` window instead (:func:`hta_step_figures`), to
-``tests/golden/kineto_steps/<trace>.json`` for ``tests/test_pytorch_steps_breakdown.py``.
+``tests/golden/kineto_steps/<trace>.json`` for ``tests/pytorch/test_pytorch_steps_breakdown.py``.
 
     python scripts/make_hta_golden.py [--tb-plugin DIR] [--steps] [TRACE ...]
 

@@ -4,7 +4,7 @@
 
 For each XLA capture of scripts/make_golden.py (JAX on an H100 with and without CUDA graphs,
 JAX 0.8 on AMD MI300X), xprof 2.24's ``trace_viewer`` tool (run on a private copy, nothing
-cached reused) is read down to what tests/test_trace_model.py compares: every process's
+cached reused) is read down to what tests/views/test_trace_model.py compares: every process's
 thread names, and the events of its ``XLA Modules``/``XLA Ops`` lines (name, start and
 duration in µs, in time order). Written to tests/golden/<name>/trace_lines.json. Needs the dev
 extra (xprof).

@@ -9,11 +9,34 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_profiles"
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-# Every kernel and subprocess of a test imports this checkout (tests/under_test.py).
+TESTS = pathlib.Path(__file__).resolve().parent
+# The test modules sit in folders by layer and framework (tests/readers, tests/xla, ...), the
+# helpers they share in tests/support; every test imports them by their plain names (``import
+# xspace_builder``, ``from test_browser import ARGS``), from any folder, in any order and in
+# every xdist worker: so tests/, tests/support and each folder of tests go on sys.path here
+# (pytest's rootdir-relative "prepend" import would add a folder only once one of its modules
+# is collected). The module names are unique across the folders.
+_FOLDERS = sorted(p for p in TESTS.iterdir() if p.is_dir() and any(p.glob("test_*.py")))
+for _folder in [TESTS, *_FOLDERS, TESTS / "support"]:
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
+# Every kernel and subprocess of a test imports this checkout (tests/support/under_test.py).
 from under_test import use_this_checkout  # noqa: E402
+from xdist_groups import longest_first, make_scheduler  # noqa: E402
 
 use_this_checkout()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist, the longest files first (tests/support/xdist_groups.py)."""
+    longest_first(config, items)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, where it is installed
+def pytest_xdist_make_scheduler(config, log):
+    """One work unit per file, the JupyterLab tests' files in one."""
+    return make_scheduler(config, log)
+
 
 # Kernels started by the tests (nbval, JupyterLab) make views' images at once: the 1 s a view
 # leaves its page to draw first (views/_png.py) would only lengthen the suite.
@@ -97,7 +120,7 @@ def shared_chromium():
 
 def stop_shared_chromium() -> None:
     """Close the shared Chromium and stop its Playwright: a started sync Playwright blocks
-    another one in the same thread, and tests that start their own (tests/test_xla_views.py,
+    another one in the same thread, and tests that start their own (tests/xla/test_xla_views.py,
     benchmarks' helpers) must be able to."""
     browser, playwright = _CHROMIUM.pop("browser", None), _CHROMIUM.pop("playwright", None)
     if browser is not None and browser.is_connected():
@@ -124,7 +147,7 @@ def chromium():
 
 @pytest.fixture(scope="module")
 def module_chromium():
-    """The shared Chromium for a module-scoped page (tests/test_browser_trace.py)."""
+    """The shared Chromium for a module-scoped page (tests/browser/test_browser_trace.py)."""
     browser = shared_chromium()
     yield browser
     _close_contexts(browser)

@@ -580,3 +580,10 @@ def test_the_framework_checks_find_an_internal_import():
     assert framework_internals(views, "from ..frameworks import rules_of", False) == []
     found = imports("from ..frameworks import rules_of", "tfprof_widgets.readers.text", False)
     assert [m for m in found if layer(m) in FRAMEWORK_LAYERS["readers"]]
+
+
+def test_the_tests_top_level_holds_at_most_40_files():
+    """The tests sit in folders by layer and framework (issue 38 item 6), their shared helpers
+    in tests/support: tests/ itself keeps the conftest and the checks of the whole repository."""
+    top = sorted(p.name for p in (ROOT / "tests").iterdir() if p.is_file())
+    assert len(top) <= 40, top

@@ -105,8 +105,12 @@ def convert(
     manifest = _start_manifest(loc, files)
     done = {e["host"]: e for e in manifest["hosts"]}
     jobs, skipped = [], []
+    # The workers (a fork server another load started) may work in another directory than
+    # this process: they get absolute local paths, or they read and write beside the wrong one.
+    here = out_url if "://" in out_url else os.path.abspath(out_url)
     for i, (host, fs) in enumerate(sources):
-        job = HostJob(host, i, tuple(fs), files.path, out_url, storage_options)
+        fs_abs = tuple(os.path.abspath(f) for f in fs)
+        job = HostJob(host, i, fs_abs, os.path.abspath(files.path), here, storage_options)
         if host in done and _unchanged(done[host], fs) and _own_dir(loc, loc.host_dir(host)):
             skipped.append(host)
         else:

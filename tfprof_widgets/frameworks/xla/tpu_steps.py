@@ -2,7 +2,7 @@
 
 A TPU host's steps come from its cores alone (XProf adds no host step events beside a
 device). Measured against xprof 2.24's converters on the synthetic capture of
-tests/tpu_builder.py and variants of it:
+tests/support/tpu_builder.py and variants of it:
 
 * Steps: each event of a core's ``Steps`` line is a step (no ``Steps`` line: no step, as
   on the real inference capture of shared/reference/xla-capture-inventory.txt). XProf
