@@ -234,6 +234,22 @@ def test_no_function_is_longer_than_80_lines(path):
     assert long_functions(path.read_text()) == []
 
 
+MAX_MODULE_LINES = 800
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_is_longer_than_800_lines(path):
+    """A module holds one job (the generated protobuf modules are left out with ``proto/``)."""
+    assert len(path.read_text().splitlines()) <= MAX_MODULE_LINES
+
+
+def test_the_module_check_covers_every_module_but_the_protos():
+    assert {p for p in PACKAGE.rglob("*.py") if p not in MODULES} == set(
+        (PACKAGE / "proto").rglob("*.py")
+    )
+    assert PACKAGE / "schema.py" in MODULES and PACKAGE / "frameworks/xla/cost.py" in MODULES
+
+
 def test_the_length_check_finds_a_long_function():
     body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
     assert long_functions(f"def f():\n{body}\n") == [("f", MAX_FUNCTION_LINES + 1)]

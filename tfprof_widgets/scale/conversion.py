@@ -104,18 +104,7 @@ def convert(
     ds.require_text_root(loc)
     manifest = _start_manifest(loc, files)
     done = {e["host"]: e for e in manifest["hosts"]}
-    jobs, skipped = [], []
-    # The workers (a fork server another load started) may work in another directory than
-    # this process: they get absolute local paths, or they read and write beside the wrong one.
-    here = out_url if "://" in out_url else os.path.abspath(out_url)
-    for i, (host, fs) in enumerate(sources):
-        fs_abs = tuple(os.path.abspath(f) for f in fs)
-        job = HostJob(host, i, fs_abs, os.path.abspath(files.path), here, storage_options)
-        if host in done and _unchanged(done[host], fs) and _own_dir(loc, loc.host_dir(host)):
-            skipped.append(host)
-        else:
-            done.pop(host, None)
-            jobs.append(job)
+    jobs, skipped = _jobs(sources, files.path, out_url, storage_options, loc, done)
     _remove_leftovers(loc, keep={ds.host_dirname(h) for h in done})
     failed: dict[str, str] = {}
     errors: list[tuple[HostJob, dict]] = []
@@ -153,6 +142,24 @@ def convert(
     if errors:
         raise _error_from(errors, result)
     return result
+
+
+def _jobs(sources, run_path, out_url, storage_options, loc, done: dict):
+    """The hosts to convert (as jobs) and those already converted from their unchanged files
+    (skipped; ``done`` keeps only those). The workers (a fork server another load started)
+    may work in another directory than this process: they get absolute local paths, or they
+    read and write beside the wrong one."""
+    jobs, skipped = [], []
+    here = out_url if "://" in out_url else os.path.abspath(out_url)
+    for i, (host, fs) in enumerate(sources):
+        fs_abs = tuple(os.path.abspath(f) for f in fs)
+        job = HostJob(host, i, fs_abs, os.path.abspath(run_path), here, storage_options)
+        if host in done and _unchanged(done[host], fs) and _own_dir(loc, loc.host_dir(host)):
+            skipped.append(host)
+        else:
+            done.pop(host, None)
+            jobs.append(job)
+    return jobs, skipped
 
 
 # -- one host -------------------------------------------------------------------------------

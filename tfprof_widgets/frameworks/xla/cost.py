@@ -35,7 +35,6 @@ shape) gets 0 FLOPs and 0 bytes, ``flops_modeled`` False, and one warning per pr
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -47,6 +46,7 @@ from ...proto.xla_opcodes import ELEMENTWISE
 from ...schema import cut_text
 from .columns import note_once, text
 from .gpu import ran_instructions
+from .shape_flops import Damaged, checked_product, conv_flops, dot_flops, elements, gemm_dimensions
 
 # cuDNN / cuBLAS / hipBLASLt calls: a tuple result whose last element is the workspace.
 _LIBRARY_PREFIXES = ("__cudnn$", "__cublas$", "__cublas", "__hipblas")
@@ -58,9 +58,6 @@ _NO_FLOPS = frozenset(
     "dynamic-update-slice pad tuple get-tuple-element iota gather reverse".split()
 )
 _WARP = 32
-_MAX_POSITIONS = 50_000_000  # window positions counted per spatial dimension, at most
-_CHUNK = 1 << 20  # kernel positions counted at once (bounds the arrays of a huge window)
-_MAX_ELEMENTS = (1 << 63) - 1  # an XLA shape's elements fit int64
 # Computations nested deeper than this (a fusion in a fusion in ...) are a damaged program:
 # XLA nests a handful.
 MAX_NESTING = 4096
@@ -385,7 +382,7 @@ class _Module:
             try:
                 self.uses[top] = _computation_utilizations(self.comps[top], self)
             except _DAMAGE as exc:
-                self.bad[top] = str(exc) if isinstance(exc, _Damaged) else type(exc).__name__
+                self.bad[top] = str(exc) if isinstance(exc, Damaged) else type(exc).__name__
 
     def _callees(self, cid: int) -> list[int]:
         return [c for ins in self.comps[cid].instructions for c in ins.called_computation_ids]
@@ -403,11 +400,11 @@ class _Module:
         return ids
 
     def elements(self, ins) -> int:
-        """:func:`_elements` of the result of ``ins``, once per instruction (an operand's
+        """:func:`elements` of the result of ``ins``, once per instruction (an operand's
         elements are read by each of its users)."""
         n = self._elements.get(ins.id)
         if n is None:
-            n = self._elements[ins.id] = _elements(ins.shape)
+            n = self._elements[ins.id] = elements(ins.shape)
         return n
 
     def operands(self, ins) -> list:
@@ -416,14 +413,9 @@ class _Module:
         return [by_id[o] for o in self.operand_ids(ins) if o in by_id]
 
 
-class _Damaged(ValueError):
-    """An instruction no XLA program can hold: its costs are left out (the reason says
-    why)."""
-
-
-# What costing a damaged instruction can raise besides _Damaged (an id, index or value
+# What costing a damaged instruction can raise besides Damaged (an id, index or value
 # that no XLA program has, read by a rule that trusts the program).
-_DAMAGE = (_Damaged, ArithmeticError, IndexError, KeyError, MemoryError, RecursionError,
+_DAMAGE = (Damaged, ArithmeticError, IndexError, KeyError, MemoryError, RecursionError,
            ValueError)  # fmt: skip
 
 
@@ -461,9 +453,9 @@ def _module_costs(
                 device = flops / _low_precision_factor(ins, m)
                 costs = (flops, device, read + written, read + hbm_written)
                 if not all(0 <= c < math.inf for c in costs):
-                    raise _Damaged("its costs are not finite and positive")
+                    raise Damaged("its costs are not finite and positive")
             except _DAMAGE as exc:
-                why = str(exc) if isinstance(exc, _Damaged) else type(exc).__name__
+                why = str(exc) if isinstance(exc, Damaged) else type(exc).__name__
                 damaged.append((cut_text(name, 200)[0], why))
                 rows.append((host, program, name, 0.0, 0.0, 0.0, 0.0, False))
                 continue
@@ -530,7 +522,7 @@ def _written(ins, result_bytes: int) -> tuple[int, int]:
         return result_bytes, result_bytes
     parts = list(shape.tuple_shapes)
     if parts and parts[-1].element_type in (xla_hlo_pb2.U8, xla_hlo_pb2.S8):
-        result_bytes = max(result_bytes - _elements(parts[-1]), 0)
+        result_bytes = max(result_bytes - elements(parts[-1]), 0)
     return result_bytes, 0
 
 
@@ -558,7 +550,7 @@ def _instruction_flops(ins, m: _Module) -> tuple[float, bool]:
     result = ins.shape
     if op in ELEMENTWISE:  # a per-element cost times the result's elements
         per = _SM86_FLOPS_PER_ELEMENT.get(_TYPE.get(result.element_type, ""), {}).get(op, 3)
-        return float(per * _elements(result)), True
+        return float(per * elements(result)), True
     if result.element_type == xla_hlo_pb2.TUPLE and op in (
         "custom-call",
         "reduce",
@@ -570,20 +562,20 @@ def _instruction_flops(ins, m: _Module) -> tuple[float, bool]:
     ):
         if len(operands) < 2:
             return 0.0, False
-        return _conv_flops(ins, operands[0], operands[1], result), True
+        return conv_flops(ins, operands[0], operands[1], result), True
     if op == "dot":
         if not operands:
             return 0.0, False
         contracting = ins.dot_dimension_numbers.lhs_contracting_dimensions
-        return _dot_flops(contracting, operands[0], result), True
+        return dot_flops(contracting, operands[0], result), True
     if op == "custom-call" and ins.custom_call_target.startswith(_GEMM_TARGETS) and operands:
         # XLA's rule, the dimension numbers from the call's backend config; xprof 2.24 shows
         # 0 FLOPs and 0 bytes for these calls (on the MI300X captures): ours, not modeled.
-        return _dot_flops(_gemm_dimensions(ins), operands[0], result), False
+        return dot_flops(gemm_dimensions(ins), operands[0], result), False
     if op in ("reduce", "reduce-window", "scatter"):
         return _reduction_flops(ins, operands, result, m)
     if op == "concatenate":
-        return float(_concat_flops_per_element(ins, operands) * _elements(result)), True
+        return float(_concat_flops_per_element(ins, operands) * elements(result)), True
     return 0.0, op in _NO_FLOPS
 
 
@@ -601,10 +593,10 @@ def _reduction_flops(ins, operands, result, m: _Module) -> tuple[float, bool]:
     if not operands:
         return 0.0, False
     if ins.opcode == "reduce":
-        count = max(m.elements(operands[0]) - _elements(result), 0)
+        count = max(m.elements(operands[0]) - elements(result), 0)
     elif ins.opcode == "reduce-window":
-        window = _checked_product([w.size for w in ins.window.dimensions])
-        count = max(window - 1, 0) * _elements(result)
+        window = checked_product([w.size for w in ins.window.dimensions])
+        count = max(window - 1, 0) * elements(result)
     else:
         count = m.elements(operands[-1])  # scatter(operand, indices, updates)
     return sub * count, modeled
@@ -628,8 +620,8 @@ def _operand_utilization(ins, k: int, operands) -> float:
     or gather reads as many elements as it makes; everything else (a concatenate too, as
     xprof's numbers show) reads its operands once."""
     if ins.opcode in ("slice", "dynamic-slice", "gather") and k == 0:
-        n = _elements(operands[0].shape)
-        return _elements(ins.shape) / n if n else 0.0
+        n = elements(operands[0].shape)
+        return elements(ins.shape) / n if n else 0.0
     return 1.0
 
 
@@ -641,13 +633,13 @@ def _fusion_flops(comp, m: _Module) -> tuple[float, bool]:
 
 def _utilizations(comp, m: _Module) -> tuple[dict, float, bool]:
     """:func:`_computation_utilizations`, once per computation of a program (its callees'
-    first: :meth:`_Module.ensure`); :class:`_Damaged` for one that cannot be costed."""
+    first: :meth:`_Module.ensure`); :class:`Damaged` for one that cannot be costed."""
     done = m.uses.get(comp.id)
     if done is None:
         m.ensure(comp.id)
         done = m.uses.get(comp.id)
         if done is None:
-            raise _Damaged(m.bad.get(comp.id, f"computation {comp.id} cannot be costed"))
+            raise Damaged(m.bad.get(comp.id, f"computation {comp.id} cannot be costed"))
     return done
 
 
@@ -679,141 +671,6 @@ def _computation_utilizations(comp, m: _Module) -> tuple[dict, float, bool]:
             share = math.ceil(use * _operand_utilization(ins, k, operands) * n) / n if n else 0.0
             root_use[o.id] = root_use.get(o.id, 0.0) + share
     return uses, total, modeled
-
-
-def _elements(shape) -> int:
-    """Elements of a shape, every element of a tuple counted (``ElementsInRecursive``);
-    :class:`_Damaged` for a dimension below 0 (XLA's unbounded dimension is INT64_MIN) or
-    more than 2^63 - 1 elements (XLA counts them in int64)."""
-    if shape.element_type == xla_hlo_pb2.TUPLE:
-        total = sum(_elements(s) for s in shape.tuple_shapes)
-        if total > _MAX_ELEMENTS:
-            raise _Damaged("its shape has more than 2^63 elements")
-        return total
-    return _checked_product(shape.dimensions)
-
-
-def _checked_product(dims) -> int:
-    """The product of dimensions, checked: :class:`_Damaged` where one is negative or the
-    product passes 2^63 - 1 (decided from the dimensions' logarithms: a product of 200,000
-    dimensions of 2^62 is never multiplied out)."""
-    n = len(dims)
-    if n == 0:
-        return 1
-    if n <= 8:  # the usual shape: Python's ints, no array made
-        values = list(dims)
-        if min(values) < 0:
-            raise _Damaged("a dimension is below 0")
-        out = math.prod(values)
-        if out > _MAX_ELEMENTS:
-            raise _Damaged("its shape has more than 2^63 elements")
-        return out
-    a = np.asarray(dims, dtype=np.int64)
-    if (a < 0).any():
-        raise _Damaged("a dimension is below 0")
-    if (a == 0).any():
-        return 0
-    if float(np.log2(a.astype(np.float64)).sum()) > 63.5:
-        raise _Damaged("its shape has more than 2^63 elements")
-    out = math.prod(a[a > 1].tolist())
-    if out > _MAX_ELEMENTS:
-        raise _Damaged("its shape has more than 2^63 elements")
-    return out
-
-
-def _dot_flops(contracting_dims, lhs, result) -> float:
-    """2 × result elements × contracting size (XLA's ``GetDotFlops``): each contracting
-    dimension of the left operand counted once, one outside its shape refused."""
-    dims = lhs.shape.dimensions
-    rank = len(dims)
-    wanted = set(contracting_dims)
-    if any(d < 0 or d >= rank for d in wanted):
-        raise _Damaged("a contracting dimension is outside its operand's shape")
-    contracting = _checked_product([dims[d] for d in sorted(wanted)])
-    return 2.0 * _elements(result) * contracting
-
-
-def _gemm_dimensions(ins) -> list[int]:
-    """A cuBLAS GEMM call's contracting dimensions of the left operand, from its JSON
-    backend config (none where the config does not say); each listed once, and one that is
-    no dimension of the operand's shape (XLA's ranks are small) refused."""
-    try:
-        config = json.loads(ins.backend_config or b"{}")
-        lhs = config["gemm_backend_config"]["dot_dimension_numbers"]["lhs_contracting_dimensions"]
-        return sorted({int(d) for d in lhs})
-    except (ValueError, KeyError, TypeError, OverflowError, RecursionError):
-        return []
-
-
-def _conv_flops(ins, lhs_ins, rhs_ins, result) -> float:
-    """XLA's ``GetConvolutionFlops``: 2 × (input features / feature groups) × output
-    features × (batch / batch groups) × the product over spatial dimensions of the
-    (output, kernel) position pairs that read an input element (padding excluded)."""
-    dn = ins.convolution_dimension_numbers
-    ld, rd, od = lhs_ins.shape.dimensions, rhs_ins.shape.dimensions, result.dimensions
-    for dims in (ld, rd, od):
-        _checked_product(dims)  # no dimension below 0, no shape past 2^63
-
-    def at(dims, k: int) -> int:
-        if not 0 <= k < len(dims):
-            raise _Damaged("a convolution dimension number is outside its shape")
-        return dims[k]
-
-    in_feat = at(ld, dn.input_feature_dimension)
-    out_feat = at(od, dn.output_feature_dimension)
-    batch = at(ld, dn.input_batch_dimension)
-    valid = 1.0
-    windows = ins.window.dimensions
-    spatial = (dn.kernel_spatial_dimensions, dn.output_spatial_dimensions,
-               dn.input_spatial_dimensions)  # fmt: skip
-    if any(len(s) < len(windows) for s in spatial):
-        return 0.0  # as XLA's rule with a window it cannot place
-    for k, w in enumerate(windows):
-        valid *= _valid_positions(
-            at(rd, spatial[0][k]), at(od, spatial[1][k]), at(ld, spatial[2][k]), w
-        )
-    groups = max(ins.feature_group_count, 1)
-    batch_groups = max(ins.batch_group_count, 1)
-    return 2.0 * (in_feat // groups) * out_feat * (batch // batch_groups) * valid
-
-
-def _valid_positions(kernel: int, output: int, inp: int, w) -> int:
-    """How many (kernel index, output index) pairs of one spatial dimension read an input
-    element: the undilated input index ``out*stride - pad_low + k*window_dilation`` must be
-    a multiple of the base dilation and, divided by it, inside the input. Counted over
-    kernel positions in chunks (a window of 5e7 positions never makes arrays of that
-    size); a window or output past _MAX_POSITIONS, or strides and padding whose indices
-    pass int64, are refused."""
-    stride = max(w.stride, 1)
-    wdil = max(w.window_dilation, 1)
-    bdil = max(w.base_dilation, 1)
-    kernel, output = max(kernel, 0), max(output, 0)
-    if kernel > _MAX_POSITIONS or output > _MAX_POSITIONS:
-        raise _Damaged("its window has more than 5e7 positions")
-    reach = kernel * wdil + output * stride + abs(w.padding_low) + inp * bdil
-    if reach > 1 << 62:
-        raise _Damaged("its window's indices pass int64")
-    if not kernel or not output:
-        return 0
-    total = 0
-    if bdil == 1:
-        # outputs o with 0 <= o*stride - pad + k*wdil < inp, counted per kernel index
-        for k0 in range(0, kernel, _CHUNK):
-            k = np.arange(k0, min(k0 + _CHUNK, kernel), dtype=np.int64)
-            first = np.maximum(-((k * wdil - w.padding_low) // stride), 0)
-            last = np.minimum((inp - 1 - k * wdil + w.padding_low) // stride, output - 1)
-            total += int(np.maximum(last - first + 1, 0).sum())
-        return total
-    if kernel * output > _MAX_POSITIONS:
-        raise _Damaged("its window has more than 5e7 positions")
-    o = np.arange(output, dtype=np.int64)[None, :]
-    rows = max(_CHUNK // output, 1)
-    for k0 in range(0, kernel, rows):
-        k = np.arange(k0, min(k0 + rows, kernel), dtype=np.int64)
-        undilated = o * stride - w.padding_low + k[:, None] * wdil
-        q = undilated // bdil
-        total += int(((undilated % bdil == 0) & (q >= 0) & (q < inp)).sum())
-    return total
 
 
 __all__ = ["costs_by_instruction", "instruction_costs", "program_costs"]
