@@ -32,13 +32,23 @@ def _fmt(v: float, unit: str) -> str:
     return f"{v:,.0f} {unit}"
 
 
+NO_PROGRAMS = (
+    "No XLA programs in this capture: the graph viewer needs the HLO programs JAX, TPU and "
+    "TF-with-XLA captures carry on /host:metadata."
+)
+
+
 class GraphViewerView(View):
     title = "XLA graph viewer"
 
     def __init__(self, run, op: str | None = None, depth: int = 2, program=None) -> None:
         self.run = run
-        key = ("graph_viewer", op, int(depth), None if program is None else str(program))
-        self.graph: HloGraph = of_run(run, key, lambda: hlo_graph(run, op, depth, program))
+        # A run without XLA programs shows why there is no graph, as the other XLA views do;
+        # an op or program named that the run lacks is an error (UnknownHloOpError).
+        self.graph: HloGraph | None = None
+        if op is not None or program is not None or len(run.hlo_modules):
+            key = ("graph_viewer", op, int(depth), None if program is None else str(program))
+            self.graph = of_run(run, key, lambda: hlo_graph(run, op, depth, program))
 
     # -- the figure -------------------------------------------------------------------------
     def figure(self):
@@ -187,6 +197,8 @@ class GraphViewerView(View):
         )
 
     def blocks(self, **_) -> list:
+        if self.graph is None:
+            return [Html(f"<p class='tf-muted'>{esc(NO_PROGRAMS)}</p>")]
         return [
             Html(self.header()),
             Plots([Plot("graph", self.figure())]),
@@ -194,6 +206,8 @@ class GraphViewerView(View):
         ]
 
     def findings(self) -> list[str]:
+        if self.graph is None:
+            return [NO_PROGRAMS]
         g = self.graph
         n = g.nodes[g.nodes["drawn"]]
         me = g.nodes[g.nodes["instruction"] == g.op].iloc[0]
@@ -214,5 +228,5 @@ def graph_viewer(run, op: str | None = None, depth: int = 2, program=None) -> Gr
     instruction by device time) with each node's time, FLOPs and bytes; the numbers are
     :func:`~tfprof_widgets.frameworks.xla.graph.hlo_graph`'s. Raises
     :class:`~tfprof_widgets.frameworks.xla.graph.UnknownHloOpError` for an op or
-    program the run lacks."""
+    program the run lacks; a run without XLA programs gets a view that says so."""
     return GraphViewerView(run, op, depth, program)
