@@ -58,7 +58,7 @@ def legend_under_title(labels: list[str], narrowest: int = PLOT_AREA_700_PX) -> 
 
 # plotly.py validates every property set on a figure, one by one: 0.15-0.2 s for one
 # step-time graph on an idle machine (the pod viewer builds one per step choice). Figures
-# built here from plotly.js dicts skip it (the JSON is the same: tests/test_views.py builds
+# built here from plotly.js dicts skip it (the JSON is the same: tests/views/test_views.py builds
 # them both ways and compares); True validates them (tests, debugging).
 VALIDATE_FIGURES = os.environ.get("TFPROF_WIDGETS_VALIDATE_FIGURES") == "1"
 

@@ -1,7 +1,7 @@
 """XProf's graph viewer: the HLO instruction graph around one op of an XLA program, with each
 node's measured device time, FLOPs and bytes; equal, node for node and edge for edge, to the
 graph xprof 2.24's ``graph_viewer`` tool draws for the same op and width
-(tests/test_xla_graph_viewer.py against goldens of ``scripts/make_graph_viewer_goldens.py``).
+(tests/xla/test_xla_graph_viewer.py against goldens of ``scripts/make_graph_viewer_goldens.py``).
 
 xprof hands the program and the op to XLA's ``hlo_graph_dumper`` (``RenderNeighborhoodAround``,
 no boundary; ``merge_fusion`` turns the fusion bodies off). The dumper

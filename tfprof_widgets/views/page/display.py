@@ -92,7 +92,7 @@ def fig_json(fig: go.Figure) -> str:
     array): 0.1 s for the 10 figures of a view. Here the walk makes new containers along
     the way instead, so nothing is copied twice and the figure is left as it was, the
     template is never copied, and numeric numpy arrays become typed arrays directly
-    (:func:`_typed_array`). tests/test_fig_json.py compares both on every view's figures."""
+    (:func:`_typed_array`). tests/views/test_fig_json.py compares both on every view's figures."""
     if fig._frame_objs:  # animation frames: none of our views has them; plotly's own way
         d = fig.to_plotly_json()
         d["layout"] = {**d.get("layout", {}), "template": {}}
