@@ -17,7 +17,7 @@ XProf's, the comparison reads the column that keeps XProf's (``xprof_roofline_ef
 and a row ``... shown`` gives the figure the user reads, marked as a documented difference.
 
 PyTorch traces (``kineto/*.json.gz`` of the shared captures): HTA's temporal and kernel-type
-breakdowns (on a copy, ``HTA_DISABLE_NS_ROUNDING=1``: see tests/test_pytorch.py for why not
+breakdowns (on a copy, ``HTA_DISABLE_NS_ROUNDING=1``: see tests/pytorch/test_pytorch.py for why not
 its rounding) and torch-tb-profiler 0.4.3's DataLoader share (its figures as
 ``tests/golden/kineto`` keeps them: ``scripts/make_hta_golden.py``), beside
 ``OverviewSummary.dataloader_percent_tb`` and the verdict's input share.
@@ -77,14 +77,15 @@ DELIBERATE = (
         "* shown",
         "The figure a user reads where XProf's breaks an invariant; XProf's is in the row "
         "above it (its own column). Roofline efficiency and FLOP/HBM utilisation capped at 1: "
-        "no op above its roof (issue 36 items 1, 2, 10; tests/test_trust_xla.py). Op "
+        "no op above its roof (issue 36 items 1, 2, 10; tests/xla/test_trust_xla.py). Op "
         "profile FLOP utilisation is the node's own rate over the peak, XProf's the node's "
-        "FLOPs over the whole tree's time (tests/test_xla_roofline.py). Input-op share: the "
+        "FLOPs over the whole tree's time (tests/xla/test_xla_roofline.py). Input-op share: the "
         "share of the host's input time an op's calls cover, each instant once, within "
         "[0, 100]; XProf's divides summed durations by the input ops' self time (152 % for "
-        "resnet50's DataLoader; tests/test_issue36_words.py). Memory lifetime peak: the "
+        "resnet50's DataLoader; tests/views/test_issue36_words.py). Memory lifetime peak: the "
         "heap counter's largest reading; XProf keeps the last event's in file order, an "
-        "earlier and lower one on a multi-thread host (tests/test_memory_lifetime_peak.py).",
+        "earlier and lower one on a multi-thread host "
+        "(tests/analysis/test_memory_lifetime_peak.py).",
     ),
     Deliberate(
         "D2",
@@ -101,7 +102,7 @@ DELIBERATE = (
         "steps|input_statement",
         "Keras 3 callback batches (and a plain fit's train-function calls) count as steps; "
         "XProf finds none and says 'No step time measured' (docs/analyses.md; "
-        "tests/test_tf_xla.py::test_steps_are_the_train_function_calls_where_xprof_finds_none).",
+        "tests/tensorflow/test_tf_xla.py::test_steps_are_the_train_function_calls_where_xprof_finds_none).",
     ),
     Deliberate(
         "D4",
@@ -112,7 +113,7 @@ DELIBERATE = (
         "select_n gain graph kernels, so their rows are beyond_xprof as a whole and leave "
         "XProf's comparison: XProf's 1,796.7 µs of them count to IDLE here (the whole IDLE "
         "gap), they leave the top ten and the row count, and their occurrences change the "
-        "op placement by executions (tests/test_xla_command_buffers.py). In the op profile "
+        "op placement by executions (tests/xla/test_xla_command_buffers.py). In the op profile "
         "the graph kernels' time goes to the program and the categories holding their ops "
         "(4 nodes), and XProf's FLOP utilisation, FLOPs over the whole tree's time at peak, "
         "changes with that time on the nodes with FLOPs (12 more; 12 of 28 equal).",
@@ -134,9 +135,9 @@ DELIBERATE = (
         "XProf groups ops sharing a deduplicated_name under '<name> and its duplicate(s)' and "
         "lists each fusion's fused instructions (no time); we keep one level of ops: an op "
         "in a group is compared at its category, by name, and fused instructions are left "
-        "out (tests/test_xla_tpu_rates.py). The JAX H100 captures have no deduplicated "
+        "out (tests/xla/test_xla_tpu_rates.py). The JAX H100 captures have no deduplicated "
         "instruction and XProf lists no fused instruction there: their op profile equals "
-        "XProf's node for node (tests/test_fidelity_report.py).",
+        "XProf's node for node (tests/analysis/test_fidelity_report.py).",
     ),
     Deliberate(
         "D7",
@@ -146,7 +147,8 @@ DELIBERATE = (
         "input pipeline's figure: 40.1 % on resnet50), not torch-tb-profiler's DataLoader "
         "role share (33.4 %: its own step spans to the end of each step's GPU work, "
         "DataLoader counted only where no kernel, copy or runtime call runs), which stays in "
-        "OverviewSummary.dataloader_percent_tb (issue 36 item 7; tests/test_issue36_words.py).",
+        "OverviewSummary.dataloader_percent_tb (issue 36 item 7; "
+        "tests/views/test_issue36_words.py).",
     ),
     Deliberate(
         "D8",
@@ -155,7 +157,7 @@ DELIBERATE = (
         "XLA:CPU's thunks (ours, beyond XProf) are host op rows named by their HLO "
         "instruction's framework op; XProf 2.24 counts none of them (no op at all on a JAX "
         "CPU capture, the TF ops only with TF's jit_compile) "
-        "(tfprof_widgets/frameworks/xla/cpu.py; tests/test_xla_cpu_ops.py).",
+        "(tfprof_widgets/frameworks/xla/cpu.py; tests/xla/test_xla_cpu_ops.py).",
     ),
     Deliberate(
         "D9",
@@ -165,7 +167,7 @@ DELIBERATE = (
         "compile events host compute and, with five steps or fewer, averages that step in "
         "(its verdict: 35.7 % All Others); ours types them compile time and leaves a step "
         "that is mostly compile out of the averages, saying so (issue 36 items 12, 19; "
-        "tests/test_fidelity_jax_cpu.py: per step, XProf's host compute = ours + compile).",
+        "tests/xla/test_fidelity_jax_cpu.py: per step, XProf's host compute = ours + compile).",
     ),
 )
 
@@ -178,8 +180,8 @@ TPU_NAMES = Deliberate(
     "typed by its HLO opcode where it has none; XProf 2.24 names it by the HLO op, type "
     "'Unknown' (issue 36 item 9). Times are XProf's: each row sums XProf's rows of its HLO "
     "ops, so two HLO ops of one framework op make one row (device_op_rows, the top ten) "
-    "(tests/test_xla_tpu.py). XProf's TPU overview leaves the input statement empty; ours "
-    "states it (tests/test_xla_tpu_steps.py).",
+    "(tests/xla/test_xla_tpu.py). XProf's TPU overview leaves the input statement empty; ours "
+    "states it (tests/xla/test_xla_tpu_steps.py).",
 )
 HTA_ROUNDING = Deliberate(
     "D11",
@@ -188,7 +190,7 @@ HTA_ROUNDING = Deliberate(
     "HTA 0.5's kernel-type breakdown truncates each stretch of kernels running at once to "
     "whole µs, and its temporal breakdown counts a host op carrying a 'stream' arg as GPU "
     "activity; ours keeps the fractional µs and the GPU's own events (the eager B200's "
-    "sub-µs memsets: MEMORY 6.9 % against HTA's 6.6 %). tests/test_pytorch.py holds ours "
+    "sub-µs memsets: MEMORY 6.9 % against HTA's 6.6 %). tests/pytorch/test_pytorch.py holds ours "
     "within 0.1 point (temporal) and 0.5 point (kernel types) of HTA without its rounding.",
 )
 DELIBERATE = (*DELIBERATE, TPU_NAMES, HTA_ROUNDING)
@@ -455,7 +457,7 @@ reference tool's on the column that keeps the tool's own figure (`xprof_roofline
 `dataloader_percent_tb`); a row `... shown` gives the figure a user reads where it differs
 on purpose. Status: equal (to the tool's printed digits), within 0.5 %, documented (a
 deliberate difference: its reason and test below) or differs.
-`tests/test_fidelity_report.py` holds the comparisons that run on the bundled captures."""
+`tests/analysis/test_fidelity_report.py` holds the comparisons that run on the bundled captures."""
 
 
 def render(rows: list[tuple], markdown: bool = False) -> str:

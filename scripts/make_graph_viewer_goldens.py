@@ -1,4 +1,4 @@
-"""Make the goldens ``tests/test_xla_graph_viewer.py`` compares ``hlo_graph`` with: xprof's
+"""Make the goldens ``tests/xla/test_xla_graph_viewer.py`` compares ``hlo_graph`` with: xprof's
 ``graph_viewer`` tool (type ``graph``, format ``dot``) around chosen ops of the bundled XLA
 captures, at widths 1, 2 and 3.
 

@@ -1,7 +1,7 @@
 """HTA's idle time breakdown, kernel launch statistics, communication/computation overlap and
 queue length summary of every bundled Kineto trace, at exact times (HTA with
 ``HTA_DISABLE_NS_ROUNDING=1``), written to ``tests/golden/hta/<trace>.json`` for
-``tests/test_pytorch_hta.py``.
+``tests/pytorch/test_pytorch_hta.py``.
 
     python scripts/make_hta_goldens.py [TRACE ...]
 

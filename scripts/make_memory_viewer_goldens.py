@@ -1,4 +1,4 @@
-"""Make the goldens ``tests/test_xla_memory_viewer.py`` compares ``hlo_memory`` /
+"""Make the goldens ``tests/xla/test_xla_memory_viewer.py`` compares ``hlo_memory`` /
 ``hlo_memory_peak`` with: xprof's ``memory_viewer`` tool on every program of the bundled
 XLA captures.
 

@@ -1,4 +1,4 @@
-"""Make the goldens ``tests/test_suggestions.py`` compares ``suggestions(run)`` with: xprof
+"""Make the goldens ``tests/analysis/test_suggestions.py`` compares ``suggestions(run)`` with: xprof
 2.24's ``smart_suggestion`` tool on the bundled captures.
 
     python scripts/make_suggestion_goldens.py

@@ -283,3 +283,50 @@ def test_notebooks_remove_their_temporary_folders():
         for name in names:
             assert f"{name}.cleanup()" in code[-1], (path.name, name)
     assert made >= 4
+
+
+# A path in backticks under one of these folders names a file or folder of this repository.
+REPO_PATH = re.compile(r"`((?:tfprof_widgets|tests|benchmarks|scripts)/[^`\s]*)`")
+
+
+def named_paths(text: str) -> list[str]:
+    """The repository paths a page names in backticks, a test id's ``::name`` left out; a
+    pattern (``frameworks/<name>/``, ``make_*.py``) is no path and is skipped."""
+    paths = (m.split("::")[0].rstrip("/.,") for m in REPO_PATH.findall(text))
+    return [p for p in paths if not re.search(r"[<>*{}]", p)]
+
+
+def test_every_path_a_page_names_exists():
+    """Issue 38: the architecture page named modules that had moved or gone; every
+    ``tfprof_widgets/...``, ``tests/...``, ``benchmarks/...`` and ``scripts/...`` path in
+    backticks on the README and the docs pages is one of the repository."""
+    missing = [
+        f"{page}: {path}"
+        for page in PAGES
+        for path in named_paths((ROOT / page).read_text(encoding="utf-8"))
+        if not (ROOT / path).exists()
+    ]
+    assert missing == []
+
+
+def test_the_path_check_finds_a_stale_path():
+    text = "see `tests/test_xla_roofline.py` and `tests/xla/test_xla_roofline.py::test_x`"
+    paths = named_paths(text + ", `tfprof_widgets/frameworks/<name>/` and `scripts/make_*.py`")
+    assert paths == ["tests/test_xla_roofline.py", "tests/xla/test_xla_roofline.py"]
+    assert [p for p in paths if not (ROOT / p).exists()] == ["tests/test_xla_roofline.py"]
+
+
+def test_the_architecture_page_names_every_module():
+    """Issue 38: docs/architecture.md lacked ``gpu_time.py``. Every module and C source of the
+    package (the generated ``*_pb2.py`` and the ``__init__.py`` files aside) is named on it by
+    its file name, in backticks."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`([\w.]+\.(?:py|c))`", text))
+    package = ROOT / "tfprof_widgets"
+    modules = [
+        p.relative_to(package).as_posix()
+        for p in sorted([*package.rglob("*.py"), *package.rglob("*.c")])
+        if not p.name.endswith("_pb2.py") and p.name != "__init__.py"
+    ]
+    assert len(modules) > 100
+    assert [m for m in modules if m.rpartition("/")[2] not in named] == []

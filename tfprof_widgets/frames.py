@@ -29,8 +29,9 @@ def empty(table: dict[str, tuple[str, str]]) -> pd.DataFrame:
 
 
 # The most characters a name or text of a capture keeps (an op name, a source file, an
-# instruction's name): a name of 32 MB was copied into every table and view that shows it
-# (a 4 GB peak, a 610 MB report). The rest is cut, an ellipsis marks the cut.
+# instruction's name): a hostile name of megabytes was copied into every table and view
+# that shows it (the peak and the report it made: docs/speed.md). The rest is cut, an
+# ellipsis marks the cut.
 MAX_NAME_CHARS = 64 << 10
 ELLIPSIS = "\u2026"
 

@@ -56,7 +56,7 @@ CAPTURE_LOG = "capture.log"
 _MAX_CAPTURE_LOG_BYTES = 1 << 20
 
 _SHOW_PROGRESS_AFTER_S = 1.0
-# Loading speed seen here on one core (benchmarks/bench_load.py: 30 MB in 0.45 s). A bar is
+# Loading speed on one core, below what benchmarks/bench_load.py measures (docs/speed.md). A bar is
 # shown from the start when the files' size says loading will take over a second, because a
 # big file is walked in a single C call that cannot report until it is done.
 _BYTES_PER_SECOND = 60e6

@@ -11,9 +11,9 @@ op) — per host — and ranked by total duration, ties by name, the first 1,000
 that key rather than the kernel name alone because one kernel launched with other
 dimensions or by another op is a different row on TensorBoard's page, and the rows then
 compare one to one with its kernel-stats tool and with the ``KernelStatsDb`` files TF 2.3-2.10
-wrote (``tests/test_fidelity.py``, ``tests/test_tool_data.py``: the real 8-GPU capture's 15
-rows equal both). The op is the kernel's ``tf_op`` stat, parsed by the run's frameworks,
-and whether it could use Tensor Cores is the frameworks' rule
+wrote (``tests/tensorflow/test_fidelity.py``, ``tests/readers/test_tool_data.py``: the real
+8-GPU capture's 15 rows equal both). The op is the kernel's ``tf_op`` stat, parsed by the
+run's frameworks, and whether it could use Tensor Cores is the frameworks' rule
 (:meth:`~.frameworks.Framework.tensor_core_eligible`).
 """
 

@@ -403,8 +403,8 @@ def _breakdown_mean_std(ms: pd.DataFrame, n: int) -> dict[str, dict[str, float]]
 
 def _mean_std(values: np.ndarray) -> tuple[float, float]:
     """pandas' Series.mean() and Series.std(ddof=1) of float64 values, bit for bit: the
-    same sums in the same order as pandas' nanops (which cost ~10x more through a Series on
-    the few steps a run has); values with NaN go to pandas itself (it skips them)."""
+    same sums in the same order as pandas' nanops (which cost far more through a Series on
+    the few steps a run has: docs/speed.md); values with NaN go to pandas itself (it skips them)."""
     n = len(values)
     if n < 2 or np.isnan(values).any():
         s = pd.Series(values)

@@ -20,7 +20,7 @@ Each XProf rule reads a few signals of its tools and fires past a threshold
   fraction per step and chip, which equals it where steps are alike).
 
 xprof 2.24's pip package runs only the last one (``RegisterAllRulesFor3P``): on the bundled
-captures it fires on none, and neither does ours (tests/test_suggestions.py compares with
+captures it fires on none, and neither does ours (tests/analysis/test_suggestions.py compares with
 its ``smart_suggestion`` tool). XProf's ComputeBound / MemoryBound (MXU and HBM utilisation
 of a TPU overview page), DataShuffleBound, DebugPrint and SparseCore rules need TPU signals
 this module does not derive; they never fire here.

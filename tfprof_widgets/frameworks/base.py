@@ -167,7 +167,8 @@ def first_attributing(frameworks, ask, run, rows: np.ndarray) -> DeviceOps:
 def name_texts(names) -> list[str]:
     """Distinct names (a Series, Index or array) as a list of str. The name rules run on
     distinct names, hundreds to a few thousand: in Python, where pandas' string methods cost
-    ~1 ms a call in overhead (and follow Python's ``re`` and ``str`` methods)."""
+    more a call in overhead than the work (docs/speed.md; and they follow Python's ``re``
+    and ``str`` methods)."""
     return [v if type(v) is str else str(v) for v in np.asarray(names, dtype=object).tolist()]
 
 

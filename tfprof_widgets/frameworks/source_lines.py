@@ -22,7 +22,7 @@ def op_sources(run) -> pd.DataFrame:
     """Every framework's ops with their line and times (the module docstring); no rows where
     the capture has no ops of any."""
     # Each framework asked only where the run holds its ops: PyTorch's operator rules read
-    # every distinct event name (0.4 s on a program of 10^5 kernels that has none).
+    # every distinct event name (a cost even on a program with none: docs/speed.md).
     parts = []
     if has_instructions(run):
         parts.append(instruction_sources(run))

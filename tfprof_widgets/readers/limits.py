@@ -27,14 +27,14 @@ __all__ = [
     "memory_cap",
 ]
 
-# Peak memory of a load, per byte of capture file: ~12x measured on a 30 MB, 1 M-event
-# capture (benchmarks/bench_load.py); Chrome JSON needs about as much again for its parse
-# (per byte of JSON text, after any gunzip).
+# Peak memory of a load, per byte of capture file, as benchmarks/bench_load.py measures it
+# (docs/speed.md), with room; Chrome JSON needs about as much again for its parse (per byte
+# of JSON text, after any gunzip).
 MEMORY_PER_FILE_BYTE = {"xspace": 12.0, "chrome": 25.0}
 
 # Peak memory of a load per event and per event stat of an XSpace, whatever their size on
-# disk (a file of empty events needs ~43 bytes of memory per file byte, not 12): measured on
-# 2 M 4-byte events (171 B each) and 1 M events with one stat each (201 B per event), with
+# disk (a file of empty events needs far more memory per file byte than the factor above):
+# measured on files of bare events and of events with one stat each (docs/speed.md), with
 # room; the C walker counts events and stats against the memory there is as it meets them.
 EVENT_PEAK_BYTES = 180
 STAT_PEAK_BYTES = 60

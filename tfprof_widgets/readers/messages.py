@@ -1,8 +1,8 @@
 """How many protobuf messages a file holds, counted before it is parsed.
 
 Python's protobuf runtime builds an object for every message it parses, and reading one from
-Python costs hundreds of bytes more: a 16 MB TF 2.0 ``.trace`` of 8 M empty events needed
-6.8 GB, 12 MB of tool data 1.7 GB. The readers that go through the runtime (TF 2.0/2.1
+Python costs hundreds of bytes more: a small file of empty messages needs hundreds of times
+its size in memory (docs/speed.md). The readers that go through the runtime (TF 2.0/2.1
 traces, tool data) count the messages first, on a *skeleton* of the message type (every
 message field read as ``bytes``, so that parsing it builds no object per element), and refuse
 a file whose messages would cost more than the memory there is, as the XSpace walker and the

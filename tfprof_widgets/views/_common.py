@@ -56,9 +56,9 @@ def legend_under_title(labels: list[str], narrowest: int = PLOT_AREA_700_PX) -> 
     )
 
 
-# plotly.py validates every property set on a figure, one by one: 0.15-0.2 s for one
-# step-time graph on an idle machine (the pod viewer builds one per step choice). Figures
-# built here from plotly.js dicts skip it (the JSON is the same: tests/test_views.py builds
+# plotly.py validates every property set on a figure, one by one: a large part of a second
+# for one step-time graph (docs/speed.md; the pod viewer builds one per step choice). Figures
+# built here from plotly.js dicts skip it (the JSON is the same: tests/views/test_views.py builds
 # them both ways and compares); True validates them (tests, debugging).
 VALIDATE_FIGURES = os.environ.get("TFPROF_WIDGETS_VALIDATE_FIGURES") == "1"
 
@@ -110,7 +110,8 @@ TOOL_CALLS = {
 def run_label(run) -> str:
     """What to call a run: the notebook variable it lives in (``slow``, ``fast``), else the
     logdir it was captured into when its own folder is only a timestamp, else its name."""
-    # Only a running IPython has notebook variables; a script does not import it (1-2 s).
+    # Only a running IPython has notebook variables; a script does not import it (slow to
+    # import: docs/speed.md).
     ipython = sys.modules.get("IPython")
     ip = ipython.get_ipython() if ipython is not None else None
     if ip is not None:

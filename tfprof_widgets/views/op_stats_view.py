@@ -32,9 +32,9 @@ def pie_values(ops: pd.DataFrame, by: str, top: int = PIE_SLICES) -> pd.Series:
 def _with_percents_without_idle(with_idle: pd.DataFrame, without: pd.DataFrame) -> pd.DataFrame:
     """The op table with IDLE, its percentages renamed ``*_with_idle``, and those of the
     table without IDLE beside them (NaN on IDLE rows): a left merge on :data:`KEY`, made by
-    matching each row's key codes (pandas' merge factorizes thousands of op names as
-    strings: 60 ms for the 8-GPU BERT capture). Key columns come out as the merge makes
-    them: a categorical whose categories differ between the tables as strings."""
+    matching each row's key codes (pandas' merge factorizes thousands of op names as strings, a cost
+    the view feels on the 8-GPU BERT capture: docs/speed.md). Key columns come out as the merge
+    makes them: a categorical whose categories differ between the tables as strings."""
     df = with_idle.rename(columns={c: f"{c}_with_idle" for c in PCT})
     keys = [k for k in KEY if k in df]
     mine = without[keys + list(PCT)]

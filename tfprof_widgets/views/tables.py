@@ -132,8 +132,8 @@ def _categorical_text(s: pd.Series):
     """:func:`_encode` of a categorical text column from its categories and codes: the
     distinct texts of the categories used, sorted as ``pd.Categorical`` sorts them (code
     point order, as np.unique), and each row's code among them; without the Python string
-    per row and the pandas string array that a categorical of the row values costs (5 ms
-    a column of 2,000 rows)."""
+    per row and the pandas string array that a categorical of the row values costs
+    (docs/speed.md)."""
     names = np.array([n if type(n) is str else str(n) for n in s.cat.categories.tolist()], object)
     codes = np.asarray(s.array.codes, np.int64)
     used = np.unique(codes[codes >= 0])

@@ -52,7 +52,7 @@ _CAT_TYPES = {
 
 def cat_types(categories: pd.Index) -> np.ndarray:
     """Per distinct ``cat``: its event type (OTHER where torch-tb-profiler ignores it)."""
-    # A few distinct categories: a dict lookup each (a pandas map costs ~5 ms in overhead).
+    # A few distinct categories: a dict lookup each (a pandas map costs more in overhead).
     return np.array([_CAT_TYPES.get(c.lower(), OTHER) for c in name_texts(categories)], np.int8)
 
 
@@ -68,8 +68,8 @@ def event_types(run) -> np.ndarray:
 
 
 # The rules below run on distinct names (hundreds to a few thousand per capture), in Python
-# (frameworks.base.name_flags): pandas' string methods cost ~1 ms a call in overhead on so few
-# values, more than the matching, and they follow Python's ``re`` (where pyarrow's differs,
+# (frameworks.base.name_flags): pandas' string methods cost more a call in overhead on so few values
+# than the matching (docs/speed.md), and they follow Python's ``re`` (where pyarrow's differs,
 # pandas falls back to it).
 def is_step_marker(names: pd.Series) -> np.ndarray:
     return name_flags(names, lambda s: STEP_MARKER.match(s) is not None)

@@ -89,7 +89,7 @@ def name_table(
         columns = _parse_in_python(values, {} if memo is None else memo)
     # Object columns: pandas would turn the strings into its string dtype, and the analyses
     # back into object arrays. One 2-D object block: a frame of three object Series costs
-    # ~6x more to make (pandas checks each column), the same frame.
+    # several times more to make (pandas checks each column), the same frame.
     block = np.column_stack(columns) if len(values) else np.empty((0, 3), object)
     return pd.DataFrame(block, columns=_NAME_COLUMNS, dtype=object)
 

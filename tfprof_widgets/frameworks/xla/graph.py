@@ -1,7 +1,7 @@
 """XProf's graph viewer: the HLO instruction graph around one op of an XLA program, with each
 node's measured device time, FLOPs and bytes; equal, node for node and edge for edge, to the
 graph xprof 2.24's ``graph_viewer`` tool draws for the same op and width
-(tests/test_xla_graph_viewer.py against goldens of ``scripts/make_graph_viewer_goldens.py``).
+(tests/xla/test_xla_graph_viewer.py against goldens of ``scripts/make_graph_viewer_goldens.py``).
 
 xprof hands the program and the op to XLA's ``hlo_graph_dumper`` (``RenderNeighborhoodAround``,
 no boundary; ``merge_fusion`` turns the fusion bodies off). The dumper
@@ -25,7 +25,7 @@ no boundary; ``merge_fusion`` turns the fusion bodies off). The dumper
 Node and edge sets here are that dumper's; the layout is ours (:func:`layered_layout`: longest
 path layers and barycentre ordering, in numpy). A program is decoded into arrays once per run;
 the walk only visits the neighbourhood, so a program of 10^5 instructions costs its decoding
-(about 2 s) and the few nodes shown; at most ``MAX_DRAWN`` nodes are measured and laid out
+(docs/speed.md) and the few nodes shown; at most ``MAX_DRAWN`` nodes are measured and laid out
 (a fusion body of more: the rest counted in ``note``). A malformed program whose operand
 links form a cycle is walked safely (the walk marks what it saw) and laid out with the
 cycle's edges reversed (said in ``note``).

@@ -1,6 +1,6 @@
 """XProf's memory viewer: each XLA program's buffers over program order, from the buffer
 assignment its HloProto carries; equal to xprof 2.24's ``memory_viewer`` tool on every
-program of the bundled XLA captures (tests/test_xla_memory_viewer.py; its C++ is
+program of the bundled XLA captures (tests/xla/test_xla_memory_viewer.py; its C++ is
 ``xprof/convert/hlo_proto_to_memory_visualization_utils.cc``).
 
 XLA compiles a program into *logical buffers* (one per array an instruction defines; a tuple's

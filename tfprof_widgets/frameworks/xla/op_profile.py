@@ -14,7 +14,7 @@ level by time, descending (ties by name).
 
 As XProf, an op that other ops ran nested in (on a TPU core's clock) is no node of its own
 and adds only its self time to its program. Apart from XProf 2.24 on TPU
-(tests/test_xla_tpu_rates.py): it groups ops sharing a ``deduplicated_name`` under '<name>
+(tests/xla/test_xla_tpu_rates.py): it groups ops sharing a ``deduplicated_name`` under '<name>
 and its duplicate(s)' and lists each fusion's fused instructions with no time; we keep one
 level of ops.
 """

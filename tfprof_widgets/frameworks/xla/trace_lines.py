@@ -12,7 +12,7 @@ launched carries ``hlo_module``, ``hlo_op`` and ``program_id``. XProf 2.24's tra
 where consecutive kernels of the stream with the same name and group (step) are one event
 from the first one's start to the latest end (a cuDNN convolution's kernels are one
 ``cudnn-conv.3``); copies and memsets make none. Measured against XProf 2.24 on the shared
-JAX H100 pair and the AMD captures (tests/test_trace_model.py). Capture lines that already
+JAX H100 pair and the AMD captures (tests/views/test_trace_model.py). Capture lines that already
 are XProf's derived lines (TensorFlow GPU captures, TPU ``XLA Ops``) are drawn as they are and
 not derived again.
 

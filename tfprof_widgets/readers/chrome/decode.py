@@ -3,8 +3,8 @@
 Two decoders give the same :class:`Decoded`, column for column:
 
 * the C decoder (``_chrome.c``, when built): one pass over the bytes straight into columns,
-  strings interned in C, Python strings built once per distinct value; about 700 MB/s of
-  JSON on the real Kineto traces. It accepts only what it is sure the msgspec path reads the
+  strings interned in C, Python strings built once per distinct value (its speed on the real
+  Kineto traces: docs/speed.md). It accepts only what it is sure the msgspec path reads the
   same way, and gives up on anything else (invalid JSON, a wrong field type, a lone surrogate,
   a number beyond double range...), and then
 * the msgspec path runs: the JSON is decoded into typed structs (``_Event``): every field is
@@ -19,12 +19,11 @@ So every malformed trace gets the msgspec path's error, whichever decoder is bui
 ``USE_C = False`` (or ``decode(..., use_c=False)``) forces the msgspec path (the tests compare
 both).
 
-Measured on the real Kineto traces: the C decoder gives the columns of a 35 MB trace
-(resnet50_v100_workers0) in ~0.05 s; the msgspec path takes ~0.5 s (0.1 s to decode into
-structs, the rest to flatten the args and factorise the columns). For the msgspec path,
-typed structs with raw args were the fastest Python-level choice: orjson 0.43 s and the
-stdlib 0.44 s (both build every arg value as a Python object), pysimdjson's full conversion
-0.36 s.
+On the real Kineto traces the C decoder is about ten times faster than the msgspec path,
+which spends most of its time flattening the args and factorising the columns, not decoding.
+For the msgspec path, typed structs with raw args were the fastest Python-level choice:
+orjson and the stdlib build every arg value as a Python object (the figures of both paths and
+of the alternatives: docs/speed.md, "Figures behind the code").
 """
 
 from __future__ import annotations
@@ -176,8 +175,8 @@ def decode_c(data: bytes, path: str) -> Decoded | str:
     one: looking for them costs a scan of the whole text."""
     got = _decode_c(data, path)
     if isinstance(got, str) and got.startswith(getattr(_chrome, "LONG_STRING", "\0")):
-        # Its decode would need several times its size (a 500 MB name: 2.6 GB), and no name
-        # or arg of a real trace comes near it.
+        # Its decode would need several times its size (docs/speed.md), and no name or arg
+        # of a real trace comes near it.
         raise ProfileTooLargeError(
             path,
             f"the JSON holds {got} (one name or arg); such a string is not loaded: is the "

@@ -175,8 +175,9 @@ def _decode(path: str, tool: str, encoding: str, counted: bool = False):
     return doc
 
 
-# Memory one parsed tool-data message costs, read into our tables (12 MB of 6 M empty step
-# details and TF-stats records took 1.7 GB): the budget a file's messages are counted against.
+# Memory one parsed tool-data message costs, read into our tables (measured on files of
+# empty step details and TF-stats records: docs/speed.md): the budget a file's messages are
+# counted against.
 TOOL_MESSAGE_BYTES = 300
 
 
@@ -312,8 +313,8 @@ _TF_STATS_FIELDS = {
 def _record_columns(records, fields: dict) -> dict[str, np.ndarray]:
     """The named scalar fields of repeated records as columns (their proto default where a
     record leaves one unset; text as categoricals), each record's set fields read in one
-    call (``ListFields``), not each field by name: 2 M records of 22 fields were 44 M
-    attribute reads (26 s)."""
+    call (``ListFields``), not each field by name: one attribute read per field of every
+    record took tens of seconds on millions of records (docs/speed.md)."""
     n = len(records)
     found: dict[str, tuple[list, list]] = {name: ([], []) for name in fields}
     for i, r in enumerate(records):

@@ -49,9 +49,9 @@ except ImportError:  # no C compiler where this was installed: parsed whole
 
 __all__ = ["read_trace_proto"]
 
-# Memory one event of a Trace costs as we read it, a run of CHUNK_EVENTS at a time (the
-# protobuf objects of the whole file took 850 bytes per event): events are counted against
-# the memory there is before any is parsed.
+# Memory one event of a Trace costs as we read it, a run of CHUNK_EVENTS at a time (the protobuf
+# objects of the whole file take several times more: docs/speed.md): events are counted against the
+# memory there is before any is parsed.
 TRACE_EVENT_BYTES = 250
 WHOLE_TRACE_EVENT_BYTES = 900  # parsed whole (no C extension to cut the file in runs)
 CHUNK_EVENTS = 200_000
@@ -154,7 +154,7 @@ class _Events:
 def _events(path: str, data: bytes) -> _Events:
     """Every event, read a run of :data:`CHUNK_EVENTS` at a time: a run of a message's
     top-level fields parses as the same message, so only one run's protobuf objects are
-    alive at once (the whole file's took 850 bytes per event)."""
+    alive at once (the whole file's take several times the memory: docs/speed.md)."""
     what = "a TF 2.0/2.1 trace (Trace of trace_events.proto)"
     cuts = _wire.split_fields(data, CHUNK_EVENTS) if _wire is not None else None
     per_event = TRACE_EVENT_BYTES if cuts is not None else WHOLE_TRACE_EVENT_BYTES

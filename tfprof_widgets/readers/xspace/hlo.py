@@ -125,8 +125,8 @@ class _Rows(list):
     """The instruction tuples, turned into typed columns every _CHUNK rows (its filler
     calls :meth:`flush`): a category as codes into the values seen so far, a number as an
     array, text stays text. A program of 10^6 instructions held as 10^6 tuples of 22
-    values, then as 22 lists of values, then as pandas' columns, peaked at ~360 MB above its
-    decoded program; now at ~160 MB."""
+    values, then as 22 lists of values, then as pandas' columns, peaked at more than twice
+    the memory above its decoded program that the chunks need (docs/speed.md)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -221,8 +221,8 @@ def _add_module(rows: list, host: str, program: int, module, shapes: dict, cut: 
         fused = comp.is_fusion_computation
         order = schedule.get(comp.id, {})
         for ins in comp.instructions:
-            # An unset submessage read makes an empty one that its instruction keeps (~300
-            # bytes: 300 MB for 10^6 bare instructions), so one is read only when set.
+            # An unset submessage read makes an empty one that its instruction keeps (a few
+            # hundred bytes each: docs/speed.md), so one is read only when set.
             md = ins.metadata if ins.HasField("metadata") else _NO_METADATA
             shape = ins.shape if ins.HasField("shape") else _NO_SHAPE
             if shape.element_type == _TUPLE:

@@ -60,10 +60,10 @@ except ImportError:  # Windows: no fork server, so no pool (workers_for says 1)
 # moving the columns back costs more than it saves.
 MIN_PARALLEL_BYTES = 16 << 20
 ENV_WORKERS = "TFPROF_WIDGETS_LOAD_WORKERS"
-# Two cores are enough: with the columns coming back through shared memory, 8 hosts x 250k
-# events load in 0.80-0.88 s on this 2-vCPU machine against 0.91-0.99 s serially
-# (benchmarks/bench_multihost.py), where two processes of pure Python run only 1.17x faster
-# than one; through the pool's pipe it was 1.16 s against 0.90 s.
+# Two cores are enough: with the columns coming back through shared memory, an 8-host run
+# loads faster on 2 cores than serially, close to what two processes of pure Python gain
+# there; through the pool's pipe it was slower than serial (benchmarks/bench_multihost.py;
+# the figures: docs/speed.md).
 MIN_CORES = 2
 # The fork server's private directory under the temporary directory (removed once the
 # workers have started), and the label of a worker's shared-memory file (a label only: it

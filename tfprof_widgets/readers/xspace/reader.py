@@ -6,7 +6,7 @@ Decoding never imports TensorFlow. Two walks produce the same columns (:class:`_
   events and stats straight into flat arrays, and hands plane/line headers (names, metadata,
   plane stats) to protobuf's parser;
 * the fallback parses the whole file with protobuf (upb) and loops over events in Python,
-  about 10x slower.
+  an order of magnitude slower (docs/speed.md).
 
 Either way the file is only read; nothing is written anywhere.
 """

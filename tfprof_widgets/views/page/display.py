@@ -89,10 +89,10 @@ def fig_json(fig: go.Figure) -> str:
     The JSON of ``fig.to_plotly_json()`` with the template emptied, made without its costs:
     it deep-copies the figure (plotly's whole default template included) and then walks the
     copy to turn arrays into typed arrays (``convert_to_base64``, through narwhals for each
-    array): 0.1 s for the 10 figures of a view. Here the walk makes new containers along
+    array), a cost a view's figures feel (docs/speed.md). Here the walk makes new containers along
     the way instead, so nothing is copied twice and the figure is left as it was, the
     template is never copied, and numeric numpy arrays become typed arrays directly
-    (:func:`_typed_array`). tests/test_fig_json.py compares both on every view's figures."""
+    (:func:`_typed_array`). tests/views/test_fig_json.py compares both on every view's figures."""
     if fig._frame_objs:  # animation frames: none of our views has them; plotly's own way
         d = fig.to_plotly_json()
         d["layout"] = {**d.get("layout", {}), "template": {}}

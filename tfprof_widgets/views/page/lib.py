@@ -7,7 +7,8 @@ displays, and again when the cell that carried them is run again (its outputs, a
 with them, are replaced). A report embeds them once at its top. Nothing is fetched from a
 network.
 
-A fresh page takes 0.35-0.9 s to parse and run the script, so in a kernel it goes to the page
+A fresh page takes a noticeable part of a second to parse and run the script
+(docs/speed.md), so in a kernel it goes to the page
 before the view needs it: at the first :func:`~tfprof_widgets.load` (:func:`prefetch`), while
 the user's next cells run, and again as the first view starts being built
 (:func:`send_lib_ahead`), which then costs the page a few milliseconds (the same text: the
@@ -50,7 +51,7 @@ def _static(name: str) -> str:
     return (resources.files("tfprof_widgets.views") / "static" / name).read_text(encoding="utf-8")
 
 
-@functools.cache  # 1.2 MB, joined once per process
+@functools.cache  # megabyte-sized (plotly.js): joined once per process
 def viewer_lib() -> str:
     """plotly.js (kept private: a page's own ``window.Plotly`` is left as it was) and the
     viewer, as one script that defines ``window.__tfprof`` once per page."""
@@ -71,11 +72,11 @@ def viewer_lib() -> str:
 
 
 # -- once per notebook, or in every output --------------------------------------------------
-# Colab shows each cell's outputs in a frame of its own (colabtools #19, #23): a script that
-# one cell's output ran is not in the next cell's page, so there every viewer output carries
-# the viewer, packed (gzip, base64: 0.55 MB instead of 1.24 MB). Kaggle's editor is not known
-# to share a page between outputs either. Elsewhere (JupyterLab, Notebook 7, VS Code's one
-# webview, an nbconvert export) one copy per notebook serves every output.
+# Colab shows each cell's outputs in a frame of its own (colabtools #19, #23): a script that one
+# cell's output ran is not in the next cell's page, so there every viewer output carries the viewer,
+# packed (gzip, base64: less than half the size, docs/speed.md). Kaggle's editor is not known to
+# share a page between outputs either. Elsewhere (JupyterLab, Notebook 7, VS Code's one webview, an
+# nbconvert export) one copy per notebook serves every output.
 EMBED_ENV = "TFPROF_WIDGETS_EMBED"
 
 
@@ -89,7 +90,7 @@ def embed_each() -> bool:
     return "google.colab" in sys.modules or "KAGGLE_KERNEL_RUN_TYPE" in os.environ
 
 
-@functools.cache  # 0.1 s, once per process
+@functools.cache  # gzip at level 9 of the whole script: once per process
 def packed_lib() -> str:
     """:func:`viewer_lib` gzipped (no timestamp: the same bytes every run) and base64'd."""
     return base64.b64encode(gzip.compress(viewer_lib().encode(), 9, mtime=0)).decode("ascii")
@@ -156,7 +157,8 @@ def lib_needed() -> bool:
     return False
 
 
-# A fresh page parses and runs the viewer script (plotly.js: 1.2 MB) in 0.35-0.6 s. Sent
+# A fresh page takes a noticeable part of a second to parse and run the viewer script
+# (plotly.js included; docs/speed.md). Sent
 # after the view's analyses, that time came on top of them; sent when a view starts being
 # built, the page runs it while the kernel computes (issue 29 item 11).
 _ahead_off = 0
@@ -217,7 +219,7 @@ def lib_script() -> str:
 
 
 # -- ahead of the first view ------------------------------------------------------------------
-# A load's cell keeps nothing of the script in the saved notebook (no 1.2 MB in it; the first
+# A load's cell keeps nothing of the script in the saved notebook (no plotly.js in it; the first
 # view's cell carries the script). In JupyterLab it goes to the page as an anywidget model that
 # is never displayed (anywidget runs a model's module when the model is made): no output at
 # all. An output, even one emptied when the cell ends, kept an empty row under a cell that
@@ -239,7 +241,7 @@ def ahead_module() -> str:
 def ahead_model_state() -> dict:
     """An anywidget model's state (``AnyModel``, the installed anywidget's version range) whose
     module is :func:`ahead_module`: made by a comm of its own, without importing ipywidgets
-    and anywidget (0.3-1 s) on the first load's cell."""
+    and anywidget (slow to import: docs/speed.md) on the first load's cell."""
     from importlib.metadata import version
 
     major, minor, patch = (version("anywidget").split(".", 2) + ["0", "0"])[:3]

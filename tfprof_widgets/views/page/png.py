@@ -237,8 +237,8 @@ def render(
 
 # How long after a view is displayed its image work starts. The page draws the view in those
 # moments, and kaleido's browser (its start, then each render) would take the CPU from it: on
-# the 2-core bench machine images made views draw in 1.8-2.3 s cold and 0.8-1.9 s warm that
-# drew in 0.9-1.1 s and 0.3-0.8 s without. The cell ends this much later (it waits for its
+# two cores, images made views take about twice as long to draw, cold and warm
+# (docs/speed.md). The cell ends this much later (it waits for its
 # image). TFPROF_WIDGETS_IMAGE_GRACE_S sets another value (0 where no page draws: a batch run).
 IMAGE_GRACE_S = 1.0
 
@@ -309,8 +309,8 @@ def _cell_ends(*_args) -> None:
     """At the end of a cell: wait for its images where the front end reads no output after
     the cell (nbconvert, nbval: the executed notebook keeps the image), not in JupyterLab,
     which takes the image's display update whenever it comes: there the kernel is free for
-    the user's next cell at once, where waiting kept it busy 2.3-3.2 s after a cold view was
-    drawn (issue 42 item 7)."""
+    the user's next cell at once, where waiting kept it busy seconds after a cold view was
+    drawn (issue 42 item 7; docs/speed.md)."""
     if not _kernel.page_keeps_outputs():
         wait()
 

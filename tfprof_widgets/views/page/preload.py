@@ -1,6 +1,6 @@
-"""Warm-up of what the first view needs, in a kernel only: plotly's figure classes take
-0.5-1.5 s to import and validate a first figure, which would otherwise land on the first
-view's cell. ``import tfprof_widgets`` in an IPython kernel starts a daemon thread that
+"""Warm-up of what the first view needs, in a kernel only: plotly's figure classes take about a
+second to import and validate a first figure (docs/speed.md), which would otherwise land on the
+first view's cell. ``import tfprof_widgets`` in an IPython kernel starts a daemon thread that
 imports them while the user's next cells load a run; scripts, the command line and tests
 (no kernel) import plotly only when a view is made. ``TFPROF_WIDGETS_PRELOAD=0`` turns it
 off, and with it the viewer script sent to the page at the first ``load()``

@@ -9,8 +9,8 @@ The view ``timeline(run)`` (``tw.views.timeline``, the name users call) returns 
    ``<canvas>`` and asks the kernel for each window's marks (:meth:`TraceModel.window`);
 2. ``text/html`` with a text summary, for viewers that run no scripts;
 3. ``application/javascript``: the same module with an embedded multi-resolution payload (a
-   tree of zoom levels and the busiest step in full, about 2 MB). It hides output 2, and
-   stands down while the live widget draws; where none can (an exported notebook, one reopened
+   tree of zoom levels and the busiest step in full; its size: docs/speed.md). It hides output 2,
+   and stands down while the live widget draws; where none can (an exported notebook, one reopened
    without a kernel) it draws the trace itself, zoomable, saying where its detail ends.
 
 A report embeds the offline viewer (:meth:`TraceViewer.html`).
