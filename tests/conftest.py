@@ -47,10 +47,8 @@ _KINETO_RUNS: dict = {}
 
 
 def kineto_run(path: pathlib.Path):
-    """The run of a shared or bundled Kineto trace, loaded once for all the PyTorch test
-    modules (they only read it); skips where the trace is not here."""
-    if not path.exists():
-        pytest.skip(f"{path} is not here")
+    """The run of a bundled Kineto trace, loaded once for all the PyTorch test modules (they
+    only read it). A missing trace fails: the tests read only files of this checkout."""
     if path not in _KINETO_RUNS:
         import tfprof_widgets as tw
 

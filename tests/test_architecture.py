@@ -603,3 +603,41 @@ def test_the_tests_top_level_holds_at_most_40_files():
     in tests/support: tests/ itself keeps the conftest and the checks of the whole repository."""
     top = sorted(p.name for p in (ROOT / "tests").iterdir() if p.is_file())
     assert len(top) <= 40, top
+
+
+# The team's captures beside the repository (at ../shared from the root, /work/shared here):
+# a clone from outside has none, and a test reading them would skip there in silence. Tests
+# read tests/data (copies with a NOTICE line) and sample_profiles only. Allowed: tests/data
+# itself (NOTICE names where each copy came from) and documentation (.md, .rst); prose such
+# as "the team's shared captures" names no path. Scripts (scripts/) may take a folder such as
+# ``--shared``. This file is left out: it holds the patterns and examples of what they catch.
+SHARED_PATH = re.compile(
+    r"/work/shared"  # the absolute path
+    r"|\.\./shared\b"  # relative to the root
+    r"|parent\s*/\s*[\"']shared[\"']"  # ROOT.parent / "shared"
+    r"|[\"']shared[\"']\s*/\s*[\"'](?:captures|reference)[\"']"  # "shared" / "captures"
+)
+
+
+def shared_paths(text: str) -> list[str]:
+    """The lines of a file's text that name the shared folder as a path."""
+    return [line.strip() for line in text.splitlines() if SHARED_PATH.search(line)]
+
+
+def test_no_test_reads_the_shared_captures():
+    assert shared_paths('KINETO = ROOT.parent / "shared" / "captures" / "kineto"')
+    assert shared_paths('SHARED = pathlib.Path("/work/shared/captures")')
+    assert shared_paths("copied from ../shared/captures/kineto")
+    assert shared_paths('p = base / "shared" / "reference" / "x.txt"')
+    assert not shared_paths('logdir = tmp_path / "shared"  # the team\'s shared captures')
+    found = {}
+    for path in sorted((ROOT / "tests").rglob("*")):
+        rel = path.relative_to(ROOT / "tests")
+        if not path.is_file() or rel.parts[0] == "data" or path.suffix in (".md", ".rst"):
+            continue
+        if path.suffix in (".gz", ".pyc", ".pb", ".so") or path == pathlib.Path(__file__):
+            continue
+        lines = shared_paths(path.read_text(errors="replace"))
+        if lines:
+            found[rel.as_posix()] = lines
+    assert found == {}

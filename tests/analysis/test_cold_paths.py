@@ -15,20 +15,16 @@ from tfprof_widgets.analysis.op_stats import op_stats
 from tfprof_widgets.views import tables
 from tfprof_widgets.views.op_stats_view import KEY, PCT, _with_percents_without_idle
 
-CAPTURES = ROOT.parent / "shared" / "captures"
 RUNS = {
     "gpu_shaped": SAMPLES / "gpu_shaped",
     "keras_fit": SAMPLES / "keras_fit",
-    "torch_h100": CAPTURES / "kineto" / "torch_transformer_h100.pt.trace.json.gz",
+    "torch_h100": ROOT / "tests" / "data" / "chrome" / "torch_transformer_h100.pt.trace.json.gz",
 }
 
 
 @pytest.mark.parametrize("case", list(RUNS))
 def test_op_stats_join_is_pandas_merge(case):
-    path = RUNS[case]
-    if not path.exists():
-        pytest.skip(f"{path} not present")
-    run = tw.load(path, progress=False)
+    run = tw.load(RUNS[case], progress=False)
     with_idle, without = run.ops, op_stats(run, include_idle=False)
     df = with_idle.rename(columns={c: f"{c}_with_idle" for c in PCT})
     keys = [k for k in KEY if k in df]

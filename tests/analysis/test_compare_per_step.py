@@ -12,7 +12,7 @@ from test_views import decode
 
 import tfprof_widgets as tw
 
-AMD = ROOT.parent / "shared" / "captures" / "xplane_gpu_amd_jax"
+AMD = ROOT / "tests" / "data" / "xplane_amd_jax"
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +53,6 @@ def test_ops_compare_per_step(view):
 
 @pytest.mark.parametrize("pair", ["neither", "one"])
 def test_without_steps_no_step_chart(pair):
-    if not AMD.exists():
-        pytest.skip("shared AMD JAX captures absent")
     gemm = tw.load(AMD / "jax08_gemm.xplane.pb")  # the AMD JAX captures mark no steps
     if pair == "neither":
         v = tw.views.compare(gemm, tw.load(AMD / "jax08_conv.xplane.pb"), names=("gemm", "conv"))

@@ -49,9 +49,7 @@ def test_each_real_capture_names_its_framework(path, name):
 def test_jax_on_h100_is_xla_not_tensorflow():
     """JAX's runtime names a thread pool 'tf_pjrt_thread_pool' and a host callback
     'ThenExecuteCallback:GetEvent...': neither makes the capture TF's."""
-    path = ROOT.parent / "shared" / "captures" / "xplane_gpu_jax_h100" / "jax_cnn_graphs.xplane.pb"
-    if not path.exists():
-        pytest.skip("the shared captures are not beside this checkout")
+    path = ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_graphs.xplane.pb"
     assert tw.load(path, progress=False).framework.name == "xla"
 
 

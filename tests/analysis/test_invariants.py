@@ -5,7 +5,7 @@ tests/data/ and sample_profiles/: property tests, one per (capture, invariant).
 Each capture is loaded, analysed and its report's views built once (a module-scoped fixture
 per capture; pytest runs a capture's tests together and drops it before the next), so the
 module runs in well under a minute. ``scripts/invariants_sweep.py`` runs the same checks on
-../shared/captures and prints capture x invariant.
+a folder of captures (``--shared``: the team's shared captures) and prints capture x invariant.
 """
 
 from __future__ import annotations

@@ -2,18 +2,17 @@
 its plots and tables (the operator view among them), and the page raises no error.
 
 Needs Debian's Chromium (/usr/bin/chromium) and playwright (the dev extra); skipped where they
-are missing (except in CI), and where the shared transformer trace is absent.
+are missing (except in CI).
 """
 
 from __future__ import annotations
 
 import re
 
-import pytest
 from conftest import ROOT
 from test_browser import draw_everything, offline_page, pytestmark  # noqa: F401
 
-TRACE = ROOT.parent / "shared" / "captures" / "kineto" / "torch_transformer_h100.pt.trace.json.gz"
+TRACE = ROOT / "tests" / "data" / "chrome" / "torch_transformer_h100.pt.trace.json.gz"
 
 # What each section shows: (views, plotly plots, tables) at least; the trace viewer draws on
 # a canvas of its own.
@@ -47,8 +46,6 @@ SECTIONS = """() => [...document.querySelectorAll('section')].map(s => ({
 def test_report_of_the_transformer_trace_draws_every_view(tmp_path, chromium):
     from tfprof_widgets import cli
 
-    if not TRACE.exists():
-        pytest.skip(f"{TRACE} is not here")
     out = tmp_path / "report.html"
     assert cli.main(["report", str(TRACE), "-o", str(out)]) == 0
     assert "<title>PyTorch profile: torch_transformer_h100.pt.trace.json.gz</title>" in (

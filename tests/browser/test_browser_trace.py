@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 JAX = ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_nographs.xplane.pb"
-TORCH = ROOT.parent / "shared" / "captures" / "kineto" / "torch_transformer_h100.pt.trace.json.gz"
+TORCH = ROOT / "tests" / "data" / "chrome" / "torch_transformer_h100.pt.trace.json.gz"
 
 # Each toolbar control: is it the element at its own centre (nothing covers or clips it), and
 # does it end inside the output area and the window?
@@ -51,8 +51,6 @@ TOOLBAR_JS = """() => { const v = window.__tfprofViewers[0];
 
 @pytest.fixture(scope="module")
 def torch_page(tmp_path_factory, lab_session, module_chromium):
-    if not TORCH.exists():
-        pytest.skip("shared PyTorch capture absent")
     root = tmp_path_factory.mktemp("lab_trace")
     lab.write_notebook(
         root / "trace.ipynb",

@@ -1,7 +1,7 @@
 """PyTorch (torch.profiler / Kineto) captures: steps, torch-tb-profiler's step-time breakdown,
 the overview's verdict in PyTorch's terms, HTA's temporal and kernel breakdowns and the
-operator view, on the shared real traces, against the figures of the tools themselves
-(``tests/golden/kineto/``, made by ``scripts/make_hta_golden.py``)."""
+operator view, on the real traces bundled in tests/data/chrome, against the figures of the
+tools themselves (``tests/golden/kineto/``, made by ``scripts/make_hta_golden.py``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from conftest import ROOT, kineto_run
 import tfprof_widgets as tw
 from tfprof_widgets import schema
 
-KINETO = ROOT.parent / "shared" / "captures" / "kineto"
+# The Kineto traces of the shared captures, bundled unchanged (tests/data/NOTICE).
+KINETO = ROOT / "tests" / "data" / "chrome"
 GOLDEN = ROOT / "tests" / "golden" / "kineto"
 # trace -> its ProfilerStep#N numbers
 TRACES = {
@@ -87,8 +88,6 @@ def test_overview_verdict_is_in_pytorch_terms():
     the steps' time (tb_plugin's GPU utilization) is idle; the advice names PyTorch's remedies,
     never tf.data."""
     path = KINETO / "resnet50_v100_workers0.pt.trace.json.gz"
-    if not path.exists():
-        pytest.skip("no shared captures")
     run = kineto_run(path)
     summary = run.overview_summary
     assert summary.input_classification == "host"  # 0 workers: a third of each step
@@ -109,8 +108,6 @@ def test_a_run_without_step_markers_is_told_how_to_mark_them():
     how PyTorch marks steps; torch_steps has tb_plugin's one row over the host's ops, the
     whole capture, with no step number (tb_plugin's 0 is none the steps table has)."""
     path = KINETO / "eager_b200.json.gz"
-    if not path.exists():
-        pytest.skip("no shared captures")
     run = tw.load(path)
     assert run.steps.empty
     assert any("prof.step()" in r for r in run.overview_summary.recommendations)
@@ -265,8 +262,6 @@ def test_operator_view_shows_the_tables_and_the_step_roles():
     shapes, and the kernels by the operator that launched them; a run of another framework is
     told to use op stats. Static and viewer forms."""
     path = KINETO / "torch_transformer_h100.pt.trace.json.gz"
-    if not path.exists():
-        pytest.skip("no shared captures")
     run = kineto_run(path)
     view = tw.views.operators(run)
     assert list(view.figures()) == [

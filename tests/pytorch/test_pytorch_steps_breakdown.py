@@ -1,6 +1,6 @@
-"""HTA's temporal breakdown per step (``run.temporal_breakdown_steps``) on the shared Kineto
-traces, against HTA's own ``get_temporal_breakdown`` run on its trace DataFrame cut to each
-``ProfilerStep#N`` window (``tests/golden/kineto_steps/``, made by
+"""HTA's temporal breakdown per step (``run.temporal_breakdown_steps``) on the real Kineto
+traces (bundled in tests/data/chrome), against HTA's own ``get_temporal_breakdown`` run on its
+trace DataFrame cut to each ``ProfilerStep#N`` window (``tests/golden/kineto_steps/``, made by
 ``scripts/make_hta_golden.py --steps``), and on traces of other frameworks."""
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from conftest import ROOT, kineto_run
 import tfprof_widgets as tw
 from tfprof_widgets import schema
 
-KINETO = ROOT.parent / "shared" / "captures" / "kineto"
 CHROME = ROOT / "tests" / "data" / "chrome"
 GOLDEN = ROOT / "tests" / "golden" / "kineto_steps"
 TRACES = (
@@ -33,7 +32,7 @@ def _golden(name: str) -> dict:
 
 
 @pytest.fixture(
-    params=[KINETO / t for t in TRACES] + [CHROME / t for t in TRACES],
+    params=[CHROME / t for t in TRACES],
     ids=lambda p: f"{p.parent.name}/{p.name.split('.')[0]}",
 )
 def loaded(request):
@@ -137,7 +136,7 @@ def test_clipping_by_hand():
 def test_operator_views_step_bars_tell_the_gpu_shares():
     """The operator view's step chart: hovering a step's bar tells its GPU's idle, compute
     and non-compute shares (run.temporal_breakdown_steps)."""
-    run = kineto_run(KINETO / "torch_transformer_h100.pt.trace.json.gz")
+    run = kineto_run(CHROME / "torch_transformer_h100.pt.trace.json.gz")
     bars = tw.views.operators(run).figures()["steps"].data
     row = run.temporal_breakdown_steps.iloc[0]
     expected = (

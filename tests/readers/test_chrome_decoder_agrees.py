@@ -31,10 +31,9 @@ from tfprof_widgets.readers.chrome import decode as chrome_decode
 
 pytestmark = pytest.mark.skipif(not c_available(), reason="the C Chrome decoder is not built here")
 
-SHARED = pathlib.Path("/work/shared/captures")
-REAL = sorted((ROOT / "tests" / "data" / "chrome").glob("*.json*")) + sorted(
-    p for d in ("kineto", "chrome_json", "tf1_timeline") for p in (SHARED / d).glob("*.json*")
-)
+# The real Chrome traces bundled here: every Kineto, catapult and TF1 timeline capture of the
+# team's shared captures, gzipped where they were plain JSON (tests/data/NOTICE).
+REAL = sorted((ROOT / "tests" / "data" / "chrome").glob("*.json*"))
 CASES = int(os.environ.get("CHROME_AGREE_CASES", "500"))
 
 

@@ -1,4 +1,4 @@
-"""Every real Chrome-trace capture in ../shared/captures (copied to tests/data/chrome, see
+"""Every real Chrome-trace capture of the team's shared captures (copied to tests/data/chrome, see
 tests/data/NOTICE): Kineto traces of PyTorch on V100/H100/B200, TF1 timelines, catapult's test
 traces and a TF 2.3-2.10 trace-viewer JSON.
 
@@ -309,7 +309,7 @@ def test_tf1_timeline_devices_and_streams(loaded):
 
 
 def test_tf2_trace_viewer_json_equals_its_xplane():
-    """The TF 2.3-2.10 trace.json.gz made from the shared BERT xplane loads as that xplane
+    """The TF 2.3-2.10 trace.json.gz made from the BERT xplane loads as that xplane
     does: same device planes with events, same kernels, same step."""
     j = tw.load(DATA / "tf2_bert_8gpu.trace.json.gz", progress=False)
     counts = j.events.groupby("plane", observed=True).size().to_dict()
@@ -319,12 +319,7 @@ def test_tf2_trace_viewer_json_equals_its_xplane():
         "/device:GPU:4": 3875,
         "/device:GPU:6": 3880,
     }
-    xplane = (
-        ROOT.parent / "shared" / "captures" / "xplane_gpu_tf" / "bert_8gpu_multi_worker.xplane.pb"
-    )
-    if not xplane.exists():
-        pytest.skip("the shared captures are not beside this checkout")
-    x = tw.load(xplane, progress=False)
+    x = tw.load(ROOT / "tests" / "data" / "bert_8gpu_multi_worker.xplane.pb", progress=False)
     cols = ["kernel_name", "occurrences", "total_time_us", "registers_per_thread", "grid_dim"]
     assert j.kernels[cols].round(3).equals(x.kernels[cols].round(3))
     assert j.steps["step_time_us"].round(3).tolist() == x.steps["step_time_us"].round(3).tolist()

@@ -6,6 +6,7 @@ For the TF 2.2 demo_GPU-input-bound run, the overview and the op-stats tables re
 numbers of its .pb files exactly: every step, every TF-stats row, every figure.
 """
 
+import gzip
 import hashlib
 import json
 
@@ -13,7 +14,6 @@ import numpy as np
 import pytest
 from tool_data_files import (
     DEMO_RUNS,
-    SHARED,
     TOOLDATA,
     demo_run,
     double,
@@ -27,7 +27,7 @@ from tfprof_widgets import schema
 from tfprof_widgets.analysis.op_stats import op_stats
 from tfprof_widgets.analysis.steps import overview_steps
 
-# Every tool-data file of /work/shared/captures/tooldata (the ones we hold a copy of).
+# Every upstream tool-data file we hold a copy of (tests/data/tooldata/SHA256SUMS).
 FILES = [
     "demo_GPU-input-bound/localhost.overview_page.pb",
     "demo_GPU-input-bound/localhost.input_pipeline.pb",
@@ -172,19 +172,27 @@ def test_each_shared_run_directory_loads_every_tool(demos, name):
     assert "no trace" in repr(run)
 
 
-@pytest.mark.skipif(not SHARED.exists(), reason="the shared captures are not on this machine")
-@pytest.mark.parametrize("rel", FILES)
-def test_the_copies_are_the_shared_files(rel):
-    ours = TOOLDATA / rel
-    if not ours.exists():
-        ours = TOOLDATA / (rel + ".gz")
-        import gzip
+def upstream_sums() -> dict[str, str]:
+    """SHA-256 of each upstream file, as tests/data/tooldata/SHA256SUMS records it (taken
+    from the files of tensorflow/profiler's demo when they were copied here)."""
+    lines = (TOOLDATA / "SHA256SUMS").read_text().splitlines()
+    return {rel: digest for digest, rel in (ln.split() for ln in lines if not ln.startswith("#"))}
 
-        data = gzip.decompress(ours.read_bytes())
-    else:
+
+def test_every_copy_has_its_upstream_sum():
+    assert sorted(upstream_sums()) == sorted(FILES)
+
+
+@pytest.mark.parametrize("rel", FILES)
+def test_the_copies_are_the_upstream_files(rel):
+    """Each copy holds the upstream bytes (gzip-compressed where stored as .gz): the numbers
+    the tests below check are those of tensorflow/profiler's files, not of an edited copy."""
+    ours = TOOLDATA / rel
+    if ours.exists():
         data = ours.read_bytes()
-    original = (SHARED / "tooldata" / rel).read_bytes()
-    assert hashlib.sha256(data).digest() == hashlib.sha256(original).digest()
+    else:
+        data = gzip.decompress((TOOLDATA / (rel + ".gz")).read_bytes())
+    assert hashlib.sha256(data).hexdigest() == upstream_sums()[rel]
 
 
 # -- exactness on the TF 2.2 input-bound run ---------------------------------------------------

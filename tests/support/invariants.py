@@ -5,7 +5,7 @@ empty where it holds.
 
 ``tests/analysis/test_invariants.py`` runs each invariant on every capture bundled in
 ``tests/data/`` and ``sample_profiles/``; ``scripts/invariants_sweep.py`` runs the same on a
-folder of captures (the team's ``../shared/captures``) and prints capture x invariant.
+folder of captures (``--shared``: the team's shared captures) and prints capture x invariant.
 
 A capture is built once (:func:`build`): its run, every analysis, and every view of the
 report (the same views a user gets) with its text, its static HTML, its JSON payload (every
@@ -68,7 +68,7 @@ def bundled_captures() -> dict[str, Callable[[pathlib.Path], pathlib.Path]]:
 
 
 def folder_captures(folder: pathlib.Path) -> dict[str, Callable[[pathlib.Path], pathlib.Path]]:
-    """Every capture under a folder laid out as ../shared/captures: each .xplane.pb, Kineto
+    """Every capture under a folder laid out as the team's shared captures: each .xplane.pb, Kineto
     or Chrome JSON and TF1 timeline file, and each tool-data run directory."""
     out: dict[str, Callable[[pathlib.Path], pathlib.Path]] = {}
     for p in sorted(folder.rglob("*")):

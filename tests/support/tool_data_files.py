@@ -18,7 +18,6 @@ DATA = ROOT / "tests" / "data"
 TOOLDATA = DATA / "tooldata"
 BERT = DATA / "bert_8gpu_multi_worker.xplane.pb"
 BERT_HOST = "34.83.195.179_6003"
-SHARED = pathlib.Path("/work/shared/captures")
 # The public demo runs (tensorflow/profiler's demo, TF ~2.2 and 2019 Cloud TPU).
 DEMO_RUNS = ("demo_GPU-input-bound", "demo_GPU-compute-bound", "demo_Cloud-TPU")
 

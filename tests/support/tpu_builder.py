@@ -1,6 +1,6 @@
 """A synthetic JAX TPU XSpace laid out as libtpu writes it (no TPU here), for the TPU rules.
 
-The layout is the real one of shared/reference/xla-capture-inventory.txt (JAX on 4 TPU v6
+The layout is the real one of tests/data/reference/xla-capture-inventory.txt (JAX on 4 TPU v6
 Lite cores); the values are ours:
 
 * planes ``/device:TPU:0`` and ``/device:TPU:1`` with libtpu's plane stats

@@ -20,13 +20,12 @@ import tfprof_widgets as tw
 from tfprof_widgets.views import _common, base, registry
 from tfprof_widgets.views.page import display as _display
 
-SHARED = ROOT.parent / "shared" / "captures"
 CAPTURES = {
     "gpu_shaped": SAMPLES / "gpu_shaped",
     "input_bound": SAMPLES / "input_bound",
     "bert_8gpu": ROOT / "tests" / "data" / "bert_8gpu_multi_worker.xplane.pb",
-    "torch_h100": SHARED / "kineto" / "torch_transformer_h100.pt.trace.json.gz",
-    "jax_h100": SHARED / "xplane_gpu_jax_h100" / "jax_cnn_nographs.xplane.pb",
+    "torch_h100": ROOT / "tests" / "data" / "chrome" / "torch_transformer_h100.pt.trace.json.gz",
+    "jax_h100": ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_nographs.xplane.pb",
 }
 # Every view of the table but the trace viewer (a canvas of its own: no plotly figures).
 VIEWS = tuple(v.name for v in registry.VIEWS if v.name != "timeline")
@@ -55,8 +54,6 @@ def every_figure(view) -> list[tuple[str, go.Figure]]:
 def figures() -> list[tuple[str, go.Figure]]:
     out = []
     for cap, path in CAPTURES.items():
-        if not path.exists():
-            continue
         run = tw.load(path, progress=False)
         for name in VIEWS:
             make = getattr(tw.views, name)

@@ -192,10 +192,10 @@ def test_the_greedy_chain_is_the_one_event_at_a_time_greedy():
         assert (_greedy_chain(ks, ke) == one_at_a_time(ks, ke)).all(), (ks, ke)
 
 
-SHARED = ROOT.parent / "shared" / "captures"
+DATA = ROOT / "tests" / "data"
 CAPTURES = {
-    "jax_h100_cuda_graphs": SHARED / "xplane_gpu_jax_h100" / "jax_cnn_graphs.xplane.pb",
-    "kineto_h100": ROOT / "tests" / "data" / "chrome" / "timesformer_h100.json.gz",
+    "jax_h100_cuda_graphs": DATA / "xplane_h100_jax" / "jax_cnn_graphs.xplane.pb",
+    "kineto_h100": DATA / "chrome" / "timesformer_h100.json.gz",
     "bert_8gpu": BERT,
 }
 
@@ -204,10 +204,7 @@ CAPTURES = {
 def test_rows_of_real_captures_are_their_max_overlap(name):
     import tfprof_widgets as tw
 
-    path = CAPTURES[name]
-    if not path.exists():
-        pytest.skip(f"{path} is not here (the team's shared captures)")
-    run = tw.load(path, progress=False)
+    run = tw.load(CAPTURES[name], progress=False)
     m = TraceModel.from_run(run)
     check_rows_are_max_overlap(m, run.events)
     if name == "jax_h100_cuda_graphs":
@@ -411,7 +408,7 @@ def test_producer_consumer_links(bert, bert_model):
     ]
 
 
-KINETO = ROOT.parent / "shared" / "captures" / "kineto"
+KINETO = ROOT / "tests" / "data" / "chrome"
 
 
 @pytest.mark.parametrize(
@@ -423,10 +420,7 @@ def test_a_pytorch_kernel_links_to_its_launch_once(name):
     list one link per launch/kernel pair, so the viewer draws one arrow (issue 29 item 9)."""
     import tfprof_widgets as tw
 
-    path = KINETO / name
-    if not path.exists():
-        pytest.skip("shared Kineto capture absent")
-    run = tw.load(path)
+    run = tw.load(KINETO / name)
     idx = TraceIndex(run)
     ev = run.events
     kernels = ev.index[(ev["plane"] == "/device:GPU:0") & ev["line"].str.startswith("Stream")]
@@ -534,8 +528,6 @@ def test_a_reports_trace_says_what_its_reader_can_do_past_its_detail(tmp_path):
     from tfprof_widgets.report import report_views
 
     path = KINETO / "torch_transformer_h100.pt.trace.json.gz"
-    if not path.exists():
-        pytest.skip("shared Kineto capture absent")
     run = tw.load(path)
     note = report_views(run)["timeline"].offline_payload(800_000)["meta"]["offline_note"]
     assert "notebook" not in note.lower(), note

@@ -20,8 +20,7 @@ from conftest import ROOT, SAMPLES
 import tfprof_widgets as tw
 from tfprof_widgets.views import _common
 
-SHARED = ROOT.parent / "shared" / "captures"
-TORCH = SHARED / "kineto" / "torch_transformer_h100.pt.trace.json.gz"
+TORCH = ROOT / "tests" / "data" / "chrome" / "torch_transformer_h100.pt.trace.json.gz"
 BERT = ROOT / "tests" / "data" / "bert_8gpu_multi_worker.xplane.pb"
 JAX = ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_nographs.xplane.pb"
 VIEWS = (
@@ -42,8 +41,7 @@ def runs() -> dict:
     paths = {"gpu_shaped": SAMPLES / "gpu_shaped", "input_bound": SAMPLES / "input_bound"}
     paths["bert_8gpu"] = BERT
     paths["jax_h100"] = JAX
-    if TORCH.exists():
-        paths["torch_h100"] = TORCH
+    paths["torch_h100"] = TORCH
     return {k: tw.load(p, progress=False) for k, p in paths.items()}
 
 

@@ -15,7 +15,7 @@ from tfprof_widgets.cli import summary_text
 from tfprof_widgets.report import report_html
 
 ROOT = Path(__file__).resolve().parents[2]
-BERT = ROOT.parent / "shared" / "captures" / "xplane_gpu_tf" / "bert_8gpu_multi_worker.xplane.pb"
+BERT = ROOT / "tests" / "data" / "bert_8gpu_multi_worker.xplane.pb"
 BAD_PLURAL = re.compile(r"\b1 steps\b|\b1 hosts\b|\b1 rows\b|\(one step\)|\ballocator\(s\)")
 
 
@@ -60,8 +60,6 @@ def test_bert_one_step_everywhere():
     """The 8-GPU BERT capture: its events carry 5 step groups but XProf's step database
     (and run.steps) has one step, 0 (xprof 2.24's overview lists step 0 alone). On main the
     summary said ``steps: 5 (0..6)`` and the overview ``(one step)`` / ``1 steps``."""
-    if not BERT.exists():
-        pytest.skip("shared BERT capture absent")
     run = tw.load(BERT)
     assert str(run.step_count) == "1 step (0)"
     t = _texts(run)

@@ -1,7 +1,7 @@
 """Numbers a JAX or TPU user can trust (issue 36): no op above a roof, one figure the same in
 every view, units a user can check, the step numbering of the steps table. Each test runs on
 a real capture (the JAX H100 pair, the AMD MI300X captures) or, for TPU, on a capture shaped
-as the real TPU v6e one of shared/reference/xla-capture-inventory.txt (copy-start and
+as the real TPU v6e one of tests/data/reference/xla-capture-inventory.txt (copy-start and
 copy-done ops of f32[5,1024,1024,256] on its 'XLA Ops' line), and states the rule it checks.
 """
 

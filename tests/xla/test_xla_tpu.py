@@ -1,5 +1,5 @@
 """TPU captures: the synthetic capture of tests/support/tpu_builder.py, laid out as a real
-libtpu JAX capture (shared/reference/xla-capture-inventory.txt), against xprof 2.24's
+libtpu JAX capture (tests/data/reference/xla-capture-inventory.txt), against xprof 2.24's
 converters run on it (tests/golden/synthetic_tpu, made by scripts/make_golden.py)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from tfprof_widgets.analysis.overview import overview_summary
 from tfprof_widgets.proto import xplane_pb2
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-INVENTORY = ROOT.parent / "shared" / "reference" / "xla-capture-inventory.txt"
+INVENTORY = ROOT / "tests" / "data" / "reference" / "xla-capture-inventory.txt"
 TOOLS = ("overview_page", "framework_op_stats", "memory_profile", "kernel_stats")
 
 
@@ -59,8 +59,6 @@ def test_the_builder_has_the_real_tpu_layout(path):
     """Rule for the builder: every plane stat, line and op-metadata stat of the real libtpu
     capture, the core's clock on the ops as uint64, the programs on /host:metadata without
     a program_id stat, and no tf_op on an XLA op (libtpu names the framework op in the HLO)."""
-    if not INVENTORY.exists():
-        pytest.skip("shared/reference not present")
     real = _inventory_tpu()
     space = xplane_pb2.XSpace()
     space.ParseFromString(path.read_bytes())

@@ -22,7 +22,7 @@ from tfprof_widgets.frameworks.base import Framework
 from tfprof_widgets.proto import xplane_pb2
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-INVENTORY = ROOT.parent / "shared" / "reference" / "xla-capture-inventory.txt"
+INVENTORY = ROOT / "tests" / "data" / "reference" / "xla-capture-inventory.txt"
 sys.path.insert(0, str(ROOT / "tests"))
 from tpu_builder import tpu_capture  # noqa: E402
 from tpu_steps_builder import tpu_feeds_capture, tpu_unmarked_capture  # noqa: E402
@@ -169,10 +169,9 @@ def test_no_steps_line_no_steps(tmp_path):
     """Without a 'Steps' line on the cores (the real JAX TPU inference capture of the
     inventory has none) XProf builds no TPU step, nor do we: the overview asks for step
     markers."""
-    if INVENTORY.exists():
-        text = INVENTORY.read_text()
-        tpu = text[text.index("== JAX on 4 TPU") : text.index("== JAX 0.11.2")]
-        assert "line 'XLA Ops'" in tpu and "line 'Steps'" not in tpu
+    text = INVENTORY.read_text()
+    tpu = text[text.index("== JAX on 4 TPU") : text.index("== JAX 0.11.2")]
+    assert "line 'XLA Ops'" in tpu and "line 'Steps'" not in tpu
     b = tpu_capture()
     for plane in b.space.planes:
         keep = [line for line in plane.lines if line.name != "Steps"]
