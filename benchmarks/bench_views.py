@@ -41,24 +41,19 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 import trace_viewer_lab as lab  # noqa: E402
 
+sys.path.insert(0, str(ROOT))
+from tfprof_widgets.views.registry import VIEWS as SPECS  # noqa: E402
+
 CAPTURES = ROOT.parent / "shared" / "captures"
 RUNS = {
     "jax_h100": CAPTURES / "xplane_gpu_jax_h100" / "jax_cnn_nographs.xplane.pb",
     "torch_h100": CAPTURES / "kineto" / "torch_transformer_h100.pt.trace.json.gz",
     "bert_8gpu": CAPTURES / "xplane_gpu_tf" / "bert_8gpu_multi_worker.xplane.pb",
 }
-VIEWS = {
-    "overview": "tw.views.overview(run)",
-    "op_stats": "tw.views.op_stats(run)",
-    "kernel_stats": "tw.views.kernel_stats(run)",
-    "memory_timeline": "tw.views.memory_timeline(run)",
-    "input_pipeline": "tw.views.input_pipeline(run)",
-    "tf_data_graph": "tw.views.tf_data_graph(run)",
-    "pod_viewer": "tw.views.pod_viewer(run)",
-    "compare": "tw.views.compare(run, run)",
-    "operators": "tw.views.operators(run)",
-    "timeline": "tw.views.timeline(run)",
-}
+# The views, as the one table of views lists them (tfprof_widgets/views/registry.py); each
+# capture draws those of every run and those of its own framework.
+VIEWS = {v.name: f"tw.views.{v.name}(run{', run' if v.name == 'compare' else ''})" for v in SPECS}
+FRAMEWORK = {"jax_h100": "xla", "torch_h100": "pytorch", "bert_8gpu": "tensorflow"}
 
 # Run cell i (not awaited: awaiting run-all can hang), scrolled to the top of the notebook's
 # view first (a view out of sight draws when scrolled near or when the page is idle, by design:
@@ -233,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
             if not RUNS[name].exists():
                 print(f"{name}: {RUNS[name]} is missing, skipped")
                 continue
-            views = args.views or [v for v in VIEWS if v != "operators" or name.startswith("torch")]
+            views = args.views or [v.name for v in SPECS if v.framework in (None, FRAMEWORK[name])]
             lab.write_notebook(
                 root / f"{name}.ipynb",
                 ["import tfprof_widgets as tw", f"run = tw.load({str(RUNS[name])!r})"]
