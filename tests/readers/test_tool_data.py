@@ -269,7 +269,7 @@ def test_views_and_report_on_a_run_without_a_trace(tool_run):
         ("x.overview_page.json", b"[1, 2]", tw.WrongFormatError, "not a Google DataTable"),
         ("x.pod_viewer.json", b"[]", tw.WrongFormatError, "no 'podStatsSequence'"),
         ("x.memory_profile.json.gz", gzip.compress(b'{"memoryProfilePerAllocator": '
-         b'{"GPU_0_bfc": {"memoryProfileSnapshots": [{"timeOffsetPs": [1]}]}}}'),
+         b'{"GPU_0_bfc": {"memoryProfileSnapshots": [{"timeOffsetPs": [1]}]}}}', mtime=0),
          tw.CorruptProfileError, "not what that tool writes"),
         ("x.memory_profile.json.gz", b"\x1f\x8b\x08\x00garbage", tw.CorruptProfileError,
          "gzip stream"),
