@@ -215,13 +215,22 @@ class Run:
 
     # -- the XLA programs the capture carries (frameworks/xla/programs.py) -----------
     @functools.cached_property
+    def hlo_protos(self) -> list[tuple[str, int, bytes]]:
+        """(host, program id, serialized ``xla.HloProto``) of each XLA program the capture
+        carries (the first of a host's repeats): what :attr:`hlo_modules` decodes, and what
+        the memory viewer reads the buffer assignment from (a field the modules leave out)."""
+        from .readers.xspace.hlo import program_protos
+
+        return program_protos(self._program_stats())
+
+    @functools.cached_property
     def hlo_modules(self) -> list:
         """(host, program id, ``xla.HloModuleProto``) of each XLA program the capture carries,
         decoded the first time it is read (XLA's cost model needs operands, windows and
         dimension numbers the instruction table leaves out); empty without programs."""
-        from .readers.xspace import hlo
+        from .readers.xspace.hlo import parsed_modules
 
-        return hlo.hlo_modules(self._program_stats())
+        return parsed_modules(self.hlo_protos)
 
     @functools.cached_property
     def hlo_instructions(self) -> pd.DataFrame:

@@ -115,26 +115,10 @@ class _Run:
     """The parts of a Run the memory viewer reads, around one hand-made HloProto."""
 
     def __init__(self, proto) -> None:
-        import pandas as pd
-
         self.warnings: list[str] = []
         self.hlo_modules = [("h", 7, proto.hlo_module)]
         data = proto.SerializeToString() + _field3(proto.buffer_assignment)
-        self._stats = pd.DataFrame(
-            {
-                "host": ["h", "h"],
-                "plane": ["/host:metadata"] * 2,
-                "metadata_id": [1, 1],
-                "stat": ["Hlo Proto", "program_id"],
-                "kind": ["bytes", "uint"],
-                "int_value": [0, 7],
-                "float_value": [float("nan")] * 2,
-                "str_value": [data, None],
-            }
-        )
-
-    def _program_stats(self):
-        return self._stats
+        self.hlo_protos = [("h", 7, data)]
 
 
 def _field3(ba) -> bytes:

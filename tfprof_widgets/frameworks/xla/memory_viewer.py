@@ -471,28 +471,6 @@ def _summary(bufs: dict, sim: dict | None, tr: dict | None, live, indefinite: in
     return peak, timeline
 
 
-def _program_bytes(run) -> list[tuple[str, int, bytes]]:
-    """(host, program id, serialized HloProto) of each program of the run's metadata planes
-    (their 'Hlo Proto' stats, named by the 'program_id' stat of the same metadata; the first
-    of a host's repeats), read from the run's metadata stats."""
-    ms = run._program_stats()
-    if not len(ms):
-        return []
-    on = (ms["plane"] == "/host:metadata").to_numpy(bool)
-    stat = ms["stat"]
-    is_id = on & (stat == "program_id").to_numpy(bool)
-    is_proto = on & (stat == "Hlo Proto").to_numpy(bool)
-    hosts, mids = ms["host"].astype(str), ms["metadata_id"]
-    ids = dict(zip(zip(hosts[is_id], mids[is_id]), ms["int_value"][is_id]))
-    out, seen = [], set()
-    for host, mid, value in zip(hosts[is_proto], mids[is_proto], ms["str_value"][is_proto]):
-        key = (host, int(ids.get((host, mid), mid)))
-        if isinstance(value, bytes) and key not in seen:
-            seen.add(key)
-            out.append((*key, value))
-    return out
-
-
 @per_run
 def _programs(run) -> list[tuple[str, int, dict]]:
     """(host, program id, :func:`_program`'s tables) of every program with a buffer
@@ -500,7 +478,7 @@ def _programs(run) -> list[tuple[str, int, dict]]:
     one (once)."""
     modules = {(h, p): m for h, p, m in run.hlo_modules}
     out, missing = [], []
-    for host, program, data in _program_bytes(run):
+    for host, program, data in run.hlo_protos:
         module = modules.get((host, program))
         if module is None:
             continue  # a program that does not parse (run.hlo_modules leaves it out)

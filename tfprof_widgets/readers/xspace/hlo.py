@@ -185,8 +185,13 @@ def instruction_count(module) -> int:
 def hlo_modules(metadata_stats: pd.DataFrame) -> list[tuple[str, int, object]]:
     """(host, program id, ``xla.HloModuleProto``) of every program that parses: the table's
     source, and what the analyses read that the table leaves out (XLA's cost model)."""
+    return parsed_modules(program_protos(metadata_stats))
+
+
+def parsed_modules(protos: list[tuple[str, int, bytes]]) -> list[tuple[str, int, object]]:
+    """:func:`hlo_modules` of programs already found (:func:`program_protos`)."""
     out = []
-    for host, program, data in program_protos(metadata_stats):
+    for host, program, data in protos:
         proto = xla_hlo_pb2.HloProto()
         try:
             proto.ParseFromString(data)
@@ -344,6 +349,7 @@ __all__ = [
     "hlo_modules",
     "instruction_count",
     "instruction_table",
+    "parsed_modules",
     "program_protos",
     "shape_text",
 ]
