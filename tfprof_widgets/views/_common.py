@@ -69,6 +69,40 @@ def quick_figure(data: list[dict], layout: dict) -> go.Figure:
     return go.Figure(data=data, layout=layout, _validate=VALIDATE_FIGURES)
 
 
+def ranked_bars(
+    labels: list[str],
+    values: list[float],
+    texts: list[str],
+    title: str,
+    unit: str,
+    value_format: str,
+    row_px: int,
+) -> go.Figure:
+    """Horizontal bars, the largest on top (``labels``/``values`` given smallest first), with
+    ``texts`` in the hover beside the value (``value_format`` a d3 format, ``unit`` its
+    unit and the axis title): the memory viewer's buffers, the source lines' lines."""
+    traces = [
+        {
+            "type": "bar",
+            "orientation": "h",
+            "x": values,
+            "y": labels,
+            "text": texts,
+            "textposition": "none",
+            "hovertemplate": f"%{{y}}: %{{x:{value_format}}} {unit}<br>%{{text}}<extra></extra>",
+            "marker": {"color": "#1f77b4"},
+        }
+    ]
+    layout = {
+        "title": {"text": title},
+        "height": 140 + row_px * max(len(labels), 1),
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 40},
+        "xaxis": {"title": {"text": unit}},
+        "yaxis": {"automargin": True},
+    }
+    return quick_figure(traces, layout)
+
+
 T = TypeVar("T")
 
 

@@ -16,7 +16,7 @@ from ..frameworks.xla import (
     hlo_memory,
     hlo_memory_peak,
 )
-from ._common import quick_figure
+from ._common import quick_figure, ranked_bars
 from .base import Choice, Html, Plot, Plots, TableBlock, View
 from .memory_view import downsample_minmax
 from .page.display import esc
@@ -129,26 +129,15 @@ class MemoryViewerView(View):
         labels = [
             f"{i}{s} {sh}"[:60] for i, s, sh in zip(b["instruction"], b["shape_index"], b["shape"])
         ]
-        traces = [
-            {
-                "type": "bar",
-                "orientation": "h",
-                "x": (b["size_bytes"] / MIB).tolist(),
-                "y": labels,
-                "text": [f"{o or '-'} ({k})" for o, k in zip(b["op_name"], b["allocation_kind"])],
-                "textposition": "none",
-                "hovertemplate": "%{y}: %{x:,.3f} MiB<br>%{text}<extra></extra>",
-                "marker": {"color": "#1f77b4"},
-            }
-        ]
-        layout = {
-            "title": {"text": f"Largest buffers at the peak (top {min(TOP_BARS, len(b))})"},
-            "height": 140 + 18 * max(len(b), 1),
-            "margin": {"l": 10, "r": 10, "t": 50, "b": 40},
-            "xaxis": {"title": {"text": "MiB"}},
-            "yaxis": {"automargin": True},
-        }
-        return quick_figure(traces, layout)
+        return ranked_bars(
+            labels,
+            (b["size_bytes"] / MIB).tolist(),
+            [f"{o or '-'} ({k})" for o, k in zip(b["op_name"], b["allocation_kind"])],
+            f"Largest buffers at the peak (top {min(TOP_BARS, len(b))})",
+            "MiB",
+            ",.3f",
+            18,
+        )
 
     def table(self, program: int) -> Table:
         return Table(

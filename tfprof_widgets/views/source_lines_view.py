@@ -5,7 +5,7 @@ file's text where this machine can read it)."""
 from __future__ import annotations
 
 from ..analysis.source_lines import file_lines, line_coverage, source_text
-from ._common import quick_figure
+from ._common import ranked_bars
 from .base import Choice, Html, Plot, Plots, TableBlock, View
 from .page.display import esc
 from .tables import Column, Table
@@ -73,28 +73,15 @@ class SourceLinesView(View):
         t = t.iloc[::-1]
         where = self._where[t.index.to_numpy()]
         labels = [f"{_short(w)} {fn}"[:70] for w, fn in zip(where, t["function"].astype(str))]
-        traces = [
-            {
-                "type": "bar",
-                "orientation": "h",
-                "x": t["device_time_us"].tolist(),
-                "y": labels,
-                "text": [
-                    f"{p:.1f} % · {o}"[:120] for p, o in zip(t["device_time_percent"], t["top_op"])
-                ],
-                "textposition": "none",
-                "hovertemplate": "%{y}: %{x:,.1f} µs<br>%{text}<extra></extra>",
-                "marker": {"color": "#1f77b4"},
-            }
-        ]
-        layout = {
-            "title": {"text": f"Device time by source line (top {len(t)})"},
-            "height": 140 + 20 * max(len(t), 1),
-            "margin": {"l": 10, "r": 10, "t": 50, "b": 40},
-            "xaxis": {"title": {"text": "µs"}},
-            "yaxis": {"automargin": True},
-        }
-        return quick_figure(traces, layout)
+        return ranked_bars(
+            labels,
+            t["device_time_us"].tolist(),
+            [f"{p:.1f} % · {o}"[:120] for p, o in zip(t["device_time_percent"], t["top_op"])],
+            f"Device time by source line (top {len(t)})",
+            "µs",
+            ",.1f",
+            20,
+        )
 
     def table(self) -> Table:
         t = self.lines.assign(location=self._where)
