@@ -22,12 +22,13 @@ from __future__ import annotations
 import json
 import pathlib
 import re
-import shutil
 import sys
-import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT))
+from xprof_programs import programs_of  # noqa: E402
+
 DATA = ROOT / "tests" / "data"
 OUT = ROOT / "tests" / "golden" / "graph_viewer"
 CAPTURES = {
@@ -94,12 +95,8 @@ def xprof_graphs(xplane: pathlib.Path, wanted: dict[str, list[str]]) -> dict[str
     from xprof.convert import raw_to_tool_data as r
 
     out: dict[str, dict] = {}
-    with tempfile.TemporaryDirectory(prefix="tfprof_graphviewer_") as tmp:
-        copy = pathlib.Path(tmp) / xplane.name
-        shutil.copy2(xplane, copy)
-        r.xspace_to_tool_names([str(copy)])  # writes <module>(<id>).hlo_proto.pb beside it
-        for f in sorted(pathlib.Path(tmp).glob("*.hlo_proto.pb")):
-            name = f.name.removesuffix(".hlo_proto.pb")
+    with programs_of(xplane, "tfprof_graphviewer_") as (copy, names):
+        for name in names:
             ops = wanted.get(name, [])
             # Each op at each width with fusion bodies drawn, and the first op merged too.
             cases = [(op, w, 0) for op in ops for w in WIDTHS] + [(op, 2, 1) for op in ops[:1]]

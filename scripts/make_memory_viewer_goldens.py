@@ -19,11 +19,12 @@ from __future__ import annotations
 import json
 import pathlib
 import re
-import shutil
 import sys
-import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from xprof_programs import programs_of  # noqa: E402
+
 DATA = ROOT / "tests" / "data"
 OUT = ROOT / "tests" / "golden" / "memory_viewer"
 CAPTURES = {
@@ -45,12 +46,8 @@ def xprof_memory_viewer(xplane: pathlib.Path) -> dict[str, dict]:
     from xprof.convert import raw_to_tool_data as r
 
     out: dict[str, dict] = {}
-    with tempfile.TemporaryDirectory(prefix="tfprof_memviewer_") as tmp:
-        copy = pathlib.Path(tmp) / xplane.name
-        shutil.copy2(xplane, copy)
-        r.xspace_to_tool_names([str(copy)])  # writes <module>(<id>).hlo_proto.pb beside it
-        for f in sorted(pathlib.Path(tmp).glob("*.hlo_proto.pb")):
-            name = f.name.removesuffix(".hlo_proto.pb")
+    with programs_of(xplane, "tfprof_memviewer_") as (copy, names):
+        for name in names:
             params = {"use_saved_result": False, "module_name": name}
             try:
                 data, _ = r.xspace_to_tool_data([str(copy)], "memory_viewer", params)
