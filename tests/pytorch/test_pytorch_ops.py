@@ -156,3 +156,36 @@ def test_operator_views_static_image_mixes_bars_and_pies():
     fig = tw.views.operators(run).static_figure()
     kinds = [t.type for t in fig.data]
     assert kinds.count("bar") == 8 and kinds.count("pie") == 4
+
+
+def test_ranks_in_one_run_pair_launches_within_their_own_rank(tmp_path):
+    """Two ranks of one job (HTA's sampled rank 0 and rank 1 traces) load as one run: each
+    rank's CUPTI numbers its correlations from the same start, so a kernel pairs with its own
+    rank's runtime call, and each rank's operator table is the one it has alone."""
+    import shutil
+
+    from tfprof_widgets.analysis.event_index import host_codes
+    from tfprof_widgets.frameworks.pytorch import ops
+
+    for rank in (0, 1):
+        shutil.copy(
+            ROOT / "tests" / "data" / "chrome" / f"hta_sampled_rank{rank}.json.gz",
+            tmp_path / f"rank-{rank}.pt.trace.json.gz",
+        )
+    both = tw.load(tmp_path)
+    gpu, call = ops.launches(both)
+    host = host_codes(both)
+    paired = call >= 0
+    assert paired.sum() > 1000
+    assert (host[gpu[paired]] == host[call[paired]]).all()
+    hosts = list(dict.fromkeys(both.planes["host"].astype(str)))
+    assert len(hosts) == 2
+    for rank, name in enumerate(hosts):
+        alone = tw.load(tmp_path / f"rank-{rank}.pt.trace.json.gz").torch_ops
+        mine = both.torch_ops[both.torch_ops["host"].astype(str) == name]
+        cols = ["name", "calls", "host_self_us", "device_self_us", "device_total_us"]
+        pd.testing.assert_frame_equal(
+            mine[cols].sort_values("name").reset_index(drop=True),
+            alone[cols].sort_values("name").reset_index(drop=True),
+            check_categorical=False,
+        )

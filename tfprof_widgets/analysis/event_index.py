@@ -27,6 +27,11 @@ def event_plane_rows(run) -> np.ndarray:
     return run.line_plane_rows[run.event_line_rows]
 
 
+def host_codes(run) -> np.ndarray:
+    """Each event's host as its code in ``run.planes['host']``'s categories."""
+    return np.asarray(run.planes["host"].astype("category").array.codes)[event_plane_rows(run)]
+
+
 @per_run
 def plane_kinds(run) -> np.ndarray:
     """Each plane's device kind ('CPU', 'GPU', 'TPU', 'metadata'...), as strings."""

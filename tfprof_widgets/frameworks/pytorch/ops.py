@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ... import schema, stat_columns
-from ...analysis.event_index import on_device, times_ps
+from ...analysis.event_index import host_codes, on_device, times_ps
 from ...analysis.memo import per_run
 from ...analysis.nesting import group_numbers, stack_nesting
 from . import names as torch_names
@@ -70,16 +70,21 @@ def _kinds(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def launches(run, kinds=(KERNEL, MEMCPY, MEMSET)) -> tuple[np.ndarray, np.ndarray]:
     """GPU activity rows of ``kinds`` and the runtime-call row that launched each (-1: none
-    found), by their correlation id (one call per id: the last recorded, as tb_plugin
-    keeps)."""
+    found), by their host and correlation id (one call per id and host: the last recorded,
+    as tb_plugin keeps). The host matters once ranks load as one run: each rank's CUPTI
+    numbers its correlations from the same start, so an id alone would pair a rank's kernel
+    with another rank's call."""
     n = len(run.events)
     kind = _kinds(run)[0]
     corr, has = stat_columns.numbers(run.stat_store, "correlation", n)
+    host = host_codes(run)
     calls = np.flatnonzero((kind == RUNTIME) & has & ~on_device(run))
     gpu = np.flatnonzero(np.isin(kind, kinds) & on_device(run))
-    owner = pd.Series(calls, index=corr[calls])
-    owner = owner[~owner.index.duplicated(keep="last")]
-    hit = owner.reindex(corr[gpu]).to_numpy()
+    owner = pd.DataFrame({"host": host[calls], "correlation": corr[calls], "call": calls})
+    owner = owner.drop_duplicates(["host", "correlation"], keep="last")
+    pairs = pd.DataFrame({"host": host[gpu], "correlation": corr[gpu]})
+    hit = pairs.merge(owner, on=["host", "correlation"], how="left", sort=False)["call"]
+    hit = hit.to_numpy(np.float64, na_value=np.nan)
     return gpu, np.where(has[gpu] & ~np.isnan(hit), np.nan_to_num(hit, nan=-1), -1).astype(np.int64)
 
 

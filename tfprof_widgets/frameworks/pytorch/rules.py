@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ... import stat_columns
-from ...analysis.event_index import event_plane_rows, on_device
+from ...analysis.event_index import host_codes, on_device
 from ...analysis.event_types import HOST_COMPUTE, HOST_PREPARE, HOST_WAIT_INPUT
 from ..base import Advice, DeviceOps, Framework, RunNames
 from . import names as torch_names
@@ -108,11 +108,6 @@ class PyTorch(Framework):
 
     def memory_events(self, run) -> pd.DataFrame | None:
         return memory_events(run)
-
-
-def host_codes(run) -> np.ndarray:
-    """Each event's host as its code in ``run.planes['host']``'s categories."""
-    return np.asarray(run.planes["host"].astype("category").array.codes)[event_plane_rows(run)]
 
 
 def last_step_starts(run) -> np.ndarray:
