@@ -102,6 +102,19 @@ def test_two_traces_of_one_rank_are_both_kept_and_named_apart(tmp_path):
     assert any("rank 0" in w and "each is kept" in w for w in run.warnings)
 
 
+def test_a_rank_is_read_from_the_header_kineto_writes(tmp_path):
+    """The rank comes from the trace's header, before traceEvents, where Kineto writes it (the
+    name is needed before the file is read); written after the events, the trace keeps its
+    file's name, and its rank still reaches the analyses through the host plane's stats."""
+    top = json.loads(gzip.decompress(RANK[1].read_bytes()))
+    info = top.pop("distributedInfo")
+    top["distributedInfo"] = info  # now after traceEvents
+    late = tmp_path / "late.pt.trace.json.gz"
+    late.write_bytes(gzip.compress(json.dumps(top).encode(), mtime=0))
+    run = tw.load(late, progress=False)
+    assert run.hosts == ["late.pt"] and run.comm_comp_overlap["rank"].tolist() == [1]
+
+
 # -- a list of directories ------------------------------------------------------------------
 def test_ranks_in_separate_directories_merge_into_one_run(merged, rank_dirs):
     assert merged.hosts == ["rank 0", "rank 1"]

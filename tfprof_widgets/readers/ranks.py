@@ -10,6 +10,7 @@ import functools
 import json
 import os
 import re
+import stat
 import zlib
 
 __all__ = ["rank_host", "shared_ranks", "trace_rank"]
@@ -57,22 +58,36 @@ def _rank(path: str, size: int, mtime_ns: int) -> int | None:
 
 
 def _head_text(path: str) -> str:
-    """The first :data:`_HEAD_BYTES` of a JSON trace's text ("" if it cannot be read)."""
-    out = b""
+    """A JSON trace's text up to its ``traceEvents`` key, at most :data:`_HEAD_BYTES` ("" if
+    it cannot be read: the reader then says what is wrong with the file)."""
     try:
-        with open(path, "rb") as f:
-            first = f.read(1 << 16)
-            if not first.startswith(b"\x1f\x8b"):
-                out = first + f.read(_HEAD_BYTES - len(first))
-            else:
-                inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                chunk = first
-                while chunk and len(out) < _HEAD_BYTES and not inflater.eof:
-                    out += inflater.decompress(chunk, _HEAD_BYTES - len(out))
-                    chunk = inflater.unconsumed_tail or f.read(1 << 16)
-    except (OSError, zlib.error):
-        pass  # the reader says what is wrong with the file
-    return out[:_HEAD_BYTES].decode("utf-8", "replace")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except (OSError, ValueError):
+        return ""
+    with os.fdopen(fd, "rb") as f:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or device named like a trace
+                return ""
+            return _read_head(f).decode("utf-8", "replace")
+        except (OSError, zlib.error):
+            return ""
+
+
+def _read_head(f) -> bytes:
+    first = f.read(1 << 16)
+    if not first.startswith(b"\x1f\x8b"):
+        return first + f.read(_HEAD_BYTES - len(first))
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    out, chunk = b"", first
+    # In steps of 64 KiB, up to the header's end: a MiB inflated is ~5 ms a file.
+    while chunk and len(out) < _HEAD_BYTES and not inflater.eof:
+        out += inflater.decompress(chunk, min(1 << 16, _HEAD_BYTES - len(out)))
+        if _EVENTS_KEY.encode() in out[-(1 << 16) - len(_EVENTS_KEY) :]:
+            break
+        if out.lstrip()[:1] == b"[":  # a bare array of events: no header
+            break
+        chunk = inflater.unconsumed_tail or f.read(1 << 16)
+    return out
 
 
 def shared_ranks(files: list[str]) -> dict[int, list[str]]:
