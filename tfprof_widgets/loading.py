@@ -114,10 +114,11 @@ def load(
     epoch times, which is how the profilers say they are on one clock: XSpace line
     timestamps (ns since the Unix epoch from TensorFlow 2.5 and JAX; older TensorFlow
     counted from the session's start), Kineto's ``ts`` (epoch µs, or µs after its header's
-    ``baseTimeNanoseconds``). The test is a capture's first event
-    lying after the year 2000; a capture whose times count from its own start (TensorFlow's
-    ``trace.json.gz``, a pre-2.5 XSpace) has nothing that places it against the others, so
-    the list is refused with :class:`~tfprof_widgets.ClockMismatchError` naming the files.
+    ``baseTimeNanoseconds``). The test is a capture's first event lying after the year
+    2000: a capture whose times count from its own start (TensorFlow's ``trace.json.gz``, a
+    pre-2.5 XSpace) has nothing that places it against the others, and captures over 100
+    days apart are no one job's, so the list is refused with
+    :class:`~tfprof_widgets.ClockMismatchError` naming the files.
     Hosts of the same name in several paths get the directory's name after theirs
     (``rank 0 (dir_a)``), with a note in ``run.warnings``. An empty list, a path that does not
     exist, or a capture named twice is a :class:`~tfprof_widgets.ProfileError` naming it; a
@@ -134,7 +135,7 @@ def load(
     """
     if isinstance(path, (list, tuple)):
         return _load_many(
-            list(path), run, hosts, planes, window_s, progress, max_memory_bytes, stacklevel=3
+            list(path), run, hosts, planes, window_s, progress, max_memory_bytes, stacklevel=4
         )
     plan = _one_plan(path, run)
     return _load_plan(plan, hosts, planes, window_s, progress, max_memory_bytes, stacklevel=3)
@@ -172,7 +173,7 @@ def _load_many(paths: list, run, hosts, planes, window_s, progress, max_memory_b
         raise EmptyProfileError(
             "[]", "load() was given an empty list: name the directories or files to load"
         )
-    if len(paths) == 1:
+    if len(paths) == 1:  # load(path) itself, its warnings one frame further from the user
         plan = _one_plan(paths[0], run)
         return _load_plan(plan, hosts, planes, window_s, progress, max_memory_bytes, stacklevel)
     plans = [_one_plan(p, run) for p in paths]
