@@ -34,6 +34,7 @@ from .capturing import (
 from .errors import (
     CaptureError,
     CaptureUnavailableError,
+    ClockMismatchError,
     CorruptProfileError,
     EmptyProfileError,
     NoEventsError,
@@ -108,6 +109,7 @@ __all__ = [
     "CaptureError",
     "CaptureOptions",
     "CaptureUnavailableError",
+    "ClockMismatchError",
     "CorruptProfileError",
     "EmptyProfileError",
     "InputPipelineSummary",

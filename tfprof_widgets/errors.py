@@ -12,7 +12,8 @@ or TensorFlow traceback. There are two separate families:
   (:class:`EmptyProfileError`, :class:`NoEventsError`), damaged or foreign files
   (:class:`CorruptProfileError`, :class:`WrongFormatError`, also ``ValueError``) and
   captures that do not fit in memory (:class:`ProfileTooLargeError`, also a
-  ``MemoryError``). It does not catch capture errors.
+  ``MemoryError``), and captures from several directories whose times cannot be put on one
+  clock (:class:`ClockMismatchError`). It does not catch capture errors.
 * :class:`CaptureError` and its subclasses are problems *making* a capture (``%%tfprof``,
   ``capture()``, ``keras_callback()``, ``remote_capture()``): a logdir that cannot take one,
   a profiler already recording (:class:`ProfilerBusyError`), TensorFlow or grpcio missing
@@ -32,6 +33,7 @@ __all__ = [
     "CorruptProfileError",
     "WrongFormatError",
     "ProfileTooLargeError",
+    "ClockMismatchError",
     "CaptureError",
     "ProfilerBusyError",
     "CaptureUnavailableError",
@@ -77,6 +79,12 @@ class WrongFormatError(ProfileError, ValueError):
 
 class ProfileTooLargeError(ProfileError, MemoryError):
     """Loading the capture would need more memory than is available; load part of it."""
+
+
+class ClockMismatchError(ProfileError):
+    """Captures given to ``load([dir_a, dir_b, ...])`` whose times are not on one clock (one
+    counts from its own start, the other in epoch time), so their hosts cannot share one
+    timeline; ``path`` is a capture that cannot be aligned, ``problem`` names the others."""
 
 
 class CaptureError(_ProblemAt):

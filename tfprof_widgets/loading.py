@@ -10,6 +10,7 @@ read beside the traces and handed to the run as ``run.tool_data``.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import fnmatch
@@ -24,16 +25,19 @@ import pandas as pd
 from . import schema
 from .errors import (
     CorruptProfileError,
+    EmptyProfileError,
     ProfileError,
     ProfileNotFoundError,
     ProfileTooLargeError,
     WrongFormatError,
 )
+from .readers.assemble import check_one_clock
 from .readers.chrome.reader import read_chrome_trace
 from .readers.columnar import HostTables
 from .readers.discovery import RunFiles, find_runs, resolve
 from .readers.formats import file_format, file_kind, host_of, host_sources, is_capture_file
 from .readers.limits import available_memory_bytes, estimated_need, fmt_bytes, memory_cap
+from .readers.ranks import shared_ranks
 from .readers.tfprof.reader import read_run_metadata, read_tfprof_profile
 from .readers.tool_data.reader import (
     HostToolData,
@@ -69,7 +73,7 @@ _NO_TRACE_TO_CUT = (
 
 
 def load(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | list[str | os.PathLike[str]],
     run: str | None = None,
     *,
     hosts: list[str] | None = None,
@@ -84,7 +88,7 @@ def load(
     ``plugins/profile/<run>/`` is taken unless ``run=`` names one), a run directory (every
     host's ``*.xplane.pb`` merged, one ``host`` value each), a single ``.xplane.pb``, a
     Chrome trace ``*.trace.json`` / ``*.trace.json.gz``, or a TF1 tfprof profile or
-    RunMetadata (see :mod:`tfprof_widgets.readers.formats`).
+    RunMetadata (see :mod:`tfprof_widgets.readers.formats`); or a list of these (below).
 
     Loading part of a capture: ``hosts=[...]`` reads only those hosts' files (the names in
     ``run.hosts``); ``planes=[...]`` keeps only planes whose name matches one of the (glob)
@@ -103,15 +107,161 @@ def load(
     written, hosts whose file is incomplete are left out with a warning (``run.warnings``);
     only if no host loads is the error raised.
 
+    Hosts that wrote into separate directories (a job's ranks or workers, each profiled into
+    its own logdir) load as one run from a list: ``load([dir_a, dir_b, ...])``, each path
+    read as ``load(path)`` reads it (a logdir's newest run, or the one ``run=`` names; a run
+    directory; a file). Their hosts share one timeline only where every capture's times are
+    epoch times, which is how the profilers say they are on one clock: XSpace line
+    timestamps (ns since the Unix epoch from TensorFlow 2.5 and JAX; older TensorFlow
+    counted from the session's start), Kineto's ``ts`` (epoch µs, or µs after its header's
+    ``baseTimeNanoseconds``). The test is a capture's first event lying after the year
+    2000: a capture whose times count from its own start (TensorFlow's ``trace.json.gz``, a
+    pre-2.5 XSpace) has nothing that places it against the others, and captures over 100
+    days apart are no one job's, so the list is refused with
+    :class:`~tfprof_widgets.ClockMismatchError` naming the files.
+    Hosts of the same name in several paths get the directory's name after theirs
+    (``rank 0 (dir_a)``), with a note in ``run.warnings``. An empty list, a path that does not
+    exist, or a capture named twice is a :class:`~tfprof_widgets.ProfileError` naming it; a
+    list of one path is ``load(path)``.
+
+    A PyTorch trace whose ``distributedInfo`` names its rank is the host ``rank N`` (HTA's
+    name; rank, world size and backend stay as the host plane's stats, ``run.plane_stats``);
+    a trace without one keeps its file's name. Two traces naming the same rank are both
+    kept, as ``rank N (<file>)``, with a note in ``run.warnings``.
+
     ``progress``: None shows a progress bar only if loading takes over a second; True
     always; False never. Raises :class:`~tfprof_widgets.ProfileError` subclasses for
     anything wrong with the input. Nothing is ever written.
     """
+    if isinstance(path, (list, tuple)):
+        return _load_many(
+            list(path), run, hosts, planes, window_s, progress, max_memory_bytes, stacklevel=4
+        )
+    plan = _one_plan(path, run)
+    return _load_plan(plan, hosts, planes, window_s, progress, max_memory_bytes, stacklevel=3)
+
+
+@dataclasses.dataclass
+class _Plan:
+    """What one load reads: the hosts' traces and tool-data files (by the names the run
+    gives them), the run they make, and what was noticed finding them."""
+
+    path: object  # what the user passed, for errors
+    files: RunFiles  # the run's name, directory and files
+    sources: list[tuple[str, list[str]]]
+    tool_sources: list[tuple[str, list[str]]]
+    notes: list[str] = dataclasses.field(default_factory=list)
+    capture: dict[str, int] | None = None  # a merged load: each host's directory (its index)
+    capture_log: str | None = None
+
+
+def _one_plan(path, run: str | None) -> _Plan:
+    """What ``load(path)`` reads: the run :func:`.readers.discovery.resolve` finds there."""
     files: RunFiles = resolve(path, run)
-    preload.viewer_ahead()  # in a kernel: the page parses plotly.js while this reads
-    sources, tool_sources = _select_hosts(
-        path, host_sources(files.files), tool_files_of(list(files.tool_files)), hosts
+    sources = host_sources(files.files)
+    plan = _Plan(path, files, sources, tool_files_of(list(files.tool_files)))
+    plan.notes = _rank_notes(sources)
+    return plan
+
+
+def _load_many(paths: list, run, hosts, planes, window_s, progress, max_memory_bytes, stacklevel):
+    """``load([dir_a, dir_b, ...])``: each path's run, as ``load(path)`` finds it, read into
+    one Run; hosts named alike in several of them are told apart by their directory's name.
+    Hosts of different paths share a timeline only where their times are all epoch times
+    (:func:`.readers.assemble.check_one_clock`); otherwise ClockMismatchError."""
+    if not paths:
+        raise EmptyProfileError(
+            "[]", "load() was given an empty list: name the directories or files to load"
+        )
+    if len(paths) == 1:  # load(path) itself, its warnings one frame further from the user
+        plan = _one_plan(paths[0], run)
+        return _load_plan(plan, hosts, planes, window_s, progress, max_memory_bytes, stacklevel)
+    plans = [_one_plan(p, run) for p in paths]
+    _check_distinct(plans)
+    names, renamed = _names_across(plans)
+    capture: dict[str, int] = {}
+    sources, tool_sources = [], []
+    for i, (p, new) in enumerate(zip(plans, names)):
+        sources += [(new[h], fs) for h, fs in p.sources]
+        tool_sources += [(new[h], fs) for h, fs in p.tool_sources]
+        capture.update({new[h]: i for h, _ in p.sources})
+    runs = [p.files for p in plans]
+    try:
+        where = os.path.commonpath([os.path.abspath(r.path) for r in runs])
+    except ValueError:  # paths on different drives
+        where = os.path.abspath(runs[0].path)
+    merged = RunFiles(
+        " + ".join(r.name for r in runs),
+        where,
+        tuple(f for r in runs for f in r.files),
+        tool_files=tuple(f for r in runs for f in r.tool_files),
+        formats=tuple(dict.fromkeys(x for r in runs for x in r.formats)),
     )
+    notes = [n for p in plans for n in p.notes + _notes(p.files, [], [])] + renamed
+    logs = [(r.path, _capture_log(r.path)) for r in runs]
+    log = "\n".join(f"== {d} ==\n{text}" for d, text in logs if text)
+    named = ", ".join(os.fspath(p) for p in paths)  # what errors about the whole list name
+    plan = _Plan(named, merged, sources, tool_sources, notes, capture, log)
+    return _load_plan(plan, hosts, planes, window_s, progress, max_memory_bytes, stacklevel)
+
+
+def _check_distinct(plans: list[_Plan]) -> None:
+    """Refuse a list that names one capture file twice (a directory and a file in it, or the
+    same directory twice): its hosts would be counted twice."""
+    seen: dict[str, object] = {}
+    for p in plans:
+        for f in p.files.files + p.files.tool_files:
+            real = os.path.realpath(f)
+            if real in seen:
+                raise ProfileError(
+                    f,
+                    f"given twice: by {os.fspath(p.path)} and, earlier in the list, by "
+                    f"{os.fspath(seen[real])}; each capture is loaded once",
+                )
+            seen[real] = p.path
+
+
+def _names_across(plans: list[_Plan]) -> tuple[list[dict[str, str]], list[str]]:
+    """Each plan's hosts' names in the merged run, and a note for those renamed: a name that
+    several directories use gets the directory's name after it (``rank 0 (dir_a)``); where
+    those repeat too (files of one directory), the file's name, and then a number."""
+    keys, first = [], {}
+    for i, p in enumerate(plans):
+        for h, fs in p.sources + p.tool_sources:
+            if (i, h) not in first:
+                keys.append((i, h))
+                first[i, h] = fs[0]
+    labels = [_label(p.path) for p in plans]
+    makers = (
+        lambda i, h: f"{h} ({labels[i]})",
+        lambda i, h: f"{h} ({os.path.basename(first[i, h])})",
+        lambda i, h: f"{h} ({i + 1})",
+    )
+    name = {k: k[1] for k in keys}
+    for make in makers:
+        taken = collections.Counter(name.values())
+        for k in [k for k in keys if taken[name[k]] > 1]:
+            name[k] = make(*k)
+    changed = [k for k in keys if name[k] != k[1]]
+    notes = []
+    if changed:
+        shown = "; ".join(f"{h!r} of {first[i, h]} as {name[i, h]!r}" for i, h in changed[:8])
+        more = f" and {len(changed) - 8} more" if len(changed) > 8 else ""
+        notes.append(f"hosts of the same name in several of the paths loaded: {shown}{more}")
+    return [{h: name[i, h] for (i, h) in keys if i == j} for j in range(len(plans))], notes
+
+
+def _label(path) -> str:
+    """The name of the directory a path given to load() stands for (a file's: its own)."""
+    full = os.path.abspath(os.fspath(path))
+    return os.path.basename(full if os.path.isdir(full) else os.path.dirname(full)) or full
+
+
+def _load_plan(plan: _Plan, hosts, planes, window_s, progress, max_memory_bytes, stacklevel):
+    """Read what ``plan`` lists into a Run (the body of :func:`load`)."""
+    path, files = plan.path, plan.files
+    preload.viewer_ahead()  # in a kernel: the page parses plotly.js while this reads
+    sources, tool_sources = _select_hosts(path, plan.sources, plan.tool_sources, hosts)
     window_s = _checked_window(window_s)
     cut = planes is not None or window_s is not None
     if cut and not sources:
@@ -129,6 +279,8 @@ def load(
         loaded, failed = [], [exc]  # an unreadable trace: TensorBoard's numbers remain
     finally:
         bar.close()
+    if plan.capture is not None:
+        check_one_clock(loaded, [plan.capture.get(t.host, -1) for t in loaded])
     # Without a trace, the tool data is the run (a cut that kept no event is not that case).
     no_trace = not loaded and (failed or not sources)
     with memory_cap(max_memory_bytes):  # the cap bounds the tool-data readers too
@@ -137,11 +289,23 @@ def load(
         raise failed[0] if failed else _nothing_in(path, planes, window_s)
     if not loaded:  # a run of tool data only: its tables come from the files
         loaded = [no_trace_tables(t.host, next(iter(t.files.values()))) for t in tool_data]
-    notes = _notes(files, failed + tool_failed, tool_data)
-    result = _build(loaded, files, tool_data, notes)
+    notes = plan.notes + _notes(files, failed + tool_failed, tool_data)
+    result = _build(loaded, files, tool_data, notes, plan.capture_log)
     for note in notes:
-        warnings.warn(note, stacklevel=2)
+        warnings.warn(note, stacklevel=stacklevel)
     return result
+
+
+def _rank_notes(sources: list[tuple[str, list[str]]]) -> list[str]:
+    """A note for each rank that several of a run's traces name in their distributedInfo:
+    each is kept, as a host of its own (``rank 0 (a.pt)``)."""
+    host_of_file = {fs[0]: h for h, fs in sources}
+    shared = shared_ranks(list(host_of_file))
+    return [
+        f"{', '.join(os.path.basename(f) for f in fs)} all name rank {r} in their "
+        f"distributedInfo: each is kept, as hosts {', '.join(host_of_file[f] for f in fs)}"
+        for r, fs in shared.items()
+    ]
 
 
 def _notes(files: RunFiles, failed: list[ProfileError], tool_data: list) -> list[str]:
@@ -250,12 +414,14 @@ def _capture_log(run_dir: str) -> str:
             return ""
 
 
-def _build(loaded: list[HostTables], files: RunFiles, tool_data, notes: list[str]) -> Run:
+def _build(
+    loaded: list[HostTables], files: RunFiles, tool_data, notes: list[str], log: str | None = None
+) -> Run:
     """The Run of the hosts read (:func:`.run_builder.build_run`). What the readers accepted
     should always assemble; if some combination of values still trips pandas or numpy here,
     the user gets a ProfileError naming the run (and the cause) rather than a bare exception
     from deep inside."""
-    log = _capture_log(files.path)
+    log = _capture_log(files.path) if log is None else log
     try:
         return build_run(
             loaded, files.name, files.path, tool_data=tool_data, capture_log=log, notes=notes

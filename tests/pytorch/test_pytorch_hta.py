@@ -229,7 +229,7 @@ def test_ranks_of_one_job_loaded_together_are_htas_per_rank(tmp_path):
     idle = hta.idle_time_breakdown(run)
     for r in (0, 1):
         ref = json.loads((ROOT / "golden" / "hta" / f"hta_sampled_rank{r}.json").read_text())
-        host = f"rank{r}.pt"
+        host = f"rank {r}"
         mine = overlap[overlap["host"] == host]
         assert mine["rank"].tolist() == [r]
         _close(
@@ -289,4 +289,4 @@ def test_each_rank_keeps_its_own_last_step(tmp_path):
     for r in (0, 1):
         alone = temporal_breakdown(tw.load(CHROME / f"hta_sampled_rank{r}.json.gz", progress=False))
         cols = ["span_us", "idle_us", "compute_us", "non_compute_us"]
-        _close(both.loc[f"rank{r}.pt", cols].to_numpy(np.float64), alone[cols].to_numpy()[0])
+        _close(both.loc[f"rank {r}", cols].to_numpy(np.float64), alone[cols].to_numpy()[0])

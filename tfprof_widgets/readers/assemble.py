@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .. import schema, stat_columns
-from ..errors import CorruptProfileError
+from ..errors import ClockMismatchError, CorruptProfileError
 from ..stat_store import StatStore
 from .columnar import HostTables, StatRows, device_kind
 
@@ -51,6 +51,71 @@ class RunTables:
     line_plane_rows: np.ndarray  # int32: each line's row in `planes`
     tfprof_nodes: pd.DataFrame  # TF1 profiles only; empty otherwise
     tfprof_execs: pd.DataFrame
+
+
+# 2000-01-01 in ns since the Unix epoch. A host whose events begin later counts in epoch time:
+# a capture that counts from its own start (0.1 s) or from the machine's boot (weeks) is far
+# below it.
+EPOCH_FLOOR_NS = 946_684_800 * 10**9
+
+
+def first_event_ns(h: HostTables) -> int | None:
+    """Where a host's first timed event lies on its own clock (ns): the earliest origin of
+    a line with timed events (lines, not events, are looked at); None when it has none."""
+    timed = h.ev_occ == 1
+    if not len(timed) or not timed.any():
+        return None
+    lines = np.flatnonzero(np.bincount(h.ev_line[timed], minlength=len(h.lines)))
+    return min(h.lines[i].base_ns for i in lines.tolist())
+
+
+def check_one_clock(hosts: list[HostTables], capture: list[int]) -> None:
+    """Refuse, with :class:`~tfprof_widgets.ClockMismatchError`, hosts of several captures
+    (``capture``: each host's) whose times are not all epoch times: only then are they on one
+    clock. XSpace lines carry ns since the epoch (TensorFlow 2.5+, JAX; older TensorFlow
+    counted from the session's start); Kineto's ts are epoch µs, or µs from its header's
+    ``baseTimeNanoseconds``; TensorFlow's trace.json counts from the session's start."""
+    first = [first_event_ns(h) for h in hosts]
+    if len({c for c, t in zip(capture, first) if t is not None}) < 2:
+        return
+    own = [(h, t) for h, t in zip(hosts, first) if t is not None and t < EPOCH_FLOOR_NS]
+    if not own:
+        _check_near(hosts, first)
+        return
+    wall = [h.path for h, t in zip(hosts, first) if t is not None and t >= EPOCH_FLOOR_NS]
+    path, t = own[0][0].path, own[0][1]
+    rest = [h.path for h, _ in own[1:] if h.path != path]
+    raise ClockMismatchError(
+        path,
+        f"its times start {t / 1e9:.6g} s after its clock's zero, not at an epoch time (it "
+        "counts from its session's start or the machine's boot), so nothing places it "
+        + (f"against {_names(wall)}, which count in epoch time" if wall else "against the rest")
+        + (f"; {_names(rest)} count from their own start too" if rest else "")
+        + ". Load each directory on its own",
+    )
+
+
+# Captures whose first events lie further apart than this are no one job's: their run would
+# not fit int64 picoseconds (~106 days, what _check_span refuses in a single capture).
+_MAX_APART_NS = 100 * 86400 * 10**9
+
+
+def _check_near(hosts: list[HostTables], first: list[int | None]) -> None:
+    """Refuse epoch-time captures too far apart to share one run's timeline."""
+    timed = [(t, h.path) for h, t in zip(hosts, first) if t is not None]
+    (t_lo, lo), (t_hi, hi) = min(timed), max(timed)
+    if t_hi - t_lo > _MAX_APART_NS:
+        raise ClockMismatchError(
+            hi,
+            f"it begins {(t_hi - t_lo) / 86400e9:,.0f} days after {lo}: both are in epoch "
+            "time, but too far apart to be one job's captures on one timeline. Load each "
+            "directory on its own",
+        )
+
+
+def _names(paths, most: int = 4) -> str:
+    paths = list(dict.fromkeys(paths))
+    return ", ".join(paths[:most]) + (f" and {len(paths) - most} more" if len(paths) > most else "")
 
 
 def assemble(hosts: list[HostTables]) -> RunTables:

@@ -31,6 +31,7 @@ import re
 
 from ..errors import WrongFormatError
 from ..proto.wire import varint as _varint
+from .ranks import rank_host, trace_rank
 from .text import name_as_text
 
 __all__ = [
@@ -218,18 +219,26 @@ _MAX_HOSTNAME = 1024
 
 def capture_hosts(files: list[str] | tuple[str, ...]) -> list[str]:
     """The host name of each capture file of a run: the one host an XSpace records in
-    ``hostnames`` (what XProf's tools call it), else the file name without its suffix (what
-    TensorBoard lists). Names that would collide in the run fall back to the file names, and
-    those to the whole file name."""
-    names = []
+    ``hostnames`` (what XProf's tools call it), ``rank N`` for a PyTorch trace whose
+    ``distributedInfo`` names rank N, else the file name without its suffix (what
+    TensorBoard lists). Names that would collide in the run fall back to the file names (a
+    rank keeps its name with the file's after it: ``rank 0 (a.pt)``), and those to the whole
+    file name."""
+    names, ranked = [], []
     for f in files:
         recorded = xspace_hostnames(f) if f.endswith(XPLANE_SUFFIX) else []
+        rank = trace_rank(f) if f.endswith(JSON_SUFFIXES) else None
+        recorded = [rank_host(rank)] if rank is not None else recorded
+        ranked.append(rank is not None)
         names.append(recorded[0] if len(recorded) == 1 and recorded[0] else host_of(f))
     stems = [host_of(f) for f in files]
     taken = {}
     for name in names:
         taken[name] = taken.get(name, 0) + 1
-    names = [n if taken[n] == 1 and (n == s or n not in stems) else s for n, s in zip(names, stems)]
+    names = [
+        n if taken[n] == 1 and (n == s or n not in stems) else f"{n} ({s})" if r else s
+        for n, s, r in zip(names, stems, ranked)
+    ]
     return _unique(names, [name_as_text(os.path.basename(f)) for f in files])
 
 
