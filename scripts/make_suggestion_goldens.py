@@ -22,6 +22,8 @@ library). So each golden holds, from a private copy of the capture converted wit
 * ``fired_full_build``: the rules of ``RegisterAllRules`` (XProf's own build) that fire on
   those signals, by the conditions of their headers transcribed below.
 
+The captures: the bundled ones, and tests/support/tpu_builder.py's synthetic TPU capture
+(``synthetic_tpu``: no TPU capture is bundled; the only one where XProf's TPU signals exist).
 Written: ``tests/golden/suggestions/<name>.json``. Needs the dev extra (xprof).
 """
 
@@ -47,6 +49,8 @@ CAPTURES = {
     "tf_xla_cpu": DATA / "tf_xla_cpu" / "keras_fit_jit.xplane.pb",
     "input_bound": next((ROOT / "sample_profiles" / "input_bound").rglob("*.xplane.pb")),
 }
+# Built by tests/support/tpu_builder.py (no TPU capture is bundled): two TensorCores.
+SYNTHETIC_TPU = "synthetic_tpu"
 RULES_RUN = ["BarrierCoresRule"]
 TOOLS = ("smart_suggestion", "overview_page", "input_pipeline_analyzer", "hlo_stats")
 
@@ -99,20 +103,36 @@ def _pct(text) -> float:
         return 0.0
 
 
+def step_figures(table: dict) -> dict:
+    """Totals over the input pipeline's step table, ms, from its exact cells (its properties
+    are rounded to 0.1 ms): step time and input time; on a TPU (whose table has no step
+    time column) the step is TensorCore compute + infeed + outfeed + idle + host transfer,
+    and its TensorCore idle and SparseCore (``scv0``) time come too (None elsewhere)."""
+    cols = [c.get("id") for c in table["cols"]]
+
+    def total(*names: str) -> float:
+        idx = [cols.index(n) for n in names if n in cols]
+        return sum(float(r["c"][i]["v"]) for r in table["rows"] for i in idx)
+
+    if "tcIdleTimeMs" not in cols:
+        return {"step_ms": total("stepTimeMs"), "input_ms": total("infeedTimeMs"),
+                "tc_idle_ms": None, "sc_ms": None}  # fmt: skip
+    parts = ("tcComputeTimeMs", "tcInfeedTimeMs", "tcOutfeedTimeMs", "tcIdleTimeMs",
+             "hostTransferTimeMs")  # fmt: skip
+    return {
+        "step_ms": total(*parts),
+        "input_ms": total("tcInfeedTimeMs"),
+        "tc_idle_ms": total("tcIdleTimeMs"),
+        "sc_ms": total("scv0ComputeTimeMs", "scv0InfeedTimeMs"),
+    }
+
+
 def signals(tools: dict) -> dict:
     """The figures XProf's rules read, from its tools (module docstring)."""
     ov, ip = _props(tools["overview_page"]), tools["input_pipeline_analyzer"] or []
     ipp = _props(ip)
-    table = ip[1] if len(ip) > 1 else {"cols": [], "rows": []}
-    cols = [c.get("id") for c in table["cols"]]
-
-    def step_sum(col: str) -> float:
-        if col not in cols:
-            return 0.0
-        return sum(float(r["c"][cols.index(col)]["v"]) for r in table["rows"])
-
-    # The step table's exact figures (the properties are rounded to 0.1 ms).
-    step_total_ms, infeed_total_ms = step_sum("stepTimeMs"), step_sum("infeedTimeMs")
+    steps = step_figures(ip[1] if len(ip) > 1 else {"cols": [], "rows": []})
+    step_total_ms = steps["step_ms"]
     enqueue = _pct(ipp.get("enqueue_us", 0))
     other = sum(
         _pct(ipp.get(k, 0))
@@ -131,6 +151,11 @@ def signals(tools: dict) -> dict:
         v = dict(zip(ids, (c.get("v") for c in r["c"])))
         by_cat[v["category"]] = by_cat.get(v["category"], 0.0) + float(v["total_self_time"])
 
+    def tpu_share(ms: float | None) -> float | None:
+        if ms is None:
+            return None
+        return 100 * ms / step_total_ms if step_total_ms else 0.0
+
     def share(cats: set) -> float:
         t = sum(us for c, us in by_cat.items() if c in cats)
         return 100 * t / device_us if device_us > 0 else 0.0
@@ -139,21 +164,29 @@ def signals(tools: dict) -> dict:
         "hardware_type": ov.get("hardware_type", ""),
         "mxu_utilization_percent": _pct(ov.get("mxu_utilization_percent", 0)),
         "hbm_utilization_percent": _pct(ov.get("memory_bw_utilization_relative_to_hw_limit", 0)),
-        "input_percent": 100 * infeed_total_ms / step_total_ms if step_total_ms else 0.0,
+        "input_percent": 100 * steps["input_ms"] / step_total_ms if step_total_ms else 0.0,
         "enqueue_percent_of_input": 100 * enqueue / total if total else 0.0,
         "non_enqueue_percent_of_input": 100 * other / total if total else 0.0,
         "collective_percent": share(COLLECTIVE),
         "data_shuffle_percent": share(DATA_SHUFFLE),
+        # A TPU's step breakdown (TpuStepTimeBreakdown); None elsewhere (XProf: not ok).
+        "tensor_core_idle_percent": tpu_share(steps["tc_idle_ms"]),
+        "sparse_core_percent": tpu_share(steps["sc_ms"]),
     }
 
 
 def fired(s: dict) -> list[str]:
     """The rules of XProf's RegisterAllRules that fire on the signals (their headers'
-    MeetsConditions). TensorCoreIdle and SparseCore need a TPU step breakdown (none here:
-    not ok, no fire); BarrierCores and DebugPrint are the tool's own answer."""
+    MeetsConditions); BarrierCores (and DebugPrint) are the tool's own answer."""
     mxu, hbm, inp = s["mxu_utilization_percent"], s["hbm_utilization_percent"], s["input_percent"]
     enq, other = s["enqueue_percent_of_input"], s["non_enqueue_percent_of_input"]
+    latency_bound = mxu < 50 and hbm < 50  # IsLatencyBound
+    idle, sc = s["tensor_core_idle_percent"], s["sparse_core_percent"]
     out = []
+    if latency_bound and idle is not None and idle > 10:
+        out.append("TensorCoreIdleBoundRule")
+    if latency_bound and sc is not None and sc > 10:
+        out.append("SparseCoreBoundRule")
     if mxu > 70 and hbm < 50:
         out.append("ComputeBoundRule")
     if hbm > 70 and mxu < 50:
@@ -171,24 +204,38 @@ def fired(s: dict) -> list[str]:
     return sorted(out)
 
 
+def synthetic_tpu(tmp: pathlib.Path) -> pathlib.Path:
+    """tests/support/tpu_builder.py's TPU capture, written in ``tmp``."""
+    sys.path.insert(0, str(ROOT / "tests" / "support"))
+    from tpu_builder import tpu_capture
+
+    return tpu_capture().write(tmp / "tpu.xplane.pb")
+
+
+def golden(path: pathlib.Path, capture: str) -> dict:
+    tools = tool_outputs(path)
+    found = (tools["smart_suggestion"] or {}).get("suggestions", [])
+    sig = signals(tools)
+    return {
+        "capture": capture,
+        "rules_run": RULES_RUN,
+        "suggestions": [
+            {"rule": s.get("ruleName", ""), "text": s.get("suggestionText", "")} for s in found
+        ],
+        "signals": sig,
+        "fired_full_build": fired(sig),
+    }
+
+
 def main() -> int:
     out = ROOT / "tests" / "golden" / "suggestions"
     out.mkdir(parents=True, exist_ok=True)
-    for name, path in CAPTURES.items():
-        tools = tool_outputs(path)
-        found = (tools["smart_suggestion"] or {}).get("suggestions", [])
-        sig = signals(tools)
-        golden = {
-            "capture": path.relative_to(ROOT).as_posix(),
-            "rules_run": RULES_RUN,
-            "suggestions": [
-                {"rule": s.get("ruleName", ""), "text": s.get("suggestionText", "")} for s in found
-            ],
-            "signals": sig,
-            "fired_full_build": fired(sig),
-        }
-        (out / f"{name}.json").write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
-        print(f"{name}: {len(found)} suggestions; full build: {golden['fired_full_build']}")
+    goldens = {n: golden(p, p.relative_to(ROOT).as_posix()) for n, p in CAPTURES.items()}
+    with tempfile.TemporaryDirectory(prefix="tfprof_suggest_tpu_") as tmp:
+        goldens[SYNTHETIC_TPU] = golden(synthetic_tpu(pathlib.Path(tmp)), SYNTHETIC_TPU)
+    for name, g in goldens.items():
+        (out / f"{name}.json").write_text(json.dumps(g, indent=1, sort_keys=True) + "\n")
+        print(f"{name}: {len(g['suggestions'])} suggestions; full build: {g['fired_full_build']}")
     return 0
 
 

@@ -22,7 +22,7 @@ XProf's rules read a few signals of its tools; here each signal comes from the r
   a run without HLO ops takes the overview's device-collectives share;
 * ``tensor_core_idle_percent`` (TPU): the overview's idle share of step time;
 * ``sparse_core_percent`` (TPU): XProf's SparseCore step time over the step time; ours, the
-  mean ``Sparse Core Steps`` event over the mean step (NaN without such a line: no capture
+  mean ``Sparse Core Steps`` event over the mean step (0 without such a line: no capture
   here has one);
 * ``barrier_cores_percent`` / ``debug_print_percent``: XProf's event-time-fraction analyzer
   (``kEventTimeFractionAnalyzerEvents``): per host, the time of events named so over the
@@ -186,9 +186,10 @@ def _sparse_core_percent(run) -> float:
         return NAN
     sc = ev.loc[(ev["line"].astype(str) == SPARSE_CORE_STEPS).to_numpy(bool), "dur_us"]
     step = float(steps["step_time_us"].mean())
-    if not len(sc) or step <= 0:
+    if step <= 0:
         return NAN
-    return 100 * float(sc.mean()) / step
+    # A TPU's step breakdown always has a SparseCore part: 0 where no core ran steps.
+    return 100 * float(sc.mean()) / step if len(sc) else 0.0
 
 
 def signals(run) -> dict[str, float | str]:
