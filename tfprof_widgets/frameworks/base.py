@@ -347,6 +347,13 @@ class Framework:
         TensorFlow's DataType, named as XProf names it (DataTypeString, 0 = "INVALID")."""
         return None
 
+    # -- hooks added for suggestions ----------------------------------------------------------
+    @hook(combine.collected)
+    def suggestion_rows(self, run) -> pd.DataFrame | None:
+        """Rules of the framework's own that fire on the run, as schema.SUGGESTIONS rows
+        (``run.suggestions`` adds them to XProf's); None where it has none."""
+        return None
+
 
 # The class attributes of :class:`Framework` that a run's frameworks answer together, and how
 # (rules of :mod:`.combine` on their values, in the frameworks' order).

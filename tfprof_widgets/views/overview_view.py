@@ -1,7 +1,9 @@
-"""The overview page: summary, step-time graph, top ops, environment and advice."""
+"""The overview page: summary, step-time graph, top ops, environment, advice and the
+suggestions that fire (``run.suggestions``, as XProf's overview shows its smart suggestions)."""
 
 from __future__ import annotations
 
+import pandas as pd
 import plotly.graph_objects as go
 
 from ..analysis.overview import OverviewSummary
@@ -48,6 +50,31 @@ def top_ops_table(top, multi_host: bool) -> Table:
     return Table(top, cols, csv="top_ops.csv", sort=("total_self_time_us", "desc"))
 
 
+# Suggestions by severity, the strongest first.
+SEVERITY_ORDER = {"high": 0, "medium": 1}
+
+
+def suggestions_table(sugg: pd.DataFrame) -> Table:
+    """The rules that fire: severity, rule, what it says, the figures that made it fire and
+    the view to open (``tw.views.<view>(run)``)."""
+    cols = [
+        Column("severity", "severity", colors={"high": "tf-bad", "medium": "tf-muted"}),
+        Column("rule", "rule"),
+        Column("text", "suggestion"),
+        Column("evidence", "evidence"),
+        Column("open", "view to open"),
+    ]
+    return Table(sugg, cols, csv="suggestions.csv")
+
+
+def ordered_suggestions(sugg: pd.DataFrame) -> pd.DataFrame:
+    """The suggestions high first (the rules' own order within a severity), with the call
+    that opens each one's view."""
+    order = sugg["severity"].astype(str).map(SEVERITY_ORDER).fillna(2)
+    out = sugg.iloc[order.argsort(kind="stable")].reset_index(drop=True)
+    return out.assign(open="tw.views." + out["view"].astype(str) + "(run)")
+
+
 BEYOND_XPROF_NOTE = (
     "Device ops marked 'ours only' are attributed from the kernels' TF op annotations "
     "('level 0'); TensorBoard (XProf 2.24) shows no device op for them, and its device IDLE "
@@ -85,6 +112,8 @@ class OverviewView(View):
         self.run = run
         self.summary: OverviewSummary = run.overview_summary
         self.steps = overview_steps(run.steps)
+        sugg = getattr(run, "suggestions", None)
+        self.suggestions = ordered_suggestions(sugg) if sugg is not None and len(sugg) else None
 
     def step_line(self) -> str:
         """The run's steps, counted as everywhere else (:class:`.results.StepCount`), and
@@ -238,7 +267,17 @@ class OverviewView(View):
         lines.append(self.precision_line())
         lines += self.placement_lines()
         lines += advice
+        lines += self.suggestion_lines()
         return [s for s in lines if s]
+
+    def suggestion_lines(self) -> list[str]:
+        """One line per suggestion that fires: severity, rule, text, evidence, view."""
+        if self.suggestions is None:
+            return []
+        return [
+            f"Suggestion ({r.severity}) {r.rule}: {r.text} [{r.evidence}] -> {r.open}"
+            for r in self.suggestions.itertuples()
+        ]
 
     def header(self) -> str:
         o = self.summary
@@ -260,6 +299,9 @@ class OverviewView(View):
 
     def blocks(self, **_) -> list:
         out: list = [Html(self.header())]
+        if self.suggestions is not None:
+            table = suggestions_table(self.suggestions)
+            out.append(TableBlock("suggestions", table, "Suggestions (rules that fire)"))
         if len(self.steps):
             out.append(Plots([Plot("step_time", step_time_figure(self.steps))]))
         top = self.summary.top_ops
@@ -275,8 +317,9 @@ def overview(run) -> OverviewView:
     Shows the steps and their average time (the steps XProf keeps), the step-time graph (one
     stacked bar per step: device compute, input, kernel launch, host compute, all others),
     the 16-bit share of device compute, where ops ran, the run's environment, the verdict
-    (input-, launch- or collective-bound) with what to do next, and the top ten ops by self
-    time.
+    (input-, launch- or collective-bound) with what to do next, the suggestions that fire
+    (``run.suggestions``: rule, severity, text, evidence and the view to open) and the top
+    ten ops by self time.
 
     Args:
         run: a loaded :class:`~tfprof_widgets.Run` (``tw.load(path)``).

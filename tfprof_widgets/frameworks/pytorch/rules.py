@@ -31,6 +31,7 @@ from . import names as torch_names
 from . import op_table
 from .memory import memory_events
 from .steps import verdicts
+from .suggestions_rules import suggestion_rows
 
 _EVENTS = ("aten::", "ProfilerStep#")
 _STATS = frozenset({"External id", "Record function id"})
@@ -108,6 +109,9 @@ class PyTorch(Framework):
 
     def memory_events(self, run) -> pd.DataFrame | None:
         return memory_events(run)
+
+    def suggestion_rows(self, run) -> pd.DataFrame | None:
+        return suggestion_rows(run)
 
 
 def last_step_starts(run) -> np.ndarray:
