@@ -714,8 +714,16 @@ KERNEL_BREAKDOWN: dict[str, tuple[str, str]] = {
 
 # Device and host time per line of the user's source (``run.source_lines``).
 SUGGESTIONS: dict[str, tuple[str, str]] = {
-    "rule": ("str", "XProf's rule name ('HostProcessingBoundRule', ...)."),
-    "severity": ("str", "'high' past twice the threshold, else 'medium'."),
+    "rule": (
+        "str",
+        "The rule's name: XProf's ('HostProcessingBoundRule', ...) or, for rules XProf lacks, "
+        "ours in its style ('SmallKernelsRule', 'CPUBoundRule', ...).",
+    ),
+    "severity": (
+        "str",
+        "'high' or 'medium': an XProf rule is high past twice its threshold; a rule of ours "
+        "says in its docstring where it turns high (e.g. SmallKernelsRule at 75 %).",
+    ),
     "text": ("str", "What the rule says, as XProf words it (plain text)."),
     "evidence": ("str", "The figures that made it fire, 'name=value' joined by '; '."),
     "view": ("str", "The view to open next ('input_pipeline', 'overview', ...)."),
