@@ -125,17 +125,18 @@ def test_on_a_pod_dataset_the_same_ranks_and_verdict(two_ranks, tmp_path):
         assert "no overlap or idle breakdown" in view.html()
 
 
-def test_gpus_that_mark_their_own_steps_in_the_report():
-    """The BERT capture (one host, GPUs 4 and 6 each marking step 0): the report holds the job
-    section, which names GPU 6 the straggler; a one-host, one-rank run's report has none."""
+def test_in_the_report_of_several_hosts_and_on_gpus_that_mark_their_own_steps(two_ranks):
+    """A report of the two ranks holds the job section; a one-host run's report has none
+    (the pod viewer's rule: the ranks of a job are hosts), yet the view called on the BERT
+    capture (one host, GPUs 4 and 6 each marking step 0) compares its GPUs and names GPU 6."""
+    assert "job" in [s.name for s in report_specs(two_ranks)]
+    page = report_html(two_ranks)
+    assert '<section id="job">' in page and "No straggler: in each of the 2 steps" in page
     run = tw.load(BERT, progress=False)
-    assert "job" in [s.name for s in report_specs(run)]
+    assert "job" not in [s.name for s in report_specs(run)]
     view = tw.views.job(run)
     assert view.verdict().startswith("34.83.195.179:6003 GPU:6 is the straggler of step 0")
-    page = report_html(run)
-    assert '<section id="job">' in page and "GPU:6 is the straggler" in page
     one = tw.load(CHROME / "torch_transformer_h100.pt.trace.json.gz", progress=False)
-    assert "job" not in [s.name for s in report_specs(one)]
     assert tw.views.job(one).verdict() == "One rank: nothing to compare."
 
 

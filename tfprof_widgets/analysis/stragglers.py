@@ -151,9 +151,7 @@ def _unit_labels(host: pd.Series, rank: pd.Series, device: pd.Series) -> np.ndar
     host = host.astype(str).to_numpy(object)
     rank = pd.array(rank, dtype="Int64")
     device = device.astype(str).to_numpy(object)
-    named = np.where(
-        pd.isna(rank), host, np.array([f"rank {r}" for r in rank.fillna(-1)], object)
-    )
+    named = np.where(pd.isna(rank), host, np.array([f"rank {r}" for r in rank.fillna(-1)], object))
     dev = np.array([d.removeprefix("/device:") for d in device], object)
     return np.where(device != "", named + " " + dev, named).astype(object)
 

@@ -64,8 +64,11 @@ def _units_of(source) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def _unit_of_host_rank(checked: pd.DataFrame) -> dict[tuple[str, object], str]:
     """Per (host, rank): the label the ranks carry in the straggler table (one per host row)."""
-    host_rows = checked[checked["device"].astype(str) == ""]
-    return {(str(h), r): u for h, r, u in zip(host_rows["host"], host_rows["rank"], host_rows["unit"])}
+    rows = checked[checked["device"].astype(str) == ""]
+    return {
+        (str(h), None if pd.isna(r) else int(r)): u
+        for h, r, u in zip(rows["host"], rows["rank"], rows["unit"])
+    }
 
 
 class JobView(View):
@@ -233,15 +236,13 @@ class JobView(View):
             Column("step", "step", "int"),
             Column("unit", "rank"),
         ]  # fmt: skip
-        return Table(
-            self.checked, cols, csv="job_stragglers.csv", sort=("deviation_us", "desc")
-        )
+        return Table(self.checked, cols, csv="job_stragglers.csv", sort=("deviation_us", "desc"))
 
     def collectives_table(self) -> Table:
         t = self.collectives
-        cols = [
-            Column(c, c.replace("_", " ")) for c in COLLECTIVE_COLUMNS if c in t
-        ] + [c for c in t.columns if c not in COLLECTIVE_COLUMNS]
+        cols = [Column(c, c.replace("_", " ")) for c in COLLECTIVE_COLUMNS if c in t] + [
+            c for c in t.columns if c not in COLLECTIVE_COLUMNS
+        ]
         sort = ("total_time_us", "desc") if "total_time_us" in t else None
         return Table(t, cols, csv="job_collectives.csv", sort=sort)
 

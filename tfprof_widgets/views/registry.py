@@ -61,14 +61,6 @@ def _several_hosts(run) -> bool:
     return len(run.hosts) >= 2
 
 
-def _several_ranks(run) -> bool:
-    # The job view: several hosts, or one host whose GPUs mark their own steps.
-    if len(run.hosts) >= 2:
-        return True
-    stragglers = getattr(run, "stragglers", None)
-    return stragglers is not None and stragglers["unit"].nunique() >= 2
-
-
 def _pytorch(run) -> bool:
     # torch-tb-profiler's operator view (steps by role, operators, their kernels).
     frameworks = getattr(run, "framework", None)
@@ -123,7 +115,7 @@ VIEWS: tuple[ViewSpec, ...] = (
         "job_view",
         "A distributed job's ranks side by side: step time, the straggler and why, overlap, idle.",
         section="job",
-        in_report=_several_ranks,
+        in_report=_several_hosts,  # ranks of a job are hosts (one process each)
     ),
     ViewSpec(
         "timeline",
