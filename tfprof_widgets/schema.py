@@ -12,8 +12,7 @@ Analyses (``run.<name>``, see :data:`tfprof_widgets.catalog.ANALYSES`): STEPS,
 PER_HOST_STEPS, DEVICE_PRECISION, OP_STATS, KERNELS, MEMORY, MEMORY_SUMMARY, MEMORY_BREAKDOWN,
 INPUT_PIPELINE_STEPS, INPUT_OPS, INPUT_TIME, OP_DIFF, LINE_SUMMARY, PROFILE_OPTIONS,
 SUMMARY_FRAME, SUGGESTIONS, SOURCE_LINES; GPU time (HTA's): TEMPORAL_BREAKDOWN,
-TEMPORAL_BREAKDOWN_STEPS, KERNEL_BREAKDOWN.
-Distributed jobs: STRAGGLERS (the straggler test per step and rank).
+TEMPORAL_BREAKDOWN_STEPS, KERNEL_BREAKDOWN; distributed jobs: STRAGGLERS (in schema_jobs.py).
 TensorFlow's: TF_DATA_ITERATORS, TF_DATA_EXECUTIONS, TF_DATA_PIPELINES, TF_DATA_EVENTS,
 TF_DATA_ITERATOR_STATS, TF_DATA_BOTTLENECK (tf.data); TFPROF_NODE_STATS, TFPROF_TABLE,
 TFPROF_ADVICE (TF1 tfprof). XLA's: HLO_STATS, ROOFLINE_PEAKS, ROOFLINE, OP_PROFILE, HLO_MEMORY,
@@ -59,6 +58,7 @@ from .frames import (  # noqa: F401
     mismatches,
     text_categorical,
 )
+from .schema_jobs import STRAGGLERS  # noqa: F401 - a table of this schema, kept in its own file
 
 # The accelerator kinds of the planes table's ``device_kind`` column ('/device:GPU:0' is
 # 'GPU'); the host is 'CPU', planes without a timeline 'metadata'.
@@ -710,36 +710,6 @@ KERNEL_BREAKDOWN: dict[str, tuple[str, str]] = {
     ),
     "time_us": ("float64", "Time exactly these kinds of kernels run, µs."),
     "percent": ("float64", "Share of the device's kernel time (all rows of the device), %."),
-}
-
-
-# The straggler test of a distributed job (``run.stragglers``, analysis/stragglers.py): one
-# row per (rank, step); a rank is a host, or each GPU of a host whose GPUs mark their own steps.
-STRAGGLERS: dict[str, tuple[str, str]] = {
-    "host": ("category", "Host (a rank of a distributed job)."),
-    "rank": ("Int64", "The host's distributed rank (Kineto's distributedInfo); <NA> where none."),
-    "device": (
-        "category",
-        "The GPU ('/device:GPU:4') where each GPU of the host marks its own steps, else ''.",
-    ),
-    "unit": ("str", "What the views call the rank: 'rank 3', the host, or 'host GPU:4'."),
-    "step": ("Int64", "Step number, as in run.steps."),
-    "step_time_us": ("float64", "The rank's step time (run.steps', or the GPU's marker), µs."),
-    "median_us": ("float64", "Median step time of every rank in this step, µs."),
-    "deviation_us": ("float64", "step_time_us - median_us, µs."),
-    "others_median_us": ("float64", "Median step time of the other ranks in this step, µs."),
-    "threshold_us": (
-        "float64",
-        "others_median_us + max(3 x 1.4826 x the others' MAD, 5 % of others_median_us): "
-        "a step time above it is a straggler's, µs; NaN for a rank alone in its step.",
-    ),
-    "is_straggler": ("bool", "step_time_us > threshold_us."),
-    "why": (
-        "str",
-        "The step-time category ('kernel_launch', 'device_compute', 'all_others'...) in which "
-        "this rank exceeds the other ranks' median of it most; '' where it exceeds none.",
-    ),
-    "why_excess_us": ("float64", "That category's time minus the other ranks' median, µs."),
 }
 
 

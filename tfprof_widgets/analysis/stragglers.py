@@ -92,11 +92,12 @@ def _device_categories(run, markers: pd.DataFrame) -> np.ndarray:
     plane = event_plane_rows(run)[rows]
     group = ev["group_id"].to_numpy(np.int64, na_value=-1)[rows]
     names = ev["name"]
-    kind = kernel_kinds(pd.Series(names.cat.categories))[names.cat.codes.to_numpy()[rows]]
-    text = np.asarray(names.cat.categories.astype(str), object)[names.cat.codes.to_numpy()[rows]]
+    codes = names.cat.codes.to_numpy()[rows]
+    kind = kernel_kinds(pd.Series(names.cat.categories))[codes]
+    text = pd.Series(names.cat.categories.astype(str))  # once per name, not per event
     memory = kind == KINDS.index("MEMORY")
-    h2d = memory & pd.Series(text).str.contains("HtoD|H2D", regex=True).to_numpy()
-    d2h = memory & pd.Series(text).str.contains("DtoH|D2H", regex=True).to_numpy()
+    h2d = memory & text.str.contains("HtoD|H2D", regex=True).to_numpy()[codes]
+    d2h = memory & text.str.contains("DtoH|D2H", regex=True).to_numpy()[codes]
     cat = np.full(len(rows), -1)
     cat[kind == KINDS.index("COMPUTATION")] = 0
     cat[d2h] = 1
