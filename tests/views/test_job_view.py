@@ -122,7 +122,9 @@ def test_on_a_pod_dataset_the_same_ranks_and_verdict(two_ranks, tmp_path):
         pd.testing.assert_frame_equal(mine[cols], run[cols])
         assert mine["rank"].isna().all()
         assert set(view.figures()) == {"ranks"}
-        assert "no overlap or idle breakdown" in view.html()
+        assert "keeps each rank's steps only (a pod dataset): no overlap or idle" in view.html()
+    bert = tw.views.job(tw.load(BERT, progress=False))
+    assert "No GPU stream activity tied to its host launch" in bert.html()
 
 
 def test_in_the_report_of_several_hosts_and_on_gpus_that_mark_their_own_steps(two_ranks):

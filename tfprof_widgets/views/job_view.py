@@ -276,12 +276,13 @@ class JobView(View):
         if plots:
             out.append(Plots(plots, row=True))
         else:
+            why = (
+                "No GPU stream activity tied to its host launch (a correlation id on both)"
+                if self.overlap is not None or self.idle is not None
+                else "This source keeps each rank's steps only (a pod dataset)"
+            )
             out.append(
-                Html(
-                    "<p class='tf-muted'>No GPU streams with launches from the host (a "
-                    "PyTorch/Kineto trace has them): no overlap or idle breakdown per rank."
-                    "</p>"
-                )
+                Html(f"<p class='tf-muted'>{why}: no overlap or idle breakdown per rank.</p>")
             )
         if self.collectives is not None:
             out.append(TableBlock("collectives", self.collectives_table(), "Collectives"))
