@@ -189,3 +189,18 @@ def test_the_mad_term_keeps_a_noisy_job_quiet():
     assert not st.stragglers_of(frame)["is_straggler"].any()
     frame.loc[5, ["step_time_us", "all_others_us"]] = 160.0
     assert st.stragglers_of(frame)["is_straggler"].tolist() == [False] * 5 + [True]
+
+
+def test_the_others_median_is_the_median_of_the_others(four_ranks_one_late):
+    """Each rank's others_median_us (computed from one sort per step) is np.median of the other
+    ranks' step times, ties included (ranks 0 and 2 are copies), and so are the categories'
+    medians that ``why`` is measured from."""
+    out = four_ranks_one_late.stragglers
+    units = st.unit_steps(four_ranks_one_late)
+    for row in out.itertuples():
+        others = units[(units["step"] == row.step) & (units["unit"] != row.unit)]
+        assert row.others_median_us == np.median(others["step_time_us"])
+        mine = units[(units["step"] == row.step) & (units["unit"] == row.unit)].iloc[0]
+        if row.why:
+            col = row.why + "_us"
+            assert row.why_excess_us == pytest.approx(mine[col] - np.median(others[col]))

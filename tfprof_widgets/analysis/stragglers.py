@@ -187,15 +187,30 @@ def unit_steps(run) -> pd.DataFrame:
     return out
 
 
-def _leave_one_out(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per element: the median and the scaled MAD of the others (NaN when alone)."""
+def _others_median(values: np.ndarray) -> np.ndarray:
+    """Per element: the median of the others (NaN when alone), from one sort: without the
+    element at sorted position i, the others' j-th value is sorted[j] below i, sorted[j + 1]
+    from i on."""
     n = len(values)
     if n < 2:
-        return np.full(n, np.nan), np.full(n, np.nan)
+        return np.full(n, np.nan)
+    order = np.argsort(values, kind="stable")
+    v = values[order]
+    i = np.arange(n)
+    lo, hi = np.full(n, (n - 2) // 2), np.full(n, (n - 1) // 2)  # the others' middle ones
+    med = (v[lo + (lo >= i)] + v[hi + (hi >= i)]) / 2
+    out = np.empty(n)
+    out[order] = med
+    return out
+
+
+def _others_mad(values: np.ndarray, med: np.ndarray) -> np.ndarray:
+    """Per element: the scaled MAD of the others about their median ``med``."""
+    n = len(values)
+    if n < 2:
+        return np.full(n, np.nan)
     others = np.broadcast_to(values, (n, n))[~np.eye(n, dtype=bool)].reshape(n, n - 1)
-    med = np.median(others, axis=1)
-    mad = _MAD_SCALE * np.median(np.abs(others - med[:, None]), axis=1)
-    return med, mad
+    return _MAD_SCALE * np.median(np.abs(others - med[:, None]), axis=1)
 
 
 def stragglers_of(units: pd.DataFrame) -> pd.DataFrame:
@@ -225,9 +240,10 @@ def stragglers_of(units: pd.DataFrame) -> pd.DataFrame:
     cat_o = np.empty_like(cats)
     for idx in u.groupby("step", sort=False).indices.values():  # per step: few ranks' rows
         med_all[idx] = np.median(t[idx])
-        med_o[idx], mad_o[idx] = _leave_one_out(t[idx])
+        med_o[idx] = _others_median(t[idx])
+        mad_o[idx] = _others_mad(t[idx], med_o[idx])
         for j in range(cats.shape[1]):
-            cat_o[idx, j] = _leave_one_out(cats[idx, j])[0]
+            cat_o[idx, j] = _others_median(cats[idx, j])
     threshold = med_o + np.maximum(MAD_K * mad_o, MIN_SHARE * med_o)
     excess = cats - cat_o
     alone = np.isnan(med_o)
