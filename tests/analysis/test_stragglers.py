@@ -204,3 +204,15 @@ def test_the_others_median_is_the_median_of_the_others(four_ranks_one_late):
         if row.why:
             col = row.why + "_us"
             assert row.why_excess_us == pytest.approx(mine[col] - np.median(others[col]))
+
+
+def test_hosts_that_name_the_same_rank_stay_apart(tmp_path):
+    """Rank 1's real trace twice (its copy as another file, the same distributedInfo rank):
+    two ranks of their own, named with their hosts, each compared with the other."""
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.pt.trace.json.gz").write_bytes(
+            (CHROME / "hta_sampled_rank1.json.gz").read_bytes()
+        )
+    out = tw.load(tmp_path, progress=False).stragglers
+    assert sorted(set(out["unit"])) == ["rank 1 (a.pt)", "rank 1 (b.pt)"]
+    assert len(out) == 4 and (out["others_median_us"] == out["step_time_us"]).all()

@@ -152,7 +152,12 @@ def _unit_labels(host: pd.Series, rank: pd.Series, device: pd.Series) -> np.ndar
     host = host.astype(str).to_numpy(object)
     rank = pd.array(rank, dtype="Int64")
     device = device.astype(str).to_numpy(object)
-    named = np.where(pd.isna(rank), host, np.array([f"rank {r}" for r in rank.fillna(-1)], object))
+    has = ~np.asarray(pd.isna(rank))
+    named = np.where(has, np.array([f"rank {r}" for r in rank.fillna(-1)], object), host)
+    # Hosts that name the same rank (two runs of one job loaded together) stay apart.
+    hosts_of = pd.Series(host[has]).groupby(named[has]).nunique()
+    shared = has & np.isin(named, hosts_of.index[hosts_of > 1])
+    named = np.where(shared, named + " (" + host + ")", named)
     dev = np.array([d.removeprefix("/device:") for d in device], object)
     return np.where(device != "", named + " " + dev, named).astype(object)
 
