@@ -35,6 +35,7 @@ ANALYSES: tuple[Analysis, ...] = (
     Analysis("temporal_breakdown_steps", ".gpu_time:temporal_breakdown_steps",
              "TEMPORAL_BREAKDOWN_STEPS"),
     Analysis("kernel_breakdown", ".gpu_time:kernel_breakdown", "KERNEL_BREAKDOWN"),
+    Analysis("stragglers", ".stragglers:stragglers", "STRAGGLERS"),
     Analysis("trace_model", "..views.trace.model:build_trace_model", "TraceModel"),
     Analysis("profile_options", "..readers.xspace.profile_options:profile_options",
              "PROFILE_OPTIONS"),

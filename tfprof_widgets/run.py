@@ -395,6 +395,16 @@ class Run:
         return kernel_breakdown(self)
 
     @_analysis
+    def stragglers(self) -> pd.DataFrame:
+        """The straggler test of a distributed job, per step and rank (a host, or each GPU of
+        a host whose GPUs mark their own steps): step time, the median across ranks, the
+        deviation, the threshold the other ranks set (their median plus 3 scaled MADs, at
+        least 5 %), the flag, and the category that makes it slow (schema.STRAGGLERS)."""
+        from .analysis.stragglers import stragglers
+
+        return stragglers(self)
+
+    @_analysis
     def trace_model(self) -> TraceModel:
         """The trace viewer's model of this run (a ``views.trace.model.TraceModel``)."""
         from .views.trace.model import build_trace_model

@@ -12,7 +12,7 @@ Analyses (``run.<name>``, see :data:`tfprof_widgets.catalog.ANALYSES`): STEPS,
 PER_HOST_STEPS, DEVICE_PRECISION, OP_STATS, KERNELS, MEMORY, MEMORY_SUMMARY, MEMORY_BREAKDOWN,
 INPUT_PIPELINE_STEPS, INPUT_OPS, INPUT_TIME, OP_DIFF, LINE_SUMMARY, PROFILE_OPTIONS,
 SUMMARY_FRAME, SUGGESTIONS, SOURCE_LINES; GPU time (HTA's): TEMPORAL_BREAKDOWN,
-TEMPORAL_BREAKDOWN_STEPS, KERNEL_BREAKDOWN.
+TEMPORAL_BREAKDOWN_STEPS, KERNEL_BREAKDOWN; distributed jobs: STRAGGLERS (in schema_jobs.py).
 TensorFlow's: TF_DATA_ITERATORS, TF_DATA_EXECUTIONS, TF_DATA_PIPELINES, TF_DATA_EVENTS,
 TF_DATA_ITERATOR_STATS, TF_DATA_BOTTLENECK (tf.data); TFPROF_NODE_STATS, TFPROF_TABLE,
 TFPROF_ADVICE (TF1 tfprof). XLA's: HLO_STATS, ROOFLINE_PEAKS, ROOFLINE, OP_PROFILE, HLO_MEMORY,
@@ -58,6 +58,7 @@ from .frames import (  # noqa: F401
     mismatches,
     text_categorical,
 )
+from .schema_jobs import STRAGGLERS  # noqa: F401 - a table of this schema, kept in its own file
 
 # The accelerator kinds of the planes table's ``device_kind`` column ('/device:GPU:0' is
 # 'GPU'); the host is 'CPU', planes without a timeline 'metadata'.

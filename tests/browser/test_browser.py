@@ -536,6 +536,7 @@ def test_quickstart_notebook_runs_in_jupyterlab(tmp_path, jupyterlab, chromium, 
 # its timeline is a note); 07 overview + operators + op stats + kernel stats + memory + timeline;
 # 08 overview + op stats + HLO op profile + roofline + kernel stats +
 # timeline.
+# 09 the job view of two ranks + the job view of the BERT capture's GPUs.
 NOTEBOOK_VIEWS = {
     "01_quickstart.ipynb": 2,
     "02_input_bound.ipynb": 2,
@@ -545,6 +546,7 @@ NOTEBOOK_VIEWS = {
     "06_old_logdirs_and_other_profilers.ipynb": 3,
     "07_pytorch_transformer.ipynb": 6,
     "08_jax_gpu_capture.ipynb": 6,
+    "09_distributed_job.ipynb": 2,
 }
 
 

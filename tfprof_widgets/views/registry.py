@@ -111,6 +111,13 @@ VIEWS: tuple[ViewSpec, ...] = (
         in_report=_several_hosts,
     ),
     ViewSpec(
+        "job",
+        "job_view",
+        "A distributed job's ranks side by side: step time, the straggler and why, overlap, idle.",
+        section="job",
+        in_report=_several_hosts,  # ranks of a job are hosts (one process each)
+    ),
+    ViewSpec(
         "timeline",
         "trace.viewer",
         "The trace viewer: the run's events on a zoomable canvas (wheel/WASD, flows, search).",
