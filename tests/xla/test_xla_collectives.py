@@ -75,6 +75,21 @@ def test_the_real_programs_collectives(real):
     assert one.at["ppermute.3", "communicator"] == RING
 
 
+def test_iota_replica_groups_read_as_xla_prints_them():
+    """Large meshes write their groups as an iota list: HLO text '[2,4]<=[4,2]T(1,0)'."""
+    from tfprof_widgets.frameworks.xla.collectives import _communicator
+
+    hlo_pb2 = pytest.importorskip("tensorflow.compiler.xla.service.hlo_pb2")
+    ins = hlo_pb2.HloInstructionProto(name="all-reduce.1", opcode="all-reduce")
+    iota = ins.collective_device_list.iota_replica_group_list
+    iota.num_replica_groups, iota.num_devices_per_group = 2, 4
+    iota.iota_reshape_dims.extend([4, 2])
+    iota.iota_transpose_perm.extend([1, 0])
+    assert _communicator(ins.SerializeToString()) == ("[2,4]<=[4,2]T(1,0)", 4.0)
+    text, n = _communicator(b"\xc2\x05\xff")  # field 88, its length cut short
+    assert text == "" and np.isnan(n)
+
+
 def test_a_cpu_capture_has_no_device_collectives(real):
     """XLA:CPU runs its collectives without an event of their own: nothing to time."""
     assert real.collectives.empty

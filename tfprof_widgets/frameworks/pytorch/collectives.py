@@ -97,6 +97,8 @@ def _kernels_and_calls(run) -> tuple[np.ndarray, np.ndarray]:
     own = on_device(run) & timed(run) & ~is_derived_line(event_line_ids(run))
     gpu = np.flatnonzero(own & flags[names.cat.codes.to_numpy()]) if len(flags) else []
     gpu = np.asarray(gpu, np.int64)
+    if not len(gpu):
+        return gpu, gpu
     n = len(run.events)
     corr, has = stat_columns.numbers(run.stat_store, "correlation", n)
     host = run.events["host"].cat.codes.to_numpy()

@@ -32,7 +32,7 @@ import pandas as pd
 
 from ...analysis.collective_kinds import collective_kind
 from ...analysis.memo import per_run
-from ...proto.wire import varint
+from ...proto.wire import fields, varint
 from . import gpu
 from .tpu import TPU_OP_LINES, tpu_op_events
 
@@ -52,38 +52,17 @@ _OUTPUT_SECOND = ("all-gather-start", "collective-permute-start", "async-start")
 _DIGITS = re.compile(r"(\d+)")
 
 
-def _fields(buf: bytes):
-    """(field number, wire type, value) of each field of a protobuf message's bytes."""
-    i = 0
-    while i < len(buf):
-        key, i = varint(buf, i)
-        number, kind = key >> 3, key & 7
-        if kind == 0:
-            value, i = varint(buf, i)
-        elif kind == 2:
-            size, i = varint(buf, i)
-            value, i = buf[i : i + size], i + size
-        elif kind in (1, 5):
-            width = 8 if kind == 1 else 4
-            value, i = buf[i : i + width], i + width
-        else:
-            raise ValueError("unsupported wire type")
-        yield number, kind, value
-
-
 def _ints(buf: bytes, number: int) -> list[int]:
     """The repeated integer field ``number`` of a message (packed or not), signed."""
     out = []
-    for n, kind, value in _fields(buf):
-        if n != number:
-            continue
-        if kind == 0:
+    for value in fields(buf).get(number, []):
+        if isinstance(value, int):
             out.append(value)
-        elif kind == 2:
-            i = 0
-            while i < len(value):
-                v, i = varint(value, i)
-                out.append(v)
+            continue
+        i = 0
+        while i < len(value):
+            v, i = varint(value, i)
+            out.append(v)
     return [v - (1 << 64) if v >= 1 << 63 else v for v in out]
 
 
@@ -93,21 +72,21 @@ def _groups_text(groups: list[list[int]]) -> str:
 
 def _communicator(raw: bytes) -> tuple[str, float]:
     """(replica groups or source-target pairs as HLO text, group size or NaN) of an
-    instruction's bytes."""
-    groups, pairs, iota = [], [], None
-    for n, kind, value in _fields(raw):
-        if kind != 2:
-            continue
-        if n == 49:
-            groups.append(_ints(value, 1))
-        elif n == 52:
-            pairs.append([(_ints(value, 1) or [0])[0], (_ints(value, 2) or [0])[0]])
-        elif n == 87:
-            for m, k2, part in _fields(value):
-                if k2 == 2 and m == 1:
-                    groups.append(_ints(part, 1))
-                elif k2 == 2 and m == 2:
-                    iota = part
+    instruction's bytes; ('', NaN) where they cannot be read."""
+    try:
+        return _groups_of(fields(raw))
+    except (ValueError, IndexError):  # damaged bytes: the groups are unknown, nothing else
+        return "", np.nan
+
+
+def _groups_of(top: dict) -> tuple[str, float]:
+    groups = [_ints(g, 1) for g in top.get(49, [])]
+    pairs = [[(_ints(p, 1) or [0])[0], (_ints(p, 2) or [0])[0]] for p in top.get(52, [])]
+    iota = None
+    for devices in top.get(87, []):
+        inner = fields(devices)
+        groups += [_ints(g, 1) for g in inner.get(1, [])]
+        iota = (inner.get(2) or [iota])[-1]
     if iota is not None:
         g, per = (_ints(iota, 1) or [0])[0], (_ints(iota, 2) or [0])[0]
         dims, perm = _ints(iota, 3), _ints(iota, 4)
