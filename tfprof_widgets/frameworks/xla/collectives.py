@@ -25,6 +25,7 @@ instruction's bytes (fields 49 ``replica_groups``, 52 ``source_target_pairs``, 8
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -107,13 +108,17 @@ def _shape_bytes(shape) -> int:
 
     if shape.tuple_shapes:
         return sum(_shape_bytes(s) for s in shape.tuple_shapes)
-    name = xla_hlo_pb2.PrimitiveType.Name(shape.element_type).lower()
+    try:
+        name = xla_hlo_pb2.PrimitiveType.Name(shape.element_type).lower()
+    except ValueError:  # a type this proto does not know: its size is unknown
+        return 0
     found = _DIGITS.search(name)
     bits = 8 if name == "pred" else int(found.group(1)) if found else 0
     dims = list(shape.dimensions)
     if any(d < 0 for d in dims):
         return 0
-    return (int(np.prod(dims, dtype=np.float64)) * bits + 7) // 8
+    nbytes = (math.prod(dims) * bits + 7) // 8
+    return nbytes if nbytes < 1 << 63 else 0  # no such array: unknown, not wrapped
 
 
 def _data_bytes(instr) -> int:
