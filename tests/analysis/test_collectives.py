@@ -156,6 +156,27 @@ def test_newer_nccl_kernel_names_count_the_same(tmp_path):
         np.testing.assert_array_equal(np.asarray(get(after)), np.asarray(get(before)))
 
 
+def test_kernel_comm_args_come_first(tmp_path):
+    """PyTorch 2.1+ writes the communication args on the kernel itself: they name the
+    collective, its bytes (elements x dtype) and its group, before the launching op's record.
+    (hta_sampled_rank0's kernels with the args a recent trace carries added.)"""
+    trace = json.loads(gzip.open(RANK0).read())
+    comm = {"Collective name": "allreduce", "In msg nelems": 1024, "Out msg nelems": 1024,
+            "dtype": "BFloat16", "Group size": 8, "Process Group Name": "0",
+            "Process Group Desc": "default_pg"}  # fmt: skip
+    for e in trace["traceEvents"]:
+        if e.get("cat") == "kernel" and e["name"].startswith("nccl"):
+            e["args"].update(comm)
+    path = tmp_path / "with_args.json.gz"
+    path.write_bytes(gzip.compress(json.dumps(trace).encode()))
+    c = tw.load(path).collectives
+    assert len(c) == 1
+    row = c.iloc[0]
+    assert (row["collective"], row["size_bytes"], row["group_size"]) == ("all_reduce", 2048, 8)
+    assert (row["communicator"], row["count"]) == ("0 (default_pg)", 10)
+    assert row["busbw_gbps"] == pytest.approx(row["algbw_gbps"] * 2 * 7 / 8)
+
+
 def test_a_tf_capture_without_nccl_kernels_has_no_collectives():
     """The shared TF BERT 8-GPU capture reduces its gradients with TF's CollectiveReduce over
     _Send/_Recv (host events), not NCCL: no device collective, an empty table."""

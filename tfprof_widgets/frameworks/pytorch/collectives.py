@@ -110,6 +110,20 @@ def _kernels_and_calls(run) -> tuple[np.ndarray, np.ndarray]:
     return gpu, found.fillna(-1).to_numpy(np.int64)
 
 
+def _per_distinct(values: np.ndarray, fn) -> np.ndarray:
+    """``fn`` of each value (object array), computed once per distinct value."""
+    codes, uniq = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)
+    return np.array([fn(u) for u in uniq.tolist()], object)[codes] if len(values) else values
+
+
+def _op_bytes(pair: tuple) -> float:
+    """Bytes of an op's first input from its (``Input Dims``, ``Input type``) texts."""
+    shape = _first(pair[0])
+    if not isinstance(shape, list) or not all(isinstance(d, int) for d in shape):
+        return np.nan
+    return float(np.prod(shape, dtype=np.float64)) * _element_bytes(_first(pair[1]))
+
+
 def collective_ops(run) -> pd.DataFrame | None:
     """The ``collective_ops`` hook (:meth:`~..base.Framework.collective_ops`) of a PyTorch
     capture: its collective kernels with their op, group and bytes (module docstring)."""
@@ -117,26 +131,34 @@ def collective_ops(run) -> pd.DataFrame | None:
     if not len(gpu):
         return None
     names = run.events["name"]
+    text = np.asarray(names.cat.categories.astype(str), object)
+    codes = names.cat.codes.to_numpy()
     op = np.full(len(gpu), -1, np.int64)
     op[call >= 0] = _annotations(run, call[call >= 0])
+    has_op = op >= 0
     n = len(run.events)
     dims, _ = stat_columns.strings(run.stat_store, "Input Dims", n)
     types, _ = stat_columns.strings(run.stat_store, "Input type", n)
-    text = np.asarray(names.cat.categories.astype(str), object)
     args = _kernel_args(run, gpu)
-    rows = []
-    for i, (g, o) in enumerate(zip(gpu.tolist(), op.tolist())):
-        kernel = text[names.cat.codes.iat[g]]
-        op_name = text[names.cat.codes.iat[o]] if o >= 0 else ""
-        kind = collective_kind(args["Collective name"][i] or op_name or kernel)
-        size = args["In msg nelems"][i] * _element_bytes(args["dtype"][i])
-        if not size == size and o >= 0:  # NaN: the launching op's first tensor
-            shape = _first(dims[o])
-            if isinstance(shape, list) and all(isinstance(d, int) for d in shape):
-                size = float(np.prod(shape, dtype=np.float64)) * _element_bytes(_first(types[o]))
-        group = args["Process Group Name"][i] or ""
-        desc = args["Process Group Desc"][i]
-        rows.append((g, kind, kernel, f"{group} ({desc})" if desc else group,
-                     args["Group size"][i], size))  # fmt: skip
-    cols = ["row", "collective", "name", "communicator", "group_size", "size_bytes"]
-    return pd.DataFrame(rows, columns=cols)
+    kernel = text[codes[gpu]]
+    op_name = np.where(has_op, text[codes[np.maximum(op, 0)]], "")
+    said = np.where(pd.isna(args["Collective name"]), op_name, args["Collective name"])
+    said = np.where(said == "", kernel, said)
+    size = args["In msg nelems"] * _per_distinct(args["dtype"], _element_bytes).astype(float)
+    pairs = np.empty(len(gpu), object)
+    pairs[:] = list(zip(dims[op].tolist(), types[op].tolist()))
+    from_op = np.isnan(size) & has_op  # the launching op's first tensor
+    size[from_op] = _per_distinct(pairs[from_op], _op_bytes).astype(float)
+    group = pd.Series(args["Process Group Name"], dtype=object).fillna("")
+    desc = pd.Series(args["Process Group Desc"], dtype=object)
+    group = group.where(desc.isna(), group + " (" + desc.fillna("") + ")")
+    return pd.DataFrame(
+        {
+            "row": gpu,
+            "collective": _per_distinct(said, collective_kind),
+            "name": kernel,
+            "communicator": group.to_numpy(object),
+            "group_size": args["Group size"],
+            "size_bytes": size,
+        }
+    )
