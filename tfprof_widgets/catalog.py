@@ -41,6 +41,7 @@ ANALYSES: tuple[Analysis, ...] = (
              "PROFILE_OPTIONS"),
     Analysis("suggestions", ".suggestions:suggestions", "SUGGESTIONS"),
     Analysis("source_lines", ".source_lines:source_lines", "SOURCE_LINES"),
+    Analysis("collectives", ".collectives:collectives", "COLLECTIVES"),
     *FRAMEWORK_ANALYSES,
 )
 # fmt: on

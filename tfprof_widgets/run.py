@@ -436,6 +436,15 @@ class Run:
         return source_lines(self)
 
     @_analysis
+    def collectives(self) -> pd.DataFrame:
+        """The collectives: per host, device and collective op (NCCL/RCCL kernels, XLA's
+        collective instructions), its count, device time and algorithm and bus bandwidth
+        (schema.COLLECTIVES)."""
+        from .analysis.collectives import collectives
+
+        return collectives(self)
+
+    @_analysis
     def tf_data(self) -> TfDataSummary:
         """tf.data iterators, pipeline calls and their self time (a ``TfDataSummary``)."""
         from .frameworks.tensorflow.tf_data import tf_data

@@ -20,7 +20,9 @@ last, usually cut, step), only that.
   memory), overlaps counted once under the kinds running then ('COMPUTATION overlapping
   COMMUNICATION'), as HTA's ``get_gpu_kernel_breakdown`` with memory kernels.
 
-Kinds by name, HTA's rules: communication ``^nccl.*Kernel``; memory ``^Memcpy``,
+Kinds by name, HTA's rules: communication a collective library's kernel (the one rule of
+:mod:`.collective_kinds`: 'nccl' or 'rccl' first, any case; HTA's ``^nccl.*Kernel`` and
+``ncclDevKernel_*`` among them); memory ``^Memcpy``,
 ``^Memset`` or ``^dma``; computation any other name that has no 'Memcpy' or 'Sync' in it;
 anything else is counted in the span only.
 """
@@ -35,15 +37,13 @@ import pandas as pd
 from .. import schema
 from ..frameworks import framework_of
 from ..frameworks.base import name_texts
+from .collective_kinds import is_collective_kernel
 from .event_index import event_plane_rows, is_derived_line, on_device, timed, times_ps
 from .nesting import interval_union, to_ps
 
-_COMMUNICATION = r"^nccl.*Kernel"
 _MEMORY = r"^(?:Memcpy|Memset|dma)"
-_NOT_COMPUTE = r"^(?:nccl.*Kernel|.*Memcpy|Memset|.*Sync)"
-_COMMUNICATION_RE, _MEMORY_RE, _NOT_COMPUTE_RE = (
-    re.compile(p) for p in (_COMMUNICATION, _MEMORY, _NOT_COMPUTE)
-)
+_NOT_COMPUTE = r"^(?:.*Memcpy|Memset|.*Sync)"
+_MEMORY_RE, _NOT_COMPUTE_RE = (re.compile(p) for p in (_MEMORY, _NOT_COMPUTE))
 # The kinds in the order HTA names them when they overlap.
 KINDS = ("COMPUTATION", "COMMUNICATION", "MEMORY")
 _OTHER = len(KINDS)
@@ -68,7 +68,7 @@ def kernel_kinds(names: pd.Series) -> np.ndarray:
 
 
 def _kind_of_name(name: str) -> int:
-    if _COMMUNICATION_RE.match(name):
+    if is_collective_kernel(name):
         return 1
     if _MEMORY_RE.match(name):
         return 2

@@ -24,6 +24,7 @@ import pandas as pd
 
 from .. import schema, stat_columns
 from ..frameworks import framework_of
+from .collective_kinds import collective_kernel_flags
 from .event_index import (
     STEP_INFO_LINE_ID,
     event_plane_rows,
@@ -210,7 +211,7 @@ def _step_events(run) -> StepEvents:
                 codes[host_rows],
                 lambda c: (frameworks.host_event_types(c, op_types[c.index]),),
             )[0],
-            _device_types(cats, op_types, codes[dev_rows], dev_rows, stats, n, frameworks),
+            _device_types(cats, op_types, codes[dev_rows], dev_rows, run, n, frameworks),
         ]
     )
     order = np.argsort(rank * (n + 1) + rows, kind="stable")
@@ -310,12 +311,13 @@ def _device_types(
     op_types: np.ndarray,
     codes: np.ndarray,
     rows: np.ndarray,
-    stats,
+    run,
     n: int,
     frameworks,
 ) -> np.ndarray:
     """XProf's event type of device events ``rows`` (their name ``codes``)
-    (``ClassifyGpuEvent``): copies by the frameworks' copy op types, NCCL collectives, else
+    (``ClassifyGpuEvent``): copies by the frameworks' copy op types, NCCL collectives (the
+    collective-kernel rule of :mod:`.collectives`, RCCL's too), else
     16- or 32-bit compute: 16-bit when the ``shape`` stat (the kernel's tensor shapes)
     mentions 'half', or, without shapes, when the kernel name has 'half' or 'fp16'.
 
@@ -330,12 +332,12 @@ def _device_types(
         text = [str(t) for t in names.tolist()]
         return (
             np.fromiter((("half" in t) or ("fp16" in t) for t in text), bool, len(text)),
-            np.fromiter((t.lower().startswith("nccl") for t in text), bool, len(text)),
+            collective_kernel_flags(text),
             op_types[names.index],
         )
 
     half, nccl, op_type = _per_name(cats, codes, name_rules)
-    shapes, has_shapes = stat_columns.strings(stats, "shape", n)
+    shapes, has_shapes = stat_columns.strings(run.stat_store, "shape", n)
     shapes, has_shapes = shapes[rows], has_shapes[rows]
     shape_half = np.zeros(len(rows), bool)
     if has_shapes.any():
@@ -346,10 +348,20 @@ def _device_types(
         has_shapes[has_shapes] = (text != "").to_numpy()[sc]
     dtypes = np.full(len(rows), DEVICE_COMPUTE_32, np.int16)
     dtypes[np.where(has_shapes, shape_half, half)] = DEVICE_COMPUTE_16
-    dtypes[nccl] = DEVICE_COLLECTIVES
+    dtypes[nccl | _framework_collectives(run, rows)] = DEVICE_COLLECTIVES
     for copy_type, event_type in frameworks.copy_op_types.items():
         dtypes[op_type == copy_type] = event_type
     return dtypes
+
+
+def _framework_collectives(run, dev_rows: np.ndarray) -> np.ndarray:
+    """Per device event of ``dev_rows``: whether a framework records it as a collective
+    (XLA's collective HLO instructions, whatever their kernels are named; XProf reads only
+    the 'nccl' names, the rule of :func:`_device_types`)."""
+    found = [p["row"].to_numpy(np.int64) for p in framework_of(run).collective_ops(run)]
+    if not found:
+        return np.zeros(len(dev_rows), bool)
+    return np.isin(dev_rows, np.concatenate(found))
 
 
 def _longest_markers(se: StepEvents, kind: int, key: np.ndarray):

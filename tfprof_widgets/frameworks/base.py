@@ -354,6 +354,17 @@ class Framework:
         (``run.suggestions`` adds them to XProf's); None where it has none."""
         return None
 
+    # -- hooks added for collectives (issue 40) ------------------------------------------------
+    @hook(combine.collected)
+    def collective_ops(self, run) -> pd.DataFrame | None:
+        """The device events that run a collective by the framework's own record (XLA: an
+        event of a collective HLO instruction), one row each: ``row`` (of run.events),
+        ``collective`` (one of :data:`~..analysis.collectives.COLLECTIVE_KINDS`), ``name``
+        (the op's), ``communicator`` (its process group or replica groups, '' if unknown),
+        ``group_size`` and ``size_bytes`` (float, NaN if unknown). None: the collective
+        kernels found by their names alone (:mod:`..analysis.collectives`)."""
+        return None
+
 
 # The class attributes of :class:`Framework` that a run's frameworks answer together, and how
 # (rules of :mod:`.combine` on their values, in the frameworks' order).

@@ -1,5 +1,6 @@
 """Protobuf's wire format where a few bytes are read without a generated message: a file's
-first fields when sniffing its format, and XLA's ``memory_access_breakdown`` stat."""
+first fields when sniffing its format, XLA's ``memory_access_breakdown`` stat, and the
+replica groups our trimmed HLO proto leaves out (:mod:`..frameworks.xla.collectives`)."""
 
 
 def varint(buf: bytes, i: int) -> tuple[int, int]:
@@ -15,3 +16,28 @@ def varint(buf: bytes, i: int) -> tuple[int, int]:
         if not b & 0x80:
             return value, i
         shift += 7
+
+
+def fields(buf: bytes) -> dict[int, list]:
+    """A message's fields: number -> values in order (varints as int, length-delimited and
+    fixed-width ones as bytes). ValueError where the bytes end inside a field or a wire type
+    is none of those (groups)."""
+    out: dict[int, list] = {}
+    i = 0
+    while i < len(buf):
+        key, i = varint(buf, i)
+        number, kind = key >> 3, key & 7
+        if kind == 0:
+            value, i = varint(buf, i)
+        elif kind in (1, 2, 5):
+            if kind == 2:
+                size, i = varint(buf, i)
+            else:
+                size = 8 if kind == 1 else 4
+            if i + size > len(buf):
+                raise ValueError("truncated field")
+            value, i = buf[i : i + size], i + size
+        else:
+            raise ValueError(f"wire type {kind}")
+        out.setdefault(number, []).append(value)
+    return out

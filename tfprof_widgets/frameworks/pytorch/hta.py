@@ -244,8 +244,15 @@ def _covered(start: np.ndarray, end: np.ndarray) -> int:
 def comm_comp_overlap(run) -> pd.DataFrame:
     """Per host, the share of communication time during which computation runs too
     (COMM_COMP_OVERLAP), HTA's ``get_comm_comp_overlap``: kernels kinded by name as
-    :mod:`..gpu_time` kinds them (communication ``^nccl.*Kernel``), over all of the host's
-    GPU activity; overlap = time some of both runs, over the time some communication runs."""
+    :mod:`..gpu_time` kinds them (communication: NCCL's and RCCL's kernels, HTA's
+    ``^nccl.*Kernel`` among them), over all of the host's GPU activity; overlap = time some
+    of both runs, over the time some communication runs.
+    An XLA capture's is the same figure over its collectives and device ops (TPU too):
+    :func:`..xla.overlap.comm_comp_overlap`."""
+    if "xla" in run.framework.name.split("+"):
+        from ..xla.overlap import comm_comp_overlap as xla_overlap
+
+        return xla_overlap(run)
     rows = device_activity(run)
     host, hosts = _host_codes(run)
     start, end = times_ps(run)

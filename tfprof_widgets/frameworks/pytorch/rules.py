@@ -29,6 +29,7 @@ from ...analysis.event_types import HOST_COMPUTE, HOST_PREPARE, HOST_WAIT_INPUT
 from ..base import Advice, DeviceOps, Framework, RunNames
 from . import names as torch_names
 from . import op_table
+from .collectives import collective_ops
 from .memory import memory_events
 from .steps import verdicts
 from .suggestions_rules import suggestion_rows
@@ -106,6 +107,9 @@ class PyTorch(Framework):
 
     def device_rows_in_steps(self, run, rows: np.ndarray) -> np.ndarray:
         return activity_before_last_step(run, rows)
+
+    def collective_ops(self, run) -> pd.DataFrame | None:
+        return collective_ops(run)
 
     def memory_events(self, run) -> pd.DataFrame | None:
         return memory_events(run)

@@ -8,6 +8,8 @@ view and GPU metrics (``run.torch_kernels``, ``run.torch_gpu_metrics``): TORCH_K
 TORCH_GPU_METRICS. HTA's analyses at exact times (``run.idle_time_breakdown``,
 ``run.kernel_launch_stats``, ``run.comm_comp_overlap``, ``run.queue_length_summary``):
 IDLE_TIME_BREAKDOWN, KERNEL_LAUNCH_STATS, COMM_COMP_OVERLAP, QUEUE_LENGTH_SUMMARY.
+The collectives table of every framework (``run.collectives``, beside the overlap that XLA
+captures have too): COLLECTIVES.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ __all__ = [
     "KERNEL_LAUNCH_STATS",
     "COMM_COMP_OVERLAP",
     "QUEUE_LENGTH_SUMMARY",
+    "COLLECTIVES",
 ]
 
 TORCH_STEPS: dict[str, tuple[str, str]] = {
@@ -204,4 +207,40 @@ QUEUE_LENGTH_SUMMARY: dict[str, tuple[str, str]] = {
         "the host blocks on a full queue), µs.",
     ),
     "blocked_ratio": ("float64", "blocked_us over the host's trace duration."),
+}
+
+# Every framework's (NCCL/RCCL kernels, XLA's collective instructions), as COMM_COMP_OVERLAP.
+COLLECTIVES: dict[str, tuple[str, str]] = {
+    "host": _HOST,
+    "rank": _RANK,
+    "device": ("category", "Device plane the collective ran on."),
+    "collective": (
+        "category",
+        "'all_reduce', 'all_gather', 'reduce_scatter', 'all_to_all', 'collective_permute', "
+        "'broadcast', 'reduce' or 'send_recv'; '' where the kernel's name says none.",
+    ),
+    "name": ("str", "The op: a collective kernel's name, or XLA's HLO instruction."),
+    "communicator": (
+        "str",
+        "Its process group, or XLA's replica groups ('{{0,1},{2,3}}', '[2,4]<=[8]') or "
+        "source-target pairs; '' where unknown.",
+    ),
+    "group_size": ("Int64", "Ranks in its group (n of the bus bandwidth), <NA> if unknown."),
+    "size_bytes": (
+        "float64",
+        "Bytes of one instance, as nccl-tests counts them (all ranks' parts for an "
+        "all-gather, reduce-scatter or all-to-all); NaN where unknown.",
+    ),
+    "count": ("int64", "Instances (device events) of the op."),
+    "total_time_us": ("float64", "Their device time, µs."),
+    "algbw_gbps": (
+        "float64",
+        "Algorithm bandwidth, size_bytes * count / total_time_us, GB/s; NaN without bytes.",
+    ),
+    "busbw_gbps": (
+        "float64",
+        "Bus bandwidth, algbw_gbps times nccl-tests' factor (2(n-1)/n all-reduce, (n-1)/n "
+        "all-gather / reduce-scatter / all-to-all, 1 otherwise); NaN where n is needed and "
+        "unknown.",
+    ),
 }

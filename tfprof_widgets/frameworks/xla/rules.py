@@ -26,7 +26,7 @@ from ...analysis.event_types import HOST_COMPILE, HOST_COMPUTE
 from ..base import Advice, DeviceOps, Framework, RunNames, name_flags
 from ..tensorflow.op_names import name_table
 from ..tensorflow.rules import ops_of_tf_op_stat
-from . import cpu, gpu, tpu, tpu_steps
+from . import collectives, cpu, gpu, tpu, tpu_steps
 from .tpu import tpu_plane_rows
 
 _XLA_STATS = frozenset({"hlo_op", "hlo_module", "program_id", "hlo_category"})
@@ -128,6 +128,9 @@ class XLA(Framework):
 
     def overview_verdicts(self, run) -> dict | None:
         return tpu_steps.tpu_verdicts(run, self.advice.no_input_pipeline_next_step)
+
+    def collective_ops(self, run) -> pd.DataFrame | None:
+        return collectives.collective_ops(run)
 
     def memory_data_type_names(self) -> dict[int, str]:
         """XLA's PrimitiveType (xla_data.proto), as HLO text prints it (``bf16``, ``f32``);

@@ -31,6 +31,9 @@ tests/support/tpu_builder.py and variants of it:
 * Verdict (ComputeTpuBottleneckAnalysis): XProf's input analysis on the share of infeed,
   with no 'All Others' share (a TPU's idle time is not read as input), and its output
   analysis on outfeed; no kernel-launch, all-others or collectives statement.
+* Beyond XProf: the step's collectives (the XLA collective ops of :mod:`.collectives`), the
+  least self time in them over the cores, are ``device_collectives_us``, out of the
+  TensorCore compute (XProf leaves them in it). Without collectives every figure is XProf's.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from ...analysis.device_time import xevent_times
 from ...analysis.memo import per_run
 from ...analysis.nesting import to_ps
 from ...analysis.step_edges import DROP_EDGE_STEPS_ABOVE
+from .collectives import collective_ops
 from .columns import note_once
 from .tpu import OFF_DUTY_CATEGORIES, tpu_device_ops, tpu_op_events
 
@@ -127,22 +131,26 @@ def _ops_in_steps(run, marks: pd.DataFrame) -> pd.DataFrame:
             "k": k[keep],
             "self_ps": ops["self_ps"].to_numpy()[keep],
             "category": ops["hlo_category"].to_numpy()[keep],
+            "row": rows[keep],
         }
     )
 
 
-def _per_core(marks: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
+def _per_core(marks: pd.DataFrame, ops: pd.DataFrame, collective: np.ndarray) -> pd.DataFrame:
     """Per (host, core, step rank) kept: the step's time (ps, common to its cores), its start
-    and the core's self time in all ops, infeed, outfeed and host send/recv."""
+    and the core's self time in all ops, infeed, outfeed, host send/recv and collectives
+    (the ops whose row is in ``collective``)."""
     cat = ops["category"].astype(str)
     parts = ops.assign(
         busy=ops["self_ps"],
         infeed=np.where(cat == INFEED, ops["self_ps"], 0),
         outfeed=np.where(cat == OUTFEED, ops["self_ps"], 0),
         host_sr=np.where(cat.isin(HOST_SEND_RECV), ops["self_ps"], 0),
+        coll=np.where(np.isin(ops["row"], collective), ops["self_ps"], 0),
     )
     key = ["host", "plane_row", "k"]
-    core = parts.groupby(key)[["busy", "infeed", "outfeed", "host_sr"]].sum().reset_index()
+    sums = ["busy", "infeed", "outfeed", "host_sr", "coll"]
+    core = parts.groupby(key)[sums].sum().reset_index()
     # A core's steps are those it both marks and runs ops in.
     core = core.merge(marks[key], on=key)
     # Only the steps every core with steps has (per host).
@@ -167,10 +175,14 @@ def _across_cores(core: pd.DataFrame) -> pd.DataFrame:
         compute=("optimal", "min"),
         infeed=("infeed", "max"),
         outfeed=("outfeed", "mean"),
+        coll=("coll", "min"),
         step=("dur", "min"),
         start_us=("start_us", "first"),
     ).reset_index()
     per["idle"] = np.maximum(per["step"] - per["compute"] - per["infeed"] - per["outfeed"], 0)
+    # Beyond XProf: the collectives every core ran out of the TensorCore compute.
+    per["coll"] = np.clip(per["coll"], 0, np.maximum(per["compute"], 0))
+    per["compute"] = per["compute"] - per["coll"]
     return per
 
 
@@ -184,7 +196,9 @@ def tpu_steps(run) -> pd.DataFrame:
     ops = _ops_in_steps(run, marks)
     if not len(ops):
         return schema.empty(schema.STEPS)
-    per = _across_cores(_per_core(marks, ops))
+    collective = collective_ops(run)
+    rows = collective["row"].to_numpy(np.int64) if collective is not None else np.zeros(0)
+    per = _across_cores(_per_core(marks, ops, rows))
     if not len(per):
         return schema.empty(schema.STEPS)
     # XProf numbers device steps after the host's own step groups.
@@ -194,6 +208,7 @@ def tpu_steps(run) -> pd.DataFrame:
     number = base + per["k"].to_numpy()
     zero = np.zeros(len(per))
     us = {c: per[c].to_numpy(np.float64) / 1e6 for c in ("compute", "infeed", "outfeed", "idle")}
+    us["coll"] = per["coll"].to_numpy(np.float64) / 1e6
     out = pd.DataFrame(
         {
             "host": pd.Categorical(per["host"]),
@@ -203,7 +218,7 @@ def tpu_steps(run) -> pd.DataFrame:
             "step_time_us": per["step"].to_numpy(np.float64) / 1e6,
             "device_compute_us": us["compute"],
             "device_to_device_us": zero,
-            "device_collectives_us": zero,
+            "device_collectives_us": us["coll"],
             "host_compute_us": zero,
             "kernel_launch_us": zero,
             "input_us": us["infeed"],
