@@ -101,7 +101,7 @@ def test_why_is_the_category_most_above_the_other_rank(two_ranks):
     than any other category does."""
     out = two_ranks.stragglers.set_index(["rank", "step"])
     steps = two_ranks.steps.set_index([two_ranks.steps["host"].astype(str), "step"])
-    r1, r0 = steps.loc[("rank1.pt", 552)], steps.loc[("rank0.pt", 552)]
+    r1, r0 = steps.loc[("rank 1", 552)], steps.loc[("rank 0", 552)]
     excess = {c: r1[c] - r0[c] for c in st.CATEGORIES}
     assert out.loc[(1, 552), "why"] == "device_compute"
     assert max(excess, key=excess.get) == "device_compute_us"
@@ -158,7 +158,7 @@ def test_the_rule_on_a_pod_steps_table_and_its_threshold(two_ranks):
     """``stragglers_of`` takes any steps table (a pod dataset's): eight hosts from the real
     ranks' steps, one of them 8 % slower in every category: flagged by the 5 % floor (the
     others' MAD is 0), with a threshold of exactly the others' median + 5 %."""
-    base = two_ranks.steps[two_ranks.steps["host"].astype(str) == "rank0.pt"]
+    base = two_ranks.steps[two_ranks.steps["host"].astype(str) == "rank 0"]
     cats = list(st.CATEGORIES)
     parts = []
     for h in range(8):

@@ -78,7 +78,7 @@ def test_two_real_ranks_side_by_side_with_htas_overlap_and_idle(two_ranks):
     assert list(bars.data[0].y) == ["rank 1", "rank 0"]
     total = np.sum([np.asarray(t.x, float) for t in bars.data], axis=0)
     mean = two_ranks.steps.groupby(two_ranks.steps["host"].astype(str))["step_time_us"].mean()
-    assert total == pytest.approx(mean[["rank1.pt", "rank0.pt"]].to_numpy() / 1e3)
+    assert total == pytest.approx(mean[["rank 1", "rank 0"]].to_numpy() / 1e3)
     overlap = figs["overlap"].data[0]
     assert list(overlap.x) == ["rank 0", "rank 1"]
     assert list(overlap.y) == pytest.approx(
@@ -153,13 +153,20 @@ def test_the_collectives_table_is_drawn_where_the_source_has_one(two_ranks):
         .reset_index()
         .set_axis(["host", "name", "count", "total_time_us"], axis=1)
     )
-    coll.insert(1, "rank", pd.array([int(h[4]) for h in coll["host"]], dtype="Int64"))
+    coll.insert(1, "rank", pd.array([int(h.split()[1]) for h in coll["host"]], dtype="Int64"))
     source = types.SimpleNamespace(steps=two_ranks.steps, collectives=coll)
     view = tw.views.job(source)
     assert "collectives" in view.tables()
     shown = view.tables()["collectives"].table.df
     assert shown["total_time_us"].sum() == pytest.approx(nccl["dur_us"].sum())
-    assert "collectives" not in tw.views.job(two_ranks).tables()
+    # A run has its own run.collectives (the NCCL kernels of each rank, with their bytes).
+    mine = tw.views.job(two_ranks).tables()["collectives"].table.df
+    assert mine["total_time_us"].sum() == pytest.approx(
+        two_ranks.collectives["total_time_us"].sum()
+    )
+    assert mine["total_time_us"].sum() == pytest.approx(nccl["dur_us"].sum())
+    bare = types.SimpleNamespace(steps=two_ranks.steps)
+    assert "collectives" not in tw.views.job(bare).tables()
 
 
 def test_anything_else_is_refused():

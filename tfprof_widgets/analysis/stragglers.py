@@ -154,9 +154,13 @@ def _unit_labels(host: pd.Series, rank: pd.Series, device: pd.Series) -> np.ndar
     device = device.astype(str).to_numpy(object)
     has = ~np.asarray(pd.isna(rank))
     named = np.where(has, np.array([f"rank {r}" for r in rank.fillna(-1)], object), host)
+    # The loader names a rank's host 'rank 3' already ('rank 3 (a.pt)' where two files claim
+    # it): that name is the label.
+    own = has & np.array([h == n or h.startswith(n + " (") for h, n in zip(host, named)], bool)
+    named = np.where(own, host, named)
     # Hosts that name the same rank (two runs of one job loaded together) stay apart.
     hosts_of = pd.Series(host[has]).groupby(named[has]).nunique()
-    shared = has & np.isin(named, hosts_of.index[hosts_of > 1])
+    shared = has & ~own & np.isin(named, hosts_of.index[hosts_of > 1])
     named = np.where(shared, named + " (" + host + ")", named)
     dev = np.array([d.removeprefix("/device:") for d in device], object)
     return np.where(device != "", named + " " + dev, named).astype(object)
