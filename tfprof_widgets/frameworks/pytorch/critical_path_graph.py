@@ -1,0 +1,430 @@
+"""The graph of HTA's critical path analysis, built from one host's events in arrays, and its
+longest path (:mod:`.critical_path` explains the rules; HTA 0.5's
+``hta/analyzers/critical_path_analysis.py`` is the reference).
+
+A trace table (``t``, from :func:`.critical_path.trace_table`) is a dict of per-event arrays;
+times are integer picoseconds. The graph is a dict: per node its time, event and whether it
+is the event's start; per edge (in the order HTA adds them) its source, target, weight (ps),
+type and the event its time is attributed to (-1: none).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+OPERATOR, DEPENDENCY, LAUNCH, KERNEL_KERNEL, SYNC = range(5)
+# HTA's CPEdgeType values, by the codes above.
+EDGE_TYPES = np.array(
+    ["critical_path_operator", "critical_path_dependency", "critical_path_kernel_launch_delay",
+     "critical_path_kernel_kernel_delay", "critical_path_sync_dependency"], object
+)  # fmt: skip
+# HTA's get_runtime_launch_events_query.
+LAUNCH_CALLS = frozenset(
+    ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cudaMemcpyAsync",
+     "cudaMemsetAsync", "runFunction - job_prep_and_submit_for_execution", "hipLaunchKernel",
+     "hipExtModuleLaunchKernel", "hipMemsetAsync", "hipMemcpyAsync", "hipMemcpyWithStream")
+)  # fmt: skip
+# Launches of a captured CUDA graph: every kernel of it carries the call's correlation id.
+GRAPH_LAUNCH_CALLS = frozenset(("cudaGraphLaunch", "cudaGraphLaunch_v10000", "cuGraphLaunch"))
+BLOCKING_SYNC_CALLS = frozenset(
+    ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery", "cudaEventSynchronize",
+     "cudaMemcpy", "cudaMemcpyAsync")
+)  # fmt: skip
+# The cats of host events that are nodes (HTA's cpu_op, cuda_runtime, cuda_driver; and the
+# old Kineto layout's names for them, which HTA does not know).
+NODE_CATS = ("cpu_op", "cuda_runtime", "cuda_driver", "Operator", "Runtime")
+SYNC_CAT = "cuda_sync"
+NEG_ZERO_PS = -1_000_000  # HTA's check sets weights of -1 µs or less to 0
+
+
+class CycleError(ValueError):
+    """The graph is not acyclic (HTA's check fails; no longest path)."""
+
+
+def index_correlation(t: dict) -> np.ndarray:
+    """HTA's ``index_correlation``: a host event's GPU partner (the last with its correlation
+    id), a GPU event's host partner (the last), 0 where a correlation id found none, -1 where
+    the event has no correlation id. GPU side: events on a stream with a correlation id, and
+    the device-wide Event Sync and Context Sync."""
+    corr, n = t["corr"], len(t["corr"])
+    out = np.minimum(corr, 0)
+    has = corr != -1
+    gpu = ((t["stream"] >= 0) & (corr >= 0)) | np.isin(t["name"], ("Event Sync", "Context Sync"))
+    rows = np.arange(n)
+    cpu_df = pd.DataFrame({"corr": corr[has & ~gpu], "x": rows[has & ~gpu]})
+    gpu_df = pd.DataFrame({"corr": corr[has & gpu], "y": rows[has & gpu]})
+    last_gpu = gpu_df.groupby("corr")["y"].max()
+    last_cpu = cpu_df.groupby("corr")["x"].max()
+    x = cpu_df[cpu_df["corr"].isin(last_gpu.index)]
+    out[x["x"].to_numpy()] = last_gpu.reindex(x["corr"]).to_numpy()
+    y = gpu_df[gpu_df["corr"].isin(last_cpu.index)]
+    out[y["y"].to_numpy()] = last_cpu.reindex(y["corr"]).to_numpy()
+    return out
+
+
+def clip(t: dict, lo: int, hi: int) -> np.ndarray:
+    """HTA's region: host events (stream -1) of positive duration starting in [lo, hi], and
+    GPU events whose launching call is one of them (and every Stream Wait Event)."""
+    cpu = t["stream"] == -1
+    a = cpu & (t["start"] >= lo) & (t["start"] <= hi) & (t["dur"] > 0)
+    calls = np.flatnonzero(a & (t["index_corr"] > 0))
+    b = np.zeros(len(a), bool)
+    target = t["index_corr"][calls]
+    b[target[t["stream"][target] != -1]] = True
+    b |= (t["stream"] != -1) & (t["name"] == "Stream Wait Event")
+    # Beyond HTA: every kernel of a CUDA graph launched in the region (HTA keeps the last).
+    gpu = np.flatnonzero((t["stream"] != -1) & (t["index_corr"] > 0))
+    call = t["index_corr"][gpu]
+    b[gpu[a[call] & np.isin(t["name"][call], list(GRAPH_LAUNCH_CALLS))]] = True
+    return a | b
+
+
+def _nodes(t: dict, inside: np.ndarray) -> dict:
+    """A start and an end node for each event HTA represents, numbered in time order."""
+    is_node = inside & (np.isin(t["cat"], NODE_CATS) | ((t["stream"] != -1) & (t["index_corr"] >= 0)))
+    ev = np.flatnonzero(is_node)
+    ts = np.r_[t["start"][ev], t["end"][ev]]
+    is_end = np.r_[np.zeros(len(ev), bool), np.ones(len(ev), bool)]
+    evs = np.r_[ev, ev]
+    order = np.lexsort((evs, is_end, ts))
+    n = len(t["start"])
+    start_node, end_node = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
+    idx = np.empty(len(order), np.int64)
+    idx[order] = np.arange(len(order))
+    start_node[ev], end_node[ev] = idx[: len(ev)], idx[len(ev) :]
+    return {
+        "node_ts": ts[order], "node_ev": evs[order], "node_start": ~is_end[order],
+        "start_node": start_node, "end_node": end_node,
+    }  # fmt: skip
+
+
+def _stack_items(t: dict, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+    """HTA's call stacks of ``rows`` (host events, grouped by thread): its start and end
+    items in HTA's order (time; ends before starts; longer starts first; shorter ends
+    first), the event each item enters or leaves (an end pops the stack's top), each
+    event's parent (-1: none), and each item's thread."""
+    n = len(rows)
+    thread = np.r_[t["thread"][rows], t["thread"][rows]]
+    time = np.r_[t["start"][rows], t["end"][rows]]
+    is_end = np.r_[np.zeros(n, bool), np.ones(n, bool)]
+    dur = np.r_[-t["dur"][rows], t["dur"][rows]]
+    tie = np.r_[rows, -rows]
+    order = np.lexsort((tie, dur, ~is_end, time, thread))
+    thread, is_end, ev = thread[order], is_end[order], np.r_[rows, rows][order]
+    depth = np.cumsum(np.where(is_end, -1, 1))
+    level = np.where(is_end, depth, depth - 1)  # a start opens level d-1; an end closes d
+    pos = np.arange(len(order))
+    starts = pos[~is_end]
+    stride = len(order) + 1
+    key = (thread[starts] - thread.min()) * (n + 2) + level[starts]
+    sk = np.argsort(key * stride + starts, kind="stable")
+    skey, spos = (key * stride + starts)[sk], starts[sk]
+
+    def latest_start(lv: np.ndarray, at: np.ndarray) -> np.ndarray:
+        k = (thread[at] - thread.min()) * (n + 2) + lv
+        i = np.searchsorted(skey, k * stride + at) - 1
+        found = spos[np.maximum(i, 0)]
+        ok = (i >= 0) & (level[found] == lv) & (thread[found] == thread[at]) & (lv >= 0)
+        return np.where(ok, found, -1)
+
+    popped = latest_start(level[is_end], pos[is_end])
+    item_ev = ev.copy()
+    item_ev[is_end] = np.where(popped >= 0, ev[np.maximum(popped, 0)], -1)
+    up = latest_start(level[starts] - 1, starts)
+    parent = np.full(len(t["start"]), -1, np.int64)
+    parent[ev[starts]] = np.where(up >= 0, ev[np.maximum(up, 0)], -1)
+    return is_end, item_ev, parent, thread
+
+
+def _cpu_edges(t: dict, inside: np.ndarray, nd: dict) -> list[np.ndarray]:
+    """HTA's edges through each host thread's stack of operators (its depth-first walk of
+    the call stack: nested starts and ends in turn; top-level operators joined by a
+    zero-weight dependency). Threads with any GPU event are no stacks (as HTA's)."""
+    host = inside & (t["stream"] == -1)
+    gpuish = np.unique(t["thread"][inside & (t["stream"] != -1)])
+    rows = np.flatnonzero(host & ~np.isin(t["thread"], gpuish))
+    is_end, ev, parent, thread = _stack_items(t, rows)
+    keep = ev >= 0
+    keep[keep] = nd["start_node"][ev[keep]] >= 0
+    is_end, ev, thread = is_end[keep], ev[keep], thread[keep]
+    if not len(ev):
+        return [np.zeros(0, np.int64)] * 5
+    node = np.where(is_end, nd["end_node"][ev], nd["start_node"][ev])
+    step = np.where(is_end, -1, 1)
+    first = np.r_[True, thread[1:] != thread[:-1]]
+    run_sum = np.cumsum(step)
+    base = np.repeat(run_sum[first] - step[first], np.diff(np.r_[np.flatnonzero(first), len(step)]))
+    depth_before = run_sum - step - base
+    i = np.flatnonzero(~first)
+    prev = i - 1
+    dep = ~is_end[i] & (depth_before[i] == 0)
+    src, dst = node[prev], node[i]
+    ts = nd["node_ts"]
+    weight = np.where(dep, 0, ts[dst] - ts[src])
+    blocking = np.isin(t["name"][ev[i]], list(BLOCKING_SYNC_CALLS))
+    weight = np.where(is_end[i] & blocking, 0, weight)
+    etype = np.where(dep, DEPENDENCY, OPERATOR)
+    src_start, dst_end = ~is_end[prev], is_end[i]
+    attr = np.where(src_start, ev[prev], np.where(dst_end, ev[i], parent[ev[prev]]))
+    attr = np.where(dep, -1, attr)
+    return [src, dst, weight, etype, attr]
+
+
+def _queue_lengths(t: dict) -> tuple[np.ndarray, np.ndarray]:
+    """HTA's queue length per stream number on the whole trace: +1 where a launch call
+    begins, -1 where what it launched begins; per row, the length just after its change
+    (NaN: none). Ties: the call first. Also each row's stream as its launched work's."""
+    n = len(t["start"])
+    launch = np.isin(t["name"], list(LAUNCH_CALLS)) & (t["index_corr"] > 0)
+    gpu = np.flatnonzero(t["stream"] != -1)
+    by_corr = pd.DataFrame({"corr": t["corr"][gpu], "g": gpu})
+    calls = pd.DataFrame({"corr": t["corr"][launch], "c": np.flatnonzero(launch)})
+    pairs = calls.merge(by_corr, on="corr", how="left")
+    c, g = pairs["c"].to_numpy(), pairs["g"].fillna(-1).to_numpy(np.int64)
+    stream_of = np.full(n, -1, np.int64)
+    ok = g >= 0
+    stream_of[c[ok]] = t["stream"][g[ok]]
+    done = gpu[np.isin(t["corr"][gpu], t["corr"][launch])]
+    rows = np.r_[c[ok], done]
+    step = np.r_[np.ones(ok.sum(), np.int64), -np.ones(len(done), np.int64)]
+    stream = np.r_[t["stream"][g[ok]], t["stream"][done]]
+    out = np.full(n, np.nan)
+    if not len(rows):
+        return out, stream_of
+    order = np.lexsort((-step, t["start"][rows], stream))
+    rows, step, stream = rows[order], step[order], stream[order]
+    total = np.cumsum(step)
+    first = np.flatnonzero(np.r_[True, stream[1:] != stream[:-1]])
+    base = np.repeat(total[first] - step[first], np.diff(np.r_[first, len(step)]))
+    out[rows] = total - base
+    return out, stream_of
+
+
+def _launches(t: dict, stream_of: np.ndarray) -> pd.DataFrame:
+    """HTA's runtime launch calls with the stream and GPU of what each launched, by time."""
+    call = np.flatnonzero(np.isin(t["name"], list(LAUNCH_CALLS)) & (t["index_corr"] > 0))
+    k = t["index_corr"][call]
+    call, k = call[(t["stream"][k] != -1)], k[(t["stream"][k] != -1)]
+    df = pd.DataFrame({"row": call, "ts": t["start"][call], "stream": t["stream"][k],
+                       "gpu": t["device"][k], "thread": t["thread"][call]})  # fmt: skip
+    return df.sort_values("ts", kind="stable").reset_index(drop=True)
+
+
+def _previous_launch(t: dict, launches: pd.DataFrame) -> dict[int, int]:
+    """Per cudaEventRecord correlation id: the launch call made last before it on the
+    stream (and GPU) the event was recorded on (HTA: the record's stream comes from the
+    syncs that wait on it)."""
+    waits = t["wait_stream"] > -1
+    rec_stream = pd.DataFrame({"corr": t["wait_corr"][waits], "stream": t["wait_stream"][waits],
+                               "gpu": t["device"][waits]}).drop_duplicates()  # fmt: skip
+    rec_stream = rec_stream.drop_duplicates("corr", keep="last").set_index("corr")
+    rec = np.flatnonzero(t["name"] == "cudaEventRecord")
+    rec = rec[np.isin(t["corr"][rec], rec_stream.index)]
+    out: dict[int, int] = {}
+    for (gpu, stream), mine in launches.groupby(["gpu", "stream"]):
+        sel = rec[(rec_stream.loc[t["corr"][rec], "stream"].to_numpy() == stream)
+                  & (rec_stream.loc[t["corr"][rec], "gpu"].to_numpy() == gpu)]  # fmt: skip
+        i = np.searchsorted(mine["ts"].to_numpy(), t["start"][sel], side="right") - 1
+        for r, j in zip(sel.tolist(), i.tolist()):
+            if j >= 0:
+                out[int(t["corr"][r])] = int(mine["row"].iat[j])
+    return out
+
+
+def _next_launch(t: dict, launches: pd.DataFrame) -> dict[int, int]:
+    """Per cudaStreamWaitEvent call (row): the next launch call on its thread to the stream
+    its Stream Wait Event is on (HTA's index_next_launch)."""
+    calls = np.flatnonzero((t["name"] == "cudaStreamWaitEvent") & (t["index_corr"] > 0))
+    out: dict[int, int] = {}
+    groups = {k: g for k, g in launches.groupby(["thread", "stream"])}
+    for r in calls.tolist():
+        mine = groups.get((t["thread"][r], t["stream"][t["index_corr"][r]]))
+        if mine is None:
+            continue
+        j = np.searchsorted(mine["ts"].to_numpy(), t["start"][r], side="left")
+        if j < len(mine):
+            out[r] = int(mine["row"].iat[j])
+    return out
+
+
+class _Edges:
+    """Edges in the order they are added."""
+
+    def __init__(self) -> None:
+        self.cols: list[list] = [[], [], [], [], []]
+
+    def add(self, src: int, dst: int, weight: int, etype: int, attr: int = -1) -> None:
+        for col, v in zip(self.cols, (src, dst, weight, etype, attr)):
+            col.append(v)
+
+    def arrays(self) -> list[np.ndarray]:
+        return [np.asarray(c, np.int64) for c in self.cols]
+
+
+def _sync_to_host(t, nd, edges, rows_of_streams, row, last) -> None:
+    """A Stream Sync or Context Sync: from the last activity of its stream (of every
+    stream) to the end of the host call that waited."""
+    host_end = nd["end_node"][t["index_corr"][row]] if t["index_corr"][row] >= 0 else -1
+    if host_end < 0:
+        return
+    nodes = last.values() if t["name"][row] == "Context Sync" else [last.get(t["stream"][row])]
+    for gpu_end in nodes:
+        if gpu_end is not None:
+            edges.add(gpu_end, host_end, 0, SYNC)
+
+
+def _gpu_edges(t: dict, inside: np.ndarray, nd: dict) -> list[np.ndarray]:
+    """HTA's edges of the GPU activity in the region, walking it by start (syncs by end):
+    durations, launch or kernel-kernel delays, and the syncs (see the module)."""
+    qlen, stream_of = _queue_lengths(t)
+    launches = _launches(t, stream_of)
+    prev_launch = _previous_launch(t, launches)
+    next_launch = _next_launch(t, launches)
+    ic, ts = t["index_corr"], nd["node_ts"]
+    is_sync_name = np.isin(t["name"], ("Event Sync", "Context Sync"))
+    rows = np.flatnonzero(inside & ((t["stream"] != -1) | is_sync_name) & (ic >= 0))
+    sync = t["cat"][rows] == SYNC_CAT
+    order = np.lexsort((rows, np.where(sync, t["end"][rows], t["start"][rows])))
+    graph_call = np.isin(t["name"], list(GRAPH_LAUNCH_CALLS))
+    # Beyond HTA: each kernel of a CUDA graph pairs with the graph's launch call.
+    host_call = _graph_calls(t, graph_call)
+    edges, last, kernel_sync = _Edges(), {}, {}
+    first_of_graph: set = set()
+    for r in rows[order].tolist():
+        if t["cat"][r] == SYNC_CAT:
+            _handle_sync(t, nd, edges, r, last, kernel_sync, prev_launch, next_launch)
+            continue
+        s, e, stream = nd["start_node"][r], nd["end_node"][r], t["stream"][r]
+        edges.add(s, e, ts[e] - ts[s], OPERATOR, r)
+        ks = kernel_sync.pop(r, None)
+        ks_end = nd["end_node"][ks] if ks is not None else -1
+        if ks_end >= 0:
+            edges.add(ks_end, s, 0, SYNC)
+        call = host_call.get(r, ic[r])
+        call_start = nd["start_node"][call] if call >= 0 else -1
+        prev = last.get(stream)
+        idle = (prev is None or ts[prev] < t["start"][call]) and (
+            ks_end < 0 or ts[ks_end] < t["start"][call])
+        if r in host_call:
+            queue_ok = (call, stream) not in first_of_graph
+            first_of_graph.add((call, stream))
+        else:
+            queue_ok = qlen[call] == 1 and qlen[r] == 0
+        if queue_ok and idle and call_start >= 0:
+            edges.add(call_start, s, ts[s] - ts[call_start], LAUNCH)
+        elif prev is not None and (ks_end < 0 or ts[ks_end] < ts[prev]):
+            edges.add(prev, s, ts[s] - ts[prev], KERNEL_KERNEL, nd["node_ev"][prev])
+        last[stream] = e
+    return edges.arrays()
+
+
+def _graph_calls(t: dict, graph_call: np.ndarray) -> dict[int, int]:
+    """Per GPU activity launched by a CUDA graph launch (the call's correlation id): the
+    call's row."""
+    calls = np.flatnonzero(graph_call & (t["corr"] >= 0))
+    if not len(calls):
+        return {}
+    gpu = np.flatnonzero((t["stream"] != -1) & np.isin(t["corr"], t["corr"][calls]))
+    by_corr = dict(zip(t["corr"][calls].tolist(), calls.tolist()))
+    return {g: by_corr[c] for g, c in zip(gpu.tolist(), t["corr"][gpu].tolist())}
+
+
+def _handle_sync(t, nd, edges, r, last, kernel_sync, prev_launch, next_launch) -> None:
+    """HTA's handle_cuda_sync: event syncs (the GPU activity launched last before the
+    awaited cudaEventRecord), stream and context syncs."""
+    name, ic = t["name"][r], t["index_corr"]
+    if name not in ("Stream Wait Event", "Event Sync"):
+        _sync_to_host(t, nd, edges, None, r, last)
+        return
+    launch = prev_launch.get(int(t["wait_corr"][r]), -1)
+    if t["wait_corr"][r] < 0 or launch < 0:
+        return
+    src_kernel = ic[launch]
+    if name == "Stream Wait Event":
+        dest_launch = next_launch.get(int(ic[r]), -1)
+        if dest_launch >= 0:
+            kernel_sync[int(ic[dest_launch])] = int(src_kernel)
+        return
+    gpu_end, host_end = nd["end_node"][src_kernel], nd["end_node"][ic[r]]
+    if gpu_end >= 0 and host_end >= 0:
+        edges.add(gpu_end, host_end, 0, SYNC)
+
+
+def build(t: dict, lo: int, hi: int) -> dict:
+    """HTA's critical path graph of the region [lo, hi] (ps) of trace table ``t``."""
+    inside = clip(t, lo, hi)
+    nd = _nodes(t, inside)
+    cpu = _cpu_edges(t, inside, nd)
+    gpu = _gpu_edges(t, inside, nd)
+    src, dst, weight, etype, attr = (np.r_[a, b].astype(np.int64) for a, b in zip(cpu, gpu))
+    # networkx keeps one edge per node pair: the first's place, the last's data.
+    key = src * (len(nd["node_ts"]) + 1) + dst
+    _, first = np.unique(key, return_index=True)
+    _, last_rev = np.unique(key[::-1], return_index=True)
+    last = len(key) - 1 - last_rev
+    keep = np.sort(first)
+    pick = last[np.searchsorted(np.unique(key), key[keep])]
+    weight = np.where(weight[pick] <= NEG_ZERO_PS, 0, weight[pick])
+    return nd | {"src": src[keep], "dst": dst[keep], "weight": weight,
+                 "type": etype[pick], "attr": attr[pick]}  # fmt: skip
+
+
+def edge_ids(g: dict, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """The edge numbers of the (src, dst) pairs."""
+    n = len(g["node_ts"]) + 1
+    key = g["src"] * n + g["dst"]
+    order = np.argsort(key)
+    return order[np.searchsorted(key[order], src * n + dst)]
+
+
+def _topological(n: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """A topological order of the nodes: their numbering (time order) where every edge goes
+    forward, else Kahn's, which raises on a cycle."""
+    if not len(src) or bool((src < dst).all()):
+        return np.arange(n)
+    indeg = np.bincount(dst, minlength=n)
+    order = np.argsort(src, kind="stable")
+    ptr = np.r_[0, np.cumsum(np.bincount(src, minlength=n))]
+    succ = dst[order].tolist()
+    ptr_l, indeg_l = ptr.tolist(), indeg.tolist()
+    queue = np.flatnonzero(indeg == 0).tolist()
+    out = []
+    for v in queue:
+        out.append(v)
+        for w in succ[ptr_l[v] : ptr_l[v + 1]]:
+            indeg_l[w] -= 1
+            if indeg_l[w] == 0:
+                queue.append(w)
+    if len(out) != n:
+        raise CycleError("the critical path graph has a cycle (HTA refuses it too)")
+    return np.asarray(out, np.int64)
+
+
+def longest_path(g: dict) -> np.ndarray:
+    """The nodes of the longest path (networkx's ``dag_longest_path``: each node's best
+    predecessor is the first of the longest in edge order; a negative best starts afresh;
+    the path ends at the first node of the greatest distance)."""
+    n = len(g["node_ts"])
+    if n == 0:
+        return np.zeros(0, np.int64)
+    src, dst, w = g["src"], g["dst"], g["weight"]
+    by_dst = np.argsort(dst, kind="stable")
+    ptr = np.r_[0, np.cumsum(np.bincount(dst, minlength=n))].tolist()
+    p_src, p_w = src[by_dst].tolist(), w[by_dst].tolist()
+    dist, back = [0] * n, list(range(n))
+    for v in _topological(n, src, dst).tolist():
+        best, arg = None, v
+        for k in range(ptr[v], ptr[v + 1]):
+            d = dist[p_src[k]] + p_w[k]
+            if best is None or d > best:
+                best, arg = d, p_src[k]
+        if best is not None and best >= 0:
+            dist[v], back[v] = best, arg
+    dist_a = np.asarray(dist)
+    v = int(np.argmax(dist_a))
+    path = [v]
+    while back[v] != v:
+        v = back[v]
+        path.append(v)
+    return np.asarray(path[::-1], np.int64)
