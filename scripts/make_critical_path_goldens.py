@@ -42,7 +42,10 @@ CASES = {
     "alexnet": ("hta_critical_path/alexnet.json.gz", _FORWARD, 1),
     "cuda_event_sync": ("hta_critical_path/cuda_event_sync.json.gz", "ProfilerStep", 0),
     "cuda_event_sync_multi_stream": (
-        "hta_critical_path/cuda_event_sync_multi_stream.json.gz", "", None),
+        "hta_critical_path/cuda_event_sync_multi_stream.json.gz",
+        "",
+        None,
+    ),
     "torch_transformer_h100": ("torch_transformer_h100.pt.trace.json.gz", "ProfilerStep", 2),
     "timesformer_h100": ("timesformer_h100.json.gz", "ProfilerStep", 0),
     "hta_sampled_rank0": ("hta_sampled_rank0.json.gz", "ProfilerStep", 0),
@@ -51,7 +54,7 @@ CASES = {
     "eager_b200": ("eager_b200.json.gz", "", None),
     # Made here by with_graph_launch from alexnet (no bundled Kineto trace has a CUDA graph).
     "alexnet_graph": ("hta_critical_path/alexnet_graph.json.gz", _FORWARD, 1),
-}  # fmt: skip
+}
 GRAPH_KERNELS = 6  # kernels of alexnet's path that with_graph_launch makes one graph launch
 
 
@@ -92,13 +95,16 @@ def hta_critical_path(path: pathlib.Path, annotation: str, instance_id) -> dict:
         assert ok, path
         df, sym = cp.trace_df, cp.sym_table
         nodes = [cp.node_list[n] for n in cp.critical_path_nodes]
-        edges = [cp.edges[u, v]["object"] for u, v in zip(cp.critical_path_nodes,
-                                                          cp.critical_path_nodes[1:])]  # fmt: skip
+        edges = [
+            cp.edges[u, v]["object"]
+            for u, v in zip(cp.critical_path_nodes, cp.critical_path_nodes[1:])
+        ]
         weights = [float(cp.edges[e.begin, e.end]["weight"]) for e in edges]
         attributed = [cp.get_event_attribution_for_edge(e) for e in edges]
         breakdown = cp.get_critical_path_breakdown()
-        bound = dict(zip(zip(breakdown["event_idx"].fillna(-1), breakdown["type"]),
-                         breakdown["bound_by"]))  # fmt: skip
+        bound = dict(
+            zip(zip(breakdown["event_idx"].fillna(-1), breakdown["type"]), breakdown["bound_by"])
+        )
         summary = breakdown.groupby("bound_by")["duration"].sum()
         events = {int(n.ev_idx) for n in nodes} | {int(a) for a in attributed if a is not None}
         return {
@@ -114,8 +120,10 @@ def hta_critical_path(path: pathlib.Path, annotation: str, instance_id) -> dict:
                 "weight_us": weights,
                 "type": [e.type.value for e in edges],
                 "event": [-1 if a is None else int(a) for a in attributed],
-                "bound_by": [bound.get((-1 if a is None else a, e.type.value), "")
-                             for a, e in zip(attributed, edges)],  # fmt: skip
+                "bound_by": [
+                    bound.get((-1 if a is None else a, e.type.value), "")
+                    for a, e in zip(attributed, edges)
+                ],
             },
             "events": {str(i): _event(df, sym, i) for i in sorted(events) if i >= 0},
             "summary_us": {str(k): float(v) for k, v in summary.items()},
@@ -133,13 +141,19 @@ def with_graph_launch(path: pathlib.Path, golden: dict, out: pathlib.Path) -> No
     with gzip.open(path, "rt") as f:
         trace = json.load(f)
     events = trace["traceEvents"]  # HTA's event index is the position here
-    kernels = [e for e, s in zip(golden["nodes"]["event"], golden["nodes"]["is_start"])
-               if s and events[e].get("cat") == "kernel"]  # fmt: skip
+    kernels = [
+        e
+        for e, s in zip(golden["nodes"]["event"], golden["nodes"]["is_start"])
+        if s and events[e].get("cat") == "kernel"
+    ]
     first = next(i for i, e in enumerate(kernels) if events[e]["name"].startswith("ampere_sgemm"))
     chosen = kernels[first : first + GRAPH_KERNELS]
     corrs = [events[e]["args"]["correlation"] for e in chosen]
-    calls = {e["args"]["correlation"]: e for e in events
-             if e.get("cat") == "cuda_runtime" and (e.get("args") or {}).get("correlation") in corrs}
+    calls = {
+        e["args"]["correlation"]: e
+        for e in events
+        if e.get("cat") == "cuda_runtime" and (e.get("args") or {}).get("correlation") in corrs
+    }
     assert all(calls[c]["name"] == "cudaLaunchKernel" for c in corrs), "not all kernel launches"
     graph = corrs[0]
     calls[graph]["name"] = "cudaGraphLaunch"
@@ -168,12 +182,19 @@ def main(argv: list[str] | None = None) -> int:
 
     OUT.mkdir(parents=True, exist_ok=True)
     alexnet = CASES["alexnet"]
-    with_graph_launch(DATA / alexnet[0], hta_critical_path(DATA / alexnet[0], *alexnet[1:]),
-                      DATA / CASES["alexnet_graph"][0])  # fmt: skip
+    with_graph_launch(
+        DATA / alexnet[0],
+        hta_critical_path(DATA / alexnet[0], *alexnet[1:]),
+        DATA / CASES["alexnet_graph"][0],
+    )
     for case in args.cases or list(CASES):
         trace, annotation, instance_id = CASES[case]
-        golden = {"trace": trace, "annotation": annotation, "instance_id": instance_id,
-                  "hta_version": getattr(hta, "__version__", "0.5.0")}  # fmt: skip
+        golden = {
+            "trace": trace,
+            "annotation": annotation,
+            "instance_id": instance_id,
+            "hta_version": getattr(hta, "__version__", "0.5.0"),
+        }
         golden |= hta_critical_path(DATA / trace, annotation, instance_id)
         with gzip.open(DATA / trace, "rt") as f:  # HTA's rank is its key, 0; the trace's:
             golden["trace_rank"] = json.load(f).get("distributedInfo", {}).get("rank", 0)

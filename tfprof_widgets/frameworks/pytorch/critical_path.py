@@ -41,6 +41,7 @@ import pandas as pd
 
 from ... import schema, stat_columns
 from ...analysis.event_index import event_line_ids, event_plane_rows, on_device, times_ps
+from ...analysis.gpu_time import KINDS, kernel_kinds
 from ...errors import CorruptProfileError
 from . import critical_path_graph as graph
 from .schema import CRITICAL_PATH, CRITICAL_PATH_SUMMARY
@@ -161,23 +162,25 @@ def _kinds(t: dict, ev: np.ndarray) -> np.ndarray:
     kind[np.isin(name, list(graph.GRAPH_LAUNCH_CALLS))] = "graph_launch"
     kind[np.isin(name, list(graph.BLOCKING_SYNC_CALLS)) & (name != "cudaMemcpyAsync")] = "sync"
     kind[np.isin(cat, ("user_annotation", "python_function"))] = "annotation"
+    kind[graph.old_layout_annotation(t)[ev]] = "annotation"
     kind[t["stream"][ev] != -1] = "kernel"
     return kind
 
 
 def _bound_by(t: dict, ev: np.ndarray, etype: np.ndarray) -> np.ndarray:
     """HTA's ``bound_by`` of each path edge (its type, and the event it is attributed to)."""
-    from .hta import _COMMUNICATION  # noqa: PLC0415 (kinds by name, as the overlap counts)
-    from ...analysis.gpu_time import kernel_kinds  # noqa: PLC0415
-
     out = np.full(len(ev), "", object)
     has = ev >= 0
     names = t["name"][np.maximum(ev, 0)]
-    comm = kernel_kinds(pd.Series(names)) == _COMMUNICATION
+    # Communication kernels by name, as the overlap and the temporal breakdown kind them.
+    comm = kernel_kinds(pd.Series(names)) == KINDS.index("COMMUNICATION")
     on_gpu = t["stream"][np.maximum(ev, 0)] >= 0
     span = (etype == graph.OPERATOR) & has
-    out[span] = np.where(on_gpu[span], np.where(comm[span], "gpu_communication_bound",
-                                                "gpu_compute_bound"), "cpu_bound")  # fmt: skip
+    out[span] = np.where(
+        on_gpu[span],
+        np.where(comm[span], "gpu_communication_bound", "gpu_compute_bound"),
+        "cpu_bound",
+    )
     out[etype == graph.KERNEL_KERNEL] = "gpu_kernel_kernel_overhead"
     out[etype == graph.LAUNCH] = "gpu_kernel_launch_overhead"
     return out
@@ -212,19 +215,21 @@ def _path_table(run, t, g, path, host, rank) -> pd.DataFrame:
     bound_by = own.reindex(ev).fillna(gap.reindex(ev)).to_numpy(object)
     bound_by = np.where(pd.isna(bound_by), fallback, bound_by)
     rows = t["row"][ev]
-    out = pd.DataFrame({
-        "host": pd.Categorical([host] * len(ev)),
-        "rank": pd.array([rank] * len(ev), dtype="Int64"),
-        "name": t["name"][ev],
-        "kind": pd.Categorical(kind),
-        "start_us": run.events["start_us"].to_numpy()[rows],
-        "dur_us": run.events["dur_us"].to_numpy()[rows],
-        "critical_us": crit,
-        "launch_delay_us": launch,
-        "bound_by": pd.Categorical(bound_by),
-        "on_path": np.isin(ev, node_ev),
-        "event": rows,
-    })  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "host": pd.Categorical([host] * len(ev)),
+            "rank": pd.array([rank] * len(ev), dtype="Int64"),
+            "name": t["name"][ev],
+            "kind": pd.Categorical(kind),
+            "start_us": run.events["start_us"].to_numpy()[rows],
+            "dur_us": run.events["dur_us"].to_numpy()[rows],
+            "critical_us": crit,
+            "launch_delay_us": launch,
+            "bound_by": pd.Categorical(bound_by),
+            "on_path": np.isin(ev, node_ev),
+            "event": rows,
+        }
+    )
     out.attrs["edges"] = pd.DataFrame({"weight_us": w, "type": etype, "bound_by": bound})
     return out
 

@@ -16,21 +16,43 @@ import pandas as pd
 OPERATOR, DEPENDENCY, LAUNCH, KERNEL_KERNEL, SYNC = range(5)
 # HTA's CPEdgeType values, by the codes above.
 EDGE_TYPES = np.array(
-    ["critical_path_operator", "critical_path_dependency", "critical_path_kernel_launch_delay",
-     "critical_path_kernel_kernel_delay", "critical_path_sync_dependency"], object
-)  # fmt: skip
+    [
+        "critical_path_operator",
+        "critical_path_dependency",
+        "critical_path_kernel_launch_delay",
+        "critical_path_kernel_kernel_delay",
+        "critical_path_sync_dependency",
+    ],
+    object,
+)
 # HTA's get_runtime_launch_events_query.
 LAUNCH_CALLS = frozenset(
-    ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cudaMemcpyAsync",
-     "cudaMemsetAsync", "runFunction - job_prep_and_submit_for_execution", "hipLaunchKernel",
-     "hipExtModuleLaunchKernel", "hipMemsetAsync", "hipMemcpyAsync", "hipMemcpyWithStream")
-)  # fmt: skip
+    (
+        "cudaLaunchKernel",
+        "cudaLaunchKernelExC",
+        "cuLaunchKernel",
+        "cudaMemcpyAsync",
+        "cudaMemsetAsync",
+        "runFunction - job_prep_and_submit_for_execution",
+        "hipLaunchKernel",
+        "hipExtModuleLaunchKernel",
+        "hipMemsetAsync",
+        "hipMemcpyAsync",
+        "hipMemcpyWithStream",
+    )
+)
 # Launches of a captured CUDA graph: every kernel of it carries the call's correlation id.
 GRAPH_LAUNCH_CALLS = frozenset(("cudaGraphLaunch", "cudaGraphLaunch_v10000", "cuGraphLaunch"))
 BLOCKING_SYNC_CALLS = frozenset(
-    ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery", "cudaEventSynchronize",
-     "cudaMemcpy", "cudaMemcpyAsync")
-)  # fmt: skip
+    (
+        "cudaDeviceSynchronize",
+        "cudaStreamSynchronize",
+        "cudaEventQuery",
+        "cudaEventSynchronize",
+        "cudaMemcpy",
+        "cudaMemcpyAsync",
+    )
+)
 # The cats of host events that are nodes (HTA's cpu_op, cuda_runtime, cuda_driver; and the
 # old Kineto layout's names for them, which HTA does not know).
 NODE_CATS = ("cpu_op", "cuda_runtime", "cuda_driver", "Operator", "Runtime")
@@ -40,6 +62,13 @@ NEG_ZERO_PS = -1_000_000  # HTA's check sets weights of -1 µs or less to 0
 
 class CycleError(ValueError):
     """The graph is not acyclic (HTA's check fails; no longest path)."""
+
+
+def old_layout_annotation(t: dict) -> np.ndarray:
+    """The old Kineto layout's record_function annotations: cat "Operator" like the aten ops,
+    named with a '#' ("ProfilerStep#5", "Optimizer.step#SGD.step"), which no operator is;
+    the new layout's user_annotation, which HTA makes no node of."""
+    return (t["cat"] == "Operator") & (np.char.find(t["name"].astype(str), "#") >= 0)
 
 
 def index_correlation(t: dict) -> np.ndarray:
@@ -82,7 +111,8 @@ def clip(t: dict, lo: int, hi: int) -> np.ndarray:
 
 def _nodes(t: dict, inside: np.ndarray) -> dict:
     """A start and an end node for each event HTA represents, numbered in time order."""
-    is_node = inside & (np.isin(t["cat"], NODE_CATS) | ((t["stream"] != -1) & (t["index_corr"] >= 0)))
+    host_op = np.isin(t["cat"], NODE_CATS) & ~old_layout_annotation(t)
+    is_node = inside & (host_op | ((t["stream"] != -1) & (t["index_corr"] >= 0)))
     ev = np.flatnonzero(is_node)
     ts = np.r_[t["start"][ev], t["end"][ev]]
     is_end = np.r_[np.zeros(len(ev), bool), np.ones(len(ev), bool)]
@@ -94,9 +124,12 @@ def _nodes(t: dict, inside: np.ndarray) -> dict:
     idx[order] = np.arange(len(order))
     start_node[ev], end_node[ev] = idx[: len(ev)], idx[len(ev) :]
     return {
-        "node_ts": ts[order], "node_ev": evs[order], "node_start": ~is_end[order],
-        "start_node": start_node, "end_node": end_node,
-    }  # fmt: skip
+        "node_ts": ts[order],
+        "node_ev": evs[order],
+        "node_start": ~is_end[order],
+        "start_node": start_node,
+        "end_node": end_node,
+    }
 
 
 def _stack_items(t: dict, rows: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -206,8 +239,15 @@ def _launches(t: dict, stream_of: np.ndarray) -> pd.DataFrame:
     call = np.flatnonzero(np.isin(t["name"], list(LAUNCH_CALLS)) & (t["index_corr"] > 0))
     k = t["index_corr"][call]
     call, k = call[(t["stream"][k] != -1)], k[(t["stream"][k] != -1)]
-    df = pd.DataFrame({"row": call, "ts": t["start"][call], "stream": t["stream"][k],
-                       "gpu": t["device"][k], "thread": t["thread"][call]})  # fmt: skip
+    df = pd.DataFrame(
+        {
+            "row": call,
+            "ts": t["start"][call],
+            "stream": t["stream"][k],
+            "gpu": t["device"][k],
+            "thread": t["thread"][call],
+        }
+    )
     return df.sort_values("ts", kind="stable").reset_index(drop=True)
 
 
@@ -216,15 +256,22 @@ def _previous_launch(t: dict, launches: pd.DataFrame) -> dict[int, int]:
     stream (and GPU) the event was recorded on (HTA: the record's stream comes from the
     syncs that wait on it)."""
     waits = t["wait_stream"] > -1
-    rec_stream = pd.DataFrame({"corr": t["wait_corr"][waits], "stream": t["wait_stream"][waits],
-                               "gpu": t["device"][waits]}).drop_duplicates()  # fmt: skip
+    rec_stream = pd.DataFrame(
+        {
+            "corr": t["wait_corr"][waits],
+            "stream": t["wait_stream"][waits],
+            "gpu": t["device"][waits],
+        }
+    ).drop_duplicates()
     rec_stream = rec_stream.drop_duplicates("corr", keep="last").set_index("corr")
     rec = np.flatnonzero(t["name"] == "cudaEventRecord")
     rec = rec[np.isin(t["corr"][rec], rec_stream.index)]
     out: dict[int, int] = {}
     for (gpu, stream), mine in launches.groupby(["gpu", "stream"]):
-        sel = rec[(rec_stream.loc[t["corr"][rec], "stream"].to_numpy() == stream)
-                  & (rec_stream.loc[t["corr"][rec], "gpu"].to_numpy() == gpu)]  # fmt: skip
+        sel = rec[
+            (rec_stream.loc[t["corr"][rec], "stream"].to_numpy() == stream)
+            & (rec_stream.loc[t["corr"][rec], "gpu"].to_numpy() == gpu)
+        ]
         i = np.searchsorted(mine["ts"].to_numpy(), t["start"][sel], side="right") - 1
         for r, j in zip(sel.tolist(), i.tolist()):
             if j >= 0:
@@ -305,7 +352,8 @@ def _gpu_edges(t: dict, inside: np.ndarray, nd: dict) -> list[np.ndarray]:
         call_start = nd["start_node"][call] if call >= 0 else -1
         prev = last.get(stream)
         idle = (prev is None or ts[prev] < t["start"][call]) and (
-            ks_end < 0 or ts[ks_end] < t["start"][call])
+            ks_end < 0 or ts[ks_end] < t["start"][call]
+        )
         if r in host_call:
             queue_ok = (call, stream) not in first_of_graph
             first_of_graph.add((call, stream))
@@ -366,8 +414,13 @@ def build(t: dict, lo: int, hi: int) -> dict:
     keep = np.sort(first)
     pick = last[np.searchsorted(np.unique(key), key[keep])]
     weight = np.where(weight[pick] <= NEG_ZERO_PS, 0, weight[pick])
-    return nd | {"src": src[keep], "dst": dst[keep], "weight": weight,
-                 "type": etype[pick], "attr": attr[pick]}  # fmt: skip
+    return nd | {
+        "src": src[keep],
+        "dst": dst[keep],
+        "weight": weight,
+        "type": etype[pick],
+        "attr": attr[pick],
+    }
 
 
 def edge_ids(g: dict, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
