@@ -86,12 +86,6 @@ def _host_of_rank(run, rank: int) -> tuple[str, np.ndarray, object]:
     return str(name), np.flatnonzero(host == code), recorded
 
 
-def _strings(run, rows: np.ndarray) -> np.ndarray:
-    name = run.events["name"].array
-    cats = np.asarray(name.categories.astype(str), object)
-    return cats[np.asarray(name.codes)[rows]]
-
-
 def _stat(run, stat: str, rows: np.ndarray, default: int = -1) -> np.ndarray:
     v, has = stat_columns.numbers(run.stat_store, stat, len(run.events))
     return np.where(has, v, default)[rows]
@@ -102,13 +96,14 @@ def trace_table(run, rows: np.ndarray) -> dict[str, np.ndarray]:
     ``stream`` (-1: host), ``correlation`` (-1: none), device, thread and the
     event-sync args; the index of a row is its position here."""
     cat = stat_columns.categorical(run.stat_store, "cat", len(run.events))
+    name = run.events["name"].array
     start, end = times_ps(run)
     t = {
         "row": rows,
         "start": start[rows],
         "end": end[rows],
-        "name": _strings(run, rows),
-        "cat": np.asarray(cat.astype(object))[rows],
+        "name": graph.Labels(np.asarray(name.codes)[rows], name.categories.astype(str)),
+        "cat": graph.Labels(np.asarray(cat.codes)[rows], cat.categories.astype(str)),
         "stream": _stat(run, "stream", rows),
         "corr": _stat(run, "correlation", rows),
         "device": _stat(run, "device", rows),
@@ -118,7 +113,6 @@ def trace_table(run, rows: np.ndarray) -> dict[str, np.ndarray]:
         "on_device": on_device(run)[rows],
         "line_id": event_line_ids(run)[rows],
     }
-    t["cat"] = np.where(pd.isna(t["cat"]), "", t["cat"]).astype(object)
     t["dur"] = t["end"] - t["start"]
     t["index_corr"] = graph.index_correlation(t)
     return t
@@ -127,7 +121,7 @@ def trace_table(run, rows: np.ndarray) -> dict[str, np.ndarray]:
 def _instances(t: dict, annotation: str) -> np.ndarray:
     """The rows of the annotation's events in HTA's order (its file order): host ones by
     start, then those on GPU lines by start (Kineto writes the host's events first)."""
-    rows = np.flatnonzero(np.char.find(t["name"].astype(str), annotation) >= 0)
+    rows = np.flatnonzero(t["name"].contains(annotation))
     return rows[np.lexsort((t["start"][rows], t["on_device"][rows]))]
 
 
@@ -155,13 +149,13 @@ def last_full_instance(t: dict, annotation: str) -> int:
 
 def _kinds(t: dict, ev: np.ndarray) -> np.ndarray:
     """Each event's kind: cpu_op, launch, graph_launch, sync, runtime, kernel, annotation."""
-    name, cat = t["name"][ev], t["cat"][ev]
+    name, cat = t["name"], t["cat"]
     kind = np.full(len(ev), "cpu_op", object)
-    kind[np.isin(cat, ("cuda_runtime", "cuda_driver", "Runtime"))] = "runtime"
-    kind[np.isin(name, list(graph.LAUNCH_CALLS))] = "launch"
-    kind[np.isin(name, list(graph.GRAPH_LAUNCH_CALLS))] = "graph_launch"
-    kind[np.isin(name, list(graph.BLOCKING_SYNC_CALLS)) & (name != "cudaMemcpyAsync")] = "sync"
-    kind[np.isin(cat, ("user_annotation", "python_function"))] = "annotation"
+    kind[cat.isin(("cuda_runtime", "cuda_driver", "Runtime"))[ev]] = "runtime"
+    kind[name.isin(graph.LAUNCH_CALLS)[ev]] = "launch"
+    kind[name.isin(graph.GRAPH_LAUNCH_CALLS)[ev]] = "graph_launch"
+    kind[name.isin(graph.BLOCKING_SYNC_CALLS - {"cudaMemcpyAsync"})[ev]] = "sync"
+    kind[cat.isin(("user_annotation", "python_function"))[ev]] = "annotation"
     kind[graph.old_layout_annotation(t)[ev]] = "annotation"
     kind[t["stream"][ev] != -1] = "kernel"
     return kind
@@ -245,7 +239,10 @@ def critical_path(
     whole trace); ``instance_id``: which of them (HTA counts from 0 in file order: the host's
     first), or an inclusive (first, last) pair; None here takes the last full ProfilerStep
     (the last but one; HTA's None takes the first). A trace without ProfilerStep takes the
-    whole trace. Each row's ``critical_us`` sums to the path's length."""
+    whole trace. The rows' ``critical_us`` and ``launch_delay_us`` sum to the path's length,
+    ``attrs['length_us']``; ``attrs['edges']`` holds the path's edges in order (weight_us,
+    HTA's type code as :data:`.critical_path_graph.EDGE_TYPES` spells it, bound_by): HTA's
+    ``get_critical_path_breakdown``."""
     host, rows, recorded = _host_of_rank(run, rank)
     t = trace_table(run, rows)
     if annotation and instance_id is None:

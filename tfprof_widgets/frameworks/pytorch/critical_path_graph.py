@@ -60,6 +60,30 @@ SYNC_CAT = "cuda_sync"
 NEG_ZERO_PS = -1_000_000  # HTA's check sets weights of -1 µs or less to 0
 
 
+class Labels:
+    """Per-event strings (names, cats) as category codes: tests run on the few categories."""
+
+    def __init__(self, codes: np.ndarray, categories) -> None:
+        self.codes = np.asarray(codes, np.int64)
+        self.categories = np.r_[np.asarray(categories, object), np.array([""], object)]
+        self.codes = np.where(self.codes < 0, len(self.categories) - 1, self.codes)
+
+    def __getitem__(self, rows):
+        return self.categories[self.codes[rows]]
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def isin(self, values) -> np.ndarray:
+        return np.isin(self.categories, list(values))[self.codes]
+
+    def eq(self, value: str) -> np.ndarray:
+        return self.isin((value,))
+
+    def contains(self, part: str) -> np.ndarray:
+        return np.array([part in c for c in self.categories.tolist()], bool)[self.codes]
+
+
 class CycleError(ValueError):
     """The graph is not acyclic (HTA's check fails; no longest path)."""
 
@@ -68,7 +92,7 @@ def old_layout_annotation(t: dict) -> np.ndarray:
     """The old Kineto layout's record_function annotations: cat "Operator" like the aten ops,
     named with a '#' ("ProfilerStep#5", "Optimizer.step#SGD.step"), which no operator is;
     the new layout's user_annotation, which HTA makes no node of."""
-    return (t["cat"] == "Operator") & (np.char.find(t["name"].astype(str), "#") >= 0)
+    return t["cat"].eq("Operator") & t["name"].contains("#")
 
 
 def index_correlation(t: dict) -> np.ndarray:
@@ -79,7 +103,7 @@ def index_correlation(t: dict) -> np.ndarray:
     corr, n = t["corr"], len(t["corr"])
     out = np.minimum(corr, 0)
     has = corr != -1
-    gpu = ((t["stream"] >= 0) & (corr >= 0)) | np.isin(t["name"], ("Event Sync", "Context Sync"))
+    gpu = ((t["stream"] >= 0) & (corr >= 0)) | t["name"].isin(("Event Sync", "Context Sync"))
     rows = np.arange(n)
     cpu_df = pd.DataFrame({"corr": corr[has & ~gpu], "x": rows[has & ~gpu]})
     gpu_df = pd.DataFrame({"corr": corr[has & gpu], "y": rows[has & gpu]})
@@ -101,17 +125,17 @@ def clip(t: dict, lo: int, hi: int) -> np.ndarray:
     b = np.zeros(len(a), bool)
     target = t["index_corr"][calls]
     b[target[t["stream"][target] != -1]] = True
-    b |= (t["stream"] != -1) & (t["name"] == "Stream Wait Event")
+    b |= (t["stream"] != -1) & t["name"].eq("Stream Wait Event")
     # Beyond HTA: every kernel of a CUDA graph launched in the region (HTA keeps the last).
     gpu = np.flatnonzero((t["stream"] != -1) & (t["index_corr"] > 0))
     call = t["index_corr"][gpu]
-    b[gpu[a[call] & np.isin(t["name"][call], list(GRAPH_LAUNCH_CALLS))]] = True
+    b[gpu[a[call] & t["name"].isin(GRAPH_LAUNCH_CALLS)[call]]] = True
     return a | b
 
 
 def _nodes(t: dict, inside: np.ndarray) -> dict:
     """A start and an end node for each event HTA represents, numbered in time order."""
-    host_op = np.isin(t["cat"], NODE_CATS) & ~old_layout_annotation(t)
+    host_op = t["cat"].isin(NODE_CATS) & ~old_layout_annotation(t)
     is_node = inside & (host_op | ((t["stream"] != -1) & (t["index_corr"] >= 0)))
     ev = np.flatnonzero(is_node)
     ts = np.r_[t["start"][ev], t["end"][ev]]
@@ -195,7 +219,7 @@ def _cpu_edges(t: dict, inside: np.ndarray, nd: dict) -> list[np.ndarray]:
     src, dst = node[prev], node[i]
     ts = nd["node_ts"]
     weight = np.where(dep, 0, ts[dst] - ts[src])
-    blocking = np.isin(t["name"][ev[i]], list(BLOCKING_SYNC_CALLS))
+    blocking = t["name"].isin(BLOCKING_SYNC_CALLS)[ev[i]]
     weight = np.where(is_end[i] & blocking, 0, weight)
     etype = np.where(dep, DEPENDENCY, OPERATOR)
     src_start, dst_end = ~is_end[prev], is_end[i]
@@ -209,7 +233,7 @@ def _queue_lengths(t: dict) -> tuple[np.ndarray, np.ndarray]:
     begins, -1 where what it launched begins; per row, the length just after its change
     (NaN: none). Ties: the call first. Also each row's stream as its launched work's."""
     n = len(t["start"])
-    launch = np.isin(t["name"], list(LAUNCH_CALLS)) & (t["index_corr"] > 0)
+    launch = t["name"].isin(LAUNCH_CALLS) & (t["index_corr"] > 0)
     gpu = np.flatnonzero(t["stream"] != -1)
     by_corr = pd.DataFrame({"corr": t["corr"][gpu], "g": gpu})
     calls = pd.DataFrame({"corr": t["corr"][launch], "c": np.flatnonzero(launch)})
@@ -236,7 +260,7 @@ def _queue_lengths(t: dict) -> tuple[np.ndarray, np.ndarray]:
 
 def _launches(t: dict, stream_of: np.ndarray) -> pd.DataFrame:
     """HTA's runtime launch calls with the stream and GPU of what each launched, by time."""
-    call = np.flatnonzero(np.isin(t["name"], list(LAUNCH_CALLS)) & (t["index_corr"] > 0))
+    call = np.flatnonzero(t["name"].isin(LAUNCH_CALLS) & (t["index_corr"] > 0))
     k = t["index_corr"][call]
     call, k = call[(t["stream"][k] != -1)], k[(t["stream"][k] != -1)]
     df = pd.DataFrame(
@@ -264,7 +288,7 @@ def _previous_launch(t: dict, launches: pd.DataFrame) -> dict[int, int]:
         }
     ).drop_duplicates()
     rec_stream = rec_stream.drop_duplicates("corr", keep="last").set_index("corr")
-    rec = np.flatnonzero(t["name"] == "cudaEventRecord")
+    rec = np.flatnonzero(t["name"].eq("cudaEventRecord"))
     rec = rec[np.isin(t["corr"][rec], rec_stream.index)]
     out: dict[int, int] = {}
     for (gpu, stream), mine in launches.groupby(["gpu", "stream"]):
@@ -282,7 +306,7 @@ def _previous_launch(t: dict, launches: pd.DataFrame) -> dict[int, int]:
 def _next_launch(t: dict, launches: pd.DataFrame) -> dict[int, int]:
     """Per cudaStreamWaitEvent call (row): the next launch call on its thread to the stream
     its Stream Wait Event is on (HTA's index_next_launch)."""
-    calls = np.flatnonzero((t["name"] == "cudaStreamWaitEvent") & (t["index_corr"] > 0))
+    calls = np.flatnonzero(t["name"].eq("cudaStreamWaitEvent") & (t["index_corr"] > 0))
     out: dict[int, int] = {}
     groups = {k: g for k, g in launches.groupby(["thread", "stream"])}
     for r in calls.tolist():
@@ -309,7 +333,7 @@ class _Edges:
         return [np.asarray(c, np.int64) for c in self.cols]
 
 
-def _sync_to_host(t, nd, edges, rows_of_streams, row, last) -> None:
+def _sync_to_host(t, nd, edges, row, last) -> None:
     """A Stream Sync or Context Sync: from the last activity of its stream (of every
     stream) to the end of the host call that waited."""
     host_end = nd["end_node"][t["index_corr"][row]] if t["index_corr"][row] >= 0 else -1
@@ -329,17 +353,18 @@ def _gpu_edges(t: dict, inside: np.ndarray, nd: dict) -> list[np.ndarray]:
     prev_launch = _previous_launch(t, launches)
     next_launch = _next_launch(t, launches)
     ic, ts = t["index_corr"], nd["node_ts"]
-    is_sync_name = np.isin(t["name"], ("Event Sync", "Context Sync"))
+    is_sync_name = t["name"].isin(("Event Sync", "Context Sync"))
     rows = np.flatnonzero(inside & ((t["stream"] != -1) | is_sync_name) & (ic >= 0))
-    sync = t["cat"][rows] == SYNC_CAT
+    is_sync = t["cat"].eq(SYNC_CAT)
+    sync = is_sync[rows]
     order = np.lexsort((rows, np.where(sync, t["end"][rows], t["start"][rows])))
-    graph_call = np.isin(t["name"], list(GRAPH_LAUNCH_CALLS))
+    graph_call = t["name"].isin(GRAPH_LAUNCH_CALLS)
     # Beyond HTA: each kernel of a CUDA graph pairs with the graph's launch call.
     host_call = _graph_calls(t, graph_call)
     edges, last, kernel_sync = _Edges(), {}, {}
     first_of_graph: set = set()
     for r in rows[order].tolist():
-        if t["cat"][r] == SYNC_CAT:
+        if is_sync[r]:
             _handle_sync(t, nd, edges, r, last, kernel_sync, prev_launch, next_launch)
             continue
         s, e, stream = nd["start_node"][r], nd["end_node"][r], t["stream"][r]
@@ -350,10 +375,9 @@ def _gpu_edges(t: dict, inside: np.ndarray, nd: dict) -> list[np.ndarray]:
             edges.add(ks_end, s, 0, SYNC)
         call = host_call.get(r, ic[r])
         call_start = nd["start_node"][call] if call >= 0 else -1
+        call_ts = t["start"][call] if call >= 0 else -np.inf
         prev = last.get(stream)
-        idle = (prev is None or ts[prev] < t["start"][call]) and (
-            ks_end < 0 or ts[ks_end] < t["start"][call]
-        )
+        idle = (prev is None or ts[prev] < call_ts) and (ks_end < 0 or ts[ks_end] < call_ts)
         if r in host_call:
             queue_ok = (call, stream) not in first_of_graph
             first_of_graph.add((call, stream))
@@ -383,7 +407,7 @@ def _handle_sync(t, nd, edges, r, last, kernel_sync, prev_launch, next_launch) -
     awaited cudaEventRecord), stream and context syncs."""
     name, ic = t["name"][r], t["index_corr"]
     if name not in ("Stream Wait Event", "Event Sync"):
-        _sync_to_host(t, nd, edges, None, r, last)
+        _sync_to_host(t, nd, edges, r, last)
         return
     launch = prev_launch.get(int(t["wait_corr"][r]), -1)
     if t["wait_corr"][r] < 0 or launch < 0:
