@@ -319,108 +319,128 @@ def _next_launch(t: dict, launches: pd.DataFrame) -> dict[int, int]:
     return out
 
 
-class _Edges:
-    """Edges in the order they are added."""
-
-    def __init__(self) -> None:
-        self.cols: list[list] = [[], [], [], [], []]
-
-    def add(self, src: int, dst: int, weight: int, etype: int, attr: int = -1) -> None:
-        for col, v in zip(self.cols, (src, dst, weight, etype, attr)):
-            col.append(v)
-
-    def arrays(self) -> list[np.ndarray]:
-        return [np.asarray(c, np.int64) for c in self.cols]
+def _walk_order(t: dict, inside: np.ndarray) -> np.ndarray:
+    """The GPU activity of the region and the syncs, in HTA's walk: by start, a sync by its
+    end (a Stream Sync overlaps the copy it waits for)."""
+    device_sync = t["name"].isin(("Event Sync", "Context Sync"))
+    ok = inside & ((t["stream"] != -1) | device_sync) & (t["index_corr"] >= 0)
+    rows = np.flatnonzero(ok)
+    key = np.where(t["cat"].eq(SYNC_CAT)[rows], t["end"][rows], t["start"][rows])
+    return rows[np.lexsort((rows, key))]
 
 
-def _sync_to_host(t, nd, edges, row, last) -> None:
-    """A Stream Sync or Context Sync: from the last activity of its stream (of every
-    stream) to the end of the host call that waited."""
-    host_end = nd["end_node"][t["index_corr"][row]] if t["index_corr"][row] >= 0 else -1
-    if host_end < 0:
-        return
-    nodes = last.values() if t["name"][row] == "Context Sync" else [last.get(t["stream"][row])]
-    for gpu_end in nodes:
-        if gpu_end is not None:
-            edges.add(gpu_end, host_end, 0, SYNC)
+def _syncs(t: dict, nd: dict, launches, rows: np.ndarray, pos: np.ndarray, kpos, kstream, kend):
+    """HTA's handle_cuda_sync for the syncs ``rows`` at walk positions ``pos``: the edges from
+    the GPU to the host (a stream's last activity, every stream's for a Context Sync, the
+    activity launched last before an awaited cudaEventRecord), as (position, src, dst); and
+    the GPU-GPU waits of Stream Wait Events, as (position, dest kernel row, src kernel row).
+    ``kpos``/``kstream``/``kend``: the walk position, stream and end node of each kernel;
+    ``launches``: :func:`_launches`."""
+    prev_launch, next_launch = _previous_launch(t, launches), _next_launch(t, launches)
+    ic, out, waits = t["index_corr"], [], []
+    first_seen = pd.unique(kstream)  # HTA's dict of the last node per stream, in its order
+    for r, q in zip(rows.tolist(), pos.tolist()):
+        name = t["name"][r]
+        if name in ("Stream Wait Event", "Event Sync"):
+            launch = prev_launch.get(int(t["wait_corr"][r]), -1)
+            if t["wait_corr"][r] < 0 or launch < 0:
+                continue
+            if name == "Stream Wait Event":
+                dest = next_launch.get(int(ic[r]), -1)
+                if dest >= 0:
+                    waits.append((q, int(ic[dest]), int(ic[launch])))
+            elif nd["end_node"][ic[launch]] >= 0 and nd["end_node"][ic[r]] >= 0:
+                out.append((q, nd["end_node"][ic[launch]], nd["end_node"][ic[r]]))
+            continue
+        host_end = nd["end_node"][ic[r]]
+        streams = first_seen if name == "Context Sync" else [t["stream"][r]]
+        for s in streams:
+            before = np.flatnonzero((kstream == s) & (kpos < q))
+            if len(before) and host_end >= 0:
+                out.append((q, kend[before[-1]], host_end))
+    return out, waits
+
+
+def _kernel_waits(waits: list, k: np.ndarray, kpos: np.ndarray) -> np.ndarray:
+    """Per kernel: the kernel its stream waits for (a Stream Wait Event walked before it, the
+    last such), -1 where none."""
+    out = np.full(len(k), -1, np.int64)
+    if not waits:
+        return out
+    w = pd.DataFrame(waits, columns=["q", "dest", "src"])
+    mine = pd.DataFrame({"dest": k, "j": np.arange(len(k)), "p": kpos}).merge(w, on="dest")
+    mine = mine[mine["q"] < mine["p"]].sort_values("q").drop_duplicates("j", keep="last")
+    out[mine["j"].to_numpy()] = mine["src"].to_numpy()
+    return out
+
+
+def _graph_calls(t: dict) -> np.ndarray:
+    """Per row: the CUDA graph launch call whose correlation id it carries (a kernel of the
+    graph; beyond HTA, which pairs the call with one of them), -1 elsewhere."""
+    calls = np.flatnonzero(t["name"].isin(GRAPH_LAUNCH_CALLS) & (t["corr"] >= 0))
+    out = np.full(len(t["corr"]), -1, np.int64)
+    gpu = np.flatnonzero((t["stream"] != -1) & np.isin(t["corr"], t["corr"][calls]))
+    by_corr = pd.Series(calls, index=t["corr"][calls])
+    out[gpu] = by_corr[~by_corr.index.duplicated(keep="last")].reindex(t["corr"][gpu]).to_numpy()
+    return out
 
 
 def _gpu_edges(t: dict, inside: np.ndarray, nd: dict) -> list[np.ndarray]:
-    """HTA's edges of the GPU activity in the region, walking it by start (syncs by end):
-    durations, launch or kernel-kernel delays, and the syncs (see the module)."""
+    """HTA's edges of the GPU activity in the region, in its walk (see the module): each
+    activity's span; a launch delay from its call when the stream was empty and idle at the
+    call, else the gap after the stream's previous activity; the syncs' edges."""
+    rows = _walk_order(t, inside)
+    ts, start_node, end_node = nd["node_ts"], nd["start_node"], nd["end_node"]
+    pos = np.arange(len(rows))
+    is_sync = t["cat"].eq(SYNC_CAT)[rows]
+    k, kpos = rows[~is_sync], pos[~is_sync]
+    stream, s, e = t["stream"][k], start_node[k], end_node[k]
+    o = np.lexsort((kpos, stream))  # the stream's previous activity in the walk
+    prev = np.full(len(k), -1, np.int64)
+    prev[o[1:]] = np.where(stream[o][1:] == stream[o][:-1], o[:-1], -1)
+    prev_end = np.where(prev >= 0, e[prev], -1)
     qlen, stream_of = _queue_lengths(t)
     launches = _launches(t, stream_of)
-    prev_launch = _previous_launch(t, launches)
-    next_launch = _next_launch(t, launches)
-    ic, ts = t["index_corr"], nd["node_ts"]
-    is_sync_name = t["name"].isin(("Event Sync", "Context Sync"))
-    rows = np.flatnonzero(inside & ((t["stream"] != -1) | is_sync_name) & (ic >= 0))
-    is_sync = t["cat"].eq(SYNC_CAT)
-    sync = is_sync[rows]
-    order = np.lexsort((rows, np.where(sync, t["end"][rows], t["start"][rows])))
-    graph_call = t["name"].isin(GRAPH_LAUNCH_CALLS)
-    # Beyond HTA: each kernel of a CUDA graph pairs with the graph's launch call.
-    host_call = _graph_calls(t, graph_call)
-    edges, last, kernel_sync = _Edges(), {}, {}
-    first_of_graph: set = set()
-    for r in rows[order].tolist():
-        if is_sync[r]:
-            _handle_sync(t, nd, edges, r, last, kernel_sync, prev_launch, next_launch)
-            continue
-        s, e, stream = nd["start_node"][r], nd["end_node"][r], t["stream"][r]
-        edges.add(s, e, ts[e] - ts[s], OPERATOR, r)
-        ks = kernel_sync.pop(r, None)
-        ks_end = nd["end_node"][ks] if ks is not None else -1
-        if ks_end >= 0:
-            edges.add(ks_end, s, 0, SYNC)
-        call = host_call.get(r, ic[r])
-        call_start = nd["start_node"][call] if call >= 0 else -1
-        call_ts = t["start"][call] if call >= 0 else -np.inf
-        prev = last.get(stream)
-        idle = (prev is None or ts[prev] < call_ts) and (ks_end < 0 or ts[ks_end] < call_ts)
-        if r in host_call:
-            queue_ok = (call, stream) not in first_of_graph
-            first_of_graph.add((call, stream))
-        else:
-            queue_ok = qlen[call] == 1 and qlen[r] == 0
-        if queue_ok and idle and call_start >= 0:
-            edges.add(call_start, s, ts[s] - ts[call_start], LAUNCH)
-        elif prev is not None and (ks_end < 0 or ts[ks_end] < ts[prev]):
-            edges.add(prev, s, ts[s] - ts[prev], KERNEL_KERNEL, nd["node_ev"][prev])
-        last[stream] = e
-    return edges.arrays()
+    sync_edges, waits = _syncs(t, nd, launches, rows[is_sync], pos[is_sync], kpos, stream, e)
+    ks = _kernel_waits(waits, k, kpos)
+    ks_end = np.where(ks >= 0, end_node[np.maximum(ks, 0)], -1)
+    graph = _graph_calls(t)[k]
+    call = np.where(graph >= 0, graph, t["index_corr"][k])
+    call_ts = np.where(call >= 0, t["start"][np.maximum(call, 0)], np.iinfo(np.int64).min)
+    call_start = np.where(call >= 0, start_node[np.maximum(call, 0)], -1)
+    queue_ok = (qlen[np.maximum(call, 0)] == 1) & (qlen[k] == 0)
+    _, first = np.unique(np.c_[call, stream][graph >= 0], axis=0, return_index=True)
+    first_of_graph = np.zeros(len(k), bool)
+    first_of_graph[np.flatnonzero(graph >= 0)[first]] = True  # the walk is in order
+    queue_ok = np.where(graph >= 0, first_of_graph, queue_ok)
+    idle = ((prev_end < 0) | (ts[prev_end] < call_ts)) & ((ks_end < 0) | (ts[ks_end] < call_ts))
+    launch = queue_ok & idle & (call_start >= 0)
+    waited = (ks_end < 0) | (ts[ks_end] < ts[prev_end])
+    gap = ~launch & (prev_end >= 0) & waited
+    has_ks = ks_end >= 0
+    parts = [
+        (kpos, 0, s, e, ts[e] - ts[s], OPERATOR, k),
+        (kpos[has_ks], 1, ks_end[has_ks], s[has_ks], 0, SYNC, -1),
+        (kpos[launch], 2, call_start[launch], s[launch], ts[s[launch]] - ts[call_start[launch]],
+         LAUNCH, -1),
+        (kpos[gap], 2, prev_end[gap], s[gap], ts[s[gap]] - ts[prev_end[gap]], KERNEL_KERNEL,
+         k[prev[gap]]),
+    ]  # fmt: skip
+    if sync_edges:
+        q, src, dst = np.asarray(sync_edges, np.int64).T
+        parts.append((q, np.arange(len(q)), src, dst, 0, SYNC, -1))
+    return _in_walk_order(parts)
 
 
-def _graph_calls(t: dict, graph_call: np.ndarray) -> dict[int, int]:
-    """Per GPU activity launched by a CUDA graph launch (the call's correlation id): the
-    call's row."""
-    calls = np.flatnonzero(graph_call & (t["corr"] >= 0))
-    if not len(calls):
-        return {}
-    gpu = np.flatnonzero((t["stream"] != -1) & np.isin(t["corr"], t["corr"][calls]))
-    by_corr = dict(zip(t["corr"][calls].tolist(), calls.tolist()))
-    return {g: by_corr[c] for g, c in zip(gpu.tolist(), t["corr"][gpu].tolist())}
-
-
-def _handle_sync(t, nd, edges, r, last, kernel_sync, prev_launch, next_launch) -> None:
-    """HTA's handle_cuda_sync: event syncs (the GPU activity launched last before the
-    awaited cudaEventRecord), stream and context syncs."""
-    name, ic = t["name"][r], t["index_corr"]
-    if name not in ("Stream Wait Event", "Event Sync"):
-        _sync_to_host(t, nd, edges, r, last)
-        return
-    launch = prev_launch.get(int(t["wait_corr"][r]), -1)
-    if t["wait_corr"][r] < 0 or launch < 0:
-        return
-    src_kernel = ic[launch]
-    if name == "Stream Wait Event":
-        dest_launch = next_launch.get(int(ic[r]), -1)
-        if dest_launch >= 0:
-            kernel_sync[int(ic[dest_launch])] = int(src_kernel)
-        return
-    gpu_end, host_end = nd["end_node"][src_kernel], nd["end_node"][ic[r]]
-    if gpu_end >= 0 and host_end >= 0:
-        edges.add(gpu_end, host_end, 0, SYNC)
+def _in_walk_order(parts: list) -> list[np.ndarray]:
+    """Edges (position, order within it, src, dst, weight, type, attributed event) in the
+    order HTA adds them: by walk position, then by their order there."""
+    cols = [
+        np.concatenate([np.broadcast_to(np.asarray(p[i], np.int64), np.shape(p[0])) for p in parts])
+        for i in range(7)
+    ]
+    order = np.lexsort((cols[1], cols[0]))
+    return [c[order] for c in cols[2:]]
 
 
 def build(t: dict, lo: int, hi: int) -> dict:
