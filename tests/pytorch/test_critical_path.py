@@ -11,6 +11,7 @@ import gzip
 import json
 import pathlib
 import re
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -199,3 +200,19 @@ def test_bad_arguments_and_other_frameworks():
     tf = tw.load(CHROME / "GPU_timeline_01.json.gz", progress=False)
     assert tf.critical_path.empty and list(tf.critical_path.columns) == list(schema.CRITICAL_PATH)
     assert tf.critical_path_summary.empty
+
+
+def test_each_rank_of_a_job(tmp_path):
+    """A folder of two ranks' traces (one job): each rank's path (Kineto's distributedInfo
+    names the host's rank) is the one HTA finds on that rank's trace alone."""
+    for r in (0, 1):
+        shutil.copyfile(
+            CHROME / f"hta_sampled_rank{r}.json.gz", tmp_path / f"rank-{r}.pt.trace.json.gz"
+        )
+    run = tw.load(tmp_path, progress=False)
+    for r in (0, 1):
+        path = cp.critical_path(run, r, "ProfilerStep", 0)
+        ref = _golden(f"hta_sampled_rank{r}")
+        assert path["rank"].unique().tolist() == [r]
+        assert path.attrs["length_us"] == pytest.approx(ref["length_us"], abs=ABS_US)
+        assert path[path["on_path"]]["name"].tolist() == _hta_events(ref)["name"].tolist()
