@@ -608,6 +608,25 @@ class Run:
 
         return queue_length_summary(self)
 
+    @_analysis
+    def critical_path(self) -> pd.DataFrame:
+        """HTA's critical path of rank 0's last full ProfilerStep, at exact times, CUDA-graph
+        launches included: the events on it in order and the time each holds
+        (schema.CRITICAL_PATH; other ranks and regions:
+        ``frameworks.pytorch.critical_path.critical_path(run, rank, annotation, instance_id)``)."""
+        from .frameworks.pytorch.critical_path import critical_path
+
+        return critical_path(self)
+
+    @_analysis
+    def critical_path_summary(self) -> pd.DataFrame:
+        """HTA's summary of ``run.critical_path``: its length by what bounds it (host, GPU
+        compute or communication, launch delays, kernel gaps) and the share of each
+        (schema.CRITICAL_PATH_SUMMARY)."""
+        from .frameworks.pytorch.critical_path import critical_path_summary
+
+        return critical_path_summary(self)
+
     # -- the cache and the views ---------------------------------------------------------------
     def clear_cache(self) -> None:
         """Forget every analysis computed so far (they are recomputed when next read)."""

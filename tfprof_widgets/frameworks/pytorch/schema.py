@@ -7,7 +7,9 @@ torch-tb-profiler's overview (``run.torch_steps``): TORCH_STEPS; its operator vi
 view and GPU metrics (``run.torch_kernels``, ``run.torch_gpu_metrics``): TORCH_KERNELS,
 TORCH_GPU_METRICS. HTA's analyses at exact times (``run.idle_time_breakdown``,
 ``run.kernel_launch_stats``, ``run.comm_comp_overlap``, ``run.queue_length_summary``):
-IDLE_TIME_BREAKDOWN, KERNEL_LAUNCH_STATS, COMM_COMP_OVERLAP, QUEUE_LENGTH_SUMMARY.
+IDLE_TIME_BREAKDOWN, KERNEL_LAUNCH_STATS, COMM_COMP_OVERLAP, QUEUE_LENGTH_SUMMARY. HTA's
+critical path (``run.critical_path``, ``run.critical_path_summary``): CRITICAL_PATH,
+CRITICAL_PATH_SUMMARY.
 The collectives table of every framework (``run.collectives``, beside the overlap that XLA
 captures have too): COLLECTIVES.
 """
@@ -25,6 +27,8 @@ __all__ = [
     "COMM_COMP_OVERLAP",
     "QUEUE_LENGTH_SUMMARY",
     "COLLECTIVES",
+    "CRITICAL_PATH",
+    "CRITICAL_PATH_SUMMARY",
 ]
 
 TORCH_STEPS: dict[str, tuple[str, str]] = {
@@ -243,4 +247,51 @@ COLLECTIVES: dict[str, tuple[str, str]] = {
         "all-gather / reduce-scatter / all-to-all, 1 otherwise); NaN where n is needed and "
         "unknown.",
     ),
+}
+
+CRITICAL_PATH: dict[str, tuple[str, str]] = {
+    "host": _HOST,
+    "rank": _RANK,
+    "name": ("str", "Event on the critical path (operator, runtime call, kernel)."),
+    "kind": (
+        "category",
+        "cpu_op, launch (a kernel/memcpy/memset launch call), graph_launch (cudaGraphLaunch), "
+        "sync (a blocking sync call), runtime (another CUDA call), kernel (any GPU activity), "
+        "annotation (a user annotation the path runs inside).",
+    ),
+    "start_us": ("float64", "Event start, µs."),
+    "dur_us": ("float64", "Event duration, µs."),
+    "critical_us": (
+        "float64",
+        "Time of the critical path that lies in the event (HTA's edge attribution: its own "
+        "span between the path's nodes, and a kernel's gap to the next kernel), µs; the rows "
+        "sum to the path's length.",
+    ),
+    "launch_delay_us": (
+        "float64",
+        "For a kernel the path reaches from its launch call: the time from the call's start "
+        "to the kernel's start (HTA's launch delay, attributed to no event), µs.",
+    ),
+    "bound_by": (
+        "category",
+        "HTA's bound_by of the event's own time: cpu_bound, gpu_compute_bound, "
+        "gpu_communication_bound, gpu_kernel_kernel_overhead (a kernel's time is all gap).",
+    ),
+    "on_path": (
+        "bool",
+        "The path passes through the event's start or end (HTA's critical_path_events_set); "
+        "False where it only runs inside it (a parent between two children).",
+    ),
+    "event": ("int64", "Row of run.events."),
+}
+
+CRITICAL_PATH_SUMMARY: dict[str, tuple[str, str]] = {
+    "bound_by": (
+        "category",
+        "HTA's bound_by: cpu_bound, gpu_compute_bound, gpu_communication_bound, "
+        "gpu_kernel_kernel_overhead, gpu_kernel_launch_overhead.",
+    ),
+    "critical_us": ("float64", "Length of the critical path so bound, µs."),
+    "resource": ("category", "cpu (the host), gpu, or waiting (launch delays and gaps)."),
+    "percent": ("float64", "Share of the critical path's length, % (HTA's summary())."),
 }
