@@ -93,7 +93,6 @@ def bus_factor(kind: np.ndarray, group_size: np.ndarray) -> np.ndarray:
     return out
 
 
-
 def host_ranks(run, hosts: np.ndarray) -> pd.array:
     """Per host name: its distributed rank where the capture records one (plane stat
     ``rank``), else <NA>."""

@@ -28,8 +28,14 @@ from .. import schema
 from ..frameworks import framework_of
 from ..frameworks.base import name_texts
 from .collective_kinds import bus_factor, collective_kernel_flags, collective_kind, host_ranks
-from .event_index import event_line_ids, event_plane_rows, is_derived_line, on_device, timed
-from .event_index import times_ps
+from .event_index import (
+    event_line_ids,
+    event_plane_rows,
+    is_derived_line,
+    on_device,
+    timed,
+    times_ps,
+)
 
 __all__ = ["collective_rows", "collectives"]
 

@@ -141,9 +141,7 @@ def _module_collectives(module) -> dict[str, tuple]:
         for instr in comp.instructions:
             inner = instr if _COLLECTIVE_OPCODES.match(instr.opcode) else None
             if inner is None and instr.opcode in _WRAPPERS:
-                inner = next(
-                    (direct[c] for c in instr.called_computation_ids if c in direct), None
-                )
+                inner = next((direct[c] for c in instr.called_computation_ids if c in direct), None)
             if inner is None:
                 continue
             kind = collective_kind(inner.opcode)
