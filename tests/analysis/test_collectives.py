@@ -100,8 +100,11 @@ def _trace_collectives(path: pathlib.Path) -> pd.DataFrame:
     rows = []
     for k in kernels:
         call = calls[k["args"]["correlation"]]
-        around = [o for o in ops if o["tid"] == call["tid"] and o["pid"] == call["pid"]
-                  and o["ts"] <= call["ts"] and call["ts"] + call["dur"] <= o["ts"] + o["dur"]]  # fmt: skip
+        around = [
+            o for o in ops
+            if o["tid"] == call["tid"] and o["pid"] == call["pid"]
+            and o["ts"] <= call["ts"] and call["ts"] + call["dur"] <= o["ts"] + o["dur"]
+        ]  # fmt: skip
         op = min(around, key=lambda o: o["dur"])
         elements = math.prod(op["args"]["Input Dims"][0])
         rows.append((op["name"], elements, op["args"]["Input type"][0], k["dur"]))

@@ -142,7 +142,7 @@ def gpu_run(real, tmp_path_factory):
 def test_gpu_collectives_table(gpu_run):
     c = gpu_run.collectives.set_index("name")
     assert sorted(c.index) == sorted(COLLECTIVES)
-    for instr, kernel, _, _, dur in KERNELS[1:]:
+    for instr, _kernel, _, _, dur in KERNELS[1:]:
         kind, size = COLLECTIVES[instr]
         row = c.loc[instr]
         assert (row["collective"], row["size_bytes"], row["count"]) == (kind, size, 3)
