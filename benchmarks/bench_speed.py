@@ -20,7 +20,15 @@ Rows (ours / anchor, median of paired runs in one process unless said):
   torch_kernels, torch_gpu_metrics, temporal_breakdown, kernel_breakdown, memory, ops,
   kernels) of the largest shared Kineto trace (most events) vs HTA 0.5's ``TraceAnalysis`` +
   ``get_temporal_breakdown`` + ``get_gpu_kernel_breakdown`` on a private copy of it
-  (goal <= 0.5).
+  (goal <= 0.5);
+* issue 41's four views on the same JAX capture, each load + the view's page (its payload:
+  tables, figures, every choice) vs xprof's converter for the same thing on a private copy:
+  the memory viewer (the program with the largest peak) vs xprof's ``tool_names`` (which
+  writes the programs' HloProtos) + ``memory_viewer`` of that program; the graph viewer
+  (2 hops around the heaviest op) vs ``tool_names`` + ``graph_viewer`` (``graph_width`` 2,
+  dot); the suggestions (``run.suggestions``) vs ``smart_suggestion``; the source lines vs
+  ``hlo_stats``, the one xprof table that names each op's ``file:line`` (xprof has no
+  per-line tool, and its trace viewer's events carry no Python stack on these captures).
 Needs the dev extra (xprof, HolisticTraceAnalysis).
 """
 
@@ -189,6 +197,83 @@ def jax_row(repeat: int, path: pathlib.Path = JAX_GPU) -> dict | None:
     )  # fmt: skip
 
 
+# -- issue 41: the memory viewer, graph viewer, suggestions and source lines ------------------
+def ours_view(path: pathlib.Path, make) -> float:
+    """Load + ``make(run)``, seconds (a view: its payload, what the page draws)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = time.perf_counter()
+        made = make(tw.load(path, progress=False))
+        if hasattr(made, "payload_json"):
+            made.payload_json()
+    return time.perf_counter() - t
+
+
+def xprof_tool(path: pathlib.Path, tool: str, options=None, programs: bool = False) -> float:
+    """xprof's ``tool`` on a private copy, seconds; ``programs``: after its ``tool_names``
+    conversion (which writes the HloProtos its HLO tools read), counted too; ``options``:
+    a function of the programs' names giving the tool's parameters."""
+    from xprof.convert import raw_to_tool_data as r
+
+    with tempfile.TemporaryDirectory(prefix="bench_xprof41_") as tmp:
+        copy = pathlib.Path(tmp) / path.name
+        shutil.copy2(path, copy)
+        t = time.perf_counter()
+        names = []
+        if programs:
+            r.xspace_to_tool_names([str(copy)])
+            names = [
+                f.name[: -len(".hlo_proto.pb")] for f in pathlib.Path(tmp).glob("*.hlo_proto.pb")
+            ]
+        params = {"use_saved_result": False, **(options(names) if options else {})}
+        r.xspace_to_tool_data([str(copy)], tool, params)
+        return time.perf_counter() - t
+
+
+def _module_of(names: list[str], program: int) -> str:
+    return next(n for n in names if n.endswith(f"({program})"))
+
+
+# The bundled copy of the shared JAX capture (the same bytes): the rows run in any checkout.
+JAX_BUNDLED = ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_nographs.xplane.pb"
+
+
+def views41_rows(repeat: int, path: pathlib.Path = JAX_BUNDLED) -> list[dict]:
+    """The four rows of issue 41."""
+    run = tw.load(path, progress=False)
+    program = tw.views.memory_viewer(run).program
+    graph = tw.views.graph_viewer(run).graph
+    op, graph_program = graph.op, graph.program_id
+    what = f"JAX on an H100 ({path.name})"
+
+    def memory(names):
+        return {"module_name": _module_of(names, program)}
+
+    def graph_options(names):
+        options = {"module_name": _module_of(names, graph_program), "node_name": op,
+                   "graph_width": 2, "merge_fusion": 0, "type": "graph",
+                   "format": "dot"}  # fmt: skip
+        return {"graph_viewer_options": options}
+
+    cases = (
+        (f"load + memory viewer (program {program}), {what} vs xprof's tool_names + "
+         "memory_viewer", lambda r: tw.views.memory_viewer(r),
+         lambda: xprof_tool(path, "memory_viewer", memory, programs=True)),
+        (f"load + graph viewer ({op}, 2 hops), {what} vs xprof's tool_names + graph_viewer",
+         lambda r: tw.views.graph_viewer(r),
+         lambda: xprof_tool(path, "graph_viewer", graph_options, programs=True)),
+        (f"load + run.suggestions, {what} vs xprof's smart_suggestion",
+         lambda r: r.suggestions, lambda: xprof_tool(path, "smart_suggestion")),
+        (f"load + source lines view, {what} vs xprof's hlo_stats (its source_info; xprof "
+         "has no per-line tool)", lambda r: tw.views.source_lines(r),
+         lambda: xprof_tool(path, "hlo_stats")),
+    )  # fmt: skip
+    return [
+        paired_row(work, "report", lambda m=make: ours_view(path, m), anchor, repeat, "xprof")
+        for work, make, anchor in cases
+    ]
+
+
 def load_row(events: int, repeat: int) -> dict:
     from bench_load import build_capture, measure
 
@@ -232,6 +317,7 @@ def main() -> None:
         analyses_row(f"a TF 2.21 CPU capture ({n_cpu // 1000}k events)", cpu, "<= 0.25", repeat)
     )
     rows += [r for r in (jax_row(repeat),) if r]
+    rows += views41_rows(repeat)
     rows.append(load_row(1_000_000, 3))
     rows += multihost_rows(*((2, 100_000) if a.quick else (8, 250_000)), repeat=3)
     rows += [r for r in (torch_row(repeat),) if r]

@@ -545,7 +545,7 @@ NOTEBOOK_VIEWS = {
     "05_tf1_tfprof.ipynb": 1,
     "06_old_logdirs_and_other_profilers.ipynb": 3,
     "07_pytorch_transformer.ipynb": 6,
-    "08_jax_gpu_capture.ipynb": 6,
+    "08_jax_gpu_capture.ipynb": 9,
     "09_distributed_job.ipynb": 2,
 }
 

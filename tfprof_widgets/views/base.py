@@ -58,7 +58,16 @@ from .page.display import (
 )
 from .tables import Table, encode_column
 
-__all__ = ["Choice", "Html", "Plot", "Plots", "TableBlock", "View", "combine_figures"]
+__all__ = [
+    "Choice",
+    "Html",
+    "Panel",
+    "Plot",
+    "Plots",
+    "TableBlock",
+    "View",
+    "combine_figures",
+]
 
 
 # -- the parts a view is made of ----------------------------------------------------------------
@@ -91,6 +100,9 @@ class Plot:
     ranges: list | None = None
     legend_side: dict | None = None
     custom: dict | None = None
+    #: A point click opens a :class:`Panel` of the view: ``{"panel": id, "at": i}``, the key
+    #: the ``i``-th entry of the point's customdata row (0 where no ``at``).
+    link: dict | None = None
 
 
 @dataclasses.dataclass
@@ -111,6 +123,22 @@ class TableBlock:
     table: Table
     title: str | None = None
     preset: dict | None = None
+    #: A row click opens a :class:`Panel` of the view: ``[{"panel": id, "column": key column,
+    #: "cell": column clicked}]``; the link without ``cell`` takes a click on any other cell.
+    links: list[dict] | None = None
+
+
+@dataclasses.dataclass
+class Panel:
+    """Content that a click on a table row or a plot point opens under the view, computed in
+    Python for each key it may open with (the page needs no kernel: an exported notebook
+    opens it too). ``items``: key -> blocks (:class:`Html`, :class:`Plots`); ``missing``:
+    what a key without content shows (``{key}`` replaced by the key)."""
+
+    id: str
+    title: str
+    items: dict[str, list]
+    missing: str = ""
 
 
 @dataclasses.dataclass
@@ -164,6 +192,10 @@ class View:
         """The view's findings as plain-text lines (text/plain, and the static output)."""
         return []
 
+    def panels(self) -> list[Panel]:
+        """Content a row or point click opens (:class:`Panel`); none by default."""
+        return []
+
     def text(self) -> str:
         """The plain-text form (``repr`` and every output's text/plain)."""
         return "\n".join([self.title, *self.findings()])
@@ -204,6 +236,11 @@ class View:
         """:meth:`choices`, asked once per view (some read the run's tables to decide)."""
         return self.choices()
 
+    @functools.cached_property
+    def _panel_list(self) -> list[Panel]:
+        """:meth:`panels`, computed once per view."""
+        return self.panels()
+
     def blocks_of(self, **values) -> list:
         """:meth:`blocks` of one choice, computed once per view: the payload, the static text,
         the image and :meth:`tables` all read the same blocks (each computation builds
@@ -239,7 +276,7 @@ class View:
                 for p in b.plots:
                     figs.append(p.fig)
                     spec = {"name": p.name, "fig": f"@@FIG{len(figs) - 1}@@"}
-                    for k in ("click", "ranges", "legend_side"):
+                    for k in ("click", "ranges", "legend_side", "link"):
                         if getattr(p, k) is not None:
                             spec[k] = getattr(p, k)
                     if p.custom:
@@ -251,7 +288,8 @@ class View:
             if isinstance(b, TableBlock):
                 if b.id not in tables:
                     tables[b.id] = b.table.payload()
-                return {"kind": "table", "table": b.id, "title": b.title, "preset": b.preset}
+                spec = {"kind": "table", "table": b.id, "title": b.title, "preset": b.preset}
+                return {**spec, "links": b.links} if b.links else spec
             raise TypeError(f"not a view block: {b!r}")
 
         variants = {}
@@ -278,6 +316,14 @@ class View:
             }
             for c in choices
         ]
+        panels = {
+            p.id: {
+                "title": p.title,
+                "missing": p.missing,
+                "items": {k: [block_spec(b) for b in blocks] for k, blocks in p.items.items()},
+            }
+            for p in self._panel_list
+        }
         payload = {
             "v": 1,
             "title": self.title,
@@ -287,6 +333,7 @@ class View:
             "statics": statics,
             "live": live,
             "height_hint": hint,
+            **({"panels": panels} if panels else {}),
         }
         out = to_json(payload)
         for i, fig in enumerate(figs):

@@ -11,13 +11,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..errors import ProfileError
 from ..frameworks.xla import HloGraph, hlo_graph
 from ._common import of_run, quick_figure
-from .base import Html, Plot, Plots, TableBlock, View
+from .base import Html, Panel, Plot, Plots, TableBlock, View
 from .page.display import esc
 from .tables import Column, Table
 
-__all__ = ["GraphViewerView", "graph_viewer"]
+__all__ = ["GraphViewerView", "graph_key", "graph_panel", "graph_viewer"]
 
 LABELS = 120  # nodes labelled on the plot at most (hover names every node)
 _FUSION_FILL = "rgba(120,120,120,0.10)"
@@ -230,3 +231,66 @@ def graph_viewer(run, op: str | None = None, depth: int = 2, program=None) -> Gr
     :class:`~tfprof_widgets.frameworks.xla.graph.UnknownHloOpError` for an op or
     program the run lacks; a run without XLA programs gets a view that says so."""
     return GraphViewerView(run, op, depth, program)
+
+
+# -- the graph around an op, opened by a click in the op profile and the roofline -------------
+#: Graphs sent with the op profile and the roofline: those of their heaviest ops. Each is one
+#: small figure (5 to 23 kB of JSON, 15 ms, on the JAX H100 capture's ops at 2 hops), so the
+#: 20 heaviest cost 0.22 MB and 0.4 s; there they hold 90 % of the 45 ops' device time (the
+#: op tables' long tail is ops of microseconds).
+GRAPH_PANELS = 20
+#: XLA's dumper walks its program's computations for each graph (~1 s per graph in a program
+#: of 10^5 instructions): the graphs sent add up to at most this many instructions walked, so
+#: a huge program sends fewer (5 of 10^5 instructions; none of one past this size, whose
+#: one graph takes tens of seconds) and its view stays seconds.
+GRAPH_WORK = 500_000
+
+
+def graph_key(program_ids, names) -> np.ndarray:
+    """The key of the graph around each (program id, HLO instruction): 'name@program'."""
+    ids = pd.Series(program_ids).astype("int64").astype(str)
+    return (pd.Series(names, dtype=object).astype(str) + "@" + ids.to_numpy()).to_numpy(object)
+
+
+def graph_panel(run, program_ids, names, weights, depth: int = 2) -> Panel:
+    """The graph viewer (``depth`` hops) around each of the :data:`GRAPH_PANELS` heaviest
+    (program id, instruction) of the arguments, by ``weights`` (their device time), keyed
+    by :func:`graph_key`. An op the programs lack, or whose graph cannot be laid out, gets
+    the reason instead of a graph."""
+    program_ids = np.asarray(program_ids, np.int64)
+    names = np.asarray(names, object)
+    keys = graph_key(program_ids, names)
+    order = np.argsort(-np.asarray(weights, float), kind="stable")
+    sizes = _program_sizes(run)
+    items: dict[str, list] = {}
+    work = 0
+    for i in order:
+        size = sizes.get(int(program_ids[i]), 0)
+        key = str(keys[i])
+        if len(items) >= GRAPH_PANELS:
+            break
+        if key in items or work + size > GRAPH_WORK:
+            continue  # a smaller program's op may still fit
+        work += size
+        try:
+            view = GraphViewerView(run, str(names[i]), depth, int(program_ids[i]))
+            items[key] = [Html(view.header()), Plots([Plot("graph", view.figure())])]
+        except ProfileError as e:
+            items[key] = [Html(f"<p class='tf-muted'>{esc(str(e))}</p>")]
+    return Panel(
+        "graph",
+        "Graph viewer",
+        items,
+        f"Only the {len(items)} heaviest ops' graphs are sent with the page (none of a "
+        f"program of more than {GRAPH_WORK:,} instructions): "
+        "tw.views.graph_viewer(run, op=...) draws the graph around {key} (op@program).",
+    )
+
+
+def _program_sizes(run) -> dict[int, int]:
+    """Instructions per program id (the largest where hosts share an id)."""
+    sizes: dict[int, int] = {}
+    for _host, pid, module in run.hlo_modules:
+        n = sum(len(c.instructions) for c in module.computations)
+        sizes[int(pid)] = max(sizes.get(int(pid), 0), n)
+    return sizes

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Choice, Html, TableBlock, View
+from .base import Choice, Html, Panel, TableBlock, View
+from .graph_viewer_view import graph_key, graph_panel
 from .names import short_op_name
 from .page.display import esc
 from .tables import Column, Table
@@ -24,12 +25,37 @@ DEPTHS = {
 PERCENT_OF_FRACTION = ("flop_utilization", "hbm_bw_utilization", "xprof_flop_utilization")
 
 
+# A row click opens the graph around its op; a click on its source cell, that line.
+LINKS = [
+    {"panel": "graph", "column": "graph_key"},
+    {"panel": "source", "column": "source", "cell": "source"},
+]
+
+
 class HloOpProfileView(View):
     title = "HLO op profile"
 
     def __init__(self, run) -> None:
         self.run = run
         self.tree = run.op_profile
+
+    def _op_rows(self):
+        """The op rows' program ids, names, device times and source lines."""
+        from .source_lines_view import line_of_instruction
+
+        ops = self.tree[(self.tree["level"] == "op").to_numpy()]
+        pids = ops["program_id"].to_numpy(np.int64)
+        names = ops["name"].astype(str).to_numpy(object)
+        return ops.index, pids, names, line_of_instruction(self.run, pids, names)
+
+    def panels(self) -> list[Panel]:
+        from .source_lines_view import source_panel
+
+        if not len(self.tree):
+            return []
+        at, pids, names, lines = self._op_rows()
+        times = self.tree.loc[at, "time_us"].to_numpy(float)
+        return [graph_panel(self.run, pids, names, times), source_panel(self.run, lines)]
 
     def choices(self) -> list[Choice]:
         return [
@@ -45,6 +71,12 @@ class HloOpProfileView(View):
         t = self.tree
         indent = t["level"].astype(str).map({"program": "", "category": "  ", "op": "    "})
         t = t.assign(node=indent + t["name"].astype(str), gflops=t["flops"] / 1e9)
+        at, pids, names, lines = self._op_rows()
+        keys = np.full(len(t), "", object)
+        where = np.full(len(t), "", object)
+        pos = t.index.get_indexer(at)
+        keys[pos], where[pos] = graph_key(pids, names), lines
+        t = t.assign(graph_key=keys, source=where)
         t, time_cols = time_columns(t, "time_us", "time")
         # The utilisations are fractions (schema.OP_PROFILE); shown and exported as the
         # percent their headers say (0.6 under "(%)" read as 0.6 %, not 60 %).
@@ -85,6 +117,12 @@ class HloOpProfileView(View):
             Column("hbm_bytes", "HBM (MiB)", "bytes", title="HBM bytes of the node's ops, MiB"),
             Column("level", "level"),
             Column("tf_op_name", "framework op"),
+            Column(
+                "source",
+                "source",
+                title="file:line of the user's program that made the op (click: its lines)",
+            ),
+            Column("graph_key", internal=True),
             Column("path", hidden=True),
             Column("parent", hidden=True),
             Column("node", "node", full="path"),
@@ -100,8 +138,10 @@ class HloOpProfileView(View):
             TableBlock(
                 "op_profile",
                 self.table(),
-                "Program → category → op (IDLE excluded; sort by any column)",
+                "Program → category → op (IDLE excluded; sort by any column; click an op "
+                "for the graph around it, its source cell for its line)",
                 preset={"exclude": {"level": hidden}} if hidden else None,
+                links=LINKS,
             )
         ]
 

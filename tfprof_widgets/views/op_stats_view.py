@@ -12,7 +12,7 @@ from ..analysis.results import plural
 from ..frameworks import rules_of
 from ._common import of_run
 from ._pies import NO_PIE_NOTE, PIE_SLICES, pie_plot, pie_row, top_slices, worth_a_pie
-from .base import Choice, Html, TableBlock, View
+from .base import Choice, Html, Panel, TableBlock, View
 from .hlo_op_profile_view import duration_text, time_columns
 from .names import short_op_name
 from .tables import Column, Table
@@ -20,6 +20,12 @@ from .tables import Column, Table
 __all__ = ["OpStatsView", "op_stats", "pie_values"]
 
 PCT = ("self_time_percent", "cumulative_self_time_percent")
+# An op's line (run.source_lines' mapping), and the click on it that opens its listing.
+SOURCE_TITLE = (
+    "file:line of the user's program that made the op, the heaviest where several did "
+    "(click: its lines)"
+)
+SOURCE_LINKS = [{"panel": "source", "column": "source", "cell": "source"}]
 KEY = ["host", "host_or_device", "type", "operation", "is_eager"]
 
 
@@ -154,7 +160,10 @@ class OpStatsView(View):
         return of_run(self.run, "op_stats.table", self._table)
 
     def _table(self) -> Table:
+        from .source_lines_view import line_of_name
+
         df = _with_percents_without_idle(self._with_idle, self._without_idle)
+        df = df.assign(source=line_of_name(self.run, df["operation"]))
         multi = df["host"].nunique() > 1
         # A TPU's copy-done summed over a capture reads 77,773,215.7 µs: in ms above a second.
         df, self_cols = time_columns(df, "total_self_time_us", "self time")
@@ -184,9 +193,19 @@ class OpStatsView(View):
             Column("host_or_device", "on"),
             *([Column("host", "host")] if multi else [Column("host", hidden=True)]),
             Column("type", "type"),
+            Column("source", "source", title=SOURCE_TITLE),
             Column("operation", "operation"),
         ]
         return Table(df, cols, csv="op_stats.csv", sort=("total_self_time_us", "desc"))
+
+    def panels(self) -> list[Panel]:
+        from .source_lines_view import source_panel
+
+        table = self.table()
+        if not len(table.df) or not (table.df["source"] != "").any():
+            return []
+        heavy = table.df.sort_values("total_self_time_us", ascending=False, kind="stable")
+        return [source_panel(self.run, heavy["source"])]
 
     def choices(self) -> list[Choice]:
         has_idle = (self._with_idle["type"] == "IDLE").any()
@@ -244,8 +263,10 @@ class OpStatsView(View):
             TableBlock(
                 "ops",
                 self.table(),
-                "Ops (click a pie slice to filter; click a header to sort)",
+                "Ops (click a pie slice to filter; click a header to sort; a source cell "
+                "opens its line)",
                 preset,
+                links=SOURCE_LINKS,
             )
         )
         return out

@@ -10,8 +10,9 @@ import pandas as pd
 
 from ._common import legend_under_title, of_run, quick_figure
 from ._pies import pie_plot, top_slices
-from .base import Choice, Html, Plot, Plots, TableBlock, View
+from .base import Choice, Html, Panel, Plot, Plots, TableBlock, View
 from .names import short_op_name
+from .op_stats_view import SOURCE_LINKS, SOURCE_TITLE
 from .page.display import esc
 from .tables import Column, Table
 
@@ -82,7 +83,10 @@ class OperatorView(View):
         return of_run(self.run, ("operators.table", group), lambda: self._table(group))
 
     def _table(self, group: str) -> Table:
+        from .source_lines_view import line_of_name
+
         df = self.run.torch_ops_by_shape if group == "shape" else self.ops
+        df = df.assign(source=line_of_name(self.run, df["name"]))
         multi = df["host"].nunique() > 1
         cols = [
             Column("calls", "calls", "int"),
@@ -92,6 +96,7 @@ class OperatorView(View):
             Column("host_total_us", "host total (µs)", digits=1),
             Column("host", "host", hidden=not multi),
             *([Column("input_shapes", "input shapes")] if group == "shape" else []),
+            Column("source", "source", title=SOURCE_TITLE),
             Column("name", "operator"),
         ]
         return Table(df, cols, csv=f"operators_by_{group}.csv", sort=("device_self_us", "desc"))
@@ -177,8 +182,24 @@ class OperatorView(View):
         if not len(self.ops):
             return [Html(f"<p class='tf-muted'>{esc(self.empty_text())}</p>")]
         before, after = self._shared_blocks
-        table = TableBlock("operators", self.table(group), "Operators (click a slice to filter)")
+        table = TableBlock(
+            "operators",
+            self.table(group),
+            "Operators (click a slice to filter; a source cell opens its line)",
+            links=SOURCE_LINKS,
+        )
         return [*before, table, *after]
+
+    def panels(self) -> list[Panel]:
+        from .source_lines_view import source_panel
+
+        if not len(self.ops):
+            return []
+        df = self.table("name").df
+        if not (df["source"] != "").any():
+            return []
+        heavy = df.sort_values("device_self_us", ascending=False, kind="stable")
+        return [source_panel(self.run, heavy["source"])]
 
     def kernel_table(self) -> Table:
         return of_run(self.run, "operators.kernel_table", self._kernel_table)

@@ -9,8 +9,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ._common import quick_figure
-from .base import Html, Plot, Plots, TableBlock, View
-from .hlo_op_profile_view import time_columns
+from .base import Html, Panel, Plot, Plots, TableBlock, View
+from .graph_viewer_view import graph_key, graph_panel
+from .hlo_op_profile_view import LINKS, time_columns
 from .names import short_op_name
 from .page.display import esc
 from .tables import Column, Table
@@ -41,6 +42,24 @@ class RooflineView(View):
         self.run = run
         self.ops = run.roofline
         self.peaks = run.roofline_peaks
+
+    def _keys(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each op's graph key and source line (views/graph_viewer_view, source_lines_view)."""
+        from .source_lines_view import line_of_instruction
+
+        pids = self.ops["program_id"].to_numpy(np.int64)
+        names = self.ops["hlo_op_name"].astype(str).to_numpy(object)
+        return graph_key(pids, names), line_of_instruction(self.run, pids, names)
+
+    def panels(self) -> list[Panel]:
+        from .source_lines_view import source_panel
+
+        if not len(self.ops) or not len(self.peaks):
+            return []
+        pids = self.ops["program_id"].to_numpy(np.int64)
+        names = self.ops["hlo_op_name"].astype(str).to_numpy(object)
+        times = self.ops["total_self_time_us"].to_numpy(float)
+        return [graph_panel(self.run, pids, names, times), source_panel(self.run, self._keys()[1])]
 
     def figure(self) -> go.Figure:
         """Roofs of the first device (HBM and shared memory slopes, the compute ceiling) and
@@ -74,7 +93,10 @@ class RooflineView(View):
         return quick_figure(traces, layout)
 
     def table(self) -> Table:
-        ops, time_cols = time_columns(self.ops, "total_self_time_us", "self")
+        keys, lines = self._keys()
+        ops, time_cols = time_columns(
+            self.ops.assign(graph_key=keys, source=lines), "total_self_time_us", "self"
+        )
         # Fractions in the analysis (schema.ROOFLINE); shown and exported as the percent their
         # headers say (an HBM-bound op at 57 % of the roof read "0.6" under "(%)").
         ops = ops.assign(**{c: ops[c] * 100.0 for c in PERCENT_OF_FRACTION})
@@ -133,6 +155,8 @@ class RooflineView(View):
             ),
             Column("category", "category"),
             Column("tf_op_name", "framework op"),
+            Column("source", "source", title="file:line that made the op (click: its lines)"),
+            Column("graph_key", internal=True),
             Column("hlo_op_name", "HLO op"),
         ]
         return Table(ops, cols, csv="roofline.csv", sort=(time_cols[0].name, "desc"))
@@ -151,10 +175,17 @@ class RooflineView(View):
                 "others": names,
                 "other": None,
             },
+            link={"panel": "graph", "at": 6},
         )
         return [
             Plots([plot]),
-            TableBlock("roofline_ops", self.table(), "HLO ops (click a point to filter)"),
+            TableBlock(
+                "roofline_ops",
+                self.table(),
+                "HLO ops (click a point to filter and see the graph around it; a row for "
+                "its graph, its source cell for its line)",
+                links=LINKS,
+            ),
         ]
 
     def findings(self) -> list[str]:
@@ -258,6 +289,7 @@ def _op_traces(p: pd.Series, ops: pd.DataFrame) -> list[dict]:
         groups.append(("above a roof (drawn on it; see its note)", "above", True, ops[above]))
     for label, bound, hollow, g in groups:
         names = g["hlo_op_name"].astype(str).tolist()
+        keys = graph_key(g["program_id"].to_numpy(np.int64), names)
         traces.append(
             dict(
                 type="scatter",
@@ -271,14 +303,15 @@ def _op_traces(p: pd.Series, ops: pd.DataFrame) -> list[dict]:
                     size=np.clip(np.sqrt(g["total_self_time_us"].to_numpy(float)), 5, 24),
                 ),
                 customdata=[
-                    [n, c, short_op_name(str(t), 60), s, m, note]
-                    for n, c, t, s, m, note in zip(
+                    [n, c, short_op_name(str(t), 60), s, m, note, k]
+                    for n, c, t, s, m, note, k in zip(
                         names,
                         g["category"].astype(str),
                         g["tf_op_name"],
                         g["total_self_time_us"],
                         g["model_gflops_per_s"],
                         g["roof_note"].astype(str) if "roof_note" in g else [""] * len(g),
+                        keys,
                     )
                 ],
                 hovertemplate="%{customdata[0]} (%{customdata[1]})<br>%{customdata[2]}<br>"

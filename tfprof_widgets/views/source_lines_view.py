@@ -4,13 +4,22 @@ file's text where this machine can read it)."""
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
+
 from ..analysis.source_lines import file_lines, line_coverage, source_text
-from ._common import ranked_bars
-from .base import Choice, Html, Plot, Plots, TableBlock, View
+from ._common import of_run, ranked_bars
+from .base import Choice, Html, Panel, Plot, Plots, TableBlock, View
 from .page.display import esc
 from .tables import Column, Table
 
-__all__ = ["SourceLinesView", "source_lines"]
+__all__ = [
+    "SourceLinesView",
+    "line_of_instruction",
+    "line_of_name",
+    "source_lines",
+    "source_panel",
+]
 
 TOP = 15
 # Lines shown around the timed lines of a file (context above and below each).
@@ -55,8 +64,19 @@ class SourceLinesView(View):
             out.append(Html(self.listing_html(file)))
         else:
             out.append(Plots([Plot("top_lines", self.bars_figure(), click=None)]))
-        out.append(TableBlock("lines", self.table(), "Lines (heaviest device time first)"))
+        out.append(
+            TableBlock(
+                "lines",
+                self.table(),
+                "Lines (heaviest device time first; click a line for its listing)",
+                links=[{"panel": "source", "column": "location"}],
+            )
+        )
         return out
+
+    def panels(self) -> list[Panel]:
+        known = (self.lines["source_file"].astype(str) != "").to_numpy()
+        return [source_panel(self.run, self._where[known])] if known.any() else []
 
     def summary(self) -> str:
         t = self.lines
@@ -136,6 +156,21 @@ class SourceLinesView(View):
         body = "\n".join([LISTING_HEADER, *(_listing_line(*r) for r in rows)])
         return f"{head}</p><pre><code>{esc(body)}</code></pre>"
 
+    def line_html(self, location: str) -> str:
+        """The listing of the file of ``location`` ('file:line') from :data:`AROUND` lines
+        above the line to as many below, the line marked (what an op row opens)."""
+        file, _, line = location.rpartition(":")
+        at = int(line) if line.isdigit() else 0
+        rows = [r for r in self.listing(file) if abs(r[0] - at) <= AROUND]
+        readable = source_text(file) is not None
+        head = f"<p><b>{esc(file)}</b>, line {at}"
+        if not readable:
+            head += " <span class='tf-muted'>(not readable here: lines and times only)</span>"
+        body = [LISTING_HEADER] + [
+            ("▶" if r[0] == at else " ") + _listing_line(*r)[1:] for r in rows
+        ]  # fmt: skip
+        return f"{head}</p><pre><code>{esc(chr(10).join(body))}</code></pre>"
+
     def findings(self) -> list[str]:
         if not len(self.lines):
             return [self.empty_text()]
@@ -172,3 +207,151 @@ def source_lines(run, file: str | None = None) -> SourceLinesView:
     """Device time per line of the user's source (``run.source_lines``): the top lines, or
     one file's lines with their time beside them."""
     return SourceLinesView(run, file)
+
+
+# -- the source line of each op row (op profile, op stats, roofline, PyTorch operators) --------
+#: Lines of the file shown around a line a row opens.
+AROUND = 8
+#: The most lines whose listing a view sends with it (one per distinct line of its rows).
+MAX_LINE_PANELS = 300
+
+
+def _op_lines(run) -> pd.DataFrame:
+    """Every op of :func:`~tfprof_widgets.frameworks.source_lines.op_sources` that names a line
+    (the mapping ``run.source_lines`` sums): op_name, op_id, framework, location
+    ('file:line') and weight (device ps, else host ps)."""
+    # The frameworks' ops and their lines, as run.source_lines reads them (the analysis's
+    # input, reached through it: views use no framework module of their own).
+    from ..analysis.source_lines import op_sources
+
+    def compute() -> pd.DataFrame:
+        ops = op_sources(run)
+        ops = ops[(ops["source_file"].astype(str) != "").to_numpy()]
+        where = ops["source_file"].astype(str) + ":" + ops["source_line"].astype(str)
+        weight = np.where(ops["device_ps"] > 0, ops["device_ps"], ops["host_ps"])
+        return pd.DataFrame(
+            {
+                "op_name": ops["op_name"].astype(str).to_numpy(object),
+                "op_id": ops["op_id"].to_numpy(np.int64),
+                "framework": ops["framework"].astype(str).to_numpy(object),
+                "location": where.to_numpy(object),
+                "weight": np.asarray(weight, np.int64),
+            }
+        )
+
+    return of_run(run, "op_lines", compute)
+
+
+def line_of_name(run, names) -> np.ndarray:
+    """The 'file:line' of each framework op name (a JAX/TF op, a PyTorch operator) in
+    ``names``: the line where the op's time is largest, '' where no op of that name names a
+    line (an op made at several lines shows its heaviest; the source lines view lists all)."""
+    if _instructions(run) > LINE_TABLE_MAX:
+        ops = _stats_lines(run)
+    else:
+        ops = _op_lines(run)
+    best = (
+        ops.groupby(["op_name", "location"], sort=False)["weight"].sum().reset_index()
+        .sort_values("weight", ascending=False, kind="stable")
+        .drop_duplicates("op_name").set_index("op_name")["location"]
+    )  # fmt: skip
+    keys = pd.Series(names, dtype=object).astype(str)
+    # An XLA op name is the framework op's path; an op row may name it with a trailing ':',
+    # or by its HLO instruction where XLA made it without a framework op (a fusion).
+    found = keys.map(best).fillna(keys.str.rstrip(":").map(best))
+    if found.isna().any() and "op_id" in ops and (ops["framework"] != "PyTorch").any():
+        found = found.fillna(keys.map(_by_instruction(run, ops)))
+    return found.fillna("").to_numpy(object)
+
+
+def _by_instruction(run, ops: pd.DataFrame) -> pd.Series:
+    """'file:line' by HLO instruction name (its heaviest over programs)."""
+    xla = ops[(ops["framework"] != "PyTorch").to_numpy()]
+    names = run.hlo_instructions["instruction"].astype(str).to_numpy()[xla["op_id"].to_numpy()]
+    return (
+        xla.assign(instruction=names).sort_values("weight", ascending=False, kind="stable")
+        .drop_duplicates("instruction").set_index("instruction")["location"]
+    )  # fmt: skip
+
+
+def line_of_instruction(run, program_ids, names) -> np.ndarray:
+    """The 'file:line' of each HLO instruction (program id, instruction name): the line
+    ``run.source_lines`` counts its time under ('' where none). Programs of more than
+    :data:`LINE_TABLE_MAX` instructions in all take the instruction's own metadata line
+    (``run.hlo_stats``' ``source_info``) instead: ``run.source_lines`` reads every
+    instruction of every program (tens of seconds for 10^6), an op table only those that
+    ran (a fusion without a line of its own then shows none, not its root's)."""
+    if _instructions(run) > LINE_TABLE_MAX:
+        return _own_lines(run, program_ids, names)
+    ops = _op_lines(run)
+    h = run.hlo_instructions
+    xla = ops[(ops["framework"] != "PyTorch").to_numpy()]
+    at = xla["op_id"].to_numpy(np.int64)
+    table = pd.Series(
+        xla["location"].to_numpy(object),
+        index=pd.MultiIndex.from_arrays(
+            [h["program_id"].to_numpy(np.int64)[at], h["instruction"].astype(str).to_numpy()[at]]
+        ),
+    )
+    table = table[~table.index.duplicated()]
+    want = pd.MultiIndex.from_arrays(
+        [np.asarray(program_ids, np.int64), pd.Series(names, dtype=object).astype(str).to_numpy()]
+    )
+    return table.reindex(want).fillna("").to_numpy(object)
+
+
+#: Above this many instructions in all programs, op rows take their own metadata line.
+LINE_TABLE_MAX = 200_000
+
+
+def _instructions(run) -> int:
+    return sum(len(c.instructions) for _h, _p, m in run.hlo_modules for c in m.computations)
+
+
+def _own_lines(run, program_ids, names) -> np.ndarray:
+    """'file:line' of each (program id, instruction) from ``run.hlo_stats``' source_info."""
+    s = run.hlo_stats
+    table = pd.Series(
+        s["source_info"].astype(str).to_numpy(object),
+        index=pd.MultiIndex.from_arrays(
+            [s["program_id"].to_numpy().astype(np.int64), s["hlo_op_name"].astype(str).to_numpy()]
+        ),
+    )
+    table = table[~table.index.duplicated()]
+    want = pd.MultiIndex.from_arrays(
+        [np.asarray(program_ids, np.int64), pd.Series(names, dtype=object).astype(str).to_numpy()]
+    )
+    return table.reindex(want).fillna("").to_numpy(object)
+
+
+def _stats_lines(run) -> pd.DataFrame:
+    """:func:`_op_lines`' op_name, location and weight from ``run.hlo_stats`` (each op that
+    ran, by its framework op and by its instruction name), for programs too large for it."""
+    s = run.hlo_stats
+    where = s["source_info"].astype(str).to_numpy(object)
+    keep = where != ""
+    weight = s["total_time_us"].to_numpy(float)[keep]
+    names = [s["tf_op_name"].astype(str).str.rstrip(":"), s["hlo_op_name"].astype(str)]
+    return pd.DataFrame(
+        {
+            "op_name": np.concatenate([n.to_numpy(object)[keep] for n in names]),
+            "location": np.concatenate([where[keep], where[keep]]),
+            "weight": np.concatenate([weight, weight]),
+        }
+    )
+
+
+def source_panel(run, locations) -> Panel:
+    """The source lines view at each 'file:line' of ``locations`` (the heaviest
+    :data:`MAX_LINE_PANELS` kept): the file's lines around it with their device and host time
+    beside them, the line marked; what an op row's 'source' cell opens."""
+    missing = "No listing sent for {key}: tw.views.source_lines(run, file=...) lists the file."
+    if _instructions(run) > LINE_TABLE_MAX:
+        # run.source_lines reads every instruction: the source lines view's own work.
+        return Panel("source", "Source line", {}, missing)
+    view = of_run(run, "source_lines_view", lambda: SourceLinesView(run))
+    wanted = [w for w in dict.fromkeys(str(x) for x in locations) if w]
+    rank = {w: i for i, w in enumerate(view._where)}
+    wanted = sorted(wanted, key=lambda w: rank.get(w, len(rank)))[:MAX_LINE_PANELS]
+    items = {w: [Html(view.line_html(w))] for w in wanted}
+    return Panel("source", "Source line", items, missing)

@@ -140,6 +140,7 @@ export class Plot {
     const p = Plotly.newPlot(this.div, data, layout, config);
     this.themeKey = JSON.stringify(t);
     if (this.spec.click) this.div.on("plotly_click", (ev) => this.clicked(ev));
+    if (this.spec.link) this.div.on("plotly_click", (ev) => this.linked(ev));
     let raf = 0, lastW = width;
     this.ro = new ResizeObserver(() => {
       cancelAnimationFrame(raf);
@@ -170,6 +171,15 @@ export class Plot {
     if (key === this.themeKey || !this.div.data) return;
     this.themeKey = key;
     Plotly.relayout(this.div, {template: plotTemplate(t)});
+  }
+  linked(ev) {
+    // A point click opens the view's panel at the point's key (views/base.py Plot.link).
+    const pt = ev && ev.points && ev.points[0], at = this.spec.link.at || 0;
+    if (!pt) return;
+    const n = pt.pointNumber, all = pt.data && pt.data.customdata;
+    const row = all && n !== undefined && n !== null ? all[n] : pt.customdata;
+    const key = row && typeof row === "object" && row.length !== undefined ? row[at] : row;
+    this.view.openPanel(this.spec.link.panel, key);
   }
   clicked(ev) {
     // A click on a slice (or bar) filters the view's table to the rows it stands for.

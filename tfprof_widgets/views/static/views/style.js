@@ -45,6 +45,8 @@ max-height:64px;overflow-wrap:normal;word-break:normal}
 .tft-body{position:relative}
 .tft-row{display:grid;position:absolute;left:0;right:0;height:${ROW_H}px;border-bottom:1px solid var(--tf-grid)}
 .tft-row:hover{background:var(--tf-bg2)}
+.tft-linked .tft-row{cursor:pointer}
+.tfprof-panel{margin-top:8px;padding-top:6px;border-top:2px solid var(--tf-grid)}
 .tft-row>div{padding:0 6px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;line-height:${ROW_H - 1}px}
 .tft .tf-num{text-align:right;font-variant-numeric:tabular-nums}
 .tft-empty{padding:6px;color:var(--tf-muted)}

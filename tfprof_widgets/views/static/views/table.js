@@ -45,7 +45,7 @@ export class Table {
     this.n = spec.n;
     this.sortCol = spec.sort ? spec.sort[0] : null;
     this.sortDir = spec.sort && spec.sort[1] === "asc" ? 1 : -1;
-    this.query = ""; this.chip = null; this.preset = {};
+    this.query = ""; this.chip = null; this.preset = {}; this.links = null; this.onLink = null;
     this.view = [];
     this.root = this.build();
   }
@@ -81,6 +81,7 @@ export class Table {
       if (!this.raf) this.raf = requestAnimationFrame(() => { this.raf = 0; this.draw(); });
     }, {passive: true});
     this.csvBtn.addEventListener("click", () => this.downloadCsv());
+    this.body.addEventListener("click", (e) => this.clicked(e));
     return root;
   }
   layout() {
@@ -125,6 +126,22 @@ export class Table {
     this.preset = preset || {};
     this.layout();
     this.apply();
+  }
+  setLinks(links) {
+    // [{panel, column, cell}] (views/base.py TableBlock.links): a row click opens the panel
+    // at the row's key; a link with a cell takes clicks on that column's cell only.
+    this.links = links && links.length ? links : null;
+    this.root.classList.toggle("tft-linked", !!this.links);
+  }
+  clicked(e) {
+    if (!this.links || !this.onLink) return;
+    const row = e.target.closest(".tft-row"), cell = e.target.closest("[data-col]");
+    if (!row || row.dataset.i === undefined) return;
+    const col = cell ? cell.dataset.col : null;
+    const link = this.links.find((l) => l.cell && l.cell === col) || this.links.find((l) => !l.cell);
+    if (!link) return;
+    const key = this.data[link.column][+row.dataset.i];
+    if (key !== null && key !== undefined && key !== "") this.onLink(link.panel, key);
   }
   sortBy(name) {
     const c = this.cols.find((k) => k.name === name);
@@ -236,9 +253,11 @@ export class Table {
     for (let r = first; r < last; r++) {
       const i = this.view[r], row = el("div", "tft-row");
       row.style.top = r * ROW_H + "px";
+      if (this.links) row.dataset.i = String(i);
       row.style.gridTemplateColumns = this.grid;
       for (const c of vis) {
         const v = this.data[c.name][i], cell = el("div", isNum(c) ? "tf-num" : "", formatCell(v, c));
+        if (this.links) cell.dataset.col = c.name;
         if (!isNum(c)) {
           const full = c.full ? this.data[c.full][i] : v;
           if (full !== null && full !== undefined) cell.title = String(full);

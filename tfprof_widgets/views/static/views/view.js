@@ -1,7 +1,9 @@
 // A view: its title, choosers and, for the chosen values, its blocks (HTML, plots, tables).
 // The payload is views/base.py View.payload_json(): {v, title, controls: [{id, label, kind,
 // value, options}], variants: {"value|value": [blocks]}, tables: {id: spec}, statics, live,
-// height_hint}; every combination of choices is computed in Python, so no kernel is needed.
+// height_hint, panels: {id: {title, missing, items: {key: [blocks]}}}}; every combination of
+// choices is computed in Python, so no kernel is needed. A table row or plot point with a link
+// opens a panel's item under the content (views/base.py Panel).
 import { Plotly } from "./plotly_ref.js";
 import { el } from "./dom.js";
 import { theme, setThemeVars } from "./theme.js";
@@ -23,7 +25,11 @@ export class View {
   }
   table(id) {
     let t = this.tables.get(id);
-    if (!t) { t = new Table(this.payload.tables[id], id); this.tables.set(id, t); }
+    if (!t) {
+      t = new Table(this.payload.tables[id], id);
+      t.onLink = (panel, key) => this.openPanel(panel, key);
+      this.tables.set(id, t);
+    }
     return t;
   }
   render() {
@@ -33,6 +39,10 @@ export class View {
     if ((p.controls || []).length) this.root.appendChild(this.controls());
     this.content = el("div", "tfprof-content");
     this.root.appendChild(this.content);
+    this.panelPlots = [];
+    this.panel = el("div", "tfprof-panel");
+    this.panel.style.display = "none";
+    this.root.appendChild(this.panel);
     return this.renderContent();
   }
   controls() {
@@ -69,32 +79,58 @@ export class View {
     this.dropPlots();
     this.content.replaceChildren();
     const blocks = this.payload.variants[this.key()] || [];
+    return Promise.all(this.fill(this.content, blocks, this.plots));
+  }
+  openPanel(id, key) {
+    // A panel's item for the clicked key (views/base.py Panel), in place of the one shown.
+    const spec = (this.payload.panels || {})[id];
+    if (!spec || key === null || key === undefined) return Promise.resolve();
+    for (const pl of this.panelPlots) { if (pl.ro) pl.ro.disconnect(); Plotly.purge(pl.div); }
+    this.panelPlots = [];
+    const box = this.panel;
+    box.replaceChildren();
+    box.style.display = "";
+    box.dataset.panel = id; box.dataset.key = String(key);
+    const bar = el("div", "tfprof-title", spec.title + ": " + String(key) + " ");
+    const x = el("button", "", "×"); x.title = "Close";
+    x.addEventListener("click", () => { box.style.display = "none"; box.replaceChildren(); });
+    bar.appendChild(x);
+    box.appendChild(bar);
+    const blocks = spec.items[String(key)];
+    let pending = [];
+    if (blocks) pending = this.fill(box, blocks, this.panelPlots);
+    else box.appendChild(el("div", "tf-muted", (spec.missing || "").split("{key}").join(String(key))));
+    box.scrollIntoView({block: "nearest"});
+    return Promise.all(pending);
+  }
+  fill(into, blocks, plots) {
     const pending = [];
     for (const b of blocks) {
       if (b.kind === "html") {
-        const d = el("div", "tfprof-html"); d.innerHTML = b.html; this.content.appendChild(d);
+        const d = el("div", "tfprof-html"); d.innerHTML = b.html; into.appendChild(d);
       } else if (b.kind === "figs") {
         const box = el("div", "tfprof-figs" + (b.row ? " tf-row" : ""));
-        this.content.appendChild(box);
+        into.appendChild(box);
         for (const spec of b.figs) {
           const pl = new Plot(this, spec);
           box.appendChild(pl.root);
-          this.plots.push(pl);
+          plots.push(pl);
           pending.push(pl);
         }
       } else if (b.kind === "table") {
-        if (b.title) this.content.appendChild(el("div", "tft-title", b.title));
+        if (b.title) into.appendChild(el("div", "tft-title", b.title));
         const t = this.table(b.table);
-        this.content.appendChild(t.root);
+        into.appendChild(t.root);
+        t.setLinks(b.links);
         t.setPreset(b.preset);
       }
     }
     // Draw after the layout exists, so each plot starts at its container's width.
-    return Promise.all(pending.map((pl) => pl.draw(this.t)));
+    return pending.map((pl) => pl.draw(this.t));
   }
   retheme() {
     this.t = theme(this.root);
     setThemeVars(this.root, this.t);
-    for (const pl of this.plots) pl.retheme(this.t);
+    for (const pl of this.plots.concat(this.panelPlots || [])) pl.retheme(this.t);
   }
 }
