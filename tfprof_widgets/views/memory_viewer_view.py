@@ -13,8 +13,6 @@ from ..frameworks.xla import (
     SMALL_BUFFER_BYTES,
     NoBufferAssignmentError,
     hlo_heap_timeline,
-    hlo_memory,
-    hlo_memory_peak,
 )
 from ._common import quick_figure, ranked_bars
 from .base import Choice, Html, Plot, Plots, TableBlock, View
@@ -35,7 +33,7 @@ class MemoryViewerView(View):
 
     def __init__(self, run, program: int | str | None = None) -> None:
         self.run = run
-        peaks = hlo_memory_peak(run)
+        peaks = run.hlo_memory_peak
         self.peaks = peaks.sort_values("peak_heap_bytes", ascending=False, kind="stable")
         if program is not None:
             hit = self.peaks[
@@ -76,7 +74,8 @@ class MemoryViewerView(View):
     def buffers_at_peak(self, program: int | None = None) -> pd.DataFrame:
         """The program's buffers xprof lists at its peak, largest first."""
         program = self.program if program is None else program
-        mem = hlo_memory(self.run)
+        # The run keeps its table: the page asks for each program's buffers three times.
+        mem = self.run.hlo_memory
         rows = mem[(mem["program_id"] == program) & mem["live_at_peak"]]
         return rows.sort_values("size_bytes", ascending=False, kind="stable")
 
