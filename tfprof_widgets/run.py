@@ -589,6 +589,22 @@ class Run:
 
         return queue_length_summary(self)
 
+    @_analysis
+    def memory_bw_time_series(self) -> pd.DataFrame:
+        """HTA's memory bandwidth counters: each memcpy/memset kind's bandwidth (GB/s) at
+        every change, per host and rank (schema.MEMORY_BW_TIME_SERIES)."""
+        from .frameworks.pytorch.hta_memory_bw import memory_bw_time_series
+
+        return memory_bw_time_series(self)
+
+    @_analysis
+    def memory_bw_summary(self) -> pd.DataFrame:
+        """HTA's memory bandwidth summary: count, mean, quantiles and max of each memcpy/memset
+        kind's bandwidth (GB/s), per host and rank (schema.MEMORY_BW_SUMMARY)."""
+        from .frameworks.pytorch.hta_memory_bw import memory_bw_summary
+
+        return memory_bw_summary(self)
+
     # -- the cache and the views ---------------------------------------------------------------
     def clear_cache(self) -> None:
         """Forget every analysis computed so far (they are recomputed when next read)."""

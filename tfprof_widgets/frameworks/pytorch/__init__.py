@@ -2,7 +2,8 @@
 ``torch.profiler`` captures have: torch-tb-profiler's step-time breakdown (:mod:`.steps`),
 operator view (:mod:`.ops`), kernel view and GPU metrics (:mod:`.kernels`); its allocator
 events feed ``run.memory`` (:mod:`.memory`); HTA's idle time, launch statistics,
-communication overlap and queue lengths at exact times (:mod:`.hta`)."""
+communication overlap and queue lengths at exact times (:mod:`.hta`), its memory bandwidth
+counters (:mod:`.hta_memory_bw`)."""
 
 from ...analysis.results import Analysis
 from .rules import PyTorch
@@ -22,6 +23,12 @@ ANALYSES = (
     Analysis("kernel_launch_stats", _HERE + "hta:kernel_launch_stats", "KERNEL_LAUNCH_STATS"),
     Analysis("comm_comp_overlap", _HERE + "hta:comm_comp_overlap", "COMM_COMP_OVERLAP"),
     Analysis("queue_length_summary", _HERE + "hta:queue_length_summary", "QUEUE_LENGTH_SUMMARY"),
+    Analysis(
+        "memory_bw_time_series",
+        _HERE + "hta_memory_bw:memory_bw_time_series",
+        "MEMORY_BW_TIME_SERIES",
+    ),
+    Analysis("memory_bw_summary", _HERE + "hta_memory_bw:memory_bw_summary", "MEMORY_BW_SUMMARY"),
 )
 
 __all__ = ["ANALYSES", "FRAMEWORK", "PyTorch"]
