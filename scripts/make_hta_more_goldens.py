@@ -4,6 +4,10 @@ them, at exact times (HTA with ``HTA_DISABLE_NS_ROUNDING=1``), for
 
 * ``tests/golden/hta/counters/<trace>.json``: ``get_memory_bw_summary`` and
   ``get_memory_bw_time_series`` (rank 0, the trace alone);
+* ``tests/golden/hta/sequences/<trace>.json``: ``get_frequent_cuda_kernel_sequences`` for
+  each of SEQUENCE_VARIANTS (HTA 0.5's call stack fails on numpy 2: its sanity check
+  ``np.unique(axis=0)`` of an object array; the script gives that check float arrays, all
+  else is HTA's; where HTA still fails, the error is written);
 * ``tests/golden/hta/trace_diff/<control>__<test>.json``: ``TraceDiff.compare_traces`` of the
   two traces' first iterations (all events, host events, GPU events; names and short names)
   and ``ops_diff``.
@@ -17,6 +21,7 @@ beside what it reads), so each trace is copied into a fresh temporary directory 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -24,7 +29,10 @@ import pathlib
 import shutil
 import sys
 import tempfile
+import types
 import warnings
+
+import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
@@ -45,6 +53,53 @@ DIFF_VARIANTS = (
     ("cpu", "CPU", False),
     ("gpu", "GPU", False),
 )
+
+
+# (operator_name, min_pattern_len) of get_frequent_cuda_kernel_sequences.
+SEQUENCE_VARIANTS = (("aten::", 3), ("aten::mm", 1), ("ProfilerStep", 3), ("autograd::engine", 3))
+
+
+@contextlib.contextmanager
+def _float_unique_check():
+    """HTA's call stack asserts ``len(np.unique(events, axis=0)) == len(events)`` on an
+    object array, which numpy 2 refuses; that one check is given the array as float64."""
+    import hta.common.trace_call_stack as stack
+
+    shim = types.ModuleType("numpy_for_hta")
+    shim.__dict__.update(np.__dict__)
+
+    def unique(a, *args, **kwargs):
+        if getattr(getattr(a, "dtype", None), "kind", "") == "O":
+            a = np.asarray(a, np.float64)
+        return np.unique(a, *args, **kwargs)
+
+    shim.unique = unique
+    saved, stack.np = stack.np, shim
+    try:
+        yield
+    finally:
+        stack.np = saved
+
+
+def sequences(path: pathlib.Path) -> dict:
+    """HTA's frequent kernel sequences of one trace for each of SEQUENCE_VARIANTS."""
+    from hta.trace_analysis import TraceAnalysis
+
+    out: dict = {"trace": path.name}
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as written:
+        copy = pathlib.Path(tmp) / ("rank0." + path.name)
+        shutil.copyfile(path, copy)
+        analysis = TraceAnalysis(trace_files={0: str(copy)}, trace_dir=tmp)
+        for op, k in SEQUENCE_VARIANTS:
+            key = f"{op}:{k}"
+            try:
+                with _float_unique_check():
+                    df = analysis.get_frequent_cuda_kernel_sequences(op, written, k, 0, 5)
+            except Exception as e:  # HTA's own failure, recorded for the test
+                out[key] = {"error": f"{type(e).__name__}: {e}"}
+                continue
+            out[key] = _columns(df) if len(df) else {}
+    return out
 
 
 def memory_bw(path: pathlib.Path) -> dict:
@@ -89,11 +144,15 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
     logging.disable(logging.WARNING)
     warnings.simplefilter("ignore")
-    for sub in ("counters", "trace_diff"):
+    for sub in ("counters", "sequences", "trace_diff"):
         (OUT / sub).mkdir(parents=True, exist_ok=True)
     for name in KINETO:
         path = OUT / "counters" / f"{stem(DATA / name)}.json"
         path.write_text(json.dumps(memory_bw(DATA / name), sort_keys=True) + "\n")
+        print(path.relative_to(ROOT))
+    for name in KINETO:
+        path = OUT / "sequences" / f"{stem(DATA / name)}.json"
+        path.write_text(json.dumps(sequences(DATA / name), sort_keys=True) + "\n")
         print(path.relative_to(ROOT))
     for control, test in DIFF_PAIRS:
         figures = trace_diff(DATA / control, DATA / test)

@@ -605,6 +605,15 @@ class Run:
 
         return memory_bw_summary(self)
 
+    @_analysis
+    def frequent_kernel_sequences(self) -> pd.DataFrame:
+        """HTA's frequent CUDA kernel sequences of the outermost aten:: operators with three
+        kernels or more, per host and rank (schema.FREQUENT_KERNEL_SEQUENCES; other operators:
+        frameworks.pytorch.hta_sequences.frequent_kernel_sequences)."""
+        from .frameworks.pytorch.hta_sequences import frequent_kernel_sequences
+
+        return frequent_kernel_sequences(self)
+
     # -- the cache and the views ---------------------------------------------------------------
     def clear_cache(self) -> None:
         """Forget every analysis computed so far (they are recomputed when next read)."""

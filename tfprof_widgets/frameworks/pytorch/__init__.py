@@ -3,7 +3,7 @@
 operator view (:mod:`.ops`), kernel view and GPU metrics (:mod:`.kernels`); its allocator
 events feed ``run.memory`` (:mod:`.memory`); HTA's idle time, launch statistics,
 communication overlap and queue lengths at exact times (:mod:`.hta`), its memory bandwidth
-counters (:mod:`.hta_memory_bw`)."""
+counters (:mod:`.hta_memory_bw`) and frequent kernel sequences (:mod:`.hta_sequences`)."""
 
 from ...analysis.results import Analysis
 from .rules import PyTorch
@@ -29,6 +29,11 @@ ANALYSES = (
         "MEMORY_BW_TIME_SERIES",
     ),
     Analysis("memory_bw_summary", _HERE + "hta_memory_bw:memory_bw_summary", "MEMORY_BW_SUMMARY"),
+    Analysis(
+        "frequent_kernel_sequences",
+        _HERE + "hta_sequences:frequent_kernel_sequences",
+        "FREQUENT_KERNEL_SEQUENCES",
+    ),
 )
 
 __all__ = ["ANALYSES", "FRAMEWORK", "PyTorch"]

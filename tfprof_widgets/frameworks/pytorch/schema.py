@@ -9,7 +9,8 @@ TORCH_GPU_METRICS. HTA's analyses at exact times (``run.idle_time_breakdown``,
 ``run.kernel_launch_stats``, ``run.comm_comp_overlap``, ``run.queue_length_summary``):
 IDLE_TIME_BREAKDOWN, KERNEL_LAUNCH_STATS, COMM_COMP_OVERLAP, QUEUE_LENGTH_SUMMARY; its memory
 bandwidth counters (``run.memory_bw_time_series``, ``run.memory_bw_summary``):
-MEMORY_BW_TIME_SERIES, MEMORY_BW_SUMMARY; its trace diff of two runs
+MEMORY_BW_TIME_SERIES, MEMORY_BW_SUMMARY; its frequent kernel sequences
+(``run.frequent_kernel_sequences``): FREQUENT_KERNEL_SEQUENCES; its trace diff of two runs
 (``tw.analysis.trace_diff.compare_traces``): TRACE_DIFF.
 """
 
@@ -27,6 +28,7 @@ __all__ = [
     "QUEUE_LENGTH_SUMMARY",
     "MEMORY_BW_TIME_SERIES",
     "MEMORY_BW_SUMMARY",
+    "FREQUENT_KERNEL_SEQUENCES",
     "TRACE_DIFF",
 ]
 
@@ -243,6 +245,19 @@ MEMORY_BW_SUMMARY: dict[str, tuple[str, str]] = {
     "p50": ("float64", "Median, GB/s."),
     "p75": ("float64", "75th percentile, GB/s."),
     "max": ("float64", "Largest, GB/s."),
+}
+
+FREQUENT_KERNEL_SEQUENCES: dict[str, tuple[str, str]] = {
+    "host": _HOST,
+    "rank": _RANK,
+    "pattern": (
+        "str",
+        "The operator's name and the GPU kernels it launched (with its callees), in start "
+        "order, joined by '|' (HTA's pattern).",
+    ),
+    "count": ("int64", "Calls of the operator that launched exactly this sequence."),
+    "kernel_us": ("float64", "The sequence's kernels' durations summed over those calls, µs."),
+    "cpu_op_us": ("float64", "The operator's own durations summed over those calls, µs."),
 }
 
 TRACE_DIFF: dict[str, tuple[str, str]] = {
