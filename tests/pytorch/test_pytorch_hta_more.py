@@ -199,6 +199,9 @@ def test_compare_view_shows_the_trace_diff():
     want = trace_diff.compare_traces(a, b)
     assert sorted(d["name"]) == sorted(want["name"])
     assert d["diff_us"].abs().is_monotonic_decreasing
+    tf = tw.load(ROOT / "data" / "tf_xla_cpu" / "keras_fit_jit.xplane.pb", progress=False)
+    assert len(trace_diff.compare_traces(tf, tf)) == 0  # no Kineto events: nothing to read
+    assert tw.views.compare(tf, tf).trace_diff() is None
     none = tw.views.compare(_run("eager_b200.json.gz"), b)
     assert none.trace_diff() is None
     assert not [x for x in none.blocks() if getattr(x, "id", None) == "trace_diff"]

@@ -89,7 +89,9 @@ def event_iterations(run, host_name: str) -> np.ndarray:
     ev = run.events
     n = len(ev)
     out = np.full(n, NO_ITERATION, np.int64)
-    mine = np.asarray(ev["host"].astype(str).to_numpy(object) == host_name)
+    hosts = ev["host"].cat
+    code = np.flatnonzero(np.asarray(hosts.categories.astype(str)) == host_name)
+    mine = np.isin(hosts.codes.to_numpy(), code)
     device = stream_work(run)
     host_rows = np.flatnonzero(mine & ~device)
     markers = _markers(run, host_rows[~on_device(run)[host_rows]])
@@ -114,7 +116,7 @@ def event_iterations(run, host_name: str) -> np.ndarray:
 
 
 def _pick_host(run, host: str | None) -> str:
-    hosts = sorted(run.events["host"].astype(str).unique())
+    hosts = sorted(map(str, run.events["host"].unique()))
     if host is None:
         if not hosts:
             raise ValueError("the run has no events to compare")
@@ -128,6 +130,9 @@ def _summary(run, host: str | None, iteration, device: str, short: bool) -> pd.D
     """Per name, the events of the iteration(s) and their summed durations (µs)."""
     if device not in DEVICES:
         raise ValueError(f"device must be one of {DEVICES}, not {device!r}")
+    read = _read(run)
+    if not read.any():  # no Kineto categories (another framework's run): nothing HTA reads
+        return pd.DataFrame({"count": [], "total": []}, index=pd.Index([], name="name"))
     it = event_iterations(run, _pick_host(run, host))
     found = np.unique(it[it != NO_ITERATION])
     if iteration is None:
@@ -139,7 +144,7 @@ def _summary(run, host: str | None, iteration, device: str, short: bool) -> pd.D
         missing = np.setdiff1d(wanted, found)
         if len(missing):
             raise ValueError(f"no iteration {missing.tolist()} (iterations: {found.tolist()})")
-    keep = np.isin(it, wanted) & _read(run)
+    keep = np.isin(it, wanted) & read
     if device != "all":
         keep &= stream_work(run) == (device == "gpu")
     rows = np.flatnonzero(keep)
