@@ -627,6 +627,31 @@ class Run:
 
         return critical_path_summary(self)
 
+    @_analysis
+    def memory_bw_time_series(self) -> pd.DataFrame:
+        """HTA's memory bandwidth counters: each memcpy/memset kind's bandwidth (GB/s) at
+        every change, per host and rank (schema.MEMORY_BW_TIME_SERIES)."""
+        from .frameworks.pytorch.hta_memory_bw import memory_bw_time_series
+
+        return memory_bw_time_series(self)
+
+    @_analysis
+    def memory_bw_summary(self) -> pd.DataFrame:
+        """HTA's memory bandwidth summary: count, mean, quantiles and max of each memcpy/memset
+        kind's bandwidth (GB/s), per host and rank (schema.MEMORY_BW_SUMMARY)."""
+        from .frameworks.pytorch.hta_memory_bw import memory_bw_summary
+
+        return memory_bw_summary(self)
+
+    @_analysis
+    def frequent_kernel_sequences(self) -> pd.DataFrame:
+        """HTA's frequent CUDA kernel sequences of the outermost aten:: operators with three
+        kernels or more, per host and rank (schema.FREQUENT_KERNEL_SEQUENCES; other operators:
+        frameworks.pytorch.hta_sequences.frequent_kernel_sequences)."""
+        from .frameworks.pytorch.hta_sequences import frequent_kernel_sequences
+
+        return frequent_kernel_sequences(self)
+
     # -- the cache and the views ---------------------------------------------------------------
     def clear_cache(self) -> None:
         """Forget every analysis computed so far (they are recomputed when next read)."""

@@ -1,5 +1,7 @@
 """Compare two runs: step time side by side and which ops got slower or faster, per step
-when both runs have steps (their totals differ with the capture's length alone)."""
+when both runs have steps (their totals differ with the capture's length alone); and, where
+both runs have iterations (step markers), HTA's trace diff of their first iterations (each
+operator's and kernel's count and total time in each, :mod:`..analysis.trace_diff`)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import plotly.graph_objects as go
 
 from ..analysis.compare import op_diff
 from ..analysis.steps import CATEGORIES
+from ..analysis.trace_diff import compare_traces
 from ._common import of_runs, quick_figure, run_label, step_bars
 from .base import Html, Plot, Plots, TableBlock, View
 from .names import short_op_name
@@ -201,6 +204,46 @@ class CompareView(View):
             csv="op_diff.csv",
         )
 
+    def trace_diff(self) -> pd.DataFrame | None:
+        """HTA's trace diff of the runs' first iterations (first host each), largest change
+        in total time first; None where a run has no iteration to compare."""
+
+        def make():
+            try:
+                d = compare_traces(self.a, self.b)
+            except ValueError:  # a run without step markers: HTA has no iteration either
+                return None
+            if not len(d):  # runs without Kineto categories (not PyTorch): nothing HTA reads
+                return None
+            order = d["diff_us"].abs().sort_values(ascending=False, kind="stable").index
+            return d.loc[order].reset_index(drop=True)
+
+        return of_runs(self.a, self.b, "trace_diff", make)
+
+    def _trace_diff_table(self, d: pd.DataFrame) -> Table:
+        a, b = self.names
+        return Table(
+            d,
+            [
+                Column(
+                    "diff_us",
+                    "change (µs)",
+                    digits=1,
+                    color="sign",
+                    title=f"{b} − {a}: total time of the name's events in each run's first "
+                    "iteration",
+                ),
+                Column("control_total_us", f"{a} (µs)", digits=1),
+                Column("test_total_us", f"{b} (µs)", digits=1),
+                Column("diff_count", "count change", "int"),
+                Column("control_count", f"count {a}", "int"),
+                Column("test_count", f"count {b}", "int"),
+                Column("change", "count", colors=None, title="'+' more, '-' fewer, '=' as many"),
+                Column("name", "operator or kernel"),
+            ],
+            csv="trace_diff.csv",
+        )
+
     def blocks(self, **_) -> list:
         verdict = self.headline()
         cls = ""
@@ -217,7 +260,15 @@ class CompareView(View):
             Html(f"<p><b class='{cls}'>{esc(verdict)}</b></p>"),
             *([Plots(plots)] if plots else []),
             TableBlock("diff", self.table(), f"Ops side by side{per}, largest change first"),
+            *self._trace_diff_blocks(),
         ]
+
+    def _trace_diff_blocks(self) -> list:
+        d = self.trace_diff()
+        if d is None:
+            return []
+        title = "Trace diff (HTA): operators and kernels of each run's first iteration"
+        return [TableBlock("trace_diff", self._trace_diff_table(d), title)]
 
     def findings(self) -> list[str]:
         col_a, col_b, col_d = self._columns()

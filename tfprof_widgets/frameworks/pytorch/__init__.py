@@ -2,8 +2,9 @@
 ``torch.profiler`` captures have: torch-tb-profiler's step-time breakdown (:mod:`.steps`),
 operator view (:mod:`.ops`), kernel view and GPU metrics (:mod:`.kernels`); its allocator
 events feed ``run.memory`` (:mod:`.memory`); HTA's idle time, launch statistics,
-communication overlap and queue lengths at exact times (:mod:`.hta`); HTA's critical path
-(:mod:`.critical_path`)."""
+communication overlap and queue lengths at exact times (:mod:`.hta`), its memory bandwidth
+counters (:mod:`.hta_memory_bw`) and frequent kernel sequences (:mod:`.hta_sequences`);
+HTA's critical path (:mod:`.critical_path`)."""
 
 from ...analysis.results import Analysis
 from .rules import PyTorch
@@ -28,6 +29,17 @@ ANALYSES = (
         "critical_path_summary",
         _HERE + "critical_path:critical_path_summary",
         "CRITICAL_PATH_SUMMARY",
+    ),
+    Analysis(
+        "memory_bw_time_series",
+        _HERE + "hta_memory_bw:memory_bw_time_series",
+        "MEMORY_BW_TIME_SERIES",
+    ),
+    Analysis("memory_bw_summary", _HERE + "hta_memory_bw:memory_bw_summary", "MEMORY_BW_SUMMARY"),
+    Analysis(
+        "frequent_kernel_sequences",
+        _HERE + "hta_sequences:frequent_kernel_sequences",
+        "FREQUENT_KERNEL_SEQUENCES",
     ),
 )
 

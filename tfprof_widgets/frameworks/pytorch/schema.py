@@ -7,8 +7,12 @@ torch-tb-profiler's overview (``run.torch_steps``): TORCH_STEPS; its operator vi
 view and GPU metrics (``run.torch_kernels``, ``run.torch_gpu_metrics``): TORCH_KERNELS,
 TORCH_GPU_METRICS. HTA's analyses at exact times (``run.idle_time_breakdown``,
 ``run.kernel_launch_stats``, ``run.comm_comp_overlap``, ``run.queue_length_summary``):
-IDLE_TIME_BREAKDOWN, KERNEL_LAUNCH_STATS, COMM_COMP_OVERLAP, QUEUE_LENGTH_SUMMARY. HTA's
-critical path (``run.critical_path``, ``run.critical_path_summary``): CRITICAL_PATH,
+IDLE_TIME_BREAKDOWN, KERNEL_LAUNCH_STATS, COMM_COMP_OVERLAP, QUEUE_LENGTH_SUMMARY; its memory
+bandwidth counters (``run.memory_bw_time_series``, ``run.memory_bw_summary``):
+MEMORY_BW_TIME_SERIES, MEMORY_BW_SUMMARY; its frequent kernel sequences
+(``run.frequent_kernel_sequences``): FREQUENT_KERNEL_SEQUENCES; its trace diff of two runs
+(``tw.analysis.trace_diff.compare_traces``): TRACE_DIFF. HTA's critical path
+(``run.critical_path``, ``run.critical_path_summary``): CRITICAL_PATH,
 CRITICAL_PATH_SUMMARY.
 The collectives table of every framework (``run.collectives``, beside the overlap that XLA
 captures have too): COLLECTIVES.
@@ -29,6 +33,10 @@ __all__ = [
     "COLLECTIVES",
     "CRITICAL_PATH",
     "CRITICAL_PATH_SUMMARY",
+    "MEMORY_BW_TIME_SERIES",
+    "MEMORY_BW_SUMMARY",
+    "FREQUENT_KERNEL_SEQUENCES",
+    "TRACE_DIFF",
 ]
 
 TORCH_STEPS: dict[str, tuple[str, str]] = {
@@ -294,4 +302,61 @@ CRITICAL_PATH_SUMMARY: dict[str, tuple[str, str]] = {
     "critical_us": ("float64", "Length of the critical path so bound, µs."),
     "resource": ("category", "cpu (the host), gpu, or waiting (launch delays and gaps)."),
     "percent": ("float64", "Share of the critical path's length, % (HTA's summary())."),
+}
+
+_MEMORY_KIND = (
+    "category",
+    "HTA's memory kind: 'Memcpy HtoD', 'Memcpy DtoH', 'Memcpy DtoD', ... (the first 11 "
+    "characters of the copy's name), 'Memset', or 'Memcpy Unknown' (dma...).",
+)
+
+MEMORY_BW_TIME_SERIES: dict[str, tuple[str, str]] = {
+    "host": _HOST,
+    "rank": _RANK,
+    "device": ("category", "Device plane of the copy or memset that changed the bandwidth."),
+    "memory_kind": _MEMORY_KIND,
+    "start_us": ("float64", "When the bandwidth changed: a copy or memset started or ended, µs."),
+    "memory_bw_gbps": (
+        "float64",
+        "The kind's bandwidth from then on: the sum of Kineto's 'memory bandwidth (GB/s)' of "
+        "its copies running then, on the host's GPUs together, GB/s.",
+    ),
+}
+
+MEMORY_BW_SUMMARY: dict[str, tuple[str, str]] = {
+    "host": _HOST,
+    "rank": _RANK,
+    "memory_kind": _MEMORY_KIND,
+    "count": ("int64", "Values of the kind's bandwidth series above 0 (one per change)."),
+    "mean": ("float64", "Their mean, GB/s (not time-weighted: HTA's summary)."),
+    "std": ("float64", "Their sample standard deviation, GB/s."),
+    "min": ("float64", "Smallest, GB/s."),
+    "p25": ("float64", "25th percentile (linear interpolation), GB/s."),
+    "p50": ("float64", "Median, GB/s."),
+    "p75": ("float64", "75th percentile, GB/s."),
+    "max": ("float64", "Largest, GB/s."),
+}
+
+FREQUENT_KERNEL_SEQUENCES: dict[str, tuple[str, str]] = {
+    "host": _HOST,
+    "rank": _RANK,
+    "pattern": (
+        "str",
+        "The operator's name and the GPU kernels it launched (with its callees), in start "
+        "order, joined by '|' (HTA's pattern).",
+    ),
+    "count": ("int64", "Calls of the operator that launched exactly this sequence."),
+    "kernel_us": ("float64", "The sequence's kernels' durations summed over those calls, µs."),
+    "cpu_op_us": ("float64", "The operator's own durations summed over those calls, µs."),
+}
+
+TRACE_DIFF: dict[str, tuple[str, str]] = {
+    "name": ("str", "Operator or kernel name (or its short name: HTA's shorten_name)."),
+    "control_count": ("int64", "Its events in the control run's compared iteration(s)."),
+    "test_count": ("int64", "Its events in the test run's."),
+    "control_total_us": ("float64", "Their durations summed in the control run, µs."),
+    "test_total_us": ("float64", "Their durations summed in the test run, µs."),
+    "diff_count": ("int64", "test_count - control_count."),
+    "diff_us": ("float64", "test_total_us - control_total_us, µs."),
+    "change": ("str", "'+' (more in the test run), '-' (fewer) or '=' (as many)."),
 }
