@@ -95,7 +95,7 @@ def test_two_ranks_loaded_together_keep_their_own_bandwidth(tmp_path):
         )
     both = tw.load(tmp_path, progress=False).memory_bw_summary
     for r in (0, 1):
-        mine = both[both["host"] == f"rank{r}.pt"].reset_index(drop=True)
+        mine = both[both["host"] == f"rank {r}"].reset_index(drop=True)
         assert set(mine["rank"]) == {r}
         alone = _run(f"hta_sampled_rank{r}.json.gz").memory_bw_summary
         cols = ["memory_kind", "count", "mean", "max"]
