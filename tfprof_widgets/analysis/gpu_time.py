@@ -39,6 +39,7 @@ from ..frameworks import framework_of
 from ..frameworks.base import name_texts
 from .collective_kinds import is_collective_kernel
 from .event_index import event_plane_rows, is_derived_line, on_device, timed, times_ps
+from .memo import per_run
 from .nesting import interval_union, to_ps
 
 _MEMORY = r"^(?:Memcpy|Memset|dma)"
@@ -56,8 +57,10 @@ def stream_activity(run) -> np.ndarray:
     return np.flatnonzero(on_device(run) & stream & timed(run))
 
 
+@per_run
 def device_activity(run) -> np.ndarray:
-    """Rows of run.events that are device activity of the profiled iterations."""
+    """Rows of run.events that are device activity of the profiled iterations (kept per run:
+    every HTA analysis starts from them; not to be changed in place)."""
     return framework_of(run).device_rows_in_steps(run, stream_activity(run))
 
 

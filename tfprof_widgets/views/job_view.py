@@ -30,9 +30,21 @@ IDLE_LABELS = {
     "kernel_wait": "Kernel wait (between kernels)",
     "other": "Other idle",
 }
+# run.collectives' columns as the job view shows them (schema.COLLECTIVES: each with its unit).
 COLLECTIVE_COLUMNS = (
-    "host", "rank", "collective", "name", "size_bytes", "count", "total_time_us", "algbw_gbps"
-)  # fmt: skip
+    Column("host", "host"),
+    Column("rank", "rank", "int"),
+    Column("device", "device"),
+    Column("collective", "collective"),
+    Column("name", "op"),
+    Column("communicator", "communicator"),
+    Column("group_size", "ranks in group", "int"),
+    Column("size_bytes", "size (MiB)", "bytes"),
+    Column("count", "count", "int"),
+    Column("total_time_us", "time (µs)", digits=1),
+    Column("algbw_gbps", "algbw (GB/s)", digits=2),
+    Column("busbw_gbps", "busbw (GB/s)", digits=2),
+)
 
 
 def _table_of(source, name: str) -> pd.DataFrame | None:
@@ -240,9 +252,7 @@ class JobView(View):
 
     def collectives_table(self) -> Table:
         t = self.collectives
-        cols = [Column(c, c.replace("_", " ")) for c in COLLECTIVE_COLUMNS if c in t] + [
-            c for c in t.columns if c not in COLLECTIVE_COLUMNS
-        ]
+        cols = [c for c in COLLECTIVE_COLUMNS if c.name in t]
         sort = ("total_time_us", "desc") if "total_time_us" in t else None
         return Table(t, cols, csv="job_collectives.csv", sort=sort)
 

@@ -26,6 +26,7 @@ import pandas as pd
 from ... import stat_columns
 from ...analysis.event_index import host_codes, on_device
 from ...analysis.event_types import HOST_COMPUTE, HOST_PREPARE, HOST_WAIT_INPUT
+from ...analysis.memo import per_run
 from ..base import Advice, DeviceOps, Framework, RunNames
 from . import names as torch_names
 from . import op_table
@@ -118,10 +119,12 @@ class PyTorch(Framework):
         return suggestion_rows(run)
 
 
+@per_run
 def last_step_starts(run) -> np.ndarray:
     """Per host code: when its last ``ProfilerStep#N`` began (µs); +inf for a host with
     fewer than two step names (HTA counts distinct names: a step repeated on another thread
-    or as a GPU annotation is one, and with fewer than two it keeps every event)."""
+    or as a GPU annotation is one, and with fewer than two it keeps every event). Kept per
+    run (every HTA analysis asks for it); not to be changed in place."""
     ev = run.events
     names = pd.Series(ev["name"].cat.categories.astype(str))
     codes = ev["name"].cat.codes.to_numpy()
