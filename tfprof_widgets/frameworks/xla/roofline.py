@@ -40,7 +40,7 @@ import pandas as pd
 
 from ... import schema
 from ...analysis.memo import per_run
-from ...proto.wire import varint as _varint
+from ...proto.wire import fields as _fields
 from .columns import text, with_columns
 from .cost import costs_by_instruction
 from .gpu import ran_instructions
@@ -503,27 +503,6 @@ def _breakdown_sums(blob: bytes) -> tuple:
             if space == sp and op == kind:
                 sums[col] += nbytes
     return (len(entries), *sums.values())
-
-
-def _fields(buf: bytes) -> dict[int, list]:
-    """A protobuf message's fields: number -> values (varints as int, length-delimited as
-    bytes); ValueError on anything else or a truncated message."""
-    out: dict[int, list] = {}
-    i = 0
-    while i < len(buf):
-        key, i = _varint(buf, i)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            value, i = _varint(buf, i)
-        elif wire == 2:
-            n, i = _varint(buf, i)
-            if i + n > len(buf):
-                raise ValueError("truncated")
-            value, i = buf[i : i + n], i + n
-        else:
-            raise ValueError(f"wire type {wire}")
-        out.setdefault(field, []).append(value)
-    return out
 
 
 def _rates(flops, measured, nbytes, hbm, onchip, secs, peaks) -> dict:
