@@ -12,7 +12,7 @@ import numpy as np
 
 from ..schema import DEVICE_KINDS
 from .memo import per_run
-from .nesting import to_ps
+from .nesting import stack_nesting, to_ps
 
 
 @per_run
@@ -75,3 +75,22 @@ def is_derived_line(line_ids: np.ndarray) -> np.ndarray:
     low = np.asarray(line_ids, np.int64) & 0xFFFFFFFF
     signed = np.where(low >= 1 << 31, low - (1 << 32), low)
     return (signed >= _DERIVED_MIN) & (signed <= _DERIVED_MIN + _DERIVED_SLOTS)
+
+
+def innermost_around(run, candidate: np.ndarray, calls: np.ndarray) -> np.ndarray:
+    """Per row of ``calls`` (host events): the row of the innermost host event around it on
+    its thread among those ``candidate`` marks (a bool per event), -1 where none is (nested
+    among the candidates and the calls alone, so a call inside another call inside a
+    candidate has none)."""
+    ops = np.flatnonzero(candidate & ~on_device(run))
+    out = np.full(len(calls), -1, np.int64)
+    if not len(ops) or not len(calls):
+        return out
+    rows, back = np.unique(np.r_[ops, calls], return_inverse=True)
+    start, end = times_ps(run)
+    _, parent = stack_nesting(run.event_line_rows[rows], start[rows], end[rows])
+    where = parent[back[len(ops) :]]
+    found = where >= 0
+    up = rows[where[found]]
+    out[found] = np.where(candidate[up], up, -1)
+    return out

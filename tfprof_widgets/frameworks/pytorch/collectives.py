@@ -26,8 +26,13 @@ import pandas as pd
 
 from ... import stat_columns
 from ...analysis.collective_kinds import collective_kernel_flags, collective_kind
-from ...analysis.event_index import event_line_ids, is_derived_line, on_device, timed, times_ps
-from ...analysis.nesting import stack_nesting
+from ...analysis.event_index import (
+    event_line_ids,
+    innermost_around,
+    is_derived_line,
+    on_device,
+    timed,
+)
 
 __all__ = ["collective_ops"]
 
@@ -64,18 +69,7 @@ def _annotations(run, calls: np.ndarray) -> np.ndarray:
     ev = run.events
     cats = pd.Series(ev["name"].cat.categories.astype(str))
     is_coll = cats.str.startswith(_PREFIXES).to_numpy()[ev["name"].cat.codes.to_numpy()]
-    ops = np.flatnonzero(is_coll & ~on_device(run))
-    out = np.full(len(calls), -1, np.int64)
-    if not len(ops) or not len(calls):
-        return out
-    rows, back = np.unique(np.r_[ops, calls], return_inverse=True)
-    start, end = times_ps(run)
-    _, parent = stack_nesting(run.event_line_rows[rows], start[rows], end[rows])
-    where = parent[back[len(ops) :]]
-    found = where >= 0
-    up = rows[where[found]]
-    out[found] = np.where(is_coll[up], up, -1)
-    return out
+    return innermost_around(run, is_coll, calls)
 
 
 def _kernel_args(run, rows: np.ndarray) -> dict[str, np.ndarray]:

@@ -25,13 +25,14 @@ from ... import schema, stat_columns
 from ...analysis.event_index import (
     event_line_ids,
     event_plane_rows,
+    innermost_around,
     on_device,
     plane_kinds,
     times_ps,
 )
 from ...analysis.gpu_time import KINDS, device_activity, kernel_kinds
 from ...analysis.memo import per_run
-from ...analysis.nesting import interval_union, stack_nesting
+from ...analysis.nesting import interval_union
 from .rules import host_codes, last_step_starts
 from .schema import (
     COMM_COMP_OVERLAP,
@@ -176,20 +177,13 @@ def idle_time_breakdown(
 def _innermost_aten(run, calls: np.ndarray) -> np.ndarray:
     """Per call row: the name of the innermost ``aten::`` op on its thread that encloses it
     (None where none), by the thread's stack nesting of those ops and the calls."""
-    out = np.full(len(calls), None, object)
-    if not len(calls):
-        return out
     ev = run.events
     cats = ev["name"].cat.categories.astype(str)
     is_aten = np.asarray(cats.str.startswith("aten::"))[ev["name"].cat.codes.to_numpy()]
-    ops = np.flatnonzero(is_aten & ~on_device(run))
-    rows, back = np.unique(np.r_[ops, calls], return_inverse=True)
-    start, end = times_ps(run)
-    _, parent = stack_nesting(run.event_line_rows[rows], start[rows], end[rows])
-    where = parent[back[len(ops) :]]
-    found = where >= 0
-    up = rows[where[found]]
-    out[found] = np.where(is_aten[up], _names(run, up), None)
+    up = innermost_around(run, is_aten, calls)
+    out = np.full(len(calls), None, object)
+    found = up >= 0
+    out[found] = _names(run, up[found])
     return out
 
 
