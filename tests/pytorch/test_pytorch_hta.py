@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import tfprof_widgets as tw
-from tfprof_widgets import stat_columns
+from tfprof_widgets import schema, stat_columns
 from tfprof_widgets.frameworks.pytorch import hta
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -266,10 +266,10 @@ def test_a_run_without_pytorch_gpu_activity_gives_empty_tables():
     columns, and nothing fails."""
     run = tw.load(ROOT / "data" / "tf_xla_cpu" / "keras_fit_jit.xplane.pb", progress=False)
     for fn, table in (
-        (hta.idle_time_breakdown, hta.IDLE_TIME_BREAKDOWN),
-        (hta.kernel_launch_stats, hta.KERNEL_LAUNCH_STATS),
-        (hta.comm_comp_overlap, hta.COMM_COMP_OVERLAP),
-        (hta.queue_length_summary, hta.QUEUE_LENGTH_SUMMARY),
+        (hta.idle_time_breakdown, schema.IDLE_TIME_BREAKDOWN),
+        (hta.kernel_launch_stats, schema.KERNEL_LAUNCH_STATS),
+        (hta.comm_comp_overlap, schema.COMM_COMP_OVERLAP),
+        (hta.queue_length_summary, schema.QUEUE_LENGTH_SUMMARY),
     ):
         out = fn(run)
         assert list(out.columns) == list(table) and len(out) == 0, fn.__name__

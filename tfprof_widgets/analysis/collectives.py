@@ -36,8 +36,9 @@ from .event_index import (
     timed,
     times_ps,
 )
+from .nesting import interval_union
 
-__all__ = ["collective_rows", "collectives"]
+__all__ = ["collective_rows", "collectives", "overlap_table"]
 
 
 def _device_rows(run) -> np.ndarray:
@@ -118,3 +119,34 @@ def collectives(run) -> pd.DataFrame:
     out["group_size"] = pd.array(out["group_size"].to_numpy(), dtype="Float64").astype("Int64")
     out = out.sort_values(["host", "device", "total_time_us"], ascending=[True, True, False])
     return schema.conform(out.reset_index(drop=True), schema.COLLECTIVES)
+
+
+def overlap_table(
+    run, host: np.ndarray, hosts: np.ndarray, comp: np.ndarray, comm: np.ndarray, report=None
+) -> pd.DataFrame:
+    """HTA's communication/computation overlap per host (schema.COMM_COMP_OVERLAP): of the
+    time some of the communication rows ``comm`` of run.events run, the share during which
+    some of the computation rows ``comp`` run too. ``host``: each event's host code, ``hosts``
+    the names by code; ``report``: the host codes to give a row (default: those with any of
+    either), NaN where a host has no communication."""
+    start, end = times_ps(run)
+    if report is None:
+        report = np.unique(np.r_[host[comp], host[comm]])
+    out = []
+    for h in report:
+        c, m = comp[host[comp] == h], comm[host[comm] == h]
+        both = np.r_[c, m]
+        a, b = _covered(start[c], end[c]), _covered(start[m], end[m])
+        out.append((hosts[h], b / 1e6, (a + b - _covered(start[both], end[both])) / 1e6))
+    df = pd.DataFrame(out, columns=["host", "communication_us", "overlap_us"])
+    df["rank"] = host_ranks(run, df["host"].to_numpy())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        df["comp_comm_overlap_percent"] = 100 * df["overlap_us"] / df["communication_us"]
+    df["host"] = pd.Categorical(df["host"])
+    return schema.conform(df, schema.COMM_COMP_OVERLAP)
+
+
+def _covered(start: np.ndarray, end: np.ndarray) -> int:
+    """Time (ps) some of these intervals cover."""
+    s, e = interval_union(start, end)
+    return int((e - s).sum())

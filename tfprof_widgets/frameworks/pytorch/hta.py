@@ -22,6 +22,8 @@ import numpy as np
 import pandas as pd
 
 from ... import schema, stat_columns
+from ...analysis.collective_kinds import host_ranks
+from ...analysis.collectives import overlap_table
 from ...analysis.event_index import (
     event_line_ids,
     event_plane_rows,
@@ -32,10 +34,8 @@ from ...analysis.event_index import (
 )
 from ...analysis.gpu_time import KINDS, device_activity, kernel_kinds
 from ...analysis.memo import per_run
-from ...analysis.nesting import interval_union
 from .rules import host_codes, last_step_starts
 from .schema import (
-    COMM_COMP_OVERLAP,
     IDLE_TIME_BREAKDOWN,
     KERNEL_LAUNCH_STATS,
     QUEUE_LENGTH_SUMMARY,
@@ -86,14 +86,6 @@ def _host_codes(run) -> tuple[np.ndarray, np.ndarray]:
     return host_codes(run), np.asarray(names, object)
 
 
-def _ranks(run, hosts: np.ndarray) -> pd.array:
-    """Per host name: its distributed rank where recorded (plane stat ``rank``), else <NA>."""
-    stats = run.plane_stats
-    mine = stats[stats["stat"].astype(str) == "rank"]
-    by_host = dict(zip(mine["host"].astype(str), pd.to_numeric(mine["int_value"], "coerce")))
-    return pd.array([by_host.get(str(h)) for h in hosts], dtype="Int64")
-
-
 @per_run
 def launch_pairs(run) -> pd.DataFrame:
     """Each counted GPU activity (``gpu``, a row of run.events) and the host event with its
@@ -125,7 +117,7 @@ def _stream_keys(run, rows: np.ndarray) -> tuple[np.ndarray, pd.DataFrame]:
     streams = pd.DataFrame(triples.reshape(-1, 3), columns=["h", "p", "stream"])
     planes = run.planes["plane"].astype(str).to_numpy(object)
     streams["host"] = hosts[streams["h"].to_numpy()]
-    streams["rank"] = _ranks(run, streams["host"].to_numpy())
+    streams["rank"] = host_ranks(run, streams["host"].to_numpy())
     streams["device"] = planes[streams["p"].to_numpy()]
     return number, streams
 
@@ -214,7 +206,7 @@ def kernel_launch_stats(
     out = pd.DataFrame(
         {
             "host": pd.Categorical(host),
-            "rank": _ranks(run, host),
+            "rank": host_ranks(run, host),
             "correlation": pairs["correlation"].to_numpy(np.int64),
             "launch": pd.Categorical(_names(run, call)),
             "kernel": pd.Categorical(_names(run, gpu)),
@@ -228,11 +220,6 @@ def kernel_launch_stats(
         }
     )
     return schema.conform(out, KERNEL_LAUNCH_STATS)
-
-
-def _covered(start: np.ndarray, end: np.ndarray) -> int:
-    s, e = interval_union(start, end)
-    return int((e - s).sum())
 
 
 def comm_comp_overlap(run) -> pd.DataFrame:
@@ -249,24 +236,10 @@ def comm_comp_overlap(run) -> pd.DataFrame:
         return xla_overlap(run)
     rows = device_activity(run)
     host, hosts = _host_codes(run)
-    start, end = times_ps(run)
     names = run.events["name"]
-    kind_of_name = kernel_kinds(pd.Series(names.cat.categories))
-    kind = kind_of_name[names.cat.codes.to_numpy()[rows]]
-    out = []
-    for h in np.unique(host[rows]):
-        mine = rows[host[rows] == h]
-        k = kind[host[rows] == h]
-        comp, comm = mine[k == _COMPUTATION], mine[k == _COMMUNICATION]
-        both = np.r_[comp, comm]
-        a, b = _covered(start[comp], end[comp]), _covered(start[comm], end[comm])
-        out.append((hosts[h], b / 1e6, (a + b - _covered(start[both], end[both])) / 1e6))
-    df = pd.DataFrame(out, columns=["host", "communication_us", "overlap_us"])
-    df["rank"] = _ranks(run, df["host"].to_numpy())
-    with np.errstate(invalid="ignore", divide="ignore"):
-        df["comp_comm_overlap_percent"] = 100 * df["overlap_us"] / df["communication_us"]
-    df["host"] = pd.Categorical(df["host"])
-    return schema.conform(df, COMM_COMP_OVERLAP)
+    kind = kernel_kinds(pd.Series(names.cat.categories))[names.cat.codes.to_numpy()[rows]]
+    comp, comm = rows[kind == _COMPUTATION], rows[kind == _COMMUNICATION]
+    return overlap_table(run, host, hosts, comp, comm, report=np.unique(host[rows]))
 
 
 def _trace_duration_us(run, dev: np.ndarray) -> np.ndarray:

@@ -24,9 +24,10 @@ import numpy as np
 import pandas as pd
 
 from ... import schema, stat_columns
+from ...analysis.collective_kinds import host_ranks
 from ...analysis.event_index import event_plane_rows, times_ps
 from ...analysis.gpu_time import device_activity
-from .hta import _describe, _host_codes, _names, _ranks
+from .hta import _describe, _host_codes, _names
 from .schema import MEMORY_BW_SUMMARY, MEMORY_BW_TIME_SERIES
 
 _MEMORY_RE = re.compile(r"^(?:Memcpy|Memset|dma)")
@@ -86,7 +87,7 @@ def memory_bw_time_series(run) -> pd.DataFrame:
     out = pd.DataFrame(
         {
             "host": pd.Categorical(h),
-            "rank": _ranks(run, h),
+            "rank": host_ranks(run, h),
             "device": pd.Categorical(planes[plane]),
             "memory_kind": pd.Categorical(kind_names[key % len(kind_names)]),
             "start_us": t / 1e6,
@@ -113,7 +114,7 @@ def memory_bw_summary(run) -> pd.DataFrame:
     first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
     stats = _describe(series["memory_bw_gbps"].to_numpy()[order], k, first)
     h = np.asarray(uniques.get_level_values(0), object)
-    out = pd.DataFrame({"host": pd.Categorical(h), "rank": _ranks(run, h)})
+    out = pd.DataFrame({"host": pd.Categorical(h), "rank": host_ranks(run, h)})
     out["memory_kind"] = pd.Categorical(np.asarray(uniques.get_level_values(1), object))
     for c, v in stats.items():
         out[c] = v

@@ -25,9 +25,10 @@ import numpy as np
 import pandas as pd
 
 from ... import schema, stat_columns
+from ...analysis.collective_kinds import host_ranks
 from ...analysis.event_index import on_device, times_ps
 from . import names as torch_names
-from .hta import _host_codes, _ranks, launch_pairs
+from .hta import _host_codes, launch_pairs
 from .rules import last_step_starts
 from .schema import FREQUENT_KERNEL_SEQUENCES
 
@@ -208,7 +209,7 @@ def frequent_kernel_sequences(
     if not operator_name:
         raise ValueError("operator_name must be a non-empty operator name (HTA's rule)")
     host, hosts = _host_codes(run)
-    ranks = _ranks(run, hosts)
+    ranks = host_ranks(run, hosts)
     names_all = np.asarray(run.events["name"].astype(str).to_numpy(), object)
     parts = []
     for h in np.unique(host):

@@ -14,21 +14,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ... import schema
-from ...analysis.collective_kinds import host_ranks
-from ...analysis.collectives import collective_rows
-from ...analysis.event_index import event_plane_rows, times_ps
+from ...analysis.collectives import collective_rows, overlap_table
+from ...analysis.event_index import event_plane_rows
 from ...analysis.gpu_time import kernel_kinds, stream_activity
-from ...analysis.nesting import interval_union
 from .collectives import tpu_ops
 from .tpu import tpu_plane_rows
 
 __all__ = ["comm_comp_overlap"]
-
-
-def _covered(start: np.ndarray, end: np.ndarray) -> int:
-    s, e = interval_union(start, end)
-    return int((e - s).sum())
 
 
 def _computation_rows(run) -> np.ndarray:
@@ -51,16 +43,4 @@ def comm_comp_overlap(run) -> pd.DataFrame:
     comp_all = np.setdiff1d(_computation_rows(run), comm_all)
     names = run.events["host"]
     host, hosts = names.cat.codes.to_numpy(), names.cat.categories.astype(str).to_numpy()
-    start, end = times_ps(run)
-    out = []
-    for h in np.unique(np.r_[host[comm_all], host[comp_all]]):
-        comm, comp = comm_all[host[comm_all] == h], comp_all[host[comp_all] == h]
-        both = np.r_[comp, comm]
-        a, b = _covered(start[comp], end[comp]), _covered(start[comm], end[comm])
-        out.append((hosts[h], b / 1e6, (a + b - _covered(start[both], end[both])) / 1e6))
-    df = pd.DataFrame(out, columns=["host", "communication_us", "overlap_us"])
-    df["rank"] = host_ranks(run, df["host"].to_numpy())
-    with np.errstate(invalid="ignore", divide="ignore"):
-        df["comp_comm_overlap_percent"] = 100 * df["overlap_us"] / df["communication_us"]
-    df["host"] = pd.Categorical(df["host"])
-    return schema.conform(df, schema.COMM_COMP_OVERLAP)
+    return overlap_table(run, host, hosts, comp_all, comm_all)
