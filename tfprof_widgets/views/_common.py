@@ -221,6 +221,24 @@ def step_bars(
     return quick_figure(data, layout)
 
 
+def slowest_first_bars(frame: pd.DataFrame, labels: list[str], noun: str, what: str, uid: str):
+    """:func:`step_bars` across, one bar per ``labels`` (a host, a rank) in ``frame``'s order
+    (the slowest first), each bar's label its click data: the pod viewer's hosts, the job
+    view's ranks."""
+    fig = step_bars(
+        frame,
+        labels,
+        title=f"Step time per {noun}, {what} (slowest on top)",
+        xaxis_title=noun,
+        horizontal=True,
+        height=150 + 26 * len(labels),
+        uid=uid,
+    )
+    for t in fig.data:
+        t.customdata = [[label] for label in labels]
+    return fig
+
+
 def finite(v) -> float:
     """A float, with NaN/None as 0."""
     try:

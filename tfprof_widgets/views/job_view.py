@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..analysis.steps import CATEGORIES, CATEGORY_LABELS
 from ..analysis.stragglers import MAD_K, MIN_SHARE, stragglers_of, unit_steps
-from ._common import of_run, quick_figure, step_bars
+from ._common import of_run, quick_figure, slowest_first_bars
 from .base import Choice, Html, Plot, Plots, TableBlock, View
 from .page.display import esc
 from .tables import Column, Table
@@ -164,18 +164,7 @@ class JobView(View):
             frame = sel.sort_values("step_time_us", ascending=False, kind="stable")
             what = f"step {step}"
         ranks = frame["unit"].astype(str).tolist()
-        fig = step_bars(
-            frame,
-            ranks,
-            title=f"Step time per rank, {what} (slowest on top)",
-            xaxis_title="rank",
-            horizontal=True,
-            height=150 + 26 * len(ranks),
-            uid="job",
-        )
-        for t in fig.data:
-            t.customdata = [[r] for r in ranks]
-        return fig
+        return slowest_first_bars(frame, ranks, "rank", what, "job")
 
     def _rank_labels(self, table: pd.DataFrame) -> list[str]:
         """Each row's rank as the straggler table names it (host and rank columns)."""

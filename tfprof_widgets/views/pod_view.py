@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..analysis.steps import CATEGORIES, CATEGORY_LABELS, overview_steps
-from ._common import step_bars
+from ._common import slowest_first_bars
 from .base import Choice, Html, Plot, Plots, TableBlock, View
 from .page.display import esc
 from .tables import Column, Table
@@ -129,18 +129,7 @@ class PodViewerView(View):
             frame = sel.sort_values("step_time_us", ascending=False, kind="stable")
             what = f"step {step}"
         hosts = frame["host"].astype(str).tolist()
-        fig = step_bars(
-            frame,
-            hosts,
-            title=f"Step time per host, {what} (slowest on top)",
-            xaxis_title="host",
-            horizontal=True,
-            height=150 + 26 * len(hosts),
-            uid="pod",
-        )
-        for t in fig.data:
-            t.customdata = [[h] for h in hosts]
-        return fig
+        return slowest_first_bars(frame, hosts, "host", what, "pod")
 
     def table(self) -> Table:
         cols = [
