@@ -104,7 +104,10 @@ def convert(
     ds.require_text_root(loc)
     manifest = _start_manifest(loc, files)
     done = {e["host"]: e for e in manifest["hosts"]}
-    jobs, skipped = _jobs(sources, files.path, out_url, storage_options, loc, done)
+    # One file given: the workers load that file, not its directory (whose other captures
+    # would name the host otherwise, by file, where two record the same host name).
+    load_path = files.files[0] if os.path.isfile(text_path(path)) else files.path
+    jobs, skipped = _jobs(sources, load_path, out_url, storage_options, loc, done)
     _remove_leftovers(loc, keep={ds.host_dirname(h) for h in done})
     failed: dict[str, str] = {}
     errors: list[tuple[HostJob, dict]] = []

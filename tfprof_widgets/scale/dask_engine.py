@@ -1,17 +1,142 @@
-"""The Dask engine: the per-host analyses mapped over a ``dask.distributed.Client``, one task
-per host, each running the Run's own pandas analyses on that host's stored tables where the
-worker is (the dataset on shared or object storage, named by an fsspec URL every worker can
-reach). The small per-host results come back and are combined by the same SQL as the DuckDB
-engine's (:mod:`.sql`).
+"""The Dask engine: the pod's per-host work as tasks on a ``dask.distributed.Client``, where the
+dataset is (shared or object storage, named by an fsspec URL every worker can reach).
+
+Each pod analysis reads, on the workers, only what it needs of each host's stored Parquet
+(:mod:`.dataset`): the one table, the rows a filter keeps (``memory_of``: one host's file,
+filtered by row-group statistics), or for ``top_events`` the ``dur_us`` column alone, each host
+keeping its ``n`` longest rows, and then the full rows of only the row groups that hold the
+pod's ``n`` longest. Tasks take hosts in batches (a few per worker thread), so a pod of a
+thousand hosts is tens of tasks, not thousands; each returns an Arrow table (dictionary
+columns as text, as DuckDB reads the same file), tagged with ``filename`` and
+``file_row_number``, and the client combines them by the same SQL as the DuckDB engine
+(:mod:`.sql`). No per-event Python runs anywhere: reads, selections and takes are Arrow's.
+
+``recompute=True`` (``open(..., client=, recompute=True)``) instead reruns every per-host
+analysis on the cluster from each host's stored tables (one task per host, the Run's own pandas
+code): for a dataset converted by an older tfprof_widgets whose analyses have since changed.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
+from ..errors import CorruptProfileError
 from . import dataset as ds
 from .per_host import host_analyses, read_host_run
-from .per_host import top_events as _top_events
+
+# Hosts per task: enough that a task's fixed cost (scheduling, a round trip) is shared by
+# several file reads, few enough that every worker thread gets work.
+TASKS_PER_THREAD = 2
+
+
+# -- what runs on the workers ---------------------------------------------------------------
+def _open(fs, path: str):
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(fs.open(path, "rb"))
+
+
+def _plain(table):
+    """Dictionary (categorical) columns as their text, the way DuckDB reads them from the
+    file; a column no host filled (null type) as text, as in the file's schema."""
+    import pyarrow as pa
+
+    for i, field in enumerate(table.schema):
+        if pa.types.is_dictionary(field.type):
+            table = table.set_column(i, field.name, table.column(i).cast(field.type.value_type))
+        elif field.type == pa.null():
+            table = table.set_column(i, field.name, table.column(i).cast(pa.string()))
+    return table.replace_schema_metadata(None)
+
+
+def _damaged(path: str, exc: Exception) -> CorruptProfileError:
+    return CorruptProfileError(path, f"cannot be read ({type(exc).__name__}: {str(exc)[:120]})")
+
+
+def _tagged(table, file: str, rows):
+    import pyarrow as pa
+
+    table = _plain(table)
+    names = pa.array(np.full(table.num_rows, file, object), pa.string())
+    table = table.append_column("filename", names)
+    return table.append_column("file_row_number", pa.array(np.asarray(rows, np.int64)))
+
+
+def _read_batch(url, storage_options, batch, filters=None) -> list:
+    """Each ``(path, file)`` of a batch read, tagged with its file and rows (``filters``:
+    ``[(column, value)]``, the rows where each column equals its value)."""
+    import pyarrow.compute as pc
+
+    loc = ds.Location(url, storage_options)
+    out = []
+    for path, file in batch:
+        try:
+            pf = _open(loc.fs, path)
+            table = _plain(pf.read())
+            rows = np.arange(table.num_rows, dtype=np.int64)
+            if filters:
+                mask = np.ones(table.num_rows, bool)
+                for col, value in filters:
+                    mask &= np.asarray(pc.equal(table.column(col), value).fill_null(False))
+                rows = rows[mask]
+                table = table.take(rows)
+            out.append(_tagged(table, file, rows))
+        except (OSError, ValueError, KeyError) as exc:
+            raise _damaged(path, exc) from None
+    return out
+
+
+def top_rows(dur: np.ndarray, n: int) -> np.ndarray:
+    """The rows of the ``n`` largest durations, ties to the earliest rows, in no particular
+    order; missing durations (NaN: null in the file) last, as ``nlargest`` and DuckDB's
+    ``ORDER BY dur_us DESC`` have them."""
+    missing = np.isnan(dur)
+    rows = np.flatnonzero(~missing)
+    if n <= 0:
+        return rows[:0]
+    if len(rows) <= n:
+        return np.concatenate([rows, np.flatnonzero(missing)[: n - len(rows)]])
+    vals = dur[rows]
+    cut = np.partition(vals, len(vals) - n)[len(vals) - n]
+    above = rows[vals > cut]
+    ties = rows[vals == cut][: n - len(above)]
+    return np.concatenate([above, ties])
+
+
+def _top_batch(url, storage_options, batch, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per host file: (rows, durations) of its ``n`` longest events, from ``dur_us`` alone."""
+    loc = ds.Location(url, storage_options)
+    out = []
+    for path, _file in batch:
+        try:
+            dur = _open(loc.fs, path).read(columns=["dur_us"]).column(0)
+            dur = dur.to_numpy().astype(np.float64, copy=False)
+        except (OSError, ValueError, KeyError) as exc:
+            raise _damaged(path, exc) from None
+        rows = top_rows(dur, n)
+        out.append((rows, dur[rows]))
+    return out
+
+
+def _take_batch(url, storage_options, batch) -> list:
+    """Per ``(path, file, rows)``: those rows, read from the row groups that hold them."""
+    loc = ds.Location(url, storage_options)
+    out = []
+    for path, file, rows in batch:
+        try:
+            pf = _open(loc.fs, path)
+            sizes = [pf.metadata.row_group(i).num_rows for i in range(pf.num_row_groups)]
+            starts = np.concatenate([[0], np.cumsum(sizes)])
+            groups = np.unique(np.searchsorted(starts, rows, side="right") - 1)
+            part = pf.read_row_groups(groups.tolist())
+        except (OSError, ValueError, KeyError) as exc:
+            raise _damaged(path, exc) from None
+        offsets = np.concatenate([[0], np.cumsum(np.asarray(sizes)[groups])])
+        pos = np.searchsorted(groups, np.searchsorted(starts, rows, side="right") - 1)
+        local = rows - starts[groups[pos]] + offsets[pos]
+        out.append(_tagged(part.take(local), file, rows))
+    return out
 
 
 def _analyses_task(url: str, storage_options: dict | None, entry: dict, run_name: str) -> dict:
@@ -19,24 +144,77 @@ def _analyses_task(url: str, storage_options: dict | None, entry: dict, run_name
     return host_analyses(read_host_run(loc, entry, run_name))
 
 
-def _top_events_task(url, storage_options, entry, run_name, n) -> pd.DataFrame:
-    loc = ds.Location(url, storage_options)
-    return _top_events(read_host_run(loc, entry, run_name), n)  # indexed by event row
-
-
 def _map_task(url, storage_options, entry, run_name, func):
     loc = ds.Location(url, storage_options)
     return func(read_host_run(loc, entry, run_name))
 
 
+# -- the client's side ------------------------------------------------------------------------
 class DaskEngine:
-    """Runs per-host work as tasks on a Dask client (``client.map``, one task per host)."""
+    """Runs a pod's per-host reads and work as tasks on a Dask client (see the module)."""
 
     def __init__(self, client, url: str, storage_options: dict | None, run_name: str) -> None:
         self.client = client
         self.url = url
         self.storage_options = storage_options
         self.run_name = run_name
+        self._threads: int | None = None
+
+    def _batches(self, items: list) -> list[list]:
+        if self._threads is None:
+            self._threads = max(1, sum(self.client.nthreads().values()))
+        k = max(1, min(len(items), self._threads * TASKS_PER_THREAD))
+        return [b for b in (items[i::k] for i in range(k)) if b]
+
+    def _run(self, fn, items: list, *args) -> list:
+        """``fn(url, storage_options, batch, *args)`` over batches of ``items``; the results
+        of every item, in the items' order."""
+        batches = self._batches(items)
+        futures = [
+            self.client.submit(fn, self.url, self.storage_options, b, *args, pure=False)
+            for b in batches
+        ]
+        results = self.client.gather(futures)
+        out: list = [None] * len(items)
+        k = len(batches)
+        for j, res in enumerate(results):
+            out[j::k] = res
+        return out
+
+    def read(self, files: list[tuple[str, str]], filters=None):
+        """The stored table files ``(path, file)`` as one Arrow table, tagged for the SQL
+        (``filters``: ``[(column, value)]``, rows where each column equals its value)."""
+        import pyarrow as pa
+
+        parts = self._run(_read_batch, files, filters)
+        return pa.concat_tables(parts, promote_options="permissive")
+
+    def top_events(self, files: list[tuple[str, str]], n: int):
+        """The pod's ``n`` longest events (host files in the pod's order), as one Arrow table
+        tagged for the SQL: every host's ``n`` longest from ``dur_us`` alone, the pod's
+        ``n`` among them, then only their rows read whole."""
+        import pyarrow as pa
+
+        tops = self._run(_top_batch, files, n)
+        host = np.concatenate([np.full(len(r), i) for i, (r, _) in enumerate(tops)])
+        rows = np.concatenate([r for r, _ in tops]).astype(np.int64)
+        dur = np.concatenate([d for _, d in tops])
+        pick = np.lexsort((rows, host, -dur))[:n]
+        wanted = []
+        for i in np.unique(host[pick]):
+            mine = np.sort(rows[pick][host[pick] == i])
+            wanted.append((*files[i], mine))
+        if not wanted:  # no event at all: the first file's columns, no row
+            wanted = [(*files[0], np.zeros(0, np.int64))]
+        return pa.concat_tables(self._run(_take_batch, wanted), promote_options="permissive")
+
+    def analyses(self, entries: list[dict]) -> list[dict[str, pd.DataFrame]]:
+        """Every stored per-host analysis, recomputed from each host's tables (one task per
+        host: the Run's own pandas code)."""
+        return self._map(_analyses_task, entries)
+
+    def map_hosts(self, entries: list[dict], func) -> list:
+        return self._map(_map_task, entries, func)
 
     def _map(self, fn, entries: list[dict], *args) -> list:
         n = len(entries)
@@ -50,13 +228,3 @@ class DaskEngine:
             pure=False,
         )
         return self.client.gather(futures)
-
-    def analyses(self, entries: list[dict]) -> list[dict[str, pd.DataFrame]]:
-        """Every stored per-host analysis, recomputed from each host's tables."""
-        return self._map(_analyses_task, entries)
-
-    def top_events(self, entries: list[dict], n: int) -> list[pd.DataFrame]:
-        return self._map(_top_events_task, entries, n)
-
-    def map_hosts(self, entries: list[dict], func) -> list:
-        return self._map(_map_task, entries, func)

@@ -65,6 +65,7 @@ def open_dataset(
     temp_directory: str | None = None,
     threads: int | None = None,
     storage_options: dict | None = None,
+    recompute: bool = False,
 ) -> Pod:
     """Open a dataset made by :func:`tfprof_widgets.convert` (a path or an fsspec URL).
 
@@ -73,6 +74,9 @@ def open_dataset(
     ``memory_limit`` (``"2GB"``, or bytes) bounds DuckDB, which spills to ``temp_directory``
     (default: a new temporary directory, removed when the pod is closed); ``threads``:
     DuckDB's threads (default: the CPU count). ``storage_options`` go to fsspec.
+    ``recompute`` (with ``client``): the per-host analyses computed again on the workers from
+    each host's stored tables, rather than read as stored (for a dataset whose analyses an
+    upgrade has changed; see :mod:`.dask_engine`).
 
     A host whose files are missing or damaged is left out with a warning naming it and the
     file (``pod.warnings``), as are hosts the conversion could not read; only when no host
@@ -85,6 +89,7 @@ def open_dataset(
         temp_directory=temp_directory,
         threads=threads,
         storage_options=storage_options,
+        recompute=recompute,
     )
 
 
@@ -101,6 +106,7 @@ class Pod:
         temp_directory: str | None = None,
         threads: int | None = None,
         storage_options: dict | None = None,
+        recompute: bool = False,
     ) -> None:
         ds.require("duckdb", "pyarrow", "fsspec")
         self.loc = ds.Location(text_path(dataset), storage_options)
@@ -122,6 +128,7 @@ class Pod:
         self._closer = weakref.finalize(self, _close, self._con, self._tmp, temp_directory is None)
         self._file_hosts = self._register_files()
         self._dask = None
+        self._recompute = bool(recompute and client is not None)
         if client is not None:
             from .dask_engine import DaskEngine
 
@@ -327,8 +334,7 @@ class Pod:
         columns), longest first, indexed by their row in the pod's events: what
         ``run.events.nlargest(n, "dur_us")`` gives on a Run of all hosts."""
         if self._dask is not None and where is None:
-            parts = self._dask.top_events(self._entries, n)
-            source = self._register_dask("events", parts, rows_from_index=True)
+            source = self._register_arrow("events", self._dask.top_events(self._files("events"), n))
         else:
             source = self._parquet("events")
         df = sql.to_frame(self._query(sql.top_events(source, n, where)), None)
@@ -336,26 +342,46 @@ class Pod:
         return schema.conform(df, schema.EVENTS).set_axis(index)
 
     # -- tables ---------------------------------------------------------------------------------
-    def _analysis(self, table: str, where: str | None = None) -> pd.DataFrame:
-        if self._dask is not None:
+    def _analysis(
+        self, table: str, where: str | None = None, only: tuple[str, str] | None = None
+    ) -> pd.DataFrame:
+        """A stored analysis over the hosts (``where``: an SQL condition; ``only``: ``(host,
+        allocator)``, the one host's file and that allocator's rows, which Dask reads alone)."""
+        if self._recompute:
             source = self._register_dask(table, [a[table] for a in self._dask_analyses])
+        elif self._dask is not None and self._files(table, [only[0]] if only else None):
+            files = self._files(table, [only[0]] if only else None)
+            filters = [("allocator", only[1])] if only else None
+            source = self._register_arrow(table, self._dask.read(files, filters))
         else:
             source = self._parquet(table)
         return sql.to_frame(self._query(sql.union(table, source, where)), ds.TABLES[table])
+
+    def _files(self, table: str, hosts: list[str] | None = None) -> list[tuple[str, str]]:
+        """A table's file of each host (all, or ``hosts``), in the pod's order: the path to
+        read, and the file's name in the SQL's ``_files``."""
+        return [
+            (self.loc.table_path(h, table), self._file(h, table))
+            for h in self.hosts
+            if hosts is None or h in hosts
+        ]
+
+    def _register_arrow(self, table: str, data) -> str:
+        name = f"_dask_{table}"
+        self._con.register(name, data)
+        return name
 
     @functools.cached_property
     def _dask_analyses(self) -> list[dict]:
         return self._dask.analyses(self._entries)
 
-    def _register_dask(
-        self, table: str, parts: list[pd.DataFrame], rows_from_index: bool = False
-    ) -> str:
-        """Per-host frames from Dask as a source for the SQL: tagged with the file they stand
-        for and their row there (their position, or their index when ``rows_from_index``),
-        categories as plain strings (DuckDB would sort enums by code, not by name)."""
+    def _register_dask(self, table: str, parts: list[pd.DataFrame]) -> str:
+        """Per-host frames recomputed by Dask as a source for the SQL: tagged with the file
+        they stand for and their row there, categories as plain strings (DuckDB would sort
+        enums by code, not by name)."""
         frames = []
         for e, df in zip(self._entries, parts):
-            rows = df.index.to_numpy() if rows_from_index else range(len(df))
+            rows = range(len(df))
             df = df.reset_index(drop=True)
             df = df.assign(filename=self._file(e["host"], table), file_row_number=rows)
             for c in df.columns:
@@ -412,11 +438,11 @@ class Pod:
 
     def memory_of(self, host: str, allocator: str) -> pd.DataFrame:
         """One allocator's events on one host (schema.MEMORY), read alone."""
-        if "memory" in self.__dict__ or self._dask is not None:
+        if "memory" in self.__dict__ or self._recompute:
             m = self.memory
             return m[(m["host"] == host) & (m["allocator"] == allocator)].reset_index(drop=True)
         where = f"t.host = {_quote(host)} AND t.allocator = {_quote(allocator)}"
-        return self._analysis("memory", where)
+        return self._analysis("memory", where, only=(host, allocator))
 
     @functools.cached_property
     def memory_breakdown(self) -> pd.DataFrame:
