@@ -18,6 +18,7 @@ import concurrent.futures
 import dataclasses
 import multiprocessing
 import os
+import sys
 import time
 import warnings
 
@@ -223,7 +224,18 @@ def _entry(job: HostJob, run: Run, tables: dict, seconds: float) -> dict:
         "errors": list(run.errors),
         "warnings": list(run.warnings),
         "seconds": round(seconds, 3),
+        "peak_rss_bytes": _peak_rss(),
     }
+
+
+def _peak_rss() -> int:
+    """The converting process's peak resident memory so far, bytes (0 where unknown)."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return 0
+    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(kb if sys.platform == "darwin" else kb * 1024)  # macOS counts bytes
 
 
 def _error_from(failures: list[tuple[HostJob, dict]], result: ConvertResult) -> ProfileError:

@@ -90,18 +90,23 @@ def _read_batch(url, storage_options, batch, filters=None) -> list:
 def top_rows(dur: np.ndarray, n: int) -> np.ndarray:
     """The rows of the ``n`` largest durations, ties to the earliest rows, in no particular
     order; missing durations (NaN: null in the file) last, as ``nlargest`` and DuckDB's
-    ``ORDER BY dur_us DESC`` have them."""
+    ``ORDER BY dur_us DESC`` have them. Arrow's select-k finds the ``n``-th largest value
+    (numpy's partition degrades on the few distinct durations a trace has), then two passes
+    take what is above it and the first of its ties."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     missing = np.isnan(dur)
-    rows = np.flatnonzero(~missing)
+    valid = len(dur) - int(missing.sum())
     if n <= 0:
-        return rows[:0]
-    if len(rows) <= n:
-        return np.concatenate([rows, np.flatnonzero(missing)[: n - len(rows)]])
-    vals = dur[rows]
-    cut = np.partition(vals, len(vals) - n)[len(vals) - n]
-    above = rows[vals > cut]
-    ties = rows[vals == cut][: n - len(above)]
-    return np.concatenate([above, ties])
+        return np.zeros(0, np.int64)
+    if valid <= n:
+        return np.concatenate([np.flatnonzero(~missing), np.flatnonzero(missing)[: n - valid]])
+    keys = pc.SelectKOptions(n, sort_keys=[("dur_us", "descending")])
+    idx = pc.select_k_unstable(pa.array(dur, from_pandas=True), options=keys).to_numpy()
+    cut = dur[idx].min()
+    above = np.flatnonzero(dur > cut)
+    return np.concatenate([above, np.flatnonzero(dur == cut)[: n - len(above)]])
 
 
 def _top_batch(url, storage_options, batch, n: int) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -281,6 +281,7 @@ _HOST_FIELDS = {
     "rows": (lambda v: isinstance(v, dict) and all(_count(n) for n in v.values()),
              "tables' row counts (whole numbers >= 0)", False),
     "bytes": (_count, "a whole number >= 0", False),
+    "peak_rss_bytes": (_count, "a whole number >= 0", False),
     "errors": (lambda v: isinstance(v, list) and all(map(_text, v)), "a list of text", False),
     "warnings": (lambda v: isinstance(v, list) and all(map(_text, v)), "a list of text", False),
 }  # fmt: skip
