@@ -156,8 +156,15 @@ def gb(n: float) -> str:
 RATIO_OF = "Dask (2 processes) / DuckDB"
 
 
-def measure(work: pathlib.Path, hosts: int, events: int, memory_limit: str) -> dict:
-    """One pod size: write (or extend) the synthetic pod, convert it, run each engine."""
+def measure(work: pathlib.Path, hosts: int, events: int, memory_limit: str, prior=None) -> dict:
+    """One pod size: write (or extend) the synthetic pod, convert it, run each engine
+    (``prior``: this size's figures from an earlier --json; its dataset is analysed again,
+    not converted again)."""
+    if prior is not None:
+        print(
+            f"\n## {hosts} hosts x {events:,} events (converted before: {prior['convert_s']:.1f} s)"
+        )
+        return {**prior, **analyse(work / f"dataset_{hosts}", memory_limit)}
     t = time.perf_counter()
     run_dir = make_pod(str(work / "logs"), hosts, events)
     files = sorted(pathlib.Path(run_dir).iterdir())[:hosts]
@@ -185,6 +192,13 @@ def measure(work: pathlib.Path, hosts: int, events: int, memory_limit: str) -> d
         f"{ds_bytes / 1e9:.3f} GB, peak RSS: parent {gb(conv['rss'])}, "
         f"largest converting worker {gb(worker_peak)}"
     )
+    return {"hosts": hosts, "events": events, "src_bytes": src_bytes, "dataset_bytes": ds_bytes,
+            "convert_s": conv["convert"], "worker_peak": worker_peak, "run_dir": run_dir,
+            **analyse(ds, memory_limit)}  # fmt: skip
+
+
+def analyse(ds: pathlib.Path, memory_limit: str) -> dict:
+    """Every pod analysis on DuckDB, on Dask worker processes and on Dask threads."""
     duck = child(DUCKDB, str(ds), memory_limit)
     procs = child(DASK, ds.as_uri(), "processes")
     threads = child(DASK, ds.as_uri(), "threads")
@@ -195,10 +209,13 @@ def measure(work: pathlib.Path, hosts: int, events: int, memory_limit: str) -> d
         f"Dask 1 process x 2 threads, s | {RATIO_OF} | threads / DuckDB |"
     )
     print("|---|---:|---:|---:|---:|---:|")
-    for k in names:
+    duck["all analyses"], procs["all analyses"], threads["all analyses"] = (
+        sum(e[k] for k in names) for e in (duck, procs, threads)
+    )
+    for k in [*names, "all analyses"]:
         print(
             f"| {k} | {duck[k]:.3f} | {procs[k]:.3f} | {threads[k]:.3f} | "
-            f"{procs[k] / duck[k]:.1f}x | {threads[k] / duck[k]:.1f}x |"
+            f"{ratio(procs[k], duck[k])} | {ratio(threads[k], duck[k])} |"
         )
     for k in ("open", "SQL: events and busy time per host", "SQL: 20 slowest kernels over the pod"):
         print(
@@ -211,18 +228,11 @@ def measure(work: pathlib.Path, hosts: int, events: int, memory_limit: str) -> d
     )
     print(f"| peak RSS of a Dask worker | | {gb(procs['worker_rss'])} | | | |")
     print(f"\nstraggler: {duck['straggler']}")
-    return {
-        "hosts": hosts,
-        "events": events,
-        "src_bytes": src_bytes,
-        "dataset_bytes": ds_bytes,
-        "convert_s": conv["convert"],
-        "worker_peak": worker_peak,
-        "duckdb": duck,
-        "dask": procs,
-        "dask_threads": threads,
-        "run_dir": run_dir,
-    }
+    return {"duckdb": duck, "dask": procs, "dask_threads": threads}
+
+
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.1f}x" if b > 0 else "-"
 
 
 def fit(results: list[dict], target: int) -> None:
@@ -269,11 +279,14 @@ def main() -> None:
     ap.add_argument("--extrapolate", type=int, default=1024)
     ap.add_argument("--json", default=None, help="write every figure here")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--reuse", default=None, help="an earlier --json: analyse its datasets again")
     args = ap.parse_args()
     sizes = sorted(int(h) for h in args.hosts.split(","))
     work = pathlib.Path(args.workdir or tempfile.mkdtemp(prefix="tfprof_pod_"))
     try:
-        results = [measure(work, h, args.events, args.memory_limit) for h in sizes]
+        prior = {r["hosts"]: r for r in json.loads(pathlib.Path(args.reuse).read_text())} if (
+            args.reuse) else {}  # fmt: skip
+        results = [measure(work, h, args.events, args.memory_limit, prior.get(h)) for h in sizes]
         if args.json:
             pathlib.Path(args.json).write_text(json.dumps(results, indent=1, default=str))
         fit(results, args.extrapolate)

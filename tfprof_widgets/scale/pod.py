@@ -55,6 +55,8 @@ from .per_host import read_host_run
 __all__ = ["Pod", "open_dataset"]
 
 DEFAULT_MEMORY_LIMIT = "2GB"
+# The stored analyses of a few rows per host, which the Dask engine reads together.
+SMALL_ANALYSES = tuple(t for t in ds.ANALYSIS_TABLES if t != "memory")
 
 
 def open_dataset(
@@ -349,6 +351,8 @@ class Pod:
         allocator)``, the one host's file and that allocator's rows, which Dask reads alone)."""
         if self._recompute:
             source = self._register_dask(table, [a[table] for a in self._dask_analyses])
+        elif self._dask is not None and only is None and table in SMALL_ANALYSES:
+            source = self._register_arrow(table, self._dask_small[table])
         elif self._dask is not None and self._files(table, [only[0]] if only else None):
             files = self._files(table, [only[0]] if only else None)
             filters = [("allocator", only[1])] if only else None
@@ -370,6 +374,15 @@ class Pod:
         name = f"_dask_{table}"
         self._con.register(name, data)
         return name
+
+    @functools.cached_property
+    def _dask_small(self) -> dict:
+        """Every small stored analysis of every host, read on the workers in one pass when
+        the first is asked for: one round trip to the cluster, not one per analysis."""
+        return self._dask.read_tables(
+            [[(t, self.loc.table_path(h, t), self._file(h, t)) for t in SMALL_ANALYSES]
+             for h in self.hosts]
+        )  # fmt: skip
 
     @functools.cached_property
     def _dask_analyses(self) -> list[dict]:
