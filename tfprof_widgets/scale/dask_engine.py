@@ -1,15 +1,17 @@
 """The Dask engine: the pod's per-host work as tasks on a ``dask.distributed.Client``, where the
 dataset is (shared or object storage, named by an fsspec URL every worker can reach).
 
-Each pod analysis reads, on the workers, only what it needs of each host's stored Parquet
-(:mod:`.dataset`): the one table, the rows a filter keeps (``memory_of``: one host's file,
-filtered by row-group statistics), or for ``top_events`` the ``dur_us`` column alone, each host
-keeping its ``n`` longest rows, and then the full rows of only the row groups that hold the
-pod's ``n`` longest. Tasks take hosts in batches (a few per worker thread), so a pod of a
-thousand hosts is tens of tasks, not thousands; each returns an Arrow table (dictionary
-columns as text, as DuckDB reads the same file), tagged with ``filename`` and
-``file_row_number``, and the client combines them by the same SQL as the DuckDB engine
+What is big is read on the workers, only what is needed of each host's stored Parquet
+(:mod:`.dataset`): ``memory`` (every allocator event; ``memory_of`` and ``memory_breakdown``:
+the one host's file, that allocator's rows), and for ``top_events`` each host's ``dur_us``
+column alone, its ``n`` longest rows found by Arrow's select-k, then whole rows from only the
+row groups that hold the pod's ``n`` longest. Tasks take hosts in batches (one per worker
+thread), so a pod of a thousand hosts is tens of tasks, not thousands; each returns Arrow
+tables (dictionary columns as text, as DuckDB reads the same file) tagged with ``filename``
+and ``file_row_number``, and the client combines them by the same SQL as the DuckDB engine
 (:mod:`.sql`). No per-event Python runs anywhere: reads, selections and takes are Arrow's.
+The stored analyses of a few rows per host (steps, op stats, kernels...) are read by the
+client's DuckDB on either engine (see :meth:`Pod._analysis`).
 
 ``recompute=True`` (``open(..., client=, recompute=True)``) instead reruns every per-host
 analysis on the cluster from each host's stored tables (one task per host, the Run's own pandas
@@ -86,12 +88,6 @@ def _read_one(loc: ds.Location, path: str, file: str, filters=None):
         rows = rows[mask]
         table = table.take(rows)
     return _tagged(table, file, rows)
-
-
-def _read_hosts_batch(url, storage_options, batch) -> list[dict]:
-    """Per host of the batch, each of its ``(table, path, file)`` read: ``{table: Arrow}``."""
-    loc = ds.Location(url, storage_options)
-    return [{t: _read_one(loc, path, file) for t, path, file in host} for host in batch]
 
 
 def top_rows(dur: np.ndarray, n: int) -> np.ndarray:
@@ -200,17 +196,6 @@ class DaskEngine:
 
         parts = self._run(_read_batch, files, filters)
         return pa.concat_tables(parts, promote_options="permissive")
-
-    def read_tables(self, hosts: list[list[tuple[str, str, str]]]) -> dict:
-        """Several tables of every host in one pass (one round trip): per host its
-        ``(table, path, file)``; ``{table: one Arrow table over the hosts}``."""
-        import pyarrow as pa
-
-        parts = self._run(_read_hosts_batch, hosts)
-        names = [t for t, _, _ in hosts[0]] if hosts else []
-        return {
-            t: pa.concat_tables([p[t] for p in parts], promote_options="permissive") for t in names
-        }
 
     def top_events(self, files: list[tuple[str, str]], n: int):
         """The pod's ``n`` longest events (host files in the pod's order), as one Arrow table

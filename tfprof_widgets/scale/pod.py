@@ -55,8 +55,6 @@ from .per_host import read_host_run
 __all__ = ["Pod", "open_dataset"]
 
 DEFAULT_MEMORY_LIMIT = "2GB"
-# The stored analyses of a few rows per host, which the Dask engine reads together.
-SMALL_ANALYSES = tuple(t for t in ds.ANALYSIS_TABLES if t != "memory")
 
 
 def open_dataset(
@@ -348,15 +346,18 @@ class Pod:
         self, table: str, where: str | None = None, only: tuple[str, str] | None = None
     ) -> pd.DataFrame:
         """A stored analysis over the hosts (``where``: an SQL condition; ``only``: ``(host,
-        allocator)``, the one host's file and that allocator's rows, which Dask reads alone)."""
+        allocator)``, the one host's file and that allocator's rows, which Dask reads alone).
+        With Dask, ``memory`` (every allocator event) is read on the workers; the analyses of a
+        few rows per host are read here as on DuckDB: a round trip through the scheduler costs
+        more than reading them (docs/scale.md, "Dask")."""
+        hosts = [only[0]] if only else None
         if self._recompute:
             source = self._register_dask(table, [a[table] for a in self._dask_analyses])
-        elif self._dask is not None and only is None and table in SMALL_ANALYSES:
-            source = self._register_arrow(table, self._dask_small[table])
-        elif self._dask is not None and self._files(table, [only[0]] if only else None):
-            files = self._files(table, [only[0]] if only else None)
+        elif self._dask is not None and table == "memory" and self._files(table, hosts):
             filters = [("allocator", only[1])] if only else None
-            source = self._register_arrow(table, self._dask.read(files, filters))
+            source = self._register_arrow(
+                table, self._dask.read(self._files(table, hosts), filters)
+            )
         else:
             source = self._parquet(table)
         return sql.to_frame(self._query(sql.union(table, source, where)), ds.TABLES[table])
@@ -374,15 +375,6 @@ class Pod:
         name = f"_dask_{table}"
         self._con.register(name, data)
         return name
-
-    @functools.cached_property
-    def _dask_small(self) -> dict:
-        """Every small stored analysis of every host, read on the workers in one pass when
-        the first is asked for: one round trip to the cluster, not one per analysis."""
-        return self._dask.read_tables(
-            [[(t, self.loc.table_path(h, t), self._file(h, t)) for t in SMALL_ANALYSES]
-             for h in self.hosts]
-        )  # fmt: skip
 
     @functools.cached_property
     def _dask_analyses(self) -> list[dict]:
