@@ -2,16 +2,16 @@
 dataset is (shared or object storage, named by an fsspec URL every worker can reach).
 
 What is big is read on the workers, only what is needed of each host's stored Parquet
-(:mod:`.dataset`): ``memory`` (every allocator event; ``memory_of`` and ``memory_breakdown``:
-the one host's file, that allocator's rows), and for ``top_events`` each host's ``dur_us``
-column alone, its ``n`` longest rows found by Arrow's select-k, then whole rows from only the
-row groups that hold the pod's ``n`` longest. Tasks take hosts in batches (one per worker
-thread), so a pod of a thousand hosts is tens of tasks, not thousands; each returns Arrow
-tables (dictionary columns as text, as DuckDB reads the same file) tagged with ``filename``
+(:mod:`.dataset`): ``memory`` (every allocator event of every host), and for ``top_events``
+each host's ``dur_us`` column alone, its ``n`` longest rows found by Arrow's select-k, then
+whole rows from only the row groups that hold the pod's ``n`` longest. Tasks take hosts in
+batches (one per worker thread), so a pod of a thousand hosts is tens of tasks, not
+thousands; each returns Arrow tables (dictionary columns as text, as DuckDB reads the same file) tagged with ``filename``
 and ``file_row_number``, and the client combines them by the same SQL as the DuckDB engine
 (:mod:`.sql`). No per-event Python runs anywhere: reads, selections and takes are Arrow's.
-The stored analyses of a few rows per host (steps, op stats, kernels...) are read by the
-client's DuckDB on either engine (see :meth:`Pod._analysis`).
+The stored analyses of a few rows per host (steps, op stats, kernels...) and one host's
+allocator (``memory_of``, ``memory_breakdown``) are read by the client's DuckDB on either
+engine (see ``Pod._analysis``).
 
 ``recompute=True`` (``open(..., client=, recompute=True)``) instead reruns every per-host
 analysis on the cluster from each host's stored tables (one task per host, the Run's own pandas
@@ -66,28 +66,17 @@ def _tagged(table, file: str, rows):
     return table.append_column("file_row_number", pa.array(np.asarray(rows, np.int64)))
 
 
-def _read_batch(url, storage_options, batch, filters=None) -> list:
-    """Each ``(path, file)`` of a batch read, tagged with its file and rows (``filters``:
-    ``[(column, value)]``, the rows where each column equals its value)."""
+def _read_batch(url, storage_options, batch) -> list:
+    """Each ``(path, file)`` of a batch read whole, tagged with its file and rows."""
     loc = ds.Location(url, storage_options)
-    return [_read_one(loc, path, file, filters) for path, file in batch]
-
-
-def _read_one(loc: ds.Location, path: str, file: str, filters=None):
-    import pyarrow.compute as pc
-
-    try:
-        table = _plain(_open(loc, path).read())
-    except (OSError, ValueError, KeyError) as exc:
-        raise _damaged(path, exc) from None
-    rows = np.arange(table.num_rows, dtype=np.int64)
-    if filters:
-        mask = np.ones(table.num_rows, bool)
-        for col, value in filters:
-            mask &= np.asarray(pc.equal(table.column(col), value).fill_null(False))
-        rows = rows[mask]
-        table = table.take(rows)
-    return _tagged(table, file, rows)
+    out = []
+    for path, file in batch:
+        try:
+            table = _open(loc, path).read()
+        except (OSError, ValueError, KeyError) as exc:
+            raise _damaged(path, exc) from None
+        out.append(_tagged(table, file, np.arange(table.num_rows, dtype=np.int64)))
+    return out
 
 
 def top_rows(dur: np.ndarray, n: int) -> np.ndarray:
@@ -189,12 +178,11 @@ class DaskEngine:
             out[j::k] = res
         return out
 
-    def read(self, files: list[tuple[str, str]], filters=None):
-        """The stored table files ``(path, file)`` as one Arrow table, tagged for the SQL
-        (``filters``: ``[(column, value)]``, rows where each column equals its value)."""
+    def read(self, files: list[tuple[str, str]]):
+        """The stored table files ``(path, file)`` as one Arrow table, tagged for the SQL."""
         import pyarrow as pa
 
-        parts = self._run(_read_batch, files, filters)
+        parts = self._run(_read_batch, files)
         return pa.concat_tables(parts, promote_options="permissive")
 
     def top_events(self, files: list[tuple[str, str]], n: int):

@@ -342,34 +342,24 @@ class Pod:
         return schema.conform(df, schema.EVENTS).set_axis(index)
 
     # -- tables ---------------------------------------------------------------------------------
-    def _analysis(
-        self, table: str, where: str | None = None, only: tuple[str, str] | None = None
-    ) -> pd.DataFrame:
-        """A stored analysis over the hosts (``where``: an SQL condition; ``only``: ``(host,
-        allocator)``, the one host's file and that allocator's rows, which Dask reads alone).
-        With Dask, ``memory`` (every allocator event) is read on the workers; the analyses of a
-        few rows per host are read here as on DuckDB: a round trip through the scheduler costs
-        more than reading them (docs/scale.md, "Dask")."""
-        hosts = [only[0]] if only else None
+    def _analysis(self, table: str, where: str | None = None) -> pd.DataFrame:
+        """A stored analysis over the hosts (``where``: an SQL condition on its columns).
+        With Dask, ``memory`` of every host (every allocator event) is read on the workers;
+        what is a few rows per host, or one host's file (``where``: ``memory_of``), is read
+        here as on DuckDB: a round trip through the scheduler costs more than reading it
+        (docs/scale.md, "Dask")."""
         if self._recompute:
             source = self._register_dask(table, [a[table] for a in self._dask_analyses])
-        elif self._dask is not None and table == "memory" and self._files(table, hosts):
-            filters = [("allocator", only[1])] if only else None
-            source = self._register_arrow(
-                table, self._dask.read(self._files(table, hosts), filters)
-            )
+        elif self._dask is not None and table == "memory" and where is None:
+            source = self._register_arrow(table, self._dask.read(self._files(table)))
         else:
             source = self._parquet(table)
         return sql.to_frame(self._query(sql.union(table, source, where)), ds.TABLES[table])
 
-    def _files(self, table: str, hosts: list[str] | None = None) -> list[tuple[str, str]]:
-        """A table's file of each host (all, or ``hosts``), in the pod's order: the path to
-        read, and the file's name in the SQL's ``_files``."""
-        return [
-            (self.loc.table_path(h, table), self._file(h, table))
-            for h in self.hosts
-            if hosts is None or h in hosts
-        ]
+    def _files(self, table: str) -> list[tuple[str, str]]:
+        """A table's file of each host, in the pod's order: the path to read, and the file's
+        name in the SQL's ``_files``."""
+        return [(self.loc.table_path(h, table), self._file(h, table)) for h in self.hosts]
 
     def _register_arrow(self, table: str, data) -> str:
         name = f"_dask_{table}"
@@ -447,7 +437,7 @@ class Pod:
             m = self.memory
             return m[(m["host"] == host) & (m["allocator"] == allocator)].reset_index(drop=True)
         where = f"t.host = {_quote(host)} AND t.allocator = {_quote(allocator)}"
-        return self._analysis("memory", where, only=(host, allocator))
+        return self._analysis("memory", where)
 
     @functools.cached_property
     def memory_breakdown(self) -> pd.DataFrame:
