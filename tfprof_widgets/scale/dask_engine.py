@@ -7,8 +7,8 @@ each host's ``dur_us`` column alone, its ``n`` longest rows found by Arrow's sel
 whole rows from only the row groups that hold the pod's ``n`` longest. Tasks take hosts in
 batches (one per worker thread), so a pod of a thousand hosts is tens of tasks, not
 thousands; each returns Arrow tables (dictionary columns as text, as DuckDB reads the same
-file) tagged with ``filename`` and ``file_row_number``, and the client combines them by the same SQL as the DuckDB engine
-(:mod:`.sql`). No per-event Python runs anywhere: reads, selections and takes are Arrow's.
+file) tagged with ``filename`` and ``file_row_number``, and the client combines them by the
+same SQL as the DuckDB engine (:mod:`.sql`). No per-event Python runs anywhere: reads, selections and takes are Arrow's.
 The stored analyses of a few rows per host (steps, op stats, kernels...) and one host's
 allocator (``memory_of``, ``memory_breakdown``) are read by the client's DuckDB on either
 engine (see ``Pod._analysis``).
