@@ -8,10 +8,10 @@ whole rows from only the row groups that hold the pod's ``n`` longest. Tasks tak
 batches (one per worker thread), so a pod of a thousand hosts is tens of tasks, not
 thousands; each returns Arrow tables (dictionary columns as text, as DuckDB reads the same
 file) tagged with ``filename`` and ``file_row_number``, and the client combines them by the
-same SQL as the DuckDB engine (:mod:`.sql`). No per-event Python runs anywhere: reads, selections and takes are Arrow's.
-The stored analyses of a few rows per host (steps, op stats, kernels...) and one host's
-allocator (``memory_of``, ``memory_breakdown``) are read by the client's DuckDB on either
-engine (see ``Pod._analysis``).
+same SQL as the DuckDB engine (:mod:`.sql`). No per-event Python runs anywhere: reads,
+selections and takes are Arrow's. The stored analyses of a few rows per host (steps, op
+stats, kernels...) and one host's allocator (``memory_of``, ``memory_breakdown``) are read
+by the client's DuckDB on either engine (see ``Pod._analysis``).
 
 ``recompute=True`` (``open(..., client=, recompute=True)``) instead reruns every per-host
 analysis on the cluster from each host's stored tables (one task per host, the Run's own pandas
