@@ -3,7 +3,8 @@
 It has a Run's names for the same tables: ``hosts``, ``planes``, ``lines``; the analyses
 ``steps``, ``per_host_steps``, ``ops``, ``kernels``, ``memory``, ``memory_summary``,
 ``memory_breakdown``, ``input_pipeline``, ``overview_summary``, ``tf_data_bottleneck``,
-``profile_options`` (pandas DataFrames or summaries with the columns of
+``profile_options``, HTA's ``idle_time_breakdown``, ``comm_comp_overlap`` and
+``queue_length_summary`` per rank (pandas DataFrames or summaries with the columns of
 :mod:`tfprof_widgets.schema`, computed when first read and cached, on the pod's one clock);
 ``events`` and ``event_stats`` are lazy DuckDB relations (they are the big ones), queried
 with :meth:`Pod.sql` or :meth:`Pod.top_events`; and :meth:`Pod.host` gives any host as an
