@@ -156,7 +156,9 @@ def gb(n: float) -> str:
 RATIO_OF = "Dask (2 processes) / DuckDB"
 
 
-def measure(work: pathlib.Path, hosts: int, events: int, memory_limit: str, prior=None) -> dict:
+def measure(
+    work: pathlib.Path, hosts: int, events: int, memory_limit: str, prior=None, source=None
+) -> dict:
     """One pod size: write (or extend) the synthetic pod, convert it, run each engine
     (``prior``: this size's figures from an earlier --json; its dataset is analysed again,
     not converted again)."""
@@ -166,7 +168,7 @@ def measure(work: pathlib.Path, hosts: int, events: int, memory_limit: str, prio
         )
         return {**prior, **analyse(work / f"dataset_{hosts}", memory_limit)}
     t = time.perf_counter()
-    run_dir = make_pod(str(work / "logs"), hosts, events)
+    run_dir = make_pod(str(work / "logs"), hosts, events, source=source)
     files = sorted(pathlib.Path(run_dir).iterdir())[:hosts]
     src_bytes = sum(f.stat().st_size for f in files)
     if len(os.listdir(run_dir)) > hosts:  # a bigger pod written before: a run of these hosts
@@ -176,7 +178,8 @@ def measure(work: pathlib.Path, hosts: int, events: int, memory_limit: str, prio
         for f in files:
             os.link(f, os.path.join(run_dir, f.name))
     print(
-        f"\n## {hosts} hosts x {events:,} events: {src_bytes / 1e9:.2f} GB of .xplane.pb "
+        f"\n## {hosts} hosts x {events if source is None else source}: "
+        f"{src_bytes / 1e9:.2f} GB of .xplane.pb "
         f"({time.perf_counter() - t:.0f} s to write)"
     )
     ds = work / f"dataset_{hosts}"
@@ -184,15 +187,16 @@ def measure(work: pathlib.Path, hosts: int, events: int, memory_limit: str, prio
     conv = child(CONVERT, run_dir, str(ds))
     manifest = json.loads((ds / "manifest.json").read_text())
     worker_peak = max(e.get("peak_rss_bytes", 0) for e in manifest["hosts"])
+    total = sum(e["events"] for e in manifest["hosts"])
     ds_bytes = sum(f.stat().st_size for f in ds.rglob("*") if f.is_file())
     print(
         f"convert (2 worker processes): {conv['convert']:.1f} s "
         f"({src_bytes / 1e6 / conv['convert']:.1f} MB/s of captures, "
-        f"{hosts * events / conv['convert'] / 1e6:.2f} M events/s), dataset "
+        f"{total / conv['convert'] / 1e6:.2f} M events/s), dataset "
         f"{ds_bytes / 1e9:.3f} GB, peak RSS: parent {gb(conv['rss'])}, "
         f"largest converting worker {gb(worker_peak)}"
     )
-    return {"hosts": hosts, "events": events, "src_bytes": src_bytes, "dataset_bytes": ds_bytes,
+    return {"hosts": hosts, "events": total // hosts, "src_bytes": src_bytes, "dataset_bytes": ds_bytes,
             "convert_s": conv["convert"], "worker_peak": worker_peak, "run_dir": run_dir,
             **analyse(ds, memory_limit)}  # fmt: skip
 
@@ -279,6 +283,7 @@ def main() -> None:
     ap.add_argument("--extrapolate", type=int, default=1024)
     ap.add_argument("--json", default=None, help="write every figure here")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--from", dest="source", default=None, help="make_synthetic_pod's --from")
     ap.add_argument("--reuse", default=None, help="an earlier --json: analyse its datasets again")
     args = ap.parse_args()
     sizes = sorted(int(h) for h in args.hosts.split(","))
@@ -286,7 +291,10 @@ def main() -> None:
     try:
         prior = {r["hosts"]: r for r in json.loads(pathlib.Path(args.reuse).read_text())} if (
             args.reuse) else {}  # fmt: skip
-        results = [measure(work, h, args.events, args.memory_limit, prior.get(h)) for h in sizes]
+        results = [
+            measure(work, h, args.events, args.memory_limit, prior.get(h), args.source)
+            for h in sizes
+        ]
         if args.json:
             pathlib.Path(args.json).write_text(json.dumps(results, indent=1, default=str))
         fit(results, args.extrapolate)

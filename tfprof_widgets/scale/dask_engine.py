@@ -101,19 +101,37 @@ def top_rows(dur: np.ndarray, n: int) -> np.ndarray:
     return np.concatenate([above, np.flatnonzero(dur == cut)[: n - len(above)]])
 
 
-def _top_batch(url, storage_options, batch, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per host file: (rows, durations) of its ``n`` longest events, from ``dur_us`` alone."""
+def _top_batch(url, storage_options, batch, n: int) -> list[tuple]:
+    """Per ``(index, path, file)``: (index, rows, durations) of its ``n`` longest events, from
+    ``dur_us`` alone."""
     loc = ds.Location(url, storage_options)
     out = []
-    for path, _file in batch:
+    for i, path, _file in batch:
         try:
             dur = _open(loc, path).read(columns=["dur_us"]).column(0)
             dur = dur.to_numpy().astype(np.float64, copy=False)
         except (OSError, ValueError, KeyError) as exc:
             raise _damaged(path, exc) from None
         rows = top_rows(dur, n)
-        out.append((rows, dur[rows]))
+        out.append((i, rows, dur[rows]))
     return out
+
+
+def _pick(n: int, *tops: list[tuple]) -> dict[int, np.ndarray]:
+    """The pod's ``n`` longest among the hosts' (ties: the pod's order, host then row):
+    ``{host index: its rows}``."""
+    items = [t for batch in tops for t in batch]
+    host = np.concatenate([np.full(len(r), i, np.int64) for i, r, _ in items] or [[]])
+    rows = np.concatenate([r for _, r, _ in items] or [[]]).astype(np.int64)
+    dur = np.concatenate([d for _, _, d in items] or [[]]).astype(np.float64)
+    pick = np.lexsort((rows, host, -dur))[:n]
+    return {int(i): np.sort(rows[pick][host[pick] == i]) for i in np.unique(host[pick])}
+
+
+def _take_picked(url, storage_options, batch, picked: dict) -> list:
+    """The picked rows of the batch's ``(index, path, file)`` (none: no file is opened)."""
+    mine = [(path, file, picked[i]) for i, path, file in batch if i in picked]
+    return _take_batch(url, storage_options, mine)
 
 
 def _take_batch(url, storage_options, batch) -> list:
@@ -187,22 +205,21 @@ class DaskEngine:
 
     def top_events(self, files: list[tuple[str, str]], n: int):
         """The pod's ``n`` longest events (host files in the pod's order), as one Arrow table
-        tagged for the SQL: every host's ``n`` longest from ``dur_us`` alone, the pod's
-        ``n`` among them, then only their rows read whole."""
+        tagged for the SQL: every host's ``n`` longest from ``dur_us`` alone, the pod's ``n``
+        among them picked on a worker, then only their rows read whole, by tasks that wait on
+        the pick there: one round trip from the client, not two."""
         import pyarrow as pa
 
-        tops = self._run(_top_batch, files, n)
-        host = np.concatenate([np.full(len(r), i) for i, (r, _) in enumerate(tops)])
-        rows = np.concatenate([r for r, _ in tops]).astype(np.int64)
-        dur = np.concatenate([d for _, d in tops])
-        pick = np.lexsort((rows, host, -dur))[:n]
-        wanted = []
-        for i in np.unique(host[pick]):
-            mine = np.sort(rows[pick][host[pick] == i])
-            wanted.append((*files[i], mine))
-        if not wanted:  # no event at all: the first file's columns, no row
-            wanted = [(*files[0], np.zeros(0, np.int64))]
-        return pa.concat_tables(self._run(_take_batch, wanted), promote_options="permissive")
+        submit = self.client.submit
+        batches = self._batches([(i, p, f) for i, (p, f) in enumerate(files)])
+        args = (self.url, self.storage_options)
+        tops = [submit(_top_batch, *args, b, n, pure=False) for b in batches]
+        picked = submit(_pick, n, *tops, pure=False)
+        takes = [submit(_take_picked, *args, b, picked, pure=False) for b in batches]
+        parts = [t for got in self.client.gather(takes) for t in got]
+        if not parts:  # no event at all: the first file's columns, no row
+            parts = _take_batch(*args, [(*files[0], np.zeros(0, np.int64))])
+        return pa.concat_tables(parts, promote_options="permissive")
 
     def analyses(self, entries: list[dict]) -> list[dict[str, pd.DataFrame]]:
         """Every stored per-host analysis, recomputed from each host's tables (one task per
