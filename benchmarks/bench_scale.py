@@ -63,16 +63,19 @@ def analyses(pod, timed):
     timed("overview_summary", lambda: pod.overview_summary)
     timed("tf_data_bottleneck", lambda: pod.tf_data_bottleneck)
     timed("top_events(20)", lambda: pod.top_events(20))
-def rounds(pod, k=3):
-    # The fastest of k rounds, each from an empty cache (every analysis read again).
-    best = {}
-    def keep(name, fn):
-        timed(name, fn)
-        best[name] = min(best.get(name, float("inf")), out[name])
+def rounds(*pods, k=3):
+    # The fastest of k rounds, each from an empty cache (every analysis read again); with
+    # several pods, their rounds alternate, so each meets the same load from elsewhere.
+    best = [{} for _ in pods]
     for _ in range(k):
-        pod.clear_cache()
-        analyses(pod, keep)
-    out.update(best)
+        for pod, b in zip(pods, best):
+            def keep(name, fn, b=b):
+                timed(name, fn)
+                b[name] = min(b.get(name, float("inf")), out[name])
+            pod.clear_cache()
+            analyses(pod, keep)
+    out.update(best[0])
+    return best
 """
 
 DUCKDB = (
@@ -108,7 +111,8 @@ if __name__ == "__main__":
                       **({"host": "127.0.0.1"} if procs else {}),  # threads: in-process comms
                       memory_limit=0) as cluster, Client(cluster) as client:
         pod = timed("open", lambda: tw.open(sys.argv[1], client=client))
-        rounds(pod)
+        # DuckDB beside it, in the same process and rounds: the ratio meets one load
+        _, out["paired_duckdb"] = rounds(pod, tw.open(sys.argv[1], memory_limit=sys.argv[3]))
         out["rss"] = rss()
         out["worker_rss"] = max(client.run(lambda: __import__("resource").getrusage(
             __import__("resource").RUSAGE_SELF).ru_maxrss * 1024).values())
@@ -153,9 +157,6 @@ def gb(n: float) -> str:
     return f"{n / 2**30:.2f} GiB"
 
 
-RATIO_OF = "Dask (2 processes) / DuckDB"
-
-
 def measure(
     work: pathlib.Path, hosts: int, events: int, memory_limit: str, prior=None, source=None
 ) -> dict:
@@ -164,7 +165,8 @@ def measure(
     not converted again)."""
     if prior is not None:
         print(
-            f"\n## {hosts} hosts x {events:,} events (converted before: {prior['convert_s']:.1f} s)"
+            f"\n## {hosts} hosts x {prior['events']:,} events "
+            f"(converted: {prior['convert_s']:.1f} s)"
         )
         return {**prior, **analyse(work / f"dataset_{hosts}", memory_limit)}
     t = time.perf_counter()
@@ -196,41 +198,46 @@ def measure(
         f"{ds_bytes / 1e9:.3f} GB, peak RSS: parent {gb(conv['rss'])}, "
         f"largest converting worker {gb(worker_peak)}"
     )
-    return {"hosts": hosts, "events": total // hosts, "src_bytes": src_bytes, "dataset_bytes": ds_bytes,
-            "convert_s": conv["convert"], "worker_peak": worker_peak, "run_dir": run_dir,
-            **analyse(ds, memory_limit)}  # fmt: skip
+    return {"hosts": hosts, "events": total // hosts, "src_bytes": src_bytes,
+            "dataset_bytes": ds_bytes, "convert_s": conv["convert"], "worker_peak": worker_peak,
+            "run_dir": run_dir, **analyse(ds, memory_limit)}  # fmt: skip
 
 
 def analyse(ds: pathlib.Path, memory_limit: str) -> dict:
     """Every pod analysis on DuckDB, on Dask worker processes and on Dask threads."""
     duck = child(DUCKDB, str(ds), memory_limit)
-    procs = child(DASK, ds.as_uri(), "processes")
-    threads = child(DASK, ds.as_uri(), "threads")
-    skip = ("rss", "worker_rss", "straggler", "open")
+    procs = child(DASK, ds.as_uri(), "processes", memory_limit)
+    threads = child(DASK, ds.as_uri(), "threads", memory_limit)
+    skip = ("rss", "worker_rss", "straggler", "open", "paired_duckdb")
     names = [k for k in procs if k not in skip]
+    dp, dt = procs["paired_duckdb"], threads["paired_duckdb"]  # DuckDB in the same rounds
     print(
-        f"\n| analysis | DuckDB (limit {memory_limit}), s | Dask 2 processes, s | "
-        f"Dask 1 process x 2 threads, s | {RATIO_OF} | threads / DuckDB |"
+        "\n| analysis | DuckDB, s | Dask 2 processes, s | ratio | DuckDB, s | "
+        "Dask 2 threads, s | ratio |"
     )
-    print("|---|---:|---:|---:|---:|---:|")
-    duck["all analyses"], procs["all analyses"], threads["all analyses"] = (
-        sum(e[k] for k in names) for e in (duck, procs, threads)
-    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for e in (dp, procs, dt, threads):
+        e["all analyses"] = sum(e[k] for k in names)
     for k in [*names, "all analyses"]:
         print(
-            f"| {k} | {duck[k]:.3f} | {procs[k]:.3f} | {threads[k]:.3f} | "
-            f"{ratio(procs[k], duck[k])} | {ratio(threads[k], duck[k])} |"
+            f"| {k} | {dp[k]:.3f} | {procs[k]:.3f} | {ratio(procs[k], dp[k])} | "
+            f"{dt[k]:.3f} | {threads[k]:.3f} | {ratio(threads[k], dt[k])} |"
         )
+    print(
+        "\n(ratio: Dask / DuckDB, each the fastest of 3 rounds alternating in one process; "
+        f"DuckDB alone: all analyses {sum(duck[k] for k in names):.3f} s)"
+    )
+    print("| figure | DuckDB | Dask 2 processes | Dask 2 threads |\n|---|---:|---:|---:|")
     for k in ("open", "SQL: events and busy time per host", "SQL: 20 slowest kernels over the pod"):
         print(
-            f"| {k} | {duck[k]:.3f} | {procs.get(k, float('nan')):.3f} | "
-            f"{threads.get(k, float('nan')):.3f} | | |"
+            f"| {k}, s | {duck[k]:.3f} | {procs.get(k, float('nan')):.3f} | "
+            f"{threads.get(k, float('nan')):.3f} |"
         )
     print(
         f"| peak RSS of the analysing process | {gb(duck['rss'])} | {gb(procs['rss'])} | "
-        f"{gb(threads['rss'])} | | |"
+        f"{gb(threads['rss'])} |"
     )
-    print(f"| peak RSS of a Dask worker | | {gb(procs['worker_rss'])} | | | |")
+    print(f"| peak RSS of a Dask worker | | {gb(procs['worker_rss'])} | |")
     print(f"\nstraggler: {duck['straggler']}")
     return {"duckdb": duck, "dask": procs, "dask_threads": threads}
 
@@ -263,7 +270,10 @@ def fit(results: list[dict], target: int) -> None:
     ]
     for eng in ("duckdb", "dask"):
         for k in results[0]["dask"]:
-            if k not in ("rss", "worker_rss", "straggler") and k in results[0][eng]:
+            if (
+                k not in ("rss", "worker_rss", "straggler", "paired_duckdb")
+                and k in results[0][eng]
+            ):
                 rows.append((f"{eng}: {k}, s", [r[eng][k] for r in results]))
     for name, ys in rows:
         a, b, at = line(ys)
