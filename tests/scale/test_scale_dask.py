@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import shutil
 
-import numpy as np
-import pandas as pd
 import pytest
 from conftest import ROOT, SAMPLES
 from test_scale import BERT, TABLES, _plain, assert_same, assert_same_summary, two_host_run
@@ -19,7 +17,6 @@ pytest.importorskip("pyarrow")
 distributed = pytest.importorskip("distributed")
 
 import tfprof_widgets as tw  # noqa: E402
-from tfprof_widgets.scale.dask_engine import top_rows  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 
@@ -94,13 +91,3 @@ def test_recomputed_on_the_cluster_gives_the_same_dataframes(client, tmp_path):
     tw.convert(_capture("two_cpu_hosts", tmp_path), out, progress=False)
     with tw.open(out.as_uri()) as local, tw.open(out.as_uri(), client=client, recompute=True) as d:
         _same_everywhere(d, local)
-
-
-@pytest.mark.parametrize("n", [0, 1, 3, 7, 50])
-def test_top_rows_are_nlargest_rows_ties_first(n):
-    rng = np.random.default_rng(n)
-    dur = rng.integers(0, 5, 40).astype(float)  # many ties
-    dur[[3, 17]] = np.nan
-    want = pd.Series(dur).nlargest(n).index.to_numpy()
-    got = top_rows(dur, n)
-    assert sorted(got) == sorted(want)

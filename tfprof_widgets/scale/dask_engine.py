@@ -3,15 +3,15 @@ dataset is (shared or object storage, named by an fsspec URL every worker can re
 
 What is big is read on the workers, only what is needed of each host's stored Parquet
 (:mod:`.dataset`): ``memory`` (every allocator event of every host), and for ``top_events``
-each host's ``dur_us`` column alone, its ``n`` longest rows found by Arrow's select-k, then
-whole rows from only the row groups that hold the pod's ``n`` longest. Tasks take hosts in
-batches (one per worker thread), so a pod of a thousand hosts is tens of tasks, not
-thousands; each returns Arrow tables (dictionary columns as text, as DuckDB reads the same
-file) tagged with ``filename`` and ``file_row_number``, and the client combines them by the
-same SQL as the DuckDB engine (:mod:`.sql`). No per-event Python runs anywhere: reads,
-selections and takes are Arrow's. The stored analyses of a few rows per host (steps, op
-stats, kernels...) and one host's allocator (``memory_of``, ``memory_breakdown``) are read
-by the client's DuckDB on either engine (see ``Pod._analysis``).
+each batch of hosts' ``n`` longest events, by DuckDB in the task (a top-n: every row's
+``dur_us``, whole rows only for the ``n`` it keeps); the client's SQL picks the pod's ``n``
+among them. Tasks take hosts in batches (one per worker thread), so a pod of a thousand
+hosts is tens of tasks, not thousands; each returns Arrow tables (text, not dictionaries, as
+DuckDB reads the files) tagged with ``filename`` and ``file_row_number``, and the client
+combines them by the same SQL as the DuckDB engine (:mod:`.sql`). No per-event Python runs
+anywhere. The stored analyses of a few rows per host (steps, op stats, kernels...) and one
+host's allocator (``memory_of``, ``memory_breakdown``) are read by the client's DuckDB on
+either engine (see ``Pod._analysis``).
 
 ``recompute=True`` (``open(..., client=, recompute=True)``) instead reruns every per-host
 analysis on the cluster from each host's stored tables (one task per host, the Run's own pandas
@@ -79,79 +79,34 @@ def _read_batch(url, storage_options, batch) -> list:
     return out
 
 
-def top_rows(dur: np.ndarray, n: int) -> np.ndarray:
-    """The rows of the ``n`` largest durations, ties to the earliest rows, in no particular
-    order; missing durations (NaN: null in the file) last, as ``nlargest`` and DuckDB's
-    ``ORDER BY dur_us DESC`` have them. Arrow's select-k finds the ``n``-th largest value
-    (numpy's partition degrades on the few distinct durations a trace has), then two passes
-    take what is above it and the first of its ties."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+def _top_batch(url, storage_options, batch, n: int):
+    """The ``n`` longest events of a batch of hosts' ``(index, path, file)``, whole rows
+    tagged with ``filename`` and ``file_row_number``, in the pod's order among equals (the
+    hosts' index, then the row): DuckDB in the task, one thread, reading ``dur_us`` and the
+    join key for every row and the other columns for the ``n`` it keeps (its top-n)."""
+    import duckdb
 
-    missing = np.isnan(dur)
-    valid = len(dur) - int(missing.sum())
-    if n <= 0:
-        return np.zeros(0, np.int64)
-    if valid <= n:
-        return np.concatenate([np.flatnonzero(~missing), np.flatnonzero(missing)[: n - valid]])
-    keys = pc.SelectKOptions(n, sort_keys=[("dur_us", "descending")])
-    idx = pc.select_k_unstable(pa.array(dur, from_pandas=True), options=keys).to_numpy()
-    cut = dur[idx].min()
-    above = np.flatnonzero(dur > cut)
-    return np.concatenate([above, np.flatnonzero(dur == cut)[: n - len(above)]])
+    from .pod import _glob_literal, _quote
 
-
-def _top_batch(url, storage_options, batch, n: int) -> list[tuple]:
-    """Per ``(index, path, file)``: (index, rows, durations) of its ``n`` longest events, from
-    ``dur_us`` alone."""
     loc = ds.Location(url, storage_options)
-    out = []
-    for i, path, _file in batch:
-        try:
-            dur = _open(loc, path).read(columns=["dur_us"]).column(0)
-            dur = dur.to_numpy().astype(np.float64, copy=False)
-        except (OSError, ValueError, KeyError) as exc:
-            raise _damaged(path, exc) from None
-        rows = top_rows(dur, n)
-        out.append((i, rows, dur[rows]))
-    return out
-
-
-def _pick(n: int, *tops: list[tuple]) -> dict[int, np.ndarray]:
-    """The pod's ``n`` longest among the hosts' (ties: the pod's order, host then row):
-    ``{host index: its rows}``."""
-    items = [t for batch in tops for t in batch]
-    host = np.concatenate([np.full(len(r), i, np.int64) for i, r, _ in items] or [[]])
-    rows = np.concatenate([r for _, r, _ in items] or [[]]).astype(np.int64)
-    dur = np.concatenate([d for _, _, d in items] or [[]]).astype(np.float64)
-    pick = np.lexsort((rows, host, -dur))[:n]
-    return {int(i): np.sort(rows[pick][host[pick] == i]) for i in np.unique(host[pick])}
-
-
-def _take_picked(url, storage_options, batch, picked: dict) -> list:
-    """The picked rows of the batch's ``(index, path, file)`` (none: no file is opened)."""
-    mine = [(path, file, picked[i]) for i, path, file in batch if i in picked]
-    return _take_batch(url, storage_options, mine)
-
-
-def _take_batch(url, storage_options, batch) -> list:
-    """Per ``(path, file, rows)``: those rows, read from the row groups that hold them."""
-    loc = ds.Location(url, storage_options)
-    out = []
-    for path, file, rows in batch:
-        try:
-            pf = _open(loc, path)
-            sizes = [pf.metadata.row_group(i).num_rows for i in range(pf.num_row_groups)]
-            starts = np.concatenate([[0], np.cumsum(sizes)])
-            groups = np.unique(np.searchsorted(starts, rows, side="right") - 1)
-            part = pf.read_row_groups(groups.tolist())
-        except (OSError, ValueError, KeyError) as exc:
-            raise _damaged(path, exc) from None
-        offsets = np.concatenate([[0], np.cumsum(np.asarray(sizes)[groups])])
-        pos = np.searchsorted(groups, np.searchsorted(starts, rows, side="right") - 1)
-        local = rows - starts[groups[pos]] + offsets[pos]
-        out.append(_tagged(part.take(local), file, rows))
-    return out
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        if not loc.is_local:
+            con.register_filesystem(loc.fs)
+        paths = ", ".join(_quote(_glob_literal(loc.for_duckdb(p))) for _, p, _ in batch)
+        order = ", ".join(f"({_quote(f)}, {int(i)})" for i, _, f in batch)
+        query = (
+            f"SELECT t.* FROM read_parquet([{paths}], filename=true, file_row_number=true) t "
+            f"JOIN (VALUES {order}) h(file, idx) ON t.filename = h.file "
+            f"ORDER BY t.dur_us DESC, h.idx, t.file_row_number LIMIT {int(n)}"
+        )
+        rel = con.sql(query)
+        return (getattr(rel, "to_arrow_table", None) or rel.fetch_arrow_table)()
+    except duckdb.Error as exc:
+        path = next((p for _, p, _ in batch if p in str(exc)), batch[0][1])
+        raise _damaged(path, exc) from None
+    finally:
+        con.close()
 
 
 def _analyses_task(url: str, storage_options: dict | None, entry: dict, run_name: str) -> dict:
@@ -205,21 +160,16 @@ class DaskEngine:
 
     def top_events(self, files: list[tuple[str, str]], n: int):
         """The pod's ``n`` longest events (host files in the pod's order), as one Arrow table
-        tagged for the SQL: every host's ``n`` longest from ``dur_us`` alone, the pod's ``n``
-        among them picked on a worker, then only their rows read whole, by tasks that wait on
-        the pick there: one round trip from the client, not two."""
+        tagged for the SQL: each batch's ``n`` longest (the pod's ``n`` are among them), for
+        the client's SQL to pick from; one round trip."""
         import pyarrow as pa
 
-        submit = self.client.submit
         batches = self._batches([(i, p, f) for i, (p, f) in enumerate(files)])
-        args = (self.url, self.storage_options)
-        tops = [submit(_top_batch, *args, b, n, pure=False) for b in batches]
-        picked = submit(_pick, n, *tops, pure=False)
-        takes = [submit(_take_picked, *args, b, picked, pure=False) for b in batches]
-        parts = [t for got in self.client.gather(takes) for t in got]
-        if not parts:  # no event at all: the first file's columns, no row
-            parts = _take_batch(*args, [(*files[0], np.zeros(0, np.int64))])
-        return pa.concat_tables(parts, promote_options="permissive")
+        futures = [
+            self.client.submit(_top_batch, self.url, self.storage_options, b, n, pure=False)
+            for b in batches
+        ]
+        return pa.concat_tables(self.client.gather(futures), promote_options="permissive")
 
     def analyses(self, entries: list[dict]) -> list[dict[str, pd.DataFrame]]:
         """Every stored per-host analysis, recomputed from each host's tables (one task per
