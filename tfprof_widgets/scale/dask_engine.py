@@ -86,7 +86,8 @@ def _top_batch(url, storage_options, batch, n: int):
     join key for every row and the other columns for the ``n`` it keeps (its top-n)."""
     import duckdb
 
-    from .pod import _glob_literal, _quote
+    from .sql import glob_literal as _glob_literal
+    from .sql import quote as _quote
 
     loc = ds.Location(url, storage_options)
     con = duckdb.connect(config={"threads": 1})

@@ -31,7 +31,6 @@ import concurrent.futures
 import functools
 import html
 import os
-import re
 import shutil
 import tempfile
 import types
@@ -52,6 +51,8 @@ from ..run import Run
 from . import dataset as ds
 from . import sql
 from .per_host import read_host_run
+from .sql import glob_literal as _glob_literal
+from .sql import quote as _quote
 
 __all__ = ["Pod", "open_dataset"]
 
@@ -603,14 +604,3 @@ def _query_errors() -> tuple[type, ...]:
     names = ("ParserException", "BinderException", "CatalogException", "SyntaxException",
              "ConversionException", "InvalidTypeException", "NotImplementedException")  # fmt: skip
     return tuple(getattr(duckdb, n) for n in names if hasattr(duckdb, n))
-
-
-def _glob_literal(path: str) -> str:
-    """A path as a DuckDB file pattern matching only itself: DuckDB reads every path it is
-    given as a glob (``ds[12]`` would be ``ds1`` or ``ds2``), so ``[``, ``*`` and ``?`` are
-    put in classes of their own (``[[]``); the rows' ``filename`` is still the path."""
-    return re.sub(r"[\[*?]", lambda m: f"[{m.group()}]", path)
-
-
-def _quote(s: str) -> str:
-    return "'" + str(s).replace("'", "''") + "'"
