@@ -1,12 +1,18 @@
-"""Pod scale on a synthetic pod: convert time, each pod analysis's time and the analysing
-process's peak memory, with DuckDB and with a Dask LocalCluster; and what the in-memory
-pandas path would need for the same pod.
+"""Pod scale on synthetic pods of several sizes: conversion time, dataset size and converting
+workers' peak memory; each pod analysis's time on DuckDB and on Dask LocalClusters (2 worker
+processes; 2 threads), the Dask/DuckDB ratio per analysis; a least-squares fit of every figure
+over the sizes, evaluated at --extrapolate hosts; what the in-memory pandas path would need.
 
-    python benchmarks/bench_scale.py [--hosts 64] [--events 1000000] [--workdir DIR] [--keep]
+    python benchmarks/bench_scale.py [--hosts 16,64,256] [--events 1000000]
+        [--from CAPTURE.xplane.pb] [--workdir DIR] [--keep] [--json OUT] [--reuse EARLIER.json]
 
-Writes the pod with make_synthetic_pod.py (64 hosts x 1 M events: ~2 GB of captures; check
-``df -h`` first), converts it with 2 worker processes, then measures each phase in a fresh
-process (peak RSS from getrusage). The workdir is removed at the end unless ``--keep``.
+Writes the pod with make_synthetic_pod.py (``--from``: every host a copy of a real capture;
+64 hosts x 1 M generated events are ~2 GB: check ``df -h`` first), converts it with 2 worker
+processes, then measures in fresh processes (peak RSS from getrusage). Each Dask run times a
+DuckDB pod beside it, rounds alternating, and its ratio is to that DuckDB: on a shared
+machine, figures from separate processes differ by the load of the moment. ``--reuse``
+analyses an earlier run's datasets again (same --workdir) without converting. The workdir is
+removed at the end unless ``--keep``.
 """
 
 from __future__ import annotations
