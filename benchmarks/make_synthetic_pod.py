@@ -8,6 +8,10 @@ clock (hosts start 0.25 ms apart, as a pod's do), its steps marked by the host's
 (the kernels' ``group_id`` stats are dropped). One host in sixteen is a straggler: every
 event on it lasts longer and starts later by ``--straggle`` (default 1.3x), so its steps are
 that much slower. Hosts are written in parallel (``--jobs`` processes).
+
+``--from CAPTURE.xplane.pb``: every host is that real capture instead (its events, stats and
+step groups as recorded), with the same own clock per host and the same stragglers: a pod of
+real events (``--events`` is then the capture's own count).
 """
 
 from __future__ import annotations
@@ -38,14 +42,21 @@ def is_straggler(i: int) -> bool:
     return i % 16 == 5
 
 
-def write_host(run_dir: str, i: int, events: int, straggle: float) -> tuple[str, int]:
-    data = build_capture(events, seed=i)
+def write_host(
+    run_dir: str, i: int, events: int, straggle: float, source: str | None = None
+) -> tuple[str, int]:
+    if source is None:
+        data = build_capture(events, seed=i)
+    else:
+        with open(source, "rb") as f:
+            data = f.read()
     space = xplane_pb2.XSpace()
     space.ParseFromString(data)
     for plane in space.planes:
         # Steps come from the host's step markers: kernels keep no file-given group_id
         # (with one, the groups would be the file's and the markers would form no steps).
-        gid = [k for k, m in plane.stat_metadata.items() if m.name == "group_id"]
+        # A real capture keeps its own groups.
+        gid = [] if source else [k for k, m in plane.stat_metadata.items() if m.name == "group_id"]
         for line in plane.lines:
             if gid:
                 for ev in line.events:
@@ -66,7 +77,12 @@ def write_host(run_dir: str, i: int, events: int, straggle: float) -> tuple[str,
 
 
 def make_pod(
-    root: str, hosts: int = 64, events: int = 1_000_000, jobs: int = 2, straggle: float = 1.3
+    root: str,
+    hosts: int = 64,
+    events: int = 1_000_000,
+    jobs: int = 2,
+    straggle: float = 1.3,
+    source: str | None = None,
 ) -> str:
     """Write the pod's run directory under ``root`` (a logdir) and return its path; hosts
     already written are kept."""
@@ -85,6 +101,7 @@ def make_pod(
                 todo,
                 [events] * len(todo),
                 [straggle] * len(todo),
+                [source] * len(todo),
             )
         )
     return run_dir
@@ -97,9 +114,10 @@ def main() -> None:
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--straggle", type=float, default=1.3)
+    ap.add_argument("--from", dest="source", default=None, help="a real .xplane.pb per host")
     args = ap.parse_args()
     t = time.perf_counter()
-    run_dir = make_pod(args.dir, args.hosts, args.events, args.jobs, args.straggle)
+    run_dir = make_pod(args.dir, args.hosts, args.events, args.jobs, args.straggle, args.source)
     size = sum(f.stat().st_size for f in pathlib.Path(run_dir).iterdir())
     print(f"{run_dir}: {args.hosts} hosts, {size / 1e9:.2f} GB, {time.perf_counter() - t:.0f} s")
 

@@ -38,6 +38,9 @@ TABLES = [
     "memory_breakdown",
     "tf_data_bottleneck",
     "profile_options",
+    "idle_time_breakdown",
+    "comm_comp_overlap",
+    "queue_length_summary",
     "planes",
     "lines",
     "event_metadata",
@@ -363,3 +366,47 @@ def test_pod_viewer_shows_the_straggler_and_opens_a_host(tmp_path):
         assert isinstance(view.open_host("hostC"), tw.Run)
         in_memory = tw.views.pod_viewer(tw.load(run_dir)).straggler["host"]
         assert avg[in_memory] == pytest.approx(avg.max())
+
+
+def test_pytorch_ranks_convert_with_their_rank_and_world_size(tmp_path):
+    """Two ranks of one NCCL job (HTA's sample traces, Kineto) convert as two hosts: each
+    keeps its distributedInfo (rank, world size, backend) in plane_stats, and every pod
+    analysis equals the in-memory Run of both (group ids per host: derived step groups)."""
+    run_dir = tmp_path / "ranks"
+    run_dir.mkdir()
+    for r in (0, 1):
+        src = ROOT / "tests" / "data" / "chrome" / f"hta_sampled_rank{r}.json.gz"
+        shutil.copy(src, run_dir / f"rank{r}.pt.trace.json.gz")
+    tw.convert(run_dir, tmp_path / "ds", progress=False)
+    run = tw.load(run_dir, progress=False)
+    with tw.open(tmp_path / "ds") as pod:
+        assert pod.hosts == run.hosts == ["rank0.pt", "rank1.pt"]
+        ps = pod.plane_stats
+        got = ps[ps["stat"].astype(str).isin(["rank", "world_size"])]
+        assert sorted(zip(got["host"].astype(str), got["stat"].astype(str), got["int_value"])) == [
+            ("rank0.pt", "rank", 0), ("rank0.pt", "world_size", 128),
+            ("rank1.pt", "rank", 1), ("rank1.pt", "world_size", 128),
+        ]  # fmt: skip
+        backend = ps.loc[ps["stat"].astype(str) == "backend", "str_value"]
+        assert list(backend) == ["nccl", "nccl"]
+        for name in TABLES:
+            a, b = getattr(pod, name), getattr(run, name)
+            col = GROUP_COLUMNS.get(name)
+            if col:
+                a, b = a.drop(columns=col), b.drop(columns=col)
+            assert_same(a, b, name)
+        n = len(run.events)
+        top, want = pod.top_events(n), run.events.nlargest(n, "dur_us")
+        assert_same(_plain(top.drop(columns="group_id")), _plain(want.drop(columns="group_id")))
+
+
+def test_one_jax_file_converts_as_the_host_it_records(tmp_path):
+    """A single .xplane.pb whose directory holds another capture recording the same host
+    ("vm"): the file alone is converted, as load() of it names it, and equals that Run."""
+    src = ROOT / "tests" / "data" / "xplane_h100_jax" / "jax_cnn_graphs.xplane.pb"
+    result = tw.convert(src, tmp_path / "ds", progress=False, workers=1)
+    run = tw.load(src, progress=False)
+    assert result.converted == run.hosts == ["vm"] and not result.failed
+    with tw.open(tmp_path / "ds") as pod:
+        for name in ("steps", "ops", "kernels", "memory_summary", "planes", "lines"):
+            assert_same(getattr(pod, name), getattr(run, name), name)

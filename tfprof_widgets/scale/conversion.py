@@ -18,6 +18,7 @@ import concurrent.futures
 import dataclasses
 import multiprocessing
 import os
+import sys
 import time
 import warnings
 
@@ -104,7 +105,10 @@ def convert(
     ds.require_text_root(loc)
     manifest = _start_manifest(loc, files)
     done = {e["host"]: e for e in manifest["hosts"]}
-    jobs, skipped = _jobs(sources, files.path, out_url, storage_options, loc, done)
+    # One file given: the workers load that file, not its directory (whose other captures
+    # would name the host otherwise, by file, where two record the same host name).
+    load_path = files.files[0] if os.path.isfile(text_path(path)) else files.path
+    jobs, skipped = _jobs(sources, load_path, out_url, storage_options, loc, done)
     _remove_leftovers(loc, keep={ds.host_dirname(h) for h in done})
     failed: dict[str, str] = {}
     errors: list[tuple[HostJob, dict]] = []
@@ -220,7 +224,18 @@ def _entry(job: HostJob, run: Run, tables: dict, seconds: float) -> dict:
         "errors": list(run.errors),
         "warnings": list(run.warnings),
         "seconds": round(seconds, 3),
+        "peak_rss_bytes": _peak_rss(),
     }
+
+
+def _peak_rss() -> int:
+    """The converting process's peak resident memory so far, bytes (0 where unknown)."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return 0
+    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(kb if sys.platform == "darwin" else kb * 1024)  # macOS counts bytes
 
 
 def _error_from(failures: list[tuple[HostJob, dict]], result: ConvertResult) -> ProfileError:

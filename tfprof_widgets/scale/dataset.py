@@ -11,8 +11,9 @@ Each host holds the tables of :mod:`tfprof_widgets.schema` that a :class:`~tfpro
 of that host alone has (``RAW_TABLES``: events with their derived ``group_id``/``step``/
 ``tf_op``, event stats, planes, lines, event metadata and its stats, plane stats, TF1 tfprof
 tables), and what the per-host analyses made of them (``ANALYSIS_TABLES``: steps, op stats,
-kernels, memory timeline and summary, tf.data bottlenecks, profile options), all computed by
-the same pandas code as an in-memory Run. Times are on that host's own clock (``start_us`` 0
+kernels, memory timeline and summary, tf.data bottlenecks, profile options, HTA's idle time,
+comm/comp overlap and queue length per rank), all computed by the same pandas code as an
+in-memory Run. Times are on that host's own clock (``start_us`` 0
 at its first event, ``t0_ns`` in the manifest); a pod puts them on one clock when it reads
 them.
 
@@ -38,6 +39,7 @@ import pandas as pd
 
 from .. import schema
 from ..errors import CorruptProfileError, ProfileError, ProfileNotFoundError
+from ..frameworks.pytorch import schema as pt_schema
 
 DATASET_FORMAT = "tfprof_widgets pod dataset"
 # The layout's version: bumped when files move or change meaning.
@@ -72,6 +74,10 @@ ANALYSIS_TABLES: dict[str, dict[str, tuple[str, str]]] = {
     "tf_data_bottleneck": schema.TF_DATA_BOTTLENECK,
     "profile_options": schema.PROFILE_OPTIONS,
     "input_time": schema.INPUT_TIME,
+    # HTA's per-rank figures (PyTorch Kineto ranks; empty or one row on other captures)
+    "idle_time_breakdown": pt_schema.IDLE_TIME_BREAKDOWN,
+    "comm_comp_overlap": pt_schema.COMM_COMP_OVERLAP,
+    "queue_length_summary": pt_schema.QUEUE_LENGTH_SUMMARY,
 }
 TABLES = {**RAW_TABLES, **ANALYSIS_TABLES}
 # Extra columns a host's files carry beyond the schema: how the Run's tables link up.
@@ -281,6 +287,7 @@ _HOST_FIELDS = {
     "rows": (lambda v: isinstance(v, dict) and all(_count(n) for n in v.values()),
              "tables' row counts (whole numbers >= 0)", False),
     "bytes": (_count, "a whole number >= 0", False),
+    "peak_rss_bytes": (_count, "a whole number >= 0", False),
     "errors": (lambda v: isinstance(v, list) and all(map(_text, v)), "a list of text", False),
     "warnings": (lambda v: isinstance(v, list) and all(map(_text, v)), "a list of text", False),
 }  # fmt: skip

@@ -3,7 +3,8 @@
 It has a Run's names for the same tables: ``hosts``, ``planes``, ``lines``; the analyses
 ``steps``, ``per_host_steps``, ``ops``, ``kernels``, ``memory``, ``memory_summary``,
 ``memory_breakdown``, ``input_pipeline``, ``overview_summary``, ``tf_data_bottleneck``,
-``profile_options`` (pandas DataFrames or summaries with the columns of
+``profile_options``, HTA's ``idle_time_breakdown``, ``comm_comp_overlap`` and
+``queue_length_summary`` per rank (pandas DataFrames or summaries with the columns of
 :mod:`tfprof_widgets.schema`, computed when first read and cached, on the pod's one clock);
 ``events`` and ``event_stats`` are lazy DuckDB relations (they are the big ones), queried
 with :meth:`Pod.sql` or :meth:`Pod.top_events`; and :meth:`Pod.host` gives any host as an
@@ -30,7 +31,6 @@ import concurrent.futures
 import functools
 import html
 import os
-import re
 import shutil
 import tempfile
 import types
@@ -51,6 +51,8 @@ from ..run import Run
 from . import dataset as ds
 from . import sql
 from .per_host import read_host_run
+from .sql import glob_literal as _glob_literal
+from .sql import quote as _quote
 
 __all__ = ["Pod", "open_dataset"]
 
@@ -65,6 +67,7 @@ def open_dataset(
     temp_directory: str | None = None,
     threads: int | None = None,
     storage_options: dict | None = None,
+    recompute: bool = False,
 ) -> Pod:
     """Open a dataset made by :func:`tfprof_widgets.convert` (a path or an fsspec URL).
 
@@ -73,6 +76,9 @@ def open_dataset(
     ``memory_limit`` (``"2GB"``, or bytes) bounds DuckDB, which spills to ``temp_directory``
     (default: a new temporary directory, removed when the pod is closed); ``threads``:
     DuckDB's threads (default: the CPU count). ``storage_options`` go to fsspec.
+    ``recompute`` (with ``client``): the per-host analyses computed again on the workers from
+    each host's stored tables, rather than read as stored (for a dataset whose analyses an
+    upgrade has changed; see :mod:`.dask_engine`).
 
     A host whose files are missing or damaged is left out with a warning naming it and the
     file (``pod.warnings``), as are hosts the conversion could not read; only when no host
@@ -85,6 +91,7 @@ def open_dataset(
         temp_directory=temp_directory,
         threads=threads,
         storage_options=storage_options,
+        recompute=recompute,
     )
 
 
@@ -101,6 +108,7 @@ class Pod:
         temp_directory: str | None = None,
         threads: int | None = None,
         storage_options: dict | None = None,
+        recompute: bool = False,
     ) -> None:
         ds.require("duckdb", "pyarrow", "fsspec")
         self.loc = ds.Location(text_path(dataset), storage_options)
@@ -122,6 +130,7 @@ class Pod:
         self._closer = weakref.finalize(self, _close, self._con, self._tmp, temp_directory is None)
         self._file_hosts = self._register_files()
         self._dask = None
+        self._recompute = bool(recompute and client is not None)
         if client is not None:
             from .dask_engine import DaskEngine
 
@@ -327,8 +336,7 @@ class Pod:
         columns), longest first, indexed by their row in the pod's events: what
         ``run.events.nlargest(n, "dur_us")`` gives on a Run of all hosts."""
         if self._dask is not None and where is None:
-            parts = self._dask.top_events(self._entries, n)
-            source = self._register_dask("events", parts, rows_from_index=True)
+            source = self._register_arrow("events", self._dask.top_events(self._files("events"), n))
         else:
             source = self._parquet("events")
         df = sql.to_frame(self._query(sql.top_events(source, n, where)), None)
@@ -337,25 +345,40 @@ class Pod:
 
     # -- tables ---------------------------------------------------------------------------------
     def _analysis(self, table: str, where: str | None = None) -> pd.DataFrame:
-        if self._dask is not None:
+        """A stored analysis over the hosts (``where``: an SQL condition on its columns).
+        With Dask, ``memory`` of every host (every allocator event) is read on the workers;
+        what is a few rows per host, or one host's file (``where``: ``memory_of``), is read
+        here as on DuckDB: a round trip through the scheduler costs more than reading it
+        (docs/scale.md, "Dask")."""
+        if self._recompute:
             source = self._register_dask(table, [a[table] for a in self._dask_analyses])
+        elif self._dask is not None and table == "memory" and where is None:
+            source = self._register_arrow(table, self._dask.read(self._files(table)))
         else:
             source = self._parquet(table)
         return sql.to_frame(self._query(sql.union(table, source, where)), ds.TABLES[table])
+
+    def _files(self, table: str) -> list[tuple[str, str]]:
+        """A table's file of each host, in the pod's order: the path to read, and the file's
+        name in the SQL's ``_files``."""
+        return [(self.loc.table_path(h, table), self._file(h, table)) for h in self.hosts]
+
+    def _register_arrow(self, table: str, data) -> str:
+        name = f"_dask_{table}"
+        self._con.register(name, data)
+        return name
 
     @functools.cached_property
     def _dask_analyses(self) -> list[dict]:
         return self._dask.analyses(self._entries)
 
-    def _register_dask(
-        self, table: str, parts: list[pd.DataFrame], rows_from_index: bool = False
-    ) -> str:
-        """Per-host frames from Dask as a source for the SQL: tagged with the file they stand
-        for and their row there (their position, or their index when ``rows_from_index``),
-        categories as plain strings (DuckDB would sort enums by code, not by name)."""
+    def _register_dask(self, table: str, parts: list[pd.DataFrame]) -> str:
+        """Per-host frames recomputed by Dask as a source for the SQL: tagged with the file
+        they stand for and their row there, categories as plain strings (DuckDB would sort
+        enums by code, not by name)."""
         frames = []
         for e, df in zip(self._entries, parts):
-            rows = df.index.to_numpy() if rows_from_index else range(len(df))
+            rows = range(len(df))
             df = df.reset_index(drop=True)
             df = df.assign(filename=self._file(e["host"], table), file_row_number=rows)
             for c in df.columns:
@@ -369,7 +392,14 @@ class Pod:
     def _small_table(self, table: str) -> pd.DataFrame:
         """A small Run table over every host, with the Run's categories: hosts in the pod's
         order, planes and lines by first appearance, other categories merged in order."""
-        parts = [ds.read_table(self.loc, self.loc.table_path(h, table)) for h in self.hosts]
+        # 16 at a time, as open() reads the footers: one host after another was the pod
+        # overview's 1-3 s at 16-64 hosts (docs/scale.md).
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            parts = list(
+                pool.map(
+                    lambda h: ds.read_table(self.loc, self.loc.table_path(h, table)), self.hosts
+                )
+            )
         parts = [
             p.drop(columns=[ds.LINK_COLUMNS[table]]) if table in ds.LINK_COLUMNS else p
             for p in parts
@@ -412,7 +442,7 @@ class Pod:
 
     def memory_of(self, host: str, allocator: str) -> pd.DataFrame:
         """One allocator's events on one host (schema.MEMORY), read alone."""
-        if "memory" in self.__dict__ or self._dask is not None:
+        if "memory" in self.__dict__ or self._recompute:
             m = self.memory
             return m[(m["host"] == host) & (m["allocator"] == allocator)].reset_index(drop=True)
         where = f"t.host = {_quote(host)} AND t.allocator = {_quote(allocator)}"
@@ -574,14 +604,3 @@ def _query_errors() -> tuple[type, ...]:
     names = ("ParserException", "BinderException", "CatalogException", "SyntaxException",
              "ConversionException", "InvalidTypeException", "NotImplementedException")  # fmt: skip
     return tuple(getattr(duckdb, n) for n in names if hasattr(duckdb, n))
-
-
-def _glob_literal(path: str) -> str:
-    """A path as a DuckDB file pattern matching only itself: DuckDB reads every path it is
-    given as a glob (``ds[12]`` would be ``ds1`` or ``ds2``), so ``[``, ``*`` and ``?`` are
-    put in classes of their own (``[[]``); the rows' ``filename`` is still the path."""
-    return re.sub(r"[\[*?]", lambda m: f"[{m.group()}]", path)
-
-
-def _quote(s: str) -> str:
-    return "'" + str(s).replace("'", "''") + "'"

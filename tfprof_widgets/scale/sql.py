@@ -11,6 +11,8 @@ and ``event_offset`` (its first event's row in the pod's events)).
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from .. import schema
@@ -110,3 +112,15 @@ def _int_types() -> dict:
             pa.uint64(): pd.UInt64Dtype(),
         }
     return _NULLABLE_INTS
+
+
+def glob_literal(path: str) -> str:
+    """A path as a DuckDB file pattern matching only itself: DuckDB reads every path it is
+    given as a glob (``ds[12]`` would be ``ds1`` or ``ds2``), so ``[``, ``*`` and ``?`` are
+    put in classes of their own (``[[]``); the rows' ``filename`` is still the path."""
+    return re.sub(r"[\[*?]", lambda m: f"[{m.group()}]", path)
+
+
+def quote(s: str) -> str:
+    """A text as an SQL string literal."""
+    return "'" + str(s).replace("'", "''") + "'"
