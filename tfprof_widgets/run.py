@@ -652,6 +652,15 @@ class Run:
 
         return frequent_kernel_sequences(self)
 
+    @_analysis
+    def straggler_candidates(self) -> pd.DataFrame:
+        """HTA's potential stragglers at exact times: per rank and step, when its last long NCCL
+        kernel of the metric stream starts, and HTA's two candidate ranks
+        (schema.STRAGGLER_CANDIDATES; frameworks.pytorch.hta_stragglers)."""
+        from .frameworks.pytorch.hta_stragglers import straggler_candidates
+
+        return straggler_candidates(self)
+
     # -- the cache and the views ---------------------------------------------------------------
     def clear_cache(self) -> None:
         """Forget every analysis computed so far (they are recomputed when next read)."""

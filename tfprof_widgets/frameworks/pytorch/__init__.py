@@ -3,7 +3,8 @@
 operator view (:mod:`.ops`), kernel view and GPU metrics (:mod:`.kernels`); its allocator
 events feed ``run.memory`` (:mod:`.memory`); HTA's idle time, launch statistics,
 communication overlap and queue lengths at exact times (:mod:`.hta`), its memory bandwidth
-counters (:mod:`.hta_memory_bw`) and frequent kernel sequences (:mod:`.hta_sequences`);
+counters (:mod:`.hta_memory_bw`) and frequent kernel sequences (:mod:`.hta_sequences`) and potential
+stragglers (:mod:`.hta_stragglers`);
 HTA's critical path (:mod:`.critical_path`)."""
 
 from ...analysis.results import Analysis
@@ -40,6 +41,11 @@ ANALYSES = (
         "frequent_kernel_sequences",
         _HERE + "hta_sequences:frequent_kernel_sequences",
         "FREQUENT_KERNEL_SEQUENCES",
+    ),
+    Analysis(
+        "straggler_candidates",
+        _HERE + "hta_stragglers:straggler_candidates",
+        "STRAGGLER_CANDIDATES",
     ),
 )
 

@@ -10,7 +10,8 @@ TORCH_GPU_METRICS. HTA's analyses at exact times (``run.idle_time_breakdown``,
 IDLE_TIME_BREAKDOWN, KERNEL_LAUNCH_STATS, COMM_COMP_OVERLAP, QUEUE_LENGTH_SUMMARY; its memory
 bandwidth counters (``run.memory_bw_time_series``, ``run.memory_bw_summary``):
 MEMORY_BW_TIME_SERIES, MEMORY_BW_SUMMARY; its frequent kernel sequences
-(``run.frequent_kernel_sequences``): FREQUENT_KERNEL_SEQUENCES; its trace diff of two runs
+(``run.frequent_kernel_sequences``): FREQUENT_KERNEL_SEQUENCES; its potential stragglers
+(``run.straggler_candidates``): STRAGGLER_CANDIDATES; its trace diff of two runs
 (``tw.analysis.trace_diff.compare_traces``): TRACE_DIFF. HTA's critical path
 (``run.critical_path``, ``run.critical_path_summary``): CRITICAL_PATH,
 CRITICAL_PATH_SUMMARY.
@@ -36,6 +37,7 @@ __all__ = [
     "MEMORY_BW_TIME_SERIES",
     "MEMORY_BW_SUMMARY",
     "FREQUENT_KERNEL_SEQUENCES",
+    "STRAGGLER_CANDIDATES",
     "TRACE_DIFF",
 ]
 
@@ -348,6 +350,35 @@ FREQUENT_KERNEL_SEQUENCES: dict[str, tuple[str, str]] = {
     "count": ("int64", "Calls of the operator that launched exactly this sequence."),
     "kernel_us": ("float64", "The sequence's kernels' durations summed over those calls, µs."),
     "cpu_op_us": ("float64", "The operator's own durations summed over those calls, µs."),
+}
+
+STRAGGLER_CANDIDATES: dict[str, tuple[str, str]] = {
+    "host": _HOST,
+    "rank": _RANK,
+    "step": ("int64", "Step number N of its ProfilerStep#N (HTA's iteration)."),
+    "stream": _STREAM,
+    "kernel": ("str", "The metric kernel's name: the ncclKernel HTA ranks the ranks by."),
+    "start_us": (
+        "float64",
+        "When the rank's last long metric kernel of the step starts, µs after the earliest "
+        "event of the steps (all ranks): HTA's normalized_start_time times its mean iteration "
+        "time.",
+    ),
+    "duration_us": ("float64", "That kernel's duration, µs."),
+    "normalized_start_time": (
+        "float64",
+        "start_us over the mean iteration time (HTA's metric, by which it ranks).",
+    ),
+    "after_first_us": (
+        "float64",
+        "start_us minus the earliest rank's start_us of the step, µs (0: the earliest).",
+    ),
+    "late_in_step": (
+        "bool",
+        "Among the num_candidates latest starts of the step (HTA's per-step straggler).",
+    ),
+    "late_steps": ("int64", "Steps in which the rank is late_in_step (HTA's count)."),
+    "is_candidate": ("bool", "One of the num_candidates ranks HTA names potential stragglers."),
 }
 
 TRACE_DIFF: dict[str, tuple[str, str]] = {
