@@ -23,6 +23,7 @@ IDLE_TIME_BREAKDOWN, KERNEL_LAUNCH_STATS, COMM_COMP_OVERLAP, QUEUE_LENGTH_SUMMAR
 MEMORY_BW_TIME_SERIES, MEMORY_BW_SUMMARY, FREQUENT_KERNEL_SEQUENCES, TRACE_DIFF.
 Collectives of every framework (``run.collectives``): COLLECTIVES.
 Also CRITICAL_PATH, CRITICAL_PATH_SUMMARY (HTA's critical path).
+Also STRAGGLER_CANDIDATES (HTA's potential stragglers across ranks).
 
 Conventions, the same in every table:
 
