@@ -95,9 +95,7 @@ def hta_stragglers(folder: pathlib.Path) -> dict:
         steps = [i for i in df["iteration"].unique() if i != -1]
         seen["mean_iter_time"] = float(((df["ts"] + df["dur"]).max() - t_min) / len(steps))
         seen["metric"] = metric
-        return straggler._get_top_k_stragglers_with_metric(
-            metric, name, n_stragglers, visualize
-        )
+        return straggler._get_top_k_stragglers_with_metric(metric, name, n_stragglers, visualize)
 
     analysis = TraceAnalysis(trace_dir=str(folder))
     candidates = analysis.get_potential_stragglers(

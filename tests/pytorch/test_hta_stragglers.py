@@ -83,6 +83,7 @@ def test_equals_hta(jobs, job):
 def test_four_ranks_names_the_held_up_copies(jobs):
     got = jobs["four_ranks_late"].straggler_candidates
     assert set(got.loc[got["is_candidate"], "rank"]) == {2, 3}
+    assert got["late_in_step"].tolist() == [False, False, True, True]
     # The real rank 1, a candidate of the two-rank job, is not one once two ranks start later.
     two = jobs["two_ranks"].straggler_candidates
     assert set(two.loc[two["is_candidate"], "rank"]) == {0, 1}

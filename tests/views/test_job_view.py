@@ -172,3 +172,22 @@ def test_the_collectives_table_is_drawn_where_the_source_has_one(two_ranks):
 def test_anything_else_is_refused():
     with pytest.raises(TypeError, match="job takes a Run or a pod dataset"):
         tw.views.job(object())
+
+
+def test_htas_straggler_candidates_under_the_verdict(two_ranks):
+    """HTA names both ranks of the two-rank job (its two candidates); rank 1's last long NCCL
+    kernel of step 551 starts 164.19 ms after rank 0's (run.straggler_candidates)."""
+    view = tw.views.job(two_ranks)
+    line = (
+        "HTA's straggler candidates: rank 1 (its last long NCCL kernel starts 164.19 ms after "
+        "the earliest rank's), rank 0 (its last long NCCL kernel starts 0.00 ms after the "
+        "earliest rank's)"
+    )
+    assert view.hta_candidates_line() == line
+    c = two_ranks.straggler_candidates
+    assert c.loc[c["rank"] == 1, "after_first_us"].tolist() == [164191.0]
+    lines = view.text().splitlines()
+    assert lines[lines.index(line) - 1] == view.verdict()
+    bert = tw.views.job(tw.load(BERT, progress=False))
+    assert bert.hta_candidates_line() is None
+    assert "HTA's straggler candidates" not in bert.html()

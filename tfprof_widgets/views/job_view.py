@@ -3,8 +3,9 @@
 Per rank (a host, its distributed rank where the capture names it, or each GPU of a host whose
 GPUs mark their own steps): the step time and its breakdown, stacked; the straggler of each
 step and why (:mod:`tfprof_widgets.analysis.stragglers`, the rule written there); HTA's
-communication/computation overlap and idle time breakdown per rank; and the collectives table
-where the run has one. It takes a :class:`~tfprof_widgets.Run` or a pod dataset
+communication/computation overlap and idle time breakdown per rank, and its straggler
+candidates (``run.straggler_candidates``) in one line under the verdict; and the collectives
+table where the run has one. It takes a :class:`~tfprof_widgets.Run` or a pod dataset
 (``tw.open(...)``), whose steps table gives each host's step time and breakdown; the tables a
 pod does not hold are left out, said so.
 """
@@ -99,6 +100,7 @@ class JobView(View):
         )
         self.idle = _table_of(source, "idle_time_breakdown")
         self.collectives = _table_of(source, "collectives")
+        self.candidates = _table_of(source, "straggler_candidates")
 
     def _summary(self) -> pd.DataFrame:
         """Per rank: its steps, average step time and categories, its straggler steps."""
@@ -239,6 +241,26 @@ class JobView(View):
         ]  # fmt: skip
         return Table(self.checked, cols, csv="job_stragglers.csv", sort=("deviation_us", "desc"))
 
+    def hta_candidates_line(self) -> str | None:
+        """HTA's straggler candidates in one sentence, latest first, each with how much later
+        than the earliest rank's its last long NCCL kernel of the step starts (the mean over
+        the steps where there are several); None where HTA names none."""
+        c = self.candidates
+        if c is None or not len(c) or not c["is_candidate"].any():
+            return None
+        c = c[c["is_candidate"].to_numpy(bool)]
+        label = [f"rank {r}" if pd.notna(r) else str(h) for h, r in zip(c["host"], c["rank"])]
+        late = c.assign(label=label).groupby("label", sort=False)["after_first_us"].mean()
+        late = late.sort_values(ascending=False, kind="stable")
+        steps = c["step"].nunique()
+        avg = f" on average over {steps} steps" if steps > 1 else ""
+        parts = [
+            f"{who} (its last long NCCL kernel starts {us / 1e3:,.2f} ms after the earliest "
+            f"rank's{avg})"
+            for who, us in late.items()
+        ]
+        return "HTA's straggler candidates: " + ", ".join(parts)
+
     def collectives_table(self) -> Table:
         t = self.collectives
         cols = [c for c in COLLECTIVE_COLUMNS if c.name in t]
@@ -251,6 +273,7 @@ class JobView(View):
         cls = "tf-bad" if self.checked["is_straggler"].any() else "tf-good"
         out: list = [
             Html(f"<p><b class='{cls}'>{esc(self.verdict())}</b></p>"),
+            *[Html(f"<p>{esc(line)}</p>") for line in [self.hta_candidates_line()] if line],
             Plots(
                 [
                     Plot(
@@ -288,7 +311,8 @@ class JobView(View):
         return out
 
     def findings(self) -> list[str]:
-        return [self.verdict()]
+        line = self.hta_candidates_line()
+        return [self.verdict(), *([line] if line else [])]
 
 
 def job(source) -> JobView:

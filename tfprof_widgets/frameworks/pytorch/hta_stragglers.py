@@ -73,8 +73,11 @@ def _step_events(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     gpu_step = np.where(call >= 0, step[np.maximum(call, 0)], -1)
     cpu = np.flatnonzero(step >= 0)
     gpu, gpu_step = gpu[gpu_step >= 0], gpu_step[gpu_step >= 0]
-    return np.r_[cpu, gpu], np.r_[step[cpu], gpu_step], np.r_[np.zeros(len(cpu), bool),
-                                                               np.ones(len(gpu), bool)]
+    return (
+        np.r_[cpu, gpu],
+        np.r_[step[cpu], gpu_step],
+        np.r_[np.zeros(len(cpu), bool), np.ones(len(gpu), bool)],
+    )
 
 
 def _metric_kernels(run, min_normalized_duration: float) -> tuple[pd.DataFrame, float, float]:
@@ -137,7 +140,8 @@ def straggler_candidates(
     by_step = out.groupby("step")["start_us"]
     out["after_first_us"] = out["start_us"] - by_step.transform("min")
     # HTA's threshold is the num_candidates-th latest start of the step (all, with fewer ranks).
-    nth = by_step.transform(lambda s: np.sort(s.to_numpy())[::-1][: num_candidates].min())
+    desc = by_step.rank(method="first", ascending=False).to_numpy()
+    nth = out["start_us"].where(desc <= num_candidates).groupby(out["step"]).transform("min")
     out["late_in_step"] = out["start_us"].to_numpy() >= nth.to_numpy()
     counts = out.groupby("host", observed=True, sort=False)["late_in_step"].sum()
     order = pd.DataFrame({"host": counts.index, "n": counts.to_numpy()})
