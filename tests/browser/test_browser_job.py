@@ -15,7 +15,7 @@ from test_browser_pytorch import SECTIONS
 
 CHROME = ROOT / "tests" / "data" / "chrome"
 
-ROWS = """() => [...document.querySelectorAll('#job .tft-body .tft-row')]
+ROWS = """() => [...document.querySelectorAll('#job [data-table="ranks"] .tft-body .tft-row')]
   .filter(r => r.offsetParent !== null).length"""
 
 
@@ -40,7 +40,8 @@ def test_report_of_two_ranks_draws_the_job_view(tmp_path, chromium):
     job = by_id["job"]
     assert job["views"] == 1 and job["undrawn"] == 0
     assert job["plots"] == 3 and job["empty_plots"] == 0
-    assert job["tables"] == 1 and job["empty_tables"] == 0
+    # The ranks' table and the run's collectives (each rank's NCCL kernels).
+    assert job["tables"] == 2 and job["empty_tables"] == 0
     assert "No straggler" in job["text"] and "rank 0" in job["text"] and "rank 1" in job["text"]
     assert page.evaluate(ROWS) == 4  # two ranks, two steps
     # A click on rank 1's bar filters the table to rank 1's steps.

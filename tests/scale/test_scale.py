@@ -380,12 +380,12 @@ def test_pytorch_ranks_convert_with_their_rank_and_world_size(tmp_path):
     tw.convert(run_dir, tmp_path / "ds", progress=False)
     run = tw.load(run_dir, progress=False)
     with tw.open(tmp_path / "ds") as pod:
-        assert pod.hosts == run.hosts == ["rank0.pt", "rank1.pt"]
+        assert pod.hosts == run.hosts == ["rank 0", "rank 1"]
         ps = pod.plane_stats
         got = ps[ps["stat"].astype(str).isin(["rank", "world_size"])]
         assert sorted(zip(got["host"].astype(str), got["stat"].astype(str), got["int_value"])) == [
-            ("rank0.pt", "rank", 0), ("rank0.pt", "world_size", 128),
-            ("rank1.pt", "rank", 1), ("rank1.pt", "world_size", 128),
+            ("rank 0", "rank", 0), ("rank 0", "world_size", 128),
+            ("rank 1", "rank", 1), ("rank 1", "world_size", 128),
         ]  # fmt: skip
         backend = ps.loc[ps["stat"].astype(str) == "backend", "str_value"]
         assert list(backend) == ["nccl", "nccl"]

@@ -111,18 +111,21 @@ def test_a_slower_rank_is_named_with_why(three_ranks):
 
 def test_on_a_pod_dataset_the_same_ranks_and_verdict(two_ranks, tmp_path):
     """A pod dataset of the two ranks: the view reads each host's steps from the pod's steps
-    table: the same step times and straggler test as the run's; the pod holds no HTA tables,
-    and the view says so."""
+    table and HTA's overlap and idle tables the pod stores per host: the same step times,
+    straggler test and overlap as the run's. A source with steps alone says it has no more."""
     tw.convert(two_ranks.path, tmp_path / "pod", workers=1, progress=False)
     with tw.open(tmp_path / "pod") as pod:
         view = tw.views.job(pod)
         mine = view.checked.set_index(["host", "step"])
-        run = tw.views.job(two_ranks).checked.set_index(["host", "step"])
+        run_view = tw.views.job(two_ranks)
+        run = run_view.checked.set_index(["host", "step"])
         cols = ["step_time_us", "median_us", "threshold_us", "is_straggler", "why"]
         pd.testing.assert_frame_equal(mine[cols], run[cols])
-        assert mine["rank"].isna().all()
-        assert set(view.figures()) == {"ranks"}
-        assert "keeps each rank's steps only (a pod dataset): no overlap or idle" in view.html()
+        assert set(view.figures()) == {"ranks", "overlap", "idle"}
+        pct = "comp_comm_overlap_percent"
+        assert view.overlap[pct].tolist() == pytest.approx(run_view.overlap[pct].tolist())
+    bare = tw.views.job(types.SimpleNamespace(steps=two_ranks.steps))
+    assert "keeps each rank's steps only: no overlap or idle" in bare.html()
     bert = tw.views.job(tw.load(BERT, progress=False))
     assert "No GPU stream activity tied to its host launch" in bert.html()
 

@@ -301,7 +301,7 @@ class JobView(View):
             why = (
                 "No GPU stream activity tied to its host launch (a correlation id on both)"
                 if self.overlap is not None or self.idle is not None
-                else "This source keeps each rank's steps only (a pod dataset)"
+                else "This source keeps each rank's steps only"
             )
             out.append(
                 Html(f"<p class='tf-muted'>{why}: no overlap or idle breakdown per rank.</p>")

@@ -258,7 +258,8 @@ def line_of_name(run, names) -> np.ndarray:
     keys = pd.Series(names, dtype=object).astype(str)
     # An XLA op name is the framework op's path; an op row may name it with a trailing ':',
     # or by its HLO instruction where XLA made it without a framework op (a fusion).
-    found = keys.map(best).fillna(keys.str.rstrip(":").map(best))
+    # As objects: with no line anywhere the maps give float NaN, which '' may not fill.
+    found = keys.map(best).astype(object).fillna(keys.str.rstrip(":").map(best).astype(object))
     if found.isna().any() and "op_id" in ops and (ops["framework"] != "PyTorch").any():
         found = found.fillna(keys.map(_by_instruction(run, ops)))
     return found.fillna("").to_numpy(object)
