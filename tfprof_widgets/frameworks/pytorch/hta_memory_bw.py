@@ -27,6 +27,7 @@ from ... import schema, stat_columns
 from ...analysis.collective_kinds import host_ranks
 from ...analysis.event_index import event_plane_rows, times_ps
 from ...analysis.gpu_time import device_activity
+from ...analysis.memo import per_run
 from .hta import _describe, _host_codes, _names
 from .schema import MEMORY_BW_SUMMARY, MEMORY_BW_TIME_SERIES
 
@@ -54,10 +55,12 @@ def _memory_rows(run) -> tuple[np.ndarray, np.ndarray]:
     return rows, kinds
 
 
+@per_run
 def memory_bw_time_series(run) -> pd.DataFrame:
     """Each memory kind's bandwidth over time per host (MEMORY_BW_TIME_SERIES), HTA's
     ``get_memory_bw_time_series``: one row per change (an activity starting or ending), in
-    time order, with the kind's bandwidth after it; it holds until the next row."""
+    time order, with the kind's bandwidth after it; it holds until the next row (kept per
+    run: the summary reads it too; not to be changed in place)."""
     rows, kinds = _memory_rows(run)
     if not len(rows):
         return schema.empty(MEMORY_BW_TIME_SERIES)

@@ -133,12 +133,15 @@ def last_step_starts(run) -> np.ndarray:
     last = np.full(int(host.max(initial=-1)) + 1, np.inf)
     if is_marker.sum() < 2:
         return last
-    marker = is_marker[codes]
+    marker = np.flatnonzero(is_marker[codes])
     start = ev["start_us"].to_numpy()
-    steps = pd.DataFrame({"host": host[marker], "start": start[marker], "name": codes[marker]})
-    per_host = steps.groupby("host").agg(max=("start", "max"), size=("name", "nunique"))
-    many = per_host["size"].to_numpy() >= 2
-    last[per_host.index.to_numpy()[many]] = per_host["max"].to_numpy()[many]
+    latest = np.full(len(last), -np.inf)
+    np.maximum.at(latest, host[marker], start[marker])
+    # Distinct step names per host: the distinct (host, name) pairs counted by host.
+    pairs = np.unique(host[marker].astype(np.int64) * len(names) + codes[marker])
+    distinct = np.bincount(pairs // len(names), minlength=len(last))
+    many = distinct >= 2
+    last[many] = latest[many]
     return last
 
 
