@@ -220,8 +220,10 @@ def kernel_details(
     # Distinct (regs, shm, occ, grid, block) in order of first appearance; -0.0 is 0.0.
     codes = pd.factorize(id_codes(*cols[:2], cols[2] + 0.0, *cols[3:]))[0]
     first = np.unique(codes, return_index=True)[1]
+    # Each distinct grid or block text once (a few shapes shared by many configurations).
+    dims = {i: _dims(texts[i]) for i in np.unique(np.r_[grid[first], block[first]]).tolist()}
     strings = [
-        f"regs:{r} shm:{m} grid:{_dims(texts[g])} block:{_dims(texts[b])} occ_pct:{o:g}"
+        f"regs:{r} shm:{m} grid:{dims[g]} block:{dims[b]} occ_pct:{o:g}"
         for r, m, o, g, b in zip(*(c[first].tolist() for c in cols))
     ]
     return codes.astype(np.int64), strings
