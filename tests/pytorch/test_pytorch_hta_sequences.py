@@ -115,3 +115,42 @@ def test_a_run_without_kernels_gives_an_empty_table():
     run = tw.load(ROOT / "data" / "tf_xla_cpu" / "keras_fit_jit.xplane.pb", progress=False)
     out = run.frequent_kernel_sequences
     assert len(out) == 0 and list(out.columns)[:3] == ["host", "rank", "pattern"]
+
+
+def test_the_last_steps_aten_to_memcpy_is_counted_where_hta_loses_that_step():
+    """HTA 0.5 counts ``aten::to|Memcpy HtoD`` 3 times in torch_transformer_h100 ("aten::",
+    min_pattern_len 1), we count 4: the 4th ``aten::to`` (its ``cudaMemcpyAsync`` launches
+    the last Memcpy HtoD) lies in the last ``ProfilerStep#5``. HTA's bug: both threads' call
+    stacks share one root node (index -pid); linking the backward thread, HTA moves each
+    root child that lies inside a ProfilerStep window under that step. The backward ops all
+    move under steps #2-#4, so for #5 the root's children are the main thread's steps, and
+    #5 lies in its own window: HTA makes it its own parent (a loop, detached from the root),
+    its kernel-count pass (a walk from the root) never reaches it, and every op below it
+    keeps num_kernels 0, failing ``num_kernels >= 1``. The op and its memcpy are in HTA's
+    call graph (depth 1 and 5); only that count is lost, so ours keeps the 4th."""
+    run = tw.load(CHROME / "torch_transformer_h100.pt.trace.json.gz", progress=False)
+    ours = hta_sequences.frequent_kernel_sequences(run, "aten::", 1)
+    row = ours[ours["pattern"] == "aten::to|Memcpy HtoD (Pageable -> Device)"]
+    assert row["count"].tolist() == [4]
+    ev = run.events
+    name = ev["name"].astype(str)
+    host = ev["plane"].astype(str).str.startswith("/host")
+    steps = ev[host & name.str.startswith("ProfilerStep#")].sort_values("start_us")
+    last = steps.iloc[-1]
+    calls = ev[host & name.eq("cudaMemcpyAsync")]
+    to = ev[host & name.eq("aten::to")]
+    s, e = to["start_us"].to_numpy(), to["end_us"].to_numpy()
+    # the aten::to around each memcpy launch: one per launch, the 4th inside the last step
+    holders = [
+        s[(s <= c) & (e >= c)].max() for c in calls["start_us"] if ((s <= c) & (e >= c)).any()
+    ]
+    assert len(holders) == 4
+    copies = ev[name.str.startswith("Memcpy HtoD")].sort_values("start_us")
+    assert len(copies) == 4
+    in_last = last["start_us"] <= np.asarray(holders)
+    assert in_last.tolist() == [False, False, False, True]
+    assert sorted(steps["name"].astype(str))[-1] == last["name"] == "ProfilerStep#5"
+    # each step before it holds backward-thread ops (what HTA moves under that step)
+    b = ev[host & name.str.contains("autograd::")]["start_us"].to_numpy()
+    for _, step in steps.iloc[:-1].iterrows():
+        assert ((b >= step["start_us"]) & (b <= step["end_us"])).any()

@@ -17,6 +17,11 @@ that match (a match of depth -1 leaves none, as in HTA), with ``min_pattern_len`
 or more below them, are the roots; a root's pattern is its name and the names of the GPU
 activity below it in start order. Equal patterns are counted and their kernel and operator
 times summed.
+
+One known difference, HTA's bug kept out: where every backward op lies in the earlier steps,
+HTA links the last ``ProfilerStep#N`` under itself (the threads share one root) and loses its
+ops' kernel counts; here that step's operators keep their kernels (see the test
+``test_the_last_steps_aten_to_memcpy_is_counted_where_hta_loses_that_step``).
 """
 
 from __future__ import annotations
