@@ -20,6 +20,7 @@ Needs the dev extra (HolisticTraceAnalysis).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import pathlib
@@ -43,67 +44,68 @@ from tfprof_widgets.frameworks.pytorch import hta, hta_memory_bw, hta_sequences 
 GOAL = "<= 0.25"
 
 
-def ours(path: pathlib.Path) -> float:
-    """Load + the four analyses, seconds."""
+def _ours(path: pathlib.Path, *analyses) -> float:
+    """Load + each of ``analyses`` (functions of the run), seconds."""
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run = tw.load(path, progress=False)
-        hta.idle_time_breakdown(run)
-        hta.kernel_launch_stats(run)
-        hta.comm_comp_overlap(run)
-        hta.queue_length_summary(run)
+        for analysis in analyses:
+            analysis(run)
     return time.perf_counter() - t
+
+
+def _hta(path: pathlib.Path, ask, quiet: int = logging.WARNING, guard=contextlib.nullcontext):
+    """HTA's TraceAnalysis of a copy of the trace (as rank 0) + ``ask(analysis)``, seconds;
+    ``quiet``: the log level it keeps from saying, ``guard``: a context its calls need."""
+    os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
+    from hta.trace_analysis import TraceAnalysis
+
+    logging.disable(quiet)
+    with tempfile.TemporaryDirectory(prefix="bench_hta_") as tmp:
+        copy = pathlib.Path(tmp) / ("rank0." + path.name)
+        shutil.copyfile(path, copy)
+        t = time.perf_counter()
+        with warnings.catch_warnings(), guard():
+            warnings.simplefilter("ignore")
+            ask(TraceAnalysis(trace_files={0: str(copy)}, trace_dir=tmp))
+        return time.perf_counter() - t
+
+
+def ours(path: pathlib.Path) -> float:
+    """Load + the four analyses, seconds."""
+    return _ours(
+        path, hta.idle_time_breakdown, hta.kernel_launch_stats, hta.comm_comp_overlap,
+        hta.queue_length_summary,
+    )  # fmt: skip
+
+
+def _four(a) -> None:
+    a.get_idle_time_breakdown(ranks=[0], visualize=False)
+    a.get_cuda_kernel_launch_stats(ranks=[0], visualize=False)
+    a.get_comm_comp_overlap(visualize=False)
+    a.get_queue_length_summary(ranks=[0])
+    a.get_time_spent_blocked_on_full_queue(a.get_queue_length_time_series(ranks=[0]))
 
 
 def theirs(path: pathlib.Path) -> float:
     """HTA's TraceAnalysis and its four analyses on a copy of the trace, seconds."""
-    os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
-    from hta.trace_analysis import TraceAnalysis
-
-    logging.disable(logging.WARNING)
-    with tempfile.TemporaryDirectory(prefix="bench_hta_") as tmp:
-        copy = pathlib.Path(tmp) / ("rank0." + path.name)
-        shutil.copyfile(path, copy)
-        t = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            a = TraceAnalysis(trace_files={0: str(copy)}, trace_dir=tmp)
-            a.get_idle_time_breakdown(ranks=[0], visualize=False)
-            a.get_cuda_kernel_launch_stats(ranks=[0], visualize=False)
-            a.get_comm_comp_overlap(visualize=False)
-            a.get_queue_length_summary(ranks=[0])
-            a.get_time_spent_blocked_on_full_queue(a.get_queue_length_time_series(ranks=[0]))
-        return time.perf_counter() - t
+    return _hta(path, _four)
 
 
 def ours_memory_bw(path: pathlib.Path) -> float:
     """Load + the memory bandwidth summary and time series, seconds."""
-    t = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run = tw.load(path, progress=False)
-        hta_memory_bw.memory_bw_summary(run)
-        hta_memory_bw.memory_bw_time_series(run)
-    return time.perf_counter() - t
+    return _ours(path, hta_memory_bw.memory_bw_summary, hta_memory_bw.memory_bw_time_series)
+
+
+def _memory_bw(a) -> None:
+    a.get_memory_bw_summary(ranks=[0])
+    a.get_memory_bw_time_series(ranks=[0])
 
 
 def theirs_memory_bw(path: pathlib.Path) -> float:
     """HTA's TraceAnalysis, memory bandwidth summary and time series on a copy, seconds."""
-    os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
-    from hta.trace_analysis import TraceAnalysis
-
-    logging.disable(logging.WARNING)
-    with tempfile.TemporaryDirectory(prefix="bench_hta_") as tmp:
-        copy = pathlib.Path(tmp) / ("rank0." + path.name)
-        shutil.copyfile(path, copy)
-        t = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            a = TraceAnalysis(trace_files={0: str(copy)}, trace_dir=tmp)
-            a.get_memory_bw_summary(ranks=[0])
-            a.get_memory_bw_time_series(ranks=[0])
-        return time.perf_counter() - t
+    return _hta(path, _memory_bw)
 
 
 def ours_diff(a: pathlib.Path, b: pathlib.Path) -> float:
@@ -137,28 +139,18 @@ def theirs_diff(a: pathlib.Path, b: pathlib.Path) -> float:
 
 def ours_sequences(path: pathlib.Path) -> float:
     """Load + the aten:: operators' frequent kernel sequences, seconds."""
-    t = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        hta_sequences.frequent_kernel_sequences(tw.load(path, progress=False))
-    return time.perf_counter() - t
+    return _ours(path, hta_sequences.frequent_kernel_sequences)
 
 
 def theirs_sequences(path: pathlib.Path) -> float:
     """HTA's TraceAnalysis + get_frequent_cuda_kernel_sequences('aten::') on a copy, seconds."""
-    os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
-    from hta.trace_analysis import TraceAnalysis
-
-    logging.disable(logging.ERROR)  # its 'not found' where no operator has a pattern
-    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as written:
-        copy = pathlib.Path(tmp) / ("rank0." + path.name)
-        shutil.copyfile(path, copy)
-        t = time.perf_counter()
-        with warnings.catch_warnings(), _float_unique_check():
-            warnings.simplefilter("ignore")
-            a = TraceAnalysis(trace_files={0: str(copy)}, trace_dir=tmp)
-            a.get_frequent_cuda_kernel_sequences("aten::", written, 3, 0, 5)
-        return time.perf_counter() - t
+    with tempfile.TemporaryDirectory() as written:
+        return _hta(
+            path,
+            lambda a: a.get_frequent_cuda_kernel_sequences("aten::", written, 3, 0, 5),
+            quiet=logging.ERROR,  # its 'not found' where no operator has a pattern
+            guard=_float_unique_check,
+        )
 
 
 def _print(label: str, row: dict) -> float:
