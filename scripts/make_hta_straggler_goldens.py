@@ -114,11 +114,12 @@ def hta_stragglers(folder: pathlib.Path) -> dict:
     }
 
 
-def main() -> int:
-    out = OUT / "stragglers"
-    out.mkdir(parents=True, exist_ok=True)
+def jobs() -> dict[str, tuple[tuple[int, dict], ...]]:
+    """The jobs of the goldens, (rank, trace) each: HTA's two real ranks, and four ranks built
+    from them (copies of ranks 0 and 1 as ranks 2 and 3, reaching step LATE_STEP's
+    collectives LATE_US later). The tests build the same."""
     r0, r1 = _trace(0), _trace(1)
-    jobs = {
+    return {
         "two_ranks": ((0, r0), (1, r1)),
         "four_ranks_late": (
             (0, r0),
@@ -127,7 +128,12 @@ def main() -> int:
             (3, delayed_from_nccl(r1, LATE_STEP, LATE_US[3])),
         ),
     }
-    for job, ranks in jobs.items():
+
+
+def main() -> int:
+    out = OUT / "stragglers"
+    out.mkdir(parents=True, exist_ok=True)
+    for job, ranks in jobs().items():
         with tempfile.TemporaryDirectory() as tmp:
             for rank, trace in ranks:
                 write_rank(pathlib.Path(tmp), trace, rank)

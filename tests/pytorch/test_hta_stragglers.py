@@ -7,7 +7,6 @@ kernel of step 551 on), each written by the golden script's own helpers."""
 
 from __future__ import annotations
 
-import gzip
 import importlib.util
 import json
 import pathlib
@@ -31,25 +30,10 @@ def _script():
     return module
 
 
-def _trace(rank: int) -> dict:
-    with gzip.open(CHROME / f"hta_sampled_rank{rank}.json.gz", "rt") as f:
-        return json.load(f)
-
-
 @pytest.fixture(scope="module")
 def jobs(tmp_path_factory):
     make = _script()
-    r0, r1 = _trace(0), _trace(1)
-    late = make.LATE_STEP
-    built = {
-        "two_ranks": ((0, r0), (1, r1)),
-        "four_ranks_late": (
-            (0, r0),
-            (1, r1),
-            (2, make.delayed_from_nccl(r0, late, make.LATE_US[2])),
-            (3, make.delayed_from_nccl(r1, late, make.LATE_US[3])),
-        ),
-    }
+    built = make.jobs()
     runs = {}
     for job, ranks in built.items():
         folder = tmp_path_factory.mktemp(job)
